@@ -1,0 +1,197 @@
+// Package rosidl defines what the client library needs to know about a ROS 2
+// interface type: the Message interface every generated binding implements,
+// the static type information (ROS name, DDS name, REP-2011 type hash,
+// definition text), and a Registry that maps "pkg/msg/Name" strings to types
+// for tools such as the CLI.
+//
+// Generated code lives under msgs/ and is produced by internal/msggen.
+package rosidl
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/cdr"
+)
+
+// Message is implemented by the pointer type of every generated message,
+// including the request/response halves of services and the derived types of
+// actions.
+type Message interface {
+	// MarshalCDR appends the message body (no encapsulation header).
+	MarshalCDR(e *cdr.Encoder)
+	// UnmarshalCDR reads the message body and returns d.Err() at the end.
+	UnmarshalCDR(d *cdr.Decoder) error
+	// ROSType returns the static type information. It may be called on a
+	// nil pointer.
+	ROSType() *TypeInfo
+}
+
+// Ptr is the constraint used by generic APIs: *T implements Message.
+type Ptr[T any] interface {
+	*T
+	Message
+}
+
+// TypeInfo describes one message type.
+type TypeInfo struct {
+	// Name is the ROS name, e.g. "std_msgs/msg/String" or
+	// "std_srvs/srv/SetBool_Request".
+	Name string
+	// DDSName is the DDS type name, e.g. "std_msgs::msg::dds_::String_".
+	DDSName string
+	// Hash is the REP-2011 hash string "RIHS01_<64 hex>".
+	Hash string
+	// Definition is the interface text (.msg body) for `interface show`.
+	Definition string
+	// New returns a new zero message with its default values set.
+	New func() Message
+}
+
+// ServiceType describes a service pkg/srv/Name.
+type ServiceType struct {
+	Name       string // "std_srvs/srv/SetBool"
+	Request    *TypeInfo
+	Response   *TypeInfo
+	Definition string // .srv text
+}
+
+// ActionType describes an action pkg/action/Name and the types the ROS 2
+// action protocol derives from it.
+type ActionType struct {
+	Name            string // "nav2_msgs/action/NavigateToPose"
+	Goal            *TypeInfo
+	Result          *TypeInfo
+	Feedback        *TypeInfo
+	SendGoal        *ServiceType // X_SendGoal: {goal_id, goal} -> {accepted, stamp}
+	GetResult       *ServiceType // X_GetResult: {goal_id} -> {status, result}
+	FeedbackMessage *TypeInfo    // X_FeedbackMessage: {goal_id, feedback}
+	Definition      string       // .action text
+}
+
+// DDSTypeName returns the DDS type name for a ROS type name:
+// "pkg/msg/Name" -> "pkg::msg::dds_::Name_".
+func DDSTypeName(rosName string) string {
+	i := strings.LastIndexByte(rosName, '/')
+	if i < 0 {
+		return rosName
+	}
+	return strings.ReplaceAll(rosName[:i], "/", "::") + "::dds_::" + rosName[i+1:] + "_"
+}
+
+// ROSTypeName reverses DDSTypeName; it reports false for names that are not
+// ROS types (no "dds_::" or no trailing underscore).
+func ROSTypeName(ddsName string) (string, bool) {
+	i := strings.Index(ddsName, "::dds_::")
+	if i < 0 || !strings.HasSuffix(ddsName, "_") {
+		return "", false
+	}
+	return strings.ReplaceAll(ddsName[:i], "::", "/") + "/" + strings.TrimSuffix(ddsName[i+len("::dds_::"):], "_"), true
+}
+
+// Registry maps ROS type names to type information. It is filled explicitly
+// (see msgs.Registry for the generated set); there is no global registry.
+type Registry struct {
+	msgs    map[string]*TypeInfo
+	srvs    map[string]*ServiceType
+	actions map[string]*ActionType
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{
+		msgs:    map[string]*TypeInfo{},
+		srvs:    map[string]*ServiceType{},
+		actions: map[string]*ActionType{},
+	}
+}
+
+// AddMessage registers a message type.
+func (r *Registry) AddMessage(t *TypeInfo) { r.msgs[t.Name] = t }
+
+// AddService registers a service type and its request/response messages.
+func (r *Registry) AddService(s *ServiceType) {
+	r.srvs[s.Name] = s
+	r.AddMessage(s.Request)
+	r.AddMessage(s.Response)
+}
+
+// AddAction registers an action type and everything derived from it.
+func (r *Registry) AddAction(a *ActionType) {
+	r.actions[a.Name] = a
+	r.AddMessage(a.Goal)
+	r.AddMessage(a.Result)
+	r.AddMessage(a.Feedback)
+	r.AddMessage(a.FeedbackMessage)
+	r.AddService(a.SendGoal)
+	r.AddService(a.GetResult)
+}
+
+// normalize accepts the short forms "pkg/Name" for messages.
+func normalize(name, kind string) string {
+	if strings.Count(name, "/") == 1 {
+		i := strings.IndexByte(name, '/')
+		return name[:i] + "/" + kind + "/" + name[i+1:]
+	}
+	return name
+}
+
+// Message looks up a message type by "pkg/msg/Name" (or "pkg/Name").
+func (r *Registry) Message(name string) (*TypeInfo, error) {
+	if t, ok := r.msgs[normalize(name, "msg")]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown message type %q", name)
+}
+
+// Service looks up a service type by "pkg/srv/Name" (or "pkg/Name").
+func (r *Registry) Service(name string) (*ServiceType, error) {
+	if t, ok := r.srvs[normalize(name, "srv")]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown service type %q", name)
+}
+
+// Action looks up an action type by "pkg/action/Name" (or "pkg/Name").
+func (r *Registry) Action(name string) (*ActionType, error) {
+	if t, ok := r.actions[normalize(name, "action")]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown action type %q", name)
+}
+
+// Names returns every registered message, service and action name, sorted.
+func (r *Registry) Names() []string {
+	var out []string
+	for n := range r.msgs {
+		out = append(out, n)
+	}
+	for n := range r.srvs {
+		out = append(out, n)
+	}
+	for n := range r.actions {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Marshal serializes m into a complete payload (header + body), reusing buf.
+func Marshal(m Message, buf []byte) []byte {
+	e := cdr.NewEncoder(buf)
+	m.MarshalCDR(e)
+	return e.Bytes()
+}
+
+// Unmarshal decodes a complete payload into m.
+func Unmarshal(payload []byte, m Message) error {
+	d, err := cdr.NewDecoder(payload)
+	if err != nil {
+		return err
+	}
+	if err := m.UnmarshalCDR(d); err != nil {
+		return fmt.Errorf("decode %s: %w", m.ROSType().Name, err)
+	}
+	return nil
+}
