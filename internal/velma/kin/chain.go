@@ -1,0 +1,175 @@
+package kin
+
+import "math"
+
+// Side selects an arm.
+type Side int
+
+// The two arms.
+const (
+	Right Side = iota
+	Left
+)
+
+// String returns "right" or "left".
+func (s Side) String() string {
+	if s == Left {
+		return "left"
+	}
+	return "right"
+}
+
+// Dimensions of the body.
+const (
+	ArmDOF   = 7  // joints per LWR arm
+	ChainDOF = 8  // torso + one arm: columns of a wrist Jacobian
+	BodyDOF  = 15 // torso + right arm + left arm (joint-impedance order)
+)
+
+// Geometric constants of velma-kinematics.md §2.1–2.2 (nominal mounts).
+const (
+	TorsoHeight = 0.03    // torso_0_joint origin above torso_base
+	MountHeight = 1.17335 // arm base above torso_link0
+)
+
+// armOffsets are the z offsets of the arm joint origins, each in the
+// previous link frame (base→j0, j0→j1, …).
+var armOffsets = [ArmDOF]float64{0.11, 0.2005, 0.20, 0.20, 0.20, 0.19, 0.078}
+
+// armAxes are the joint axes in their own frames (+z, +y, +z, −y, +z, +y, +z).
+var armAxes = [ArmDOF]Vec3{{0, 0, 1}, {0, 1, 0}, {0, 0, 1}, {0, -1, 0}, {0, 0, 1}, {0, 1, 0}, {0, 0, 1}}
+
+// Mount returns torso_link0 → calib_X_arm_base_link for the nominal mount:
+// xyz (0, 0, 1.17335), rpy (0, ∓π/3, π/2).
+func Mount(s Side) Frame {
+	pitch := -math.Pi / 3
+	if s == Left {
+		pitch = math.Pi / 3
+	}
+	return Frame{R: RPY(0, pitch, math.Pi/2), P: Vec3{0, 0, MountHeight}}
+}
+
+// axisRot returns the rotation by q about a unit axis that is ±x, ±y or ±z.
+func axisRot(a Vec3, q float64) Mat3 {
+	switch {
+	case a[2] != 0:
+		return RotZ(a[2] * q)
+	case a[1] != 0:
+		return RotY(a[1] * q)
+	default:
+		return RotX(a[0] * q)
+	}
+}
+
+// Link indices of a Chain. LinkTorso is torso_link0, LinkBase the arm base,
+// and 1…7 are X_arm_1_link … X_arm_7_link.
+const (
+	LinkTorso = -1
+	LinkBase  = 0
+	LinkWrist = 7
+)
+
+// Chain holds the forward kinematics of torso + one arm for one
+// configuration: every link frame and every joint axis in torso_base.
+type Chain struct {
+	Side  Side
+	Torso Frame          // torso_link0
+	Link  [8]Frame       // [0] arm base, [i] X_arm_i_link
+	Axis  [ChainDOF]Vec3 // joint axes in torso_base: [0] torso, [1+i] arm joint i
+	Org   [ChainDOF]Vec3 // a point on each joint axis
+}
+
+// Forward computes the chain of arm s at torso angle qt and arm angles q.
+func Forward(s Side, qt float64, q [ArmDOF]float64) Chain {
+	var c Chain
+	c.Side = s
+	c.Torso = Frame{R: RotZ(qt), P: Vec3{0, 0, TorsoHeight}}
+	c.Axis[0] = Vec3{0, 0, 1}
+	c.Org[0] = Vec3{0, 0, TorsoHeight}
+	f := c.Torso.Mul(Mount(s))
+	c.Link[0] = f
+	for i := range ArmDOF {
+		// joint origin: translate along the parent's z
+		f.P = f.Apply(Vec3{0, 0, armOffsets[i]})
+		c.Axis[1+i] = f.R.MulVec(armAxes[i])
+		c.Org[1+i] = f.P
+		f.R = f.R.Mul(axisRot(armAxes[i], q[i]))
+		c.Link[1+i] = f
+	}
+	return c
+}
+
+// Wrist returns the pose of X_arm_7_link in torso_base.
+func (c *Chain) Wrist() Frame { return c.Link[LinkWrist] }
+
+// LinkFrame returns a link frame by index (LinkTorso, LinkBase, 1…7).
+func (c *Chain) LinkFrame(link int) Frame {
+	if link == LinkTorso {
+		return c.Torso
+	}
+	return c.Link[link]
+}
+
+// Jacobian is a 6×8 geometric Jacobian: rows vx, vy, vz, wx, wy, wz; columns
+// torso, arm joint 0 … 6.
+type Jacobian [6][ChainDOF]float64
+
+// PointJacobian returns the geometric Jacobian, in torso_base, of point p
+// (in torso_base) rigidly attached to link. Joints beyond link have zero
+// columns.
+func (c *Chain) PointJacobian(link int, p Vec3) Jacobian {
+	var j Jacobian
+	n := 1 + link // joints that move the link: torso + arm joints 0…link-1
+	if link == LinkTorso {
+		n = 1
+	}
+	for k := range n {
+		z := c.Axis[k]
+		v := z.Cross(p.Sub(c.Org[k]))
+		for r := range 3 {
+			j[r][k] = v[r]
+			j[3+r][k] = z[r]
+		}
+	}
+	return j
+}
+
+// WristJacobian returns the geometric Jacobian of the wrist frame origin.
+func (c *Chain) WristJacobian() Jacobian { return c.PointJacobian(LinkWrist, c.Link[LinkWrist].P) }
+
+// BodyIndex returns the 15-joint body index of column k (0 torso, 1…7 arm
+// joints) of a Jacobian of arm s.
+func BodyIndex(s Side, k int) int {
+	if k == 0 {
+		return 0
+	}
+	if s == Left {
+		return 7 + k
+	}
+	return k
+}
+
+// ArmQ extracts the 7 arm angles of side s from a 15-joint body vector.
+func ArmQ(s Side, body []float64) [ArmDOF]float64 {
+	var q [ArmDOF]float64
+	off := 1
+	if s == Left {
+		off = 8
+	}
+	copy(q[:], body[off:off+ArmDOF])
+	return q
+}
+
+// Body holds the chains of both arms for one 15-joint configuration.
+type Body struct {
+	Arm [2]Chain
+}
+
+// ForwardBody computes both chains of a 15-joint configuration (torso,
+// right 0…6, left 0…6).
+func ForwardBody(q []float64) Body {
+	return Body{Arm: [2]Chain{
+		Forward(Right, q[0], ArmQ(Right, q)),
+		Forward(Left, q[0], ArmQ(Left, q)),
+	}}
+}
