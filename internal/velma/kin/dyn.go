@@ -1,0 +1,80 @@
+package kin
+
+// Inertial is a rigid body's mass, centre of mass and inertia tensor about
+// the centre of mass, both in the link frame.
+type Inertial struct {
+	Mass float64
+	COM  Vec3
+	I    Mat3
+}
+
+func diagInertia(m float64, com Vec3, ixx, iyy, izz float64) Inertial {
+	return Inertial{Mass: m, COM: com, I: Mat3{{ixx, 0, 0}, {0, iyy, 0}, {0, 0, izz}}}
+}
+
+// armLinks are the URDF inertials of X_arm_1_link … X_arm_7_link
+// (velma-kinematics.md §4.1; placeholder boxes, as Gazebo uses them).
+var armLinks = [ArmDOF]Inertial{
+	diagInertia(2.0, Vec3{0, -0.06, 0.13}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, Vec3{0, 0.06, 0.07}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, Vec3{0, 0.06, 0.13}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, Vec3{0, -0.06, 0.07}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, Vec3{0, 0, 0.124}, 0.0126507, 0.0030, 0.0108507),
+	diagInertia(0.2, Vec3{0, 0, 0.0625}, 5.2083e-4, 5.2083e-4, 5.2083e-4),
+	diagInertia(0.002, Vec3{0, 0, 0}, 3.333e-4, 3.333e-4, 3.333e-4),
+}
+
+// Tool returns the lumped tool (gripper mount, F/T sensor, BarrettHand) in
+// X_arm_7_link of arm s, as the Gazebo LWR simulation uses it (§4.1).
+func Tool(s Side) Inertial {
+	if s == Left {
+		return Inertial{Mass: 1.53858, COM: Vec3{-0.15272, 0.0111521, -0.0687842}, I: Mat3{
+			{0.00838618, 0.000596738, -0.0011774},
+			{0.000596738, 0.00702498, 0.000105634},
+			{-0.0011774, 0.000105634, 0.012516}}}
+	}
+	return Inertial{Mass: 1.52832, COM: Vec3{0.152207, 0.0108986, -0.0694205}, I: Mat3{
+		{0.00818233, -0.000581708, 0.00126671},
+		{-0.000581708, 0.00703382, 0.000167246},
+		{0.00126671, 0.000167246, 0.012285}}}
+}
+
+// TorsoInertia is the constant torso inertia the controllers assume
+// [kg·m²] (§4.2).
+const TorsoInertia = 10.0
+
+// ArmMass is a 7×7 joint-space mass matrix of one arm.
+type ArmMass [ArmDOF][ArmDOF]float64
+
+// MassMatrix returns the joint-space mass matrix of the arm of chain c
+// (arm joints only; the torso coupling is not modelled, as in the
+// controllers of §4.2), from the URDF link inertials plus the lumped tool.
+func (c *Chain) MassMatrix() ArmMass {
+	var m ArmMass
+	add := func(link int, in Inertial) {
+		f := c.Link[link]
+		com := f.Apply(in.COM)
+		iw := f.R.Mul(in.I).Mul(f.R.T())
+		var jv, jw [ArmDOF]Vec3
+		for j := 0; j < link; j++ {
+			z := c.Axis[1+j]
+			jv[j] = z.Cross(com.Sub(c.Org[1+j]))
+			jw[j] = z
+		}
+		for a := 0; a < link; a++ {
+			ia := iw.MulVec(jw[a])
+			for b := a; b < link; b++ {
+				v := in.Mass*jv[a].Dot(jv[b]) + ia.Dot(jw[b])
+				m[a][b] += v
+				if a != b {
+					m[b][a] += v
+				}
+			}
+		}
+	}
+	for k := range ArmDOF {
+		add(k+1, armLinks[k])
+	}
+	add(LinkWrist, Tool(c.Side))
+	return m
+}
