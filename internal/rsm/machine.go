@@ -1,0 +1,475 @@
+package rsm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PluginKind selects a plugin in StateInterface.Plugin (the plugin types of
+// the original's StateInterface.h).
+type PluginKind int
+
+// Plugin kinds with the numbers of the original.
+const (
+	AnyPlugin           PluginKind = 0 // plugin given by name only
+	CalculateGoalPlugin PluginKind = 1 // parameter calculate_goal_plugin
+	NavigationPlugin    PluginKind = 2 // parameter navigation_plugin
+	MappingPlugin       PluginKind = 3 // parameter mapping_plugin
+	RoutinePlugin       PluginKind = 4 // "rsm::<name>RoutineState"
+)
+
+// Config is the configuration of the state machine (private parameters of
+// rsmNode). The zero value is completed by DefaultConfig's values.
+type Config struct {
+	// (optional) calculate_goal_plugin; default "rsm::CalculateGoalState".
+	CalculateGoalPlugin string
+	// (optional) navigation_plugin; default "rsm::NavigationState".
+	NavigationPlugin string
+	// (optional) mapping_plugin; default "rsm::MappingDummyState".
+	MappingPlugin string
+	// (optional) time Calculate Goal waits for frontier data; default 5 s.
+	CalculateGoalTimeout time.Duration
+	// Navigation configures the Navigation plugin.
+	Navigation NavigationConfig
+}
+
+// NavigationConfig holds the Navigation plugin's parameters (private
+// parameters of rsmNode, as in the newer melodic-devel branch).
+type NavigationConfig struct {
+	// (optional) action name for forward driving; default "navigate_to_pose".
+	Action string
+	// (optional) action name for reverse driving; default
+	// "navigate_to_pose_reverse".
+	ReverseAction string
+	// (optional) pose_tolerance: movement (m, and rad of yaw) below which
+	// the robot counts as standing still; default 0.1.
+	PoseTolerance float64
+	// (optional) idle_timer_duration: standing still this long while
+	// navigating autonomously means stuck; default 10 s, forced to at
+	// least UnstuckTimer + 1 s.
+	IdleTimer time.Duration
+	// (optional) unstuck_timer_duration: how long the opposite direction is
+	// tried to get unstuck; default 5 s.
+	UnstuckTimer time.Duration
+	// idle_timer_behavior: when still stuck after the unstuck attempt,
+	// true aborts to Idle, false fails the goal (default false).
+	AbortWhenStuck bool
+}
+
+// DefaultConfig returns the original's defaults.
+func DefaultConfig() Config {
+	return Config{
+		CalculateGoalPlugin:  CalculateGoalStateName,
+		NavigationPlugin:     NavigationStateName,
+		MappingPlugin:        MappingDummyStateName,
+		CalculateGoalTimeout: 5 * time.Second,
+		Navigation: NavigationConfig{
+			Action:        "navigate_to_pose",
+			ReverseAction: "navigate_to_pose_reverse",
+			PoseTolerance: 0.1,
+			IdleTimer:     10 * time.Second,
+			UnstuckTimer:  5 * time.Second,
+		},
+	}
+}
+
+// Validate completes unset fields with defaults and rejects bad values,
+// naming the field.
+func (c *Config) Validate() error {
+	d := DefaultConfig()
+	if c.CalculateGoalPlugin == "" {
+		c.CalculateGoalPlugin = d.CalculateGoalPlugin
+	}
+	if c.NavigationPlugin == "" {
+		c.NavigationPlugin = d.NavigationPlugin
+	}
+	if c.MappingPlugin == "" {
+		c.MappingPlugin = d.MappingPlugin
+	}
+	if c.CalculateGoalTimeout == 0 {
+		c.CalculateGoalTimeout = d.CalculateGoalTimeout
+	}
+	n := &c.Navigation
+	if n.Action == "" {
+		n.Action = d.Navigation.Action
+	}
+	if n.ReverseAction == "" {
+		n.ReverseAction = d.Navigation.ReverseAction
+	}
+	if n.PoseTolerance == 0 {
+		n.PoseTolerance = d.Navigation.PoseTolerance
+	}
+	if n.IdleTimer == 0 {
+		n.IdleTimer = d.Navigation.IdleTimer
+	}
+	if n.UnstuckTimer == 0 {
+		n.UnstuckTimer = d.Navigation.UnstuckTimer
+	}
+	switch {
+	case c.CalculateGoalTimeout < 0:
+		return fmt.Errorf("calculate goal timeout %v: must be positive", c.CalculateGoalTimeout)
+	case !finite(n.PoseTolerance) || n.PoseTolerance < 0:
+		return fmt.Errorf("pose_tolerance %v: must be a finite number ≥ 0", n.PoseTolerance)
+	case n.IdleTimer < 0:
+		return fmt.Errorf("idle_timer_duration %v: must be positive", n.IdleTimer)
+	case n.UnstuckTimer < 0:
+		return fmt.Errorf("unstuck_timer_duration %v: must be positive", n.UnstuckTimer)
+	}
+	if min := n.UnstuckTimer + time.Second; n.IdleTimer < min {
+		n.IdleTimer = min
+	}
+	return nil
+}
+
+// Deps are the state machine's connections to the outside world.
+type Deps struct {
+	// Store is the service provider (required).
+	Store DataStore
+	// Boot is /rsm/bootUpFinished (required).
+	Boot BootService
+	// Nav is the Nav2 action client (required by the Navigation plugin).
+	Nav Navigator
+	// Clock gives the time (required).
+	Clock Clock
+	// (optional) Log; default discards.
+	Log Logger
+	// (optional) Registry of plugin states; default DefaultRegistry().
+	Registry *Registry
+	// (optional) OnStateChange is called with the new state's name after
+	// every transition (the node publishes it on /rsm/stateInfo).
+	OnStateChange func(name string)
+}
+
+// StateInterface owns the current state and performs transitions: at most
+// one per Tick, after the current state's OnActive. It turns operation
+// modes and simple goals into interrupts (rsm.md §3.2).
+//
+// All methods must be called from one goroutine (the node's callback
+// goroutine); states call back into it synchronously.
+type StateInterface struct {
+	cfg  Config
+	deps Deps
+	log  Logger
+
+	current, pending State
+	onInterrupt      bool
+	opMode           OperationMode
+	opModeKnown      bool
+}
+
+// NewStateInterface checks cfg and deps and returns a state machine with no
+// state; call Start to enter Boot.
+func NewStateInterface(cfg Config, deps Deps) (*StateInterface, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("rsm config: %w", err)
+	}
+	switch {
+	case deps.Store == nil:
+		return nil, errors.New("rsm deps: Store is required")
+	case deps.Boot == nil:
+		return nil, errors.New("rsm deps: Boot is required")
+	case deps.Clock == nil:
+		return nil, errors.New("rsm deps: Clock is required")
+	}
+	if deps.Log == nil {
+		deps.Log = nopLogger{}
+	}
+	if deps.Registry == nil {
+		deps.Registry = DefaultRegistry()
+	}
+	return &StateInterface{cfg: cfg, deps: deps, log: deps.Log}, nil
+}
+
+// Start hands the Boot state to Transition; it becomes current on the next
+// Tick.
+func (si *StateInterface) Start() { si.Transition(NewBoot()) }
+
+// Config returns the validated configuration.
+func (si *StateInterface) Config() Config { return si.cfg }
+
+// Store returns the data store.
+func (si *StateInterface) Store() DataStore { return si.deps.Store }
+
+// Boot returns the boot service.
+func (si *StateInterface) Boot() BootService { return si.deps.Boot }
+
+// Navigator returns the Nav2 action client (may be nil).
+func (si *StateInterface) Navigator() Navigator { return si.deps.Nav }
+
+// Now returns the clock's time.
+func (si *StateInterface) Now() time.Time { return si.deps.Clock.Now() }
+
+// Log returns the logger.
+func (si *StateInterface) Log() Logger { return si.log }
+
+// Current returns the current state (nil before the first Tick).
+func (si *StateInterface) Current() State { return si.current }
+
+// Pending returns the state that becomes current at the end of this tick,
+// or nil.
+func (si *StateInterface) Pending() State { return si.pending }
+
+// StateName answers /rsm/stateInfo (the service): the current state's name,
+// "" before the first tick.
+func (si *StateInterface) StateName() string {
+	if si.current == nil {
+		return ""
+	}
+	return si.current.Name()
+}
+
+// OperationMode returns the last operation mode received, and whether one
+// was received at all.
+func (si *StateInterface) OperationMode() (OperationMode, bool) { return si.opMode, si.opModeKnown }
+
+// Transition makes next the pending state (transitionToVolatileState). It
+// is ignored if next is the current state; a nil state or one that already
+// belongs to a state machine is rejected with an error log. A later call in
+// the same tick replaces the pending state.
+func (si *StateInterface) Transition(next State) {
+	if next == nil {
+		si.log.Errorf("rsm: transition to a nil state rejected")
+		return
+	}
+	if next == si.current {
+		return
+	}
+	b := next.base()
+	if b.si != nil {
+		si.log.Errorf("rsm: transition to %q rejected: the state instance is already in use", next.Name())
+		return
+	}
+	b.si = si
+	si.pending = next
+	next.OnSetup()
+}
+
+// Tick is one cycle of the state machine (awake): on the first call the
+// pending state becomes current and is entered; then the current state's
+// OnActive runs; then, if a transition is pending, the current state is
+// exited, the pending one entered, and OnStateChange called with its name.
+func (si *StateInterface) Tick(ctx context.Context) {
+	if si.current == nil {
+		if si.pending == nil {
+			return
+		}
+		si.current, si.pending = si.pending, nil
+		si.current.OnEntry(ctx)
+		si.announce()
+	}
+	si.current.OnActive(ctx)
+	if si.pending != nil {
+		si.current.OnExit(ctx)
+		si.current, si.pending = si.pending, nil
+		si.current.OnEntry(ctx)
+		si.announce()
+	}
+}
+
+func (si *StateInterface) announce() {
+	si.log.Infof("rsm: state %q", si.current.Name())
+	if si.deps.OnStateChange != nil {
+		si.deps.OnStateChange(si.current.Name())
+	}
+}
+
+// Plugin returns a fresh plugin state (getPluginState): kinds 1-3 use the
+// configured plugin names, RoutinePlugin uses "rsm::<name>RoutineState",
+// AnyPlugin uses "rsm::<name>" (or name itself if it has a namespace). An
+// unknown plugin gives Idle and an error log that names the plugin.
+func (si *StateInterface) Plugin(kind PluginKind, name string) State {
+	var full string
+	switch kind {
+	case CalculateGoalPlugin:
+		full = si.cfg.CalculateGoalPlugin
+	case NavigationPlugin:
+		full = si.cfg.NavigationPlugin
+	case MappingPlugin:
+		full = si.cfg.MappingPlugin
+	case RoutinePlugin:
+		if name == "" {
+			si.log.Errorf("rsm: routine plugin requested without a routine name, going to Idle")
+			return NewIdle()
+		}
+		full = "rsm::" + name + "RoutineState"
+	default:
+		if name == "" {
+			si.log.Errorf("rsm: plugin requested without type or name, going to Idle")
+			return NewIdle()
+		}
+		full = name
+		if !strings.Contains(name, "::") {
+			full = "rsm::" + name
+		}
+	}
+	s, err := si.deps.Registry.New(full)
+	if err != nil {
+		si.log.Errorf("rsm: cannot create plugin state, going to Idle: %v", err)
+		return NewIdle()
+	}
+	return s
+}
+
+// StartStopExploration answers /rsm/startStopExploration.
+func (si *StateInterface) StartStopExploration(ctx context.Context, start bool) Reply {
+	if si.current == nil {
+		return fail("No active state")
+	}
+	if start {
+		return si.current.OnExplorationStart(ctx)
+	}
+	return si.current.OnExplorationStop(ctx)
+}
+
+// StartStopWaypointFollowing answers /rsm/startStopWaypointFollowing.
+func (si *StateInterface) StartStopWaypointFollowing(ctx context.Context, start bool) Reply {
+	if si.current == nil {
+		return fail("No active state")
+	}
+	if start {
+		return si.current.OnWaypointFollowingStart(ctx)
+	}
+	return si.current.OnWaypointFollowingStop(ctx)
+}
+
+// Stop2DNavGoal answers /rsm/stop2DNavGoal: SIMPLE_GOAL_STOP_INTERRUPT to
+// the current state.
+func (si *StateInterface) Stop2DNavGoal(ctx context.Context) {
+	si.interrupt(ctx, SimpleGoalStopInterrupt)
+}
+
+func (si *StateInterface) interrupt(ctx context.Context, i Interrupt) {
+	if si.current != nil {
+		si.current.OnInterrupt(ctx, i)
+	}
+}
+
+// OnOperationMode handles a message on /rsm/operationMode (rsm.md §3.2):
+// e-stop → EMERGENCY_STOP_INTERRUPT, else TELEOPERATION → TELEOPERATION_
+// INTERRUPT (both repeated on every message), else INTERRUPT_END once after
+// an interrupt. An unknown mode is rejected with an error and changes
+// nothing.
+func (si *StateInterface) OnOperationMode(ctx context.Context, m OperationMode) error {
+	if !m.Mode.Valid() {
+		return fmt.Errorf("operation mode %d: unknown (want 0 STOPPED, 1 AUTONOMOUS or 2 TELEOPERATION)", m.Mode)
+	}
+	si.opMode, si.opModeKnown = m, true
+	switch {
+	case m.EmergencyStop:
+		si.onInterrupt = true
+		si.interrupt(ctx, EmergencyStopInterrupt)
+	case m.Mode == ModeTeleoperation:
+		si.onInterrupt = true
+		si.interrupt(ctx, TeleoperationInterrupt)
+	case si.onInterrupt:
+		si.onInterrupt = false
+		si.interrupt(ctx, InterruptEnd)
+	}
+	return nil
+}
+
+// OnSimpleGoal handles a goal on /rsm/simpleGoal: SIMPLE_GOAL_INTERRUPT to
+// the current state, then setNavigationGoal(goal, SIMPLE_GOAL). A goal with
+// NaN/Inf is rejected before anything happens.
+func (si *StateInterface) OnSimpleGoal(ctx context.Context, goal Pose) error {
+	if err := goal.Validate(); err != nil {
+		return fmt.Errorf("simple goal rejected: %w", err)
+	}
+	si.onInterrupt = true
+	si.interrupt(ctx, SimpleGoalInterrupt)
+	if _, err := si.deps.Store.SetNavigationGoal(ctx, NavigationGoal{
+		Goal: goal, Mode: NavigationSimpleGoal, WaypointPosition: -1,
+	}); err != nil {
+		return fmt.Errorf("simple goal: set navigation goal: %w", err)
+	}
+	return nil
+}
+
+// ExplorationGoalsListener is implemented by states that want the poses of
+// /rsm/explorationGoals.
+type ExplorationGoalsListener interface{ OnExplorationGoals(goals []Pose) }
+
+// FailedGoalsListener is implemented by states that want /rsm/failedGoals.
+type FailedGoalsListener interface{ OnFailedGoals(goals []Pose) }
+
+// GoalObsoleteListener is implemented by states that want /rsm/goalObsolete.
+type GoalObsoleteListener interface {
+	OnGoalObsolete(ctx context.Context, obsolete bool)
+}
+
+// ReverseModeListener is implemented by states that want /rsm/reverseMode.
+type ReverseModeListener interface {
+	OnReverseMode(ctx context.Context, reverse bool)
+}
+
+// listeners returns the current and the pending state, the states that
+// would have a subscription in the original (subscriptions were created in
+// onSetup).
+func (si *StateInterface) listeners() []State {
+	out := make([]State, 0, 2)
+	if si.current != nil {
+		out = append(out, si.current)
+	}
+	if si.pending != nil {
+		out = append(out, si.pending)
+	}
+	return out
+}
+
+// OnExplorationGoals forwards /rsm/explorationGoals. Poses with NaN/Inf are
+// dropped; the error says how many.
+func (si *StateInterface) OnExplorationGoals(goals []Pose) error {
+	clean, err := finitePoses(goals)
+	for _, s := range si.listeners() {
+		if l, ok := s.(ExplorationGoalsListener); ok {
+			l.OnExplorationGoals(clean)
+		}
+	}
+	return err
+}
+
+// OnFailedGoals forwards /rsm/failedGoals. Poses with NaN/Inf are dropped;
+// the error says how many.
+func (si *StateInterface) OnFailedGoals(goals []Pose) error {
+	clean, err := finitePoses(goals)
+	for _, s := range si.listeners() {
+		if l, ok := s.(FailedGoalsListener); ok {
+			l.OnFailedGoals(clean)
+		}
+	}
+	return err
+}
+
+// OnGoalObsolete forwards /rsm/goalObsolete.
+func (si *StateInterface) OnGoalObsolete(ctx context.Context, obsolete bool) {
+	for _, s := range si.listeners() {
+		if l, ok := s.(GoalObsoleteListener); ok {
+			l.OnGoalObsolete(ctx, obsolete)
+		}
+	}
+}
+
+// OnReverseMode forwards /rsm/reverseMode.
+func (si *StateInterface) OnReverseMode(ctx context.Context, reverse bool) {
+	for _, s := range si.listeners() {
+		if l, ok := s.(ReverseModeListener); ok {
+			l.OnReverseMode(ctx, reverse)
+		}
+	}
+}
+
+func finitePoses(in []Pose) ([]Pose, error) {
+	out := make([]Pose, 0, len(in))
+	for _, p := range in {
+		if p.Validate() == nil {
+			out = append(out, p)
+		}
+	}
+	if n := len(in) - len(out); n > 0 {
+		return out, fmt.Errorf("%d of %d poses dropped: %w", n, len(in), ErrNotFinite)
+	}
+	return out, nil
+}
