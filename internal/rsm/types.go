@@ -150,10 +150,10 @@ func (m WaypointMode) String() string {
 
 // Waypoint is rsm_msgs/Waypoint.
 type Waypoint struct {
-	Pose        Pose   `yaml:"pose"`
-	Visited     bool   `yaml:"visited"`
-	Unreachable bool   `yaml:"unreachable"`
-	Routine     string `yaml:"routine"`
+	Pose        Pose
+	Visited     bool   // reached
+	Unreachable bool   // no path could be found
+	Routine     string // routine to run on arrival ("" = none)
 }
 
 // WaypointArray is rsm_msgs/WaypointArray without header and size (the

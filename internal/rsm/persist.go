@@ -1,0 +1,168 @@
+package rsm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// waypointsFileVersion is written to and required from waypoints files.
+const waypointsFileVersion = 1
+
+// CorruptFileError says that a waypoints file could not be used and where
+// it was moved.
+type CorruptFileError struct {
+	Path    string // the configured file
+	MovedTo string // where it is now ("" if the move failed)
+	Err     error  // why it is corrupt
+}
+
+// Error describes the file, the reason and the new place.
+func (e *CorruptFileError) Error() string {
+	if e.MovedTo == "" {
+		return fmt.Sprintf("waypoints file %s is corrupt (%v) and could not be moved aside", e.Path, e.Err)
+	}
+	return fmt.Sprintf("waypoints file %s is corrupt (%v); moved to %s", e.Path, e.Err, e.MovedTo)
+}
+
+// Unwrap returns the reason.
+func (e *CorruptFileError) Unwrap() error { return e.Err }
+
+type fileVec struct {
+	X float64 `yaml:"x"`
+	Y float64 `yaml:"y"`
+	Z float64 `yaml:"z"`
+}
+
+type fileQuat struct {
+	X float64 `yaml:"x"`
+	Y float64 `yaml:"y"`
+	Z float64 `yaml:"z"`
+	W float64 `yaml:"w"`
+}
+
+type fileWaypoint struct {
+	Position    fileVec  `yaml:"position"`
+	Orientation fileQuat `yaml:"orientation"`
+	Visited     bool     `yaml:"visited"`
+	Unreachable bool     `yaml:"unreachable"`
+	Routine     string   `yaml:"routine"`
+}
+
+type waypointsFile struct {
+	Version   int            `yaml:"version"`
+	Mode      uint8          `yaml:"mode"`
+	Reverse   bool           `yaml:"reverse"`
+	Waypoints []fileWaypoint `yaml:"waypoints"`
+}
+
+// SaveWaypoints writes arr to path atomically: a temporary file in the same
+// directory is written, synced and renamed over path.
+func SaveWaypoints(path string, arr WaypointArray) error {
+	f := waypointsFile{Version: waypointsFileVersion, Mode: uint8(arr.Mode), Reverse: arr.Reverse,
+		Waypoints: make([]fileWaypoint, 0, len(arr.Waypoints))}
+	for _, w := range arr.Waypoints {
+		p, o := w.Pose.Position, w.Pose.Orientation
+		f.Waypoints = append(f.Waypoints, fileWaypoint{
+			Position: fileVec{p.X, p.Y, p.Z}, Orientation: fileQuat{o.X, o.Y, o.Z, o.W},
+			Visited: w.Visited, Unreachable: w.Unreachable, Routine: w.Routine,
+		})
+	}
+	data, err := yaml.Marshal(&f)
+	if err != nil {
+		return fmt.Errorf("save waypoints %s: encode: %w", path, err)
+	}
+	data = append([]byte("# RSM waypoints (fsmnodes service_provider); rewritten on every change\n"), data...)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save waypoints %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save waypoints %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("save waypoints %s: write: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("save waypoints %s: sync: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("save waypoints %s: close: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		done = true
+		return fmt.Errorf("save waypoints %s: rename: %w", path, err)
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil { // make the rename durable; best effort
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// LoadWaypoints reads a waypoints file. A missing file gives an empty
+// array and no error. A file that cannot be parsed or holds bad values
+// (wrong version, unknown mode, NaN/Inf) is renamed to
+// "<path>.corrupt-<UTC time>" and a *CorruptFileError is returned.
+func LoadWaypoints(path string) (WaypointArray, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return WaypointArray{}, nil
+	}
+	if err != nil {
+		return WaypointArray{}, fmt.Errorf("load waypoints %s: %w", path, err)
+	}
+	arr, perr := parseWaypoints(data)
+	if perr == nil {
+		return arr, nil
+	}
+	ce := &CorruptFileError{Path: path, Err: perr}
+	dst := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(path, dst); err == nil {
+		ce.MovedTo = dst
+	}
+	return WaypointArray{}, ce
+}
+
+func parseWaypoints(data []byte) (WaypointArray, error) {
+	var f waypointsFile
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return WaypointArray{}, fmt.Errorf("parse: %w", err)
+	}
+	if f.Version != waypointsFileVersion {
+		return WaypointArray{}, fmt.Errorf("version %d, want %d", f.Version, waypointsFileVersion)
+	}
+	arr := WaypointArray{Mode: WaypointMode(f.Mode), Reverse: f.Reverse}
+	if !arr.Mode.Valid() {
+		return WaypointArray{}, fmt.Errorf("unknown waypoint following mode %d", f.Mode)
+	}
+	for i, w := range f.Waypoints {
+		wp := Waypoint{
+			Pose: Pose{
+				Position:    Vec3{w.Position.X, w.Position.Y, w.Position.Z},
+				Orientation: Quat{w.Orientation.X, w.Orientation.Y, w.Orientation.Z, w.Orientation.W},
+			},
+			Visited: w.Visited, Unreachable: w.Unreachable, Routine: w.Routine,
+		}
+		if err := wp.Pose.Validate(); err != nil {
+			return WaypointArray{}, fmt.Errorf("waypoint %d: %w", i, err)
+		}
+		arr.Waypoints = append(arr.Waypoints, wp)
+	}
+	return arr, nil
+}

@@ -1,0 +1,325 @@
+package rsm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Reply texts of the service provider (the original's strings).
+const (
+	msgOutOfRange = "Position out of waypoint array range"
+)
+
+// PoseSource gives the robot pose in the map frame (the node uses its TF
+// buffer: map → robot_frame).
+type PoseSource interface {
+	RobotPose() (Pose, error)
+}
+
+// ReverseSwitcher is /rsm/setNavigationToReverse (std_srvs/SetBool), the
+// robot-specific service that switches navigation to reverse driving.
+type ReverseSwitcher interface {
+	SetNavigationToReverse(ctx context.Context, reverse bool) (Reply, error)
+}
+
+// StoreConfig configures the data store (private parameters of
+// serviceProviderNode).
+type StoreConfig struct {
+	// (optional) waypoint_routines: names returned by getWaypointRoutines.
+	Routines []string
+	// (optional) waypoints_file: where waypoints are kept across restarts;
+	// "" keeps them in memory only.
+	WaypointsFile string
+	// (optional) Pose gives the robot pose; without it getRobotPose fails.
+	Pose PoseSource
+	// (optional) Reverser is called by setReverseMode; without it
+	// setReverseMode answers "Unable to set reverse mode".
+	Reverser ReverseSwitcher
+	// (optional) Log; default discards.
+	Log Logger
+}
+
+var _ DataStore = (*Store)(nil)
+
+// Store is the RSM's data store (ServiceProvider of the original):
+// waypoints, navigation goal, exploration goal status, exploration mode and
+// reverse mode. Each method answers one /rsm service with the original's
+// reply texts. It implements DataStore.
+//
+// Waypoints (with mode and reverse flag) are written to WaypointsFile after
+// every change (write to a temporary file, then rename) and loaded by
+// NewStore; a corrupt file is reported and moved aside, never dropped.
+type Store struct {
+	cfg StoreConfig
+	log Logger
+
+	waypoints WaypointArray
+	goal      NavigationGoal
+	expStatus GoalStatus
+	expMode   bool // true = Interrupt, false = Finish
+	reverse   bool
+}
+
+// NewStore returns a store, loading the waypoints file if one is configured.
+// A missing file is fine; a corrupt one is moved aside (the error log says
+// where) and the store starts empty.
+func NewStore(cfg StoreConfig) *Store {
+	s := &Store{
+		cfg:       cfg,
+		log:       cfg.Log,
+		goal:      NavigationGoal{Mode: NavigationNone, WaypointPosition: -1, Goal: Pose{Orientation: IdentityQuat}},
+		expStatus: GoalStatus{Goal: Pose{Orientation: IdentityQuat}, Status: GoalActive},
+	}
+	if s.log == nil {
+		s.log = nopLogger{}
+	}
+	if cfg.WaypointsFile == "" {
+		return s
+	}
+	arr, err := LoadWaypoints(cfg.WaypointsFile)
+	if err != nil {
+		// A *CorruptFileError says where the file was moved.
+		s.log.Errorf("rsm: %v; starting without waypoints", err)
+		return s
+	}
+	s.waypoints = arr
+	s.log.Infof("rsm: loaded %d waypoints from %s", len(arr.Waypoints), cfg.WaypointsFile)
+	return s
+}
+
+// save persists the waypoints; a failure is logged (the change stays in
+// memory).
+func (s *Store) save() {
+	if s.cfg.WaypointsFile == "" {
+		return
+	}
+	if err := SaveWaypoints(s.cfg.WaypointsFile, s.waypoints); err != nil {
+		s.log.Errorf("rsm: waypoints not saved: %v", err)
+	}
+}
+
+func (s *Store) inRange(pos int64) bool { return pos >= 0 && pos < int64(len(s.waypoints.Waypoints)) }
+
+// Waypoints returns a copy of the waypoint array (published on
+// /rsm/waypoints).
+func (s *Store) Waypoints() WaypointArray {
+	c := s.waypoints
+	c.Waypoints = append([]Waypoint(nil), s.waypoints.Waypoints...)
+	return c
+}
+
+// AddWaypoint inserts wp at position (0 ≤ position < size) or appends it.
+// A pose with NaN/Inf is refused.
+func (s *Store) AddWaypoint(wp Waypoint, position int64) Reply {
+	if err := wp.Pose.Validate(); err != nil {
+		return fail("Waypoint rejected: " + err.Error())
+	}
+	var r Reply
+	if s.inRange(position) {
+		w := s.waypoints.Waypoints
+		w = append(w[:position], append([]Waypoint{wp}, w[position:]...)...)
+		s.waypoints.Waypoints = w
+		r = ok("Added waypoint successfully")
+	} else {
+		s.waypoints.Waypoints = append(s.waypoints.Waypoints, wp)
+		r = ok("Added waypoint successfully at the end")
+	}
+	s.save()
+	return r
+}
+
+// GetWaypoints returns the waypoint array.
+func (s *Store) GetWaypoints(context.Context) (WaypointArray, error) { return s.Waypoints(), nil }
+
+// MoveWaypoint replaces the pose of the waypoint at position.
+func (s *Store) MoveWaypoint(position int64, pose Pose) Reply {
+	if err := pose.Validate(); err != nil {
+		return fail("Waypoint rejected: " + err.Error())
+	}
+	if !s.inRange(position) {
+		return fail(msgOutOfRange)
+	}
+	s.waypoints.Waypoints[position].Pose = pose
+	s.save()
+	return ok("Moved waypoint successfully")
+}
+
+// RemoveWaypoint removes the waypoint at position.
+func (s *Store) RemoveWaypoint(position int64) Reply {
+	if !s.inRange(position) {
+		return fail(msgOutOfRange)
+	}
+	w := s.waypoints.Waypoints
+	s.waypoints.Waypoints = append(w[:position], w[position+1:]...)
+	s.save()
+	return ok("Removed waypoint successfully")
+}
+
+// WaypointVisited marks the waypoint at position visited.
+func (s *Store) WaypointVisited(_ context.Context, position int64) (Reply, error) {
+	if !s.inRange(position) {
+		return fail(msgOutOfRange), nil
+	}
+	s.waypoints.Waypoints[position].Visited = true
+	s.save()
+	return ok("Waypoint visited"), nil
+}
+
+// WaypointUnreachable marks the waypoint at position unreachable.
+func (s *Store) WaypointUnreachable(position int64) Reply {
+	if !s.inRange(position) {
+		return fail(msgOutOfRange)
+	}
+	s.waypoints.Waypoints[position].Unreachable = true
+	s.save()
+	return ok("Waypoint unreachable")
+}
+
+// ResetWaypoints clears visited and unreachable of every waypoint.
+func (s *Store) ResetWaypoints(context.Context) (Reply, error) {
+	for i := range s.waypoints.Waypoints {
+		s.waypoints.Waypoints[i].Visited = false
+		s.waypoints.Waypoints[i].Unreachable = false
+	}
+	s.save()
+	return ok("Waypoints reset"), nil
+}
+
+// SetWaypointFollowingMode sets mode and direction; an unknown mode is
+// refused.
+func (s *Store) SetWaypointFollowingMode(_ context.Context, mode WaypointMode, reverse bool) (Reply, error) {
+	if !mode.Valid() {
+		return fail(fmt.Sprintf("Unknown waypoint following mode %d (0 SINGLE, 1 ROUNDTRIP, 2 PATROL)", mode)), nil
+	}
+	s.waypoints.Mode, s.waypoints.Reverse = mode, reverse
+	s.save()
+	return ok("Waypoint Following mode changed"), nil
+}
+
+// SetWaypointRoutine sets the routine of the waypoint at position.
+func (s *Store) SetWaypointRoutine(position int64, routine string) Reply {
+	if !s.inRange(position) {
+		return fail(msgOutOfRange)
+	}
+	s.waypoints.Waypoints[position].Routine = routine
+	s.save()
+	return ok("Waypoint routine set")
+}
+
+// GetWaypointRoutines returns the configured routine names.
+func (s *Store) GetWaypointRoutines() []string { return append([]string(nil), s.cfg.Routines...) }
+
+// SetNavigationGoal stores the goal; an exploration goal also becomes the
+// ACTIVE exploration goal status. A NaN/Inf pose or unknown mode is refused.
+func (s *Store) SetNavigationGoal(_ context.Context, g NavigationGoal) (Reply, error) {
+	if err := g.Goal.Validate(); err != nil {
+		return fail("Navigation goal rejected: " + err.Error()), nil
+	}
+	if g.Mode < NavigationNone || g.Mode > NavigationSimpleGoal {
+		return fail(fmt.Sprintf("Unknown navigation mode %d (0 exploration, 1 waypoint following, 2 simple goal)", g.Mode)), nil
+	}
+	s.goal = g
+	if g.Mode == NavigationExploration {
+		s.expStatus = GoalStatus{Goal: g.Goal, Status: GoalActive}
+	}
+	return ok("Navigation goal set"), nil
+}
+
+// GetNavigationGoal returns the stored goal (mode -1 and position -1 until
+// one is set).
+func (s *Store) GetNavigationGoal(context.Context) (NavigationGoal, error) { return s.goal, nil }
+
+// NavigationGoalCompleted applies how the current goal ended: exploration →
+// exploration goal status (only overwritten if the report comes from
+// navigation, the status is still ACTIVE, or ABORTED replaces REACHED);
+// waypoint → visited (REACHED) or unreachable (FAILED). Always success.
+func (s *Store) NavigationGoalCompleted(_ context.Context, st GoalStatus, navigationStatus bool) (Reply, error) {
+	switch s.goal.Mode {
+	case NavigationExploration:
+		cur := s.expStatus.Status
+		if navigationStatus || cur == GoalActive || (st.Status == GoalAborted && cur == GoalReached) {
+			s.expStatus = GoalStatus{Goal: s.goal.Goal, Status: st.Status}
+		}
+		return ok("Exploration goal completed"), nil
+	case NavigationWaypointFollowing:
+		if p := s.goal.WaypointPosition; s.inRange(p) {
+			switch st.Status {
+			case GoalReached:
+				s.waypoints.Waypoints[p].Visited = true
+				s.save()
+			case GoalFailed:
+				s.waypoints.Waypoints[p].Unreachable = true
+				s.save()
+			}
+		}
+		return ok("Waypoint completed"), nil
+	}
+	return ok("Navigation goal completed"), nil
+}
+
+// ExplorationGoalStatus returns the current exploration goal and its status
+// (published on /rsm/explorationGoalStatus).
+func (s *Store) ExplorationGoalStatus() GoalStatus { return s.expStatus }
+
+// GetRobotPose returns the robot pose in the map frame.
+func (s *Store) GetRobotPose(context.Context) (Pose, error) {
+	if s.cfg.Pose == nil {
+		return Pose{}, errors.New("robot pose: no pose source configured")
+	}
+	p, err := s.cfg.Pose.RobotPose()
+	if err != nil {
+		return Pose{}, fmt.Errorf("robot pose: %w", err)
+	}
+	return p, nil
+}
+
+// SetExplorationMode sets the exploration mode (true Interrupt, false
+// Finish).
+func (s *Store) SetExplorationMode(interrupt bool) Reply {
+	s.expMode = interrupt
+	return ok("Exploration mode set")
+}
+
+// GetExplorationMode returns the exploration mode (true Interrupt).
+func (s *Store) GetExplorationMode(context.Context) (bool, error) { return s.expMode, nil }
+
+// ExplorationModeReply answers /rsm/getExplorationMode: success = mode,
+// "Exploration mode returned".
+func (s *Store) ExplorationModeReply() Reply {
+	return Reply{Success: s.expMode, Message: "Exploration mode returned"}
+}
+
+// SetReverseMode switches reverse driving: if it differs from the current
+// mode the flag is stored (even if the switch fails, as in the original)
+// and /rsm/setNavigationToReverse is called.
+func (s *Store) SetReverseMode(ctx context.Context, reverse bool) (Reply, error) {
+	if reverse == s.reverse {
+		return fail("Already in requested mode"), nil
+	}
+	s.reverse = reverse
+	if s.cfg.Reverser == nil {
+		s.log.Errorf("rsm: set reverse mode: no /rsm/setNavigationToReverse client configured")
+		return fail("Unable to set reverse mode"), nil
+	}
+	r, err := s.cfg.Reverser.SetNavigationToReverse(ctx, reverse)
+	if err != nil {
+		s.log.Errorf("rsm: set reverse mode: call /rsm/setNavigationToReverse: %v", err)
+		return fail("Unable to set reverse mode"), nil
+	}
+	if !r.Success {
+		return fail("Mode not set"), nil
+	}
+	return ok("Mode set"), nil
+}
+
+// GetReverseMode returns true while reverse driving is active.
+func (s *Store) GetReverseMode(context.Context) (bool, error) { return s.reverse, nil }
+
+// ReverseModeReply answers /rsm/getReverseMode.
+func (s *Store) ReverseModeReply() Reply {
+	if s.reverse {
+		return ok("Reverse mode active")
+	}
+	return fail("Forward mode active")
+}
