@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf16"
 )
 
 // HeaderSize is the size of the encapsulation header that starts every
@@ -154,18 +155,150 @@ func (e *Encoder) SeqLen(n int) { e.Uint32(uint32(n)) }
 // arrays and the elements of byte sequences).
 func (e *Encoder) RawBytes(b []byte) { e.buf = append(e.buf, b...) }
 
+// WString writes a wstring as rmw_cyclonedds does on Linux: uint32 count of
+// UTF-16 code units (no terminator), then each unit as a 4-byte wchar_t.
+func (e *Encoder) WString(s string) {
+	units := utf16.Encode([]rune(s))
+	e.Uint32(uint32(len(units)))
+	for _, u := range units {
+		e.put32(uint32(u))
+	}
+}
+
+func (e *Encoder) put16(v uint16) {
+	if e.big {
+		e.buf = binary.BigEndian.AppendUint16(e.buf, v)
+	} else {
+		e.buf = binary.LittleEndian.AppendUint16(e.buf, v)
+	}
+}
+
+func (e *Encoder) put32(v uint32) {
+	if e.big {
+		e.buf = binary.BigEndian.AppendUint32(e.buf, v)
+	} else {
+		e.buf = binary.LittleEndian.AppendUint32(e.buf, v)
+	}
+}
+
+func (e *Encoder) put64(v uint64) {
+	if e.big {
+		e.buf = binary.BigEndian.AppendUint64(e.buf, v)
+	} else {
+		e.buf = binary.LittleEndian.AppendUint64(e.buf, v)
+	}
+}
+
+// grow makes room for n more bytes in one allocation.
+func (e *Encoder) grow(n int) {
+	if cap(e.buf)-len(e.buf) < n {
+		nb := make([]byte, len(e.buf), 2*cap(e.buf)+n)
+		copy(nb, e.buf)
+		e.buf = nb
+	}
+}
+
+// The slice writers below write the elements of an array or sequence (no
+// count): the first element is aligned to the element size, the rest follow
+// back to back. An empty slice writes nothing, not even padding.
+
+// Bools writes bool elements, one byte each.
+func (e *Encoder) Bools(v []bool) {
+	e.grow(len(v))
+	for _, x := range v {
+		e.Bool(x)
+	}
+}
+
+// Int8s writes int8 elements.
+func (e *Encoder) Int8s(v []int8) {
+	e.grow(len(v))
+	for _, x := range v {
+		e.buf = append(e.buf, byte(x))
+	}
+}
+
+// Int16s writes int16 elements.
+func (e *Encoder) Int16s(v []int16) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(2)
+	e.grow(2 * len(v))
+	for _, x := range v {
+		e.put16(uint16(x))
+	}
+}
+
+// Uint16s writes uint16 elements.
+func (e *Encoder) Uint16s(v []uint16) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(2)
+	e.grow(2 * len(v))
+	for _, x := range v {
+		e.put16(x)
+	}
+}
+
+// Int32s writes int32 elements.
+func (e *Encoder) Int32s(v []int32) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(4)
+	e.grow(4 * len(v))
+	for _, x := range v {
+		e.put32(uint32(x))
+	}
+}
+
+// Uint32s writes uint32 elements.
+func (e *Encoder) Uint32s(v []uint32) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(4)
+	e.grow(4 * len(v))
+	for _, x := range v {
+		e.put32(x)
+	}
+}
+
+// Int64s writes int64 elements.
+func (e *Encoder) Int64s(v []int64) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(8)
+	e.grow(8 * len(v))
+	for _, x := range v {
+		e.put64(uint64(x))
+	}
+}
+
+// Uint64s writes uint64 elements.
+func (e *Encoder) Uint64s(v []uint64) {
+	if len(v) == 0 {
+		return
+	}
+	e.align(8)
+	e.grow(8 * len(v))
+	for _, x := range v {
+		e.put64(x)
+	}
+}
+
 // Float64s writes the elements of a float64 array or sequence (no count).
 func (e *Encoder) Float64s(v []float64) {
 	if len(v) == 0 {
 		return
 	}
 	e.align(8)
+	e.grow(8 * len(v))
 	for _, x := range v {
-		if e.big {
-			e.buf = binary.BigEndian.AppendUint64(e.buf, math.Float64bits(x))
-		} else {
-			e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(x))
-		}
+		e.put64(math.Float64bits(x))
 	}
 }
 
@@ -175,12 +308,9 @@ func (e *Encoder) Float32s(v []float32) {
 		return
 	}
 	e.align(4)
+	e.grow(4 * len(v))
 	for _, x := range v {
-		if e.big {
-			e.buf = binary.BigEndian.AppendUint32(e.buf, math.Float32bits(x))
-		} else {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(x))
-		}
+		e.put32(math.Float32bits(x))
 	}
 }
 
@@ -264,7 +394,7 @@ func (d *Decoder) take(n, align int) []byte {
 			d.off += align - r
 		}
 	}
-	if n > len(d.buf)-d.off || d.off > len(d.buf) {
+	if n < 0 || d.off > len(d.buf) || n > len(d.buf)-d.off {
 		d.err = fmt.Errorf("%w: need %d bytes at body offset %d", ErrShort, n, d.off-HeaderSize)
 		return nil
 	}
@@ -421,21 +551,148 @@ func (d *Decoder) ReadRawBytes(dst []byte) {
 	}
 }
 
+// WString reads a wstring written as by Encoder.WString. Each 4-byte unit
+// carries one UTF-16 code unit in its low 16 bits.
+func (d *Decoder) WString() string {
+	n := d.Uint32()
+	if d.err != nil || n == 0 {
+		return ""
+	}
+	if uint64(n)*4 > uint64(d.Remaining()) {
+		d.err = fmt.Errorf("%w: wstring of %d units with %d bytes left", ErrString, n, d.Remaining())
+		return ""
+	}
+	units := make([]uint16, n)
+	for i := range units {
+		units[i] = uint16(d.Uint32())
+	}
+	return string(utf16.Decode(units))
+}
+
+func (d *Decoder) get16(b []byte) uint16 {
+	if d.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (d *Decoder) get32(b []byte) uint32 {
+	if d.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (d *Decoder) get64(b []byte) uint64 {
+	if d.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+// The slice readers below fill dst with len(dst) elements of an array, or
+// of a sequence whose count was read with SeqLen. An empty dst reads
+// nothing.
+
+// Bools fills dst with bool elements; any non-zero byte is true.
+func (d *Decoder) Bools(dst []bool) {
+	if b := d.take(len(dst), 1); b != nil {
+		for i := range dst {
+			dst[i] = b[i] != 0
+		}
+	}
+}
+
+// Int8s fills dst with int8 elements.
+func (d *Decoder) Int8s(dst []int8) {
+	if b := d.take(len(dst), 1); b != nil {
+		for i := range dst {
+			dst[i] = int8(b[i])
+		}
+	}
+}
+
+// Int16s fills dst with int16 elements.
+func (d *Decoder) Int16s(dst []int16) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(2*len(dst), 2); b != nil {
+		for i := range dst {
+			dst[i] = int16(d.get16(b[2*i:]))
+		}
+	}
+}
+
+// Uint16s fills dst with uint16 elements.
+func (d *Decoder) Uint16s(dst []uint16) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(2*len(dst), 2); b != nil {
+		for i := range dst {
+			dst[i] = d.get16(b[2*i:])
+		}
+	}
+}
+
+// Int32s fills dst with int32 elements.
+func (d *Decoder) Int32s(dst []int32) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(4*len(dst), 4); b != nil {
+		for i := range dst {
+			dst[i] = int32(d.get32(b[4*i:]))
+		}
+	}
+}
+
+// Uint32s fills dst with uint32 elements.
+func (d *Decoder) Uint32s(dst []uint32) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(4*len(dst), 4); b != nil {
+		for i := range dst {
+			dst[i] = d.get32(b[4*i:])
+		}
+	}
+}
+
+// Int64s fills dst with int64 elements.
+func (d *Decoder) Int64s(dst []int64) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(8*len(dst), 8); b != nil {
+		for i := range dst {
+			dst[i] = int64(d.get64(b[8*i:]))
+		}
+	}
+}
+
+// Uint64s fills dst with uint64 elements.
+func (d *Decoder) Uint64s(dst []uint64) {
+	if len(dst) == 0 {
+		return
+	}
+	if b := d.take(8*len(dst), 8); b != nil {
+		for i := range dst {
+			dst[i] = d.get64(b[8*i:])
+		}
+	}
+}
+
 // Float64s fills dst with float64 elements (arrays, or sequences after
 // SeqLen).
 func (d *Decoder) Float64s(dst []float64) {
 	if len(dst) == 0 {
 		return
 	}
-	b := d.take(8*len(dst), 8)
-	if b == nil {
-		return
-	}
-	for i := range dst {
-		if d.big {
-			dst[i] = math.Float64frombits(binary.BigEndian.Uint64(b[8*i:]))
-		} else {
-			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	if b := d.take(8*len(dst), 8); b != nil {
+		for i := range dst {
+			dst[i] = math.Float64frombits(d.get64(b[8*i:]))
 		}
 	}
 }
@@ -445,15 +702,9 @@ func (d *Decoder) Float32s(dst []float32) {
 	if len(dst) == 0 {
 		return
 	}
-	b := d.take(4*len(dst), 4)
-	if b == nil {
-		return
-	}
-	for i := range dst {
-		if d.big {
-			dst[i] = math.Float32frombits(binary.BigEndian.Uint32(b[4*i:]))
-		} else {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	if b := d.take(4*len(dst), 4); b != nil {
+		for i := range dst {
+			dst[i] = math.Float32frombits(d.get32(b[4*i:]))
 		}
 	}
 }

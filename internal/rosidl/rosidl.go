@@ -55,6 +55,9 @@ type ServiceType struct {
 	Request    *TypeInfo
 	Response   *TypeInfo
 	Definition string // .srv text
+	// Hash is the REP-2011 hash of the service type itself (fields
+	// request_message, response_message, event_message), "" if unknown.
+	Hash string
 }
 
 // ActionType describes an action pkg/action/Name and the types the ROS 2
@@ -68,6 +71,8 @@ type ActionType struct {
 	GetResult       *ServiceType // X_GetResult: {goal_id} -> {status, result}
 	FeedbackMessage *TypeInfo    // X_FeedbackMessage: {goal_id, feedback}
 	Definition      string       // .action text
+	// Hash is the REP-2011 hash of the action type itself, "" if unknown.
+	Hash string
 }
 
 // DDSTypeName returns the DDS type name for a ROS type name:
