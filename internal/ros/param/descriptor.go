@@ -158,6 +158,9 @@ func floatsEqual(a, b float64) bool {
 	if a == b {
 		return true
 	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return false
+	}
 	diff := math.Abs(a - b)
 	scale := math.Max(math.Abs(a), math.Abs(b))
 	return diff <= scale*100*2.220446049250313e-16

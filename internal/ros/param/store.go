@@ -79,6 +79,9 @@ type StoreOptions struct {
 	// (optional) Overrides replace the default of a parameter when it is
 	// declared (see Overrides.For). Nil means none.
 	Overrides map[string]Value
+	// (optional) OverrideSources names where each override came from
+	// (Overrides.Sources); declaration errors quote it.
+	OverrideSources map[string]string
 	// (optional) OnEvent is called after every accepted declaration,
 	// change or deletion, in order, with the change lock held. It must not
 	// change parameters.
@@ -105,6 +108,7 @@ type Store struct {
 	mu         sync.RWMutex
 	params     map[string]*entry
 	overrides  map[string]Value
+	sources    map[string]string
 	validators []validatorEntry
 	nextID     int
 	onEvent    func(Event)
@@ -116,7 +120,11 @@ func NewStore(opts StoreOptions) *Store {
 	for k, v := range opts.Overrides {
 		ov[k] = v
 	}
-	return &Store{params: map[string]*entry{}, overrides: ov, onEvent: opts.OnEvent}
+	src := make(map[string]string, len(opts.OverrideSources))
+	for k, v := range opts.OverrideSources {
+		src[k] = v
+	}
+	return &Store{params: map[string]*entry{}, overrides: ov, sources: src, onEvent: opts.OnEvent}
 }
 
 // OnSet adds a validator that is consulted before every change (including
@@ -162,7 +170,7 @@ func (s *Store) Declare(name string, def Value, d Descriptor) (Value, error) {
 	if d.Type == TypeNotSet {
 		d.Type = def.typ
 	} else if def.IsSet() && def.typ != d.Type && !d.DynamicTyping {
-		return Value{}, fmt.Errorf("declare %q: %w: default is %s but the descriptor says %s",
+		return Value{}, fmt.Errorf("declare %q: %w: the default is of type %s but the descriptor says %s",
 			name, ErrWrongType, def.typ, d.Type)
 	}
 
@@ -171,7 +179,11 @@ func (s *Store) Declare(name string, def Value, d Descriptor) (Value, error) {
 	s.mu.RLock()
 	_, exists := s.params[name]
 	ov, hasOv := s.overrides[name]
+	ovSrc := s.sources[name]
 	s.mu.RUnlock()
+	if ovSrc == "" {
+		ovSrc = "override"
+	}
 	if exists {
 		return Value{}, fmt.Errorf("declare %q: %w", name, ErrAlreadyDeclared)
 	}
@@ -180,23 +192,23 @@ func (s *Store) Declare(name string, def Value, d Descriptor) (Value, error) {
 		if conv, ok := ov.convertEmptyList(d.Type); ok {
 			ov = conv
 		} else if ov.emptyList && d.Type != TypeNotSet && !d.DynamicTyping {
-			return Value{}, fmt.Errorf("declare %q: %w: override is an empty list but the parameter is a %s",
-				name, ErrWrongType, d.Type)
+			return Value{}, fmt.Errorf("declare %q: %w: %s gives an empty list but the parameter is of type %s",
+				name, ErrWrongType, ovSrc, d.Type)
 		}
 		if d.Type != TypeNotSet && ov.typ != d.Type && !d.DynamicTyping {
-			return Value{}, fmt.Errorf("declare %q: %w: override is %s (%s) but the parameter is a %s",
-				name, ErrWrongType, ov.typ, ov, d.Type)
+			return Value{}, fmt.Errorf("declare %q: %w: %s gives %s of type %s but the parameter is of type %s",
+				name, ErrWrongType, ovSrc, ov, ov.typ, d.Type)
 		}
 		value = ov
 	}
 	if !value.IsSet() && !d.DynamicTyping {
-		return Value{}, fmt.Errorf("declare %q: no default value and no override for a statically typed %s parameter",
+		return Value{}, fmt.Errorf("declare %q: no default value and no override for a statically typed parameter of type %s",
 			name, d.Type)
 	}
 	if err := d.checkValue(value); err != nil {
 		src := "default"
 		if hasOv {
-			src = "override"
+			src = ovSrc
 		}
 		return Value{}, fmt.Errorf("declare %q: %s: %w: %w", name, src, ErrInvalidValue, err)
 	}
@@ -415,7 +427,7 @@ func checkSet(p Parameter, e *entry) error {
 		return fmt.Errorf("%w: type %d is not a parameter type", ErrWrongType, p.Value.typ)
 	}
 	if p.Value.typ != e.value.typ && !e.desc.DynamicTyping {
-		return fmt.Errorf("%w: the parameter is a %s, setting it to a %s is not allowed",
+		return fmt.Errorf("%w: the parameter is of type %s, setting it to type %s is not allowed",
 			ErrWrongType, e.value.typ, p.Value.typ)
 	}
 	if err := e.desc.checkValue(p.Value); err != nil {

@@ -1,0 +1,229 @@
+package param
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseFile_Good_AllShapesAndTypes(t *testing.T) {
+	blocks, err := ParseFile("testdata/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, b := range blocks {
+		nodes = append(nodes, b.Node)
+	}
+	if got := strings.Join(nodes, " "); got != "/** /robotControlMuxNode /ns/talker /ns2/listener /ns/*" {
+		t.Fatalf("node keys = %s", got)
+	}
+	if !strings.HasPrefix(blocks[1].Source, "testdata/good.yaml:") {
+		t.Errorf("source = %q", blocks[1].Source)
+	}
+	var o Overrides
+	if err := o.AddFile("testdata/good.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	mux := o.For("/robotControlMuxNode")
+	want := map[string]Value{
+		"use_sim_time":             BoolValue(true),
+		"rate":                     DoubleValue(50), // exact beats /**
+		"teleoperation_idle_timer": DoubleValue(0.5),
+		"joystick_topic":           StringValue("joy"),
+		"quoted_number":            StringValue("42"),
+		"ids":                      IntegerArrayValue([]int64{1, 2, 3}),
+		"gains":                    DoubleArrayValue([]float64{0.5, 1}),
+		"names":                    StringArrayValue([]string{"a", "b"}),
+		"flags":                    BoolArrayValue([]bool{true, false}),
+		"big":                      IntegerValue(math.MinInt64),
+		"exp":                      DoubleValue(1500),
+		"hex":                      StringValue("0x10"),
+		"group.sub_param":          IntegerValue(2),
+		"group.deeper.leaf":        BoolValue(true),
+	}
+	for k, w := range want {
+		if g, ok := mux[k]; !ok || !g.Equal(w) {
+			t.Errorf("%s = %v (%v), want %v (%v)", k, g, g.Type(), w, w.Type())
+		}
+	}
+	if e, ok := mux["empty"]; !ok || !e.emptyList {
+		t.Errorf("empty = %#v, want an untyped empty list", e)
+	}
+	// Case matters: a lower-cased node name is another node.
+	if _, ok := o.For("/robotcontrolmuxnode")["teleoperation_idle_timer"]; ok {
+		t.Error("node keys were case-folded")
+	}
+	// /ns/talker: exact /ns/talker (1.0) beats the /ns/* wildcard (7.0).
+	talker := o.For("/ns/talker")
+	if talker["rate"].Double() != 1 || talker["only_wild"].Integer() != 1 {
+		t.Errorf("/ns/talker overrides = %v", talker)
+	}
+	if r := o.For("/ns2/listener")["rate"]; r.Double() != 2 {
+		t.Errorf("nested namespace key: rate = %v", r)
+	}
+	if r := o.For("/ns/other")["rate"]; r.Double() != 7 {
+		t.Errorf("/ns/* wildcard: rate = %v", r)
+	}
+	// A plain key matches only the root namespace; /ns/a/b is not /ns/*.
+	if r := o.For("/ns/a/b")["rate"]; r.Double() != 5 {
+		t.Errorf("/ns/a/b rate = %v, want the /** value 5", r)
+	}
+}
+
+func TestParseFile_BadInput_ClearErrors(t *testing.T) {
+	cases := []struct {
+		file string
+		want []string // substrings of the error
+	}{
+		{"malformed.yaml", []string{"testdata/malformed.yaml", "line"}},
+		{"mixed.yaml", []string{"mixed.yaml", `node "/talker"`, `parameter "mixed"`, "line 3", "homogeneous"}},
+		{"badname.yaml", []string{"badname.yaml", `"bad name"`, "invalid character"}},
+		{"noros.yaml", []string{"noros.yaml", "line 2", "/talker/rate", "ros__parameters"}},
+		{"toplevel.yaml", []string{"toplevel.yaml", "must be under a node name"}},
+		{"overflow.yaml", []string{"overflow", "out of the int64 range"}},
+		{"nested.yaml", []string{`parameter "nested"`, "not a scalar"}},
+		{"badnode.yaml", []string{`"tal ker"`, "not a valid node name"}},
+		{"null.yaml", []string{`parameter "nothing"`, "empty"}},
+		{"list.yaml", []string{"top level must be a map"}},
+		{"nan.yaml", []string{"NaN"}},
+		{"does-not-exist.yaml", []string{"does-not-exist.yaml"}},
+	}
+	for _, c := range cases {
+		_, err := ParseFile("testdata/" + c.file)
+		if err == nil {
+			t.Errorf("%s: no error", c.file)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", c.file, err, w)
+			}
+		}
+	}
+	if b, err := ParseFile("testdata/empty.yaml"); err != nil || len(b) != 0 {
+		t.Errorf("empty file = %v, %v", b, err)
+	}
+}
+
+func TestParseValue_TypingLikeRcl(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Value
+	}{
+		{"1", IntegerValue(1)},
+		{"-7", IntegerValue(-7)},
+		{"1.0", DoubleValue(1)},
+		{"1.", DoubleValue(1)},
+		{".5", DoubleValue(.5)},
+		{"1e3", DoubleValue(1000)},
+		{"-.inf", DoubleValue(math.Inf(-1))},
+		{"true", BoolValue(true)},
+		{"False", BoolValue(false)},
+		{"'1'", StringValue("1")},
+		{`"true"`, StringValue("true")},
+		{"''", StringValue("")},
+		{"hello world", StringValue("hello world")},
+		{"[1, 2]", IntegerArrayValue([]int64{1, 2})},
+		{"[1.5]", DoubleArrayValue([]float64{1.5})},
+		{"['a', b]", StringArrayValue([]string{"a", "b"})},
+		{"[true]", BoolArrayValue([]bool{true})},
+	}
+	for _, c := range cases {
+		got, err := ParseValue(c.in)
+		if err != nil || !got.Equal(c.want) {
+			t.Errorf("ParseValue(%q) = %v (%v), %v; want %v (%v)", c.in, got, got.Type(), err, c.want, c.want.Type())
+		}
+	}
+	for _, bad := range []string{"", "  ", "[1, 'a']", "{a: 1}", "[[1]]", "[1, 2", ".nan", "1e999", "123456789012345678901"} {
+		if v, err := ParseValue(bad); err == nil {
+			t.Errorf("ParseValue(%q) = %v, want an error", bad, v)
+		}
+	}
+}
+
+func TestParseRule_AndPrecedence(t *testing.T) {
+	var o Overrides
+	if err := o.AddFile("testdata/good.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"robotControlMuxNode:rate:=99.0", "rate:=3.0", "extra:=[x, y]", "/other:rate:=1.0"} {
+		if err := o.AddRule(r); err != nil {
+			t.Fatalf("AddRule(%q): %v", r, err)
+		}
+	}
+	mux := o.For("/robotControlMuxNode")
+	if mux["rate"].Double() != 99 {
+		t.Errorf("targeted -p should win over global -p and files: rate = %v", mux["rate"])
+	}
+	if mux["teleoperation_idle_timer"].Double() != 0.5 {
+		t.Errorf("file value lost: %v", mux["teleoperation_idle_timer"])
+	}
+	if got := o.For("/ns/talker")["rate"]; got.Double() != 3 {
+		t.Errorf("global -p should beat the file: rate = %v", got)
+	}
+	if got := o.For("/other")["rate"]; got.Double() != 1 {
+		t.Errorf("/other rate = %v", got)
+	}
+	for _, bad := range []string{"rate", "bad name:=1", "rate:=", "no de:x:=1", "a..b:=1", "x:=[1, 2.0]"} {
+		if err := o.AddRule(bad); err == nil {
+			t.Errorf("AddRule(%q): no error", bad)
+		}
+	}
+}
+
+func TestStore_WithOverrides_EmptyListTakesDeclaredType(t *testing.T) {
+	var o Overrides
+	if err := o.AddFile("testdata/good.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(StoreOptions{Overrides: o.For("/robotControlMuxNode")})
+	v, err := s.Declare("empty", DoubleArrayValue([]float64{1}), Descriptor{})
+	if err != nil || v.Type() != TypeDoubleArray || v.Len() != 0 {
+		t.Fatalf("Declare(empty) = %v (%v), %v", v, v.Type(), err)
+	}
+	if _, err := s.Declare("empty2", IntegerValue(0), Descriptor{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Declare("joystick_topic", IntegerValue(1), Descriptor{}); err == nil ||
+		!strings.Contains(err.Error(), "joystick_topic") || !strings.Contains(err.Error(), "string") {
+		t.Fatalf("wrong-typed override: %v", err)
+	}
+}
+
+func TestMatches_Wildcards(t *testing.T) {
+	cases := []struct {
+		pat, fqn string
+		want     bool
+	}{
+		{"/**", "/a", true},
+		{"/**", "/a/b/c", true},
+		{"/**/c", "/c", true},
+		{"/**/c", "/a/b/c", true},
+		{"/**/c", "/a/b", false},
+		{"/*", "/a", true},
+		{"/*", "/a/b", false},
+		{"/a/*", "/a/b", true},
+		{"/a", "/a", true},
+		{"/a", "/ns/a", false},
+	}
+	for _, c := range cases {
+		if got := (NodeParams{Node: c.pat}).Matches(c.fqn); got != c.want {
+			t.Errorf("%s matches %s = %v, want %v", c.pat, c.fqn, got, c.want)
+		}
+	}
+}
+
+func TestStore_WrongTypedOverride_NamesFileNodeAndParameter(t *testing.T) {
+	var o Overrides
+	if err := o.AddFile("testdata/good.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(StoreOptions{Overrides: o.For("/robotControlMuxNode"), OverrideSources: o.Sources("/robotControlMuxNode")})
+	_, err := s.Declare("ids", StringValue("x"), Descriptor{})
+	for _, w := range []string{`"ids"`, "testdata/good.yaml:", `"/robotControlMuxNode"`, "integer array", "string"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not mention %s", err, w)
+		}
+	}
+}
