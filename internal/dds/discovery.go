@@ -1,0 +1,146 @@
+package dds
+
+/*
+#include <stdlib.h>
+#include "rawcdr.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"sync/atomic"
+	"unsafe"
+)
+
+// discovery holds the built-in topic readers of WatchDiscovery.
+type discovery struct {
+	readers []*builtinReader
+}
+
+// builtinReader reads one of DCPSParticipant, DCPSPublication and
+// DCPSSubscription.
+type builtinReader struct {
+	p      *Participant
+	kind   EntityKind
+	ent    C.dds_entity_t
+	cond   C.dds_entity_t
+	h      func(DiscoveryEvent)
+	closed *atomic.Bool
+}
+
+// WatchDiscovery delivers built-in discovery events (participants,
+// writers, readers; including this participant's own, flagged Local) to h
+// on the receive goroutine. Entities already known are reported first.
+// It may be called once per participant.
+func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
+	if h == nil {
+		return errors.New("dds: WatchDiscovery: nil handler")
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	if p.disc != nil {
+		p.mu.Unlock()
+		return errors.New("dds: WatchDiscovery: already watching")
+	}
+	d := &discovery{}
+	p.disc = d
+	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			for _, br := range d.readers {
+				C.dds_delete(br.ent)
+			}
+		}
+	}()
+	closed := new(atomic.Bool)
+	topics := []struct {
+		kind  EntityKind
+		topic C.dds_entity_t
+	}{
+		{KindParticipant, C.DDS_BUILTIN_TOPIC_DCPSPARTICIPANT},
+		{KindWriter, C.DDS_BUILTIN_TOPIC_DCPSPUBLICATION},
+		{KindReader, C.DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION},
+	}
+	for _, tp := range topics {
+		ent := C.dds_create_reader(p.ent, tp.topic, nil, nil)
+		if ent < 0 {
+			return newError("dds_create_reader(builtin "+tp.kind.String()+")", C.dds_return_t(ent))
+		}
+		br := &builtinReader{p: p, kind: tp.kind, ent: ent, h: h, closed: closed}
+		d.readers = append(d.readers, br)
+		if br.cond = C.dds_create_readcondition(ent, C.DDS_ANY_STATE); br.cond < 0 {
+			return newError("dds_create_readcondition", C.dds_return_t(br.cond))
+		}
+	}
+	for _, br := range d.readers {
+		if _, err := p.attach(br.cond, br); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver takes discovery samples and calls the handler (receive
+// goroutine only).
+func (br *builtinReader) deliver(rs *recvState) {
+	br.p.deliverMu.Lock()
+	defer br.p.deliverMu.Unlock()
+	if rs.disc == nil {
+		rs.disc = (*C.fsm_dstate)(C.calloc(1, C.sizeof_fsm_dstate))
+		if rs.disc == nil {
+			return
+		}
+	}
+	kind := C.int32_t(1)
+	if br.kind == KindParticipant {
+		kind = 0
+	}
+	for round := 0; round < maxRounds; round++ {
+		if br.closed.Load() || br.p.closing.Load() {
+			return
+		}
+		n := C.fsm_disc_take(rs.disc, br.ent, kind)
+		if n <= 0 {
+			return
+		}
+		evs := make([]DiscoveryEvent, 0, int(n))
+		for i := 0; i < int(n); i++ {
+			o := &rs.disc.out[i]
+			ev := DiscoveryEvent{
+				Kind:           br.kind,
+				Alive:          o.alive != 0,
+				Key:            guidFromC(&o.key),
+				ParticipantKey: guidFromC(&o.pkey),
+				QoS:            qosFromC(o.qos),
+			}
+			ev.UserData = ev.QoS.UserData
+			if o.topic != nil {
+				ev.TopicName = C.GoString(o.topic)
+			}
+			if o._type != nil {
+				ev.TypeName = C.GoString(o._type)
+			}
+			ev.Local = ev.ParticipantKey == br.p.guid
+			evs = append(evs, ev)
+		}
+		C.fsm_disc_release(rs.disc)
+		for _, ev := range evs {
+			br.h(ev)
+		}
+		if n < C.FSM_BATCH {
+			return
+		}
+	}
+}
+
+// freeDisc releases the discovery take state (receive goroutine exit).
+func (rs *recvState) freeDisc() {
+	if rs.disc != nil {
+		C.fsm_disc_release(rs.disc)
+		C.free(unsafe.Pointer(rs.disc))
+		rs.disc = nil
+	}
+}

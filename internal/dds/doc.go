@@ -1,0 +1,46 @@
+// Package dds is fsmnodes' only cgo package: a thin Go layer over Eclipse
+// Cyclone DDS 0.10 (Debian libddsc) that moves opaque serialized samples.
+//
+// Samples are exchanged as raw CDR: the caller hands Write the complete
+// serialized sample (4-byte encapsulation header followed by the XCDR1 body)
+// and readers deliver the same bytes. The topic type is a keyless custom
+// Cyclone sertype implemented entirely in C (rawcdr.c), the way
+// rmw_cyclonedds_cpp does it, so Cyclone's own threads never call into Go.
+// Matching with peers is by topic name and type name only; endpoints
+// advertise XCDR1 as their only data representation.
+//
+// # Threading
+//
+// Every Participant runs one receive goroutine. It blocks in a Cyclone
+// waitset (woken by a guard condition on Close), takes samples in batches
+// of up to 64 per cgo call and invokes reader handlers and the discovery
+// handler one at a time. Handlers therefore never run concurrently with
+// each other for one participant and must not block for long. Sample.Data
+// points into a buffer owned by the receive goroutine that is reused for
+// the next batch: copy or decode it before the handler returns.
+//
+// All other methods are safe for concurrent use.
+//
+// # Lifetime
+//
+// Close on a Writer, Reader or Participant is idempotent. Participant.Close
+// stops the receive goroutine (waiting for it unless called from a handler)
+// and deletes every entity created through the participant. Reader.Close
+// called from a goroutine other than the receive goroutine returns only
+// when that reader's handler is no longer running; from inside a handler
+// it only guarantees that no further batch is delivered.
+//
+// # Domains and configuration
+//
+// NewParticipant's config string (Cyclone XML fragments or file URIs,
+// comma separated, as in CYCLONEDDS_URI) creates the domain explicitly with
+// dds_create_domain. Cyclone keeps one domain per id per process, so a
+// second participant on the same id must pass the same config (or an empty
+// one, which joins whatever domain exists). The package keeps a small
+// process-wide reference count of the domains it created so that the last
+// participant's Close deletes the domain; this is the package's only
+// shared state and mirrors Cyclone's own process-wide domain table.
+//
+// Errors from Cyclone are returned as *Error carrying the dds_return_t code
+// and its dds_strretcode text; ErrClosed is returned for use after Close.
+package dds

@@ -1,0 +1,550 @@
+/* rawcdr.c: the C half of package dds.
+ *
+ * A keyless Cyclone sertype whose samples are opaque serialized CDR (the
+ * 4-byte encapsulation header plus the body), in the manner of
+ * rmw_cyclonedds_cpp, plus small helpers so that Go needs one cgo call per
+ * write, per batch of taken samples and per QoS.  Every sertype and serdata
+ * operation is implemented here, so Cyclone's threads never call into Go.
+ *
+ * from_ser walks the received fragment chain and therefore uses Cyclone's
+ * internal struct nn_rdata (dds/ddsi/q_radmin.h); that layout is specific to
+ * Cyclone 0.10.x and is the reason this package is pinned to it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "dds/dds.h"
+#include "dds/ddsi/ddsi_sertype.h"
+#include "dds/ddsi/ddsi_serdata.h"
+#include "dds/ddsi/q_radmin.h"
+
+#include "rawcdr.h"
+
+/* The application-level sample of this type (only used if someone calls
+   dds_write/dds_take with it; the package itself uses the CDR calls). */
+struct fsm_sample {
+  void *data;
+  uint32_t size;
+};
+
+struct fsm_serdata {
+  struct ddsi_serdata c;
+  uint32_t size;           /* serialized size incl. encapsulation header */
+  uint32_t pad_;
+  unsigned char data[];    /* size bytes, zero-padded to a multiple of 4 */
+};
+
+static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
+
+static struct fsm_serdata *serdata_new (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, uint32_t size)
+{
+  uint32_t padded = align4 (size);
+  if (padded < size)
+    return NULL;
+  struct fsm_serdata *d = malloc (sizeof (*d) + padded);
+  if (d == NULL)
+    return NULL;
+  memset (&d->c, 0, sizeof (d->c));
+  ddsi_serdata_init (&d->c, type, kind);
+  d->size = size;
+  d->pad_ = 0;
+  if (padded > size)
+    memset (d->data + size, 0, padded - size);
+  return d;
+}
+
+/* ---- serdata operations ---- */
+
+static bool sd_eqkey (const struct ddsi_serdata *a, const struct ddsi_serdata *b)
+{
+  (void) a; (void) b;
+  return true; /* keyless: a single instance */
+}
+
+static uint32_t sd_get_size (const struct ddsi_serdata *dcmn)
+{
+  return ((const struct fsm_serdata *) dcmn)->size;
+}
+
+static void sd_free (struct ddsi_serdata *dcmn)
+{
+  free (dcmn);
+}
+
+static struct ddsi_serdata *sd_from_ser (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const struct nn_rdata *frag, size_t size)
+{
+  if (size > UINT32_MAX)
+    return NULL;
+  struct fsm_serdata *d = serdata_new (type, kind, (uint32_t) size);
+  if (d == NULL)
+    return NULL;
+  uint32_t off = 0;
+  for (; frag != NULL; frag = frag->nextfrag)
+  {
+    if (frag->min > off || frag->maxp1 > size)
+    {
+      free (d); /* a hole or overrun: not a fragment chain we understand */
+      return NULL;
+    }
+    if (frag->maxp1 > off)
+    {
+      const unsigned char *payload = NN_RMSG_PAYLOADOFF (frag->rmsg, NN_RDATA_PAYLOAD_OFF (frag));
+      memcpy (d->data + off, payload + (off - frag->min), frag->maxp1 - off);
+      off = frag->maxp1;
+    }
+  }
+  if (off < size)
+    memset (d->data + off, 0, size - off);
+  return &d->c;
+}
+
+static struct ddsi_serdata *sd_from_ser_iov (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, ddsrt_msg_iovlen_t niov, const ddsrt_iovec_t *iov, size_t size)
+{
+  if (size > UINT32_MAX)
+    return NULL;
+  struct fsm_serdata *d = serdata_new (type, kind, (uint32_t) size);
+  if (d == NULL)
+    return NULL;
+  size_t off = 0;
+  for (ddsrt_msg_iovlen_t i = 0; i < niov && off < size; i++)
+  {
+    size_t n = iov[i].iov_len;
+    if (n > size - off)
+      n = size - off;
+    memcpy (d->data + off, iov[i].iov_base, n);
+    off += n;
+  }
+  if (off < size)
+    memset (d->data + off, 0, size - off);
+  return &d->c;
+}
+
+static struct ddsi_serdata *sd_from_keyhash (const struct ddsi_sertype *type, const struct ddsi_keyhash *keyhash)
+{
+  (void) keyhash;
+  struct fsm_serdata *d = serdata_new (type, SDK_KEY, 0);
+  return d ? &d->c : NULL;
+}
+
+static struct ddsi_serdata *sd_from_sample (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample)
+{
+  const struct fsm_sample *s = sample;
+  uint32_t n = (kind == SDK_DATA && s != NULL) ? s->size : 0;
+  struct fsm_serdata *d = serdata_new (type, kind, n);
+  if (d == NULL)
+    return NULL;
+  if (n > 0)
+    memcpy (d->data, s->data, n);
+  return &d->c;
+}
+
+static void sd_to_ser (const struct ddsi_serdata *dcmn, size_t off, size_t sz, void *buf)
+{
+  const struct fsm_serdata *d = (const struct fsm_serdata *) dcmn;
+  memcpy (buf, d->data + off, sz);
+}
+
+static struct ddsi_serdata *sd_to_ser_ref (const struct ddsi_serdata *dcmn, size_t off, size_t sz, ddsrt_iovec_t *ref)
+{
+  const struct fsm_serdata *d = (const struct fsm_serdata *) dcmn;
+  ref->iov_base = (void *) (d->data + off);
+  ref->iov_len = (ddsrt_iov_len_t) sz;
+  return ddsi_serdata_ref (dcmn);
+}
+
+static void sd_to_ser_unref (struct ddsi_serdata *dcmn, const ddsrt_iovec_t *ref)
+{
+  (void) ref;
+  ddsi_serdata_unref (dcmn);
+}
+
+static bool sd_to_sample (const struct ddsi_serdata *dcmn, void *sample, void **bufptr, void *buflim)
+{
+  (void) bufptr; (void) buflim;
+  const struct fsm_serdata *d = (const struct fsm_serdata *) dcmn;
+  struct fsm_sample *s = sample;
+  void *p = NULL;
+  if (d->c.kind == SDK_DATA && d->size > 0)
+  {
+    if ((p = malloc (d->size)) == NULL)
+      return false;
+    memcpy (p, d->data, d->size);
+  }
+  free (s->data);
+  s->data = p;
+  s->size = p ? d->size : 0;
+  return true;
+}
+
+static struct ddsi_serdata *sd_to_untyped (const struct ddsi_serdata *dcmn)
+{
+  /* The key of a keyless topic is empty: keep nothing of the payload alive. */
+  struct fsm_serdata *d = serdata_new (dcmn->type, SDK_KEY, 0);
+  if (d == NULL)
+    return NULL;
+  d->c.type = NULL;
+  return &d->c;
+}
+
+static bool sd_untyped_to_sample (const struct ddsi_sertype *type, const struct ddsi_serdata *d, void *sample, void **bufptr, void *buflim)
+{
+  (void) type; (void) d; (void) bufptr; (void) buflim;
+  struct fsm_sample *s = sample;
+  free (s->data);
+  s->data = NULL;
+  s->size = 0;
+  return true;
+}
+
+static size_t sd_print (const struct ddsi_sertype *type, const struct ddsi_serdata *dcmn, char *buf, size_t size)
+{
+  (void) type;
+  const struct fsm_serdata *d = (const struct fsm_serdata *) dcmn;
+  int n = snprintf (buf, size, "rawcdr(%u bytes)", (unsigned) d->size);
+  return n < 0 ? 0 : (size_t) n;
+}
+
+static void sd_get_keyhash (const struct ddsi_serdata *d, struct ddsi_keyhash *buf, bool force_md5)
+{
+  (void) d; (void) force_md5;
+  memset (buf->value, 0, sizeof (buf->value));
+}
+
+static const struct ddsi_serdata_ops fsm_serdata_ops = {
+  .eqkey = sd_eqkey,
+  .get_size = sd_get_size,
+  .from_ser = sd_from_ser,
+  .from_ser_iov = sd_from_ser_iov,
+  .from_keyhash = sd_from_keyhash,
+  .from_sample = sd_from_sample,
+  .to_ser = sd_to_ser,
+  .to_ser_ref = sd_to_ser_ref,
+  .to_ser_unref = sd_to_ser_unref,
+  .to_sample = sd_to_sample,
+  .to_untyped = sd_to_untyped,
+  .untyped_to_sample = sd_untyped_to_sample,
+  .free = sd_free,
+  .print = sd_print,
+  .get_keyhash = sd_get_keyhash,
+#ifdef DDS_HAS_SHM
+  .get_sample_size = NULL,
+  .from_iox_buffer = NULL,
+#endif
+};
+
+/* ---- sertype operations ---- */
+
+static void st_free (struct ddsi_sertype *tp)
+{
+  ddsi_sertype_fini (tp);
+  free (tp);
+}
+
+static void st_zero_samples (const struct ddsi_sertype *tp, void *samples, size_t count)
+{
+  (void) tp;
+  memset (samples, 0, count * sizeof (struct fsm_sample));
+}
+
+static void st_realloc_samples (void **ptrs, const struct ddsi_sertype *tp, void *old, size_t oldcount, size_t count)
+{
+  (void) tp;
+  const size_t sz = sizeof (struct fsm_sample);
+  char *p = (oldcount == count) ? old : realloc (old, count * sz);
+  if (p != NULL && count > oldcount)
+    memset (p + oldcount * sz, 0, (count - oldcount) * sz);
+  for (size_t i = 0; i < count; i++)
+    ptrs[i] = p ? p + i * sz : NULL;
+}
+
+static void st_free_samples (const struct ddsi_sertype *tp, void **ptrs, size_t count, dds_free_op_t op)
+{
+  (void) tp;
+  if (count == 0)
+    return;
+  if (op & DDS_FREE_CONTENTS_BIT)
+  {
+    for (size_t i = 0; i < count; i++)
+    {
+      struct fsm_sample *s = ptrs[i];
+      free (s->data);
+      s->data = NULL;
+      s->size = 0;
+    }
+  }
+  if (op & DDS_FREE_ALL_BIT)
+    free (ptrs[0]);
+}
+
+static bool st_equal (const struct ddsi_sertype *a, const struct ddsi_sertype *b)
+{
+  (void) a; (void) b;
+  return true; /* same type name and ops: nothing else distinguishes them */
+}
+
+static uint32_t st_hash (const struct ddsi_sertype *tp)
+{
+  (void) tp;
+  return 0;
+}
+
+static size_t st_get_serialized_size (const struct ddsi_sertype *tp, const void *sample)
+{
+  (void) tp;
+  return ((const struct fsm_sample *) sample)->size;
+}
+
+static bool st_serialize_into (const struct ddsi_sertype *tp, const void *sample, void *dst, size_t dst_size)
+{
+  (void) tp;
+  const struct fsm_sample *s = sample;
+  if (dst_size < s->size)
+    return false;
+  if (s->size > 0)
+    memcpy (dst, s->data, s->size);
+  return true;
+}
+
+static const struct ddsi_sertype_ops fsm_sertype_ops = {
+  .version = ddsi_sertype_v0,
+  .arg = NULL,
+  .free = st_free,
+  .zero_samples = st_zero_samples,
+  .realloc_samples = st_realloc_samples,
+  .free_samples = st_free_samples,
+  .equal = st_equal,
+  .hash = st_hash,
+  .type_id = NULL,
+  .type_map = NULL,
+  .type_info = NULL,
+  .derive_sertype = NULL,
+  .get_serialized_size = st_get_serialized_size,
+  .serialize_into = st_serialize_into,
+};
+
+struct ddsi_sertype *fsm_sertype_new (const char *type_name)
+{
+  struct ddsi_sertype *st = calloc (1, sizeof (*st));
+  if (st == NULL)
+    return NULL;
+  ddsi_sertype_init_flags (st, type_name, &fsm_sertype_ops, &fsm_serdata_ops, DDSI_SERTYPE_FLAG_TOPICKIND_NO_KEY);
+  st->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
+  return st;
+}
+
+dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, struct ddsi_sertype **out)
+{
+  struct ddsi_sertype *st = fsm_sertype_new (type_name);
+  if (st == NULL)
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  struct ddsi_sertype *used = st;
+  dds_entity_t tp = dds_create_topic_sertype (pp, name, &used, NULL, NULL, NULL);
+  if (tp < 0)
+  {
+    ddsi_sertype_unref (st);
+    return tp;
+  }
+  *out = used; /* may be an equal sertype registered earlier */
+  return tp;
+}
+
+/* ---- QoS ---- */
+
+dds_qos_t *fsm_qos_create (const fsm_qos *in, int for_reader)
+{
+  dds_qos_t *q = dds_create_qos ();
+  if (q == NULL)
+    return NULL;
+  int32_t depth = in->depth > 0 ? in->depth : 1;
+  dds_history_kind_t hkind = in->history == 1 ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST;
+  int32_t hdepth = in->history == 1 ? DDS_LENGTH_UNLIMITED : depth;
+  dds_qset_history (q, hkind, hdepth);
+  if (in->reliability == 1)
+    dds_qset_reliability (q, DDS_RELIABILITY_BEST_EFFORT, DDS_INFINITY);
+  else
+    dds_qset_reliability (q, DDS_RELIABILITY_RELIABLE, DDS_INFINITY);
+  if (in->durability == 1)
+  {
+    dds_qset_durability (q, DDS_DURABILITY_TRANSIENT_LOCAL);
+    dds_qset_durability_service (q, 0, hkind, hdepth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+  }
+  else
+    dds_qset_durability (q, DDS_DURABILITY_VOLATILE);
+  if (in->lifespan > 0)
+    dds_qset_lifespan (q, in->lifespan);
+  if (in->deadline > 0)
+    dds_qset_deadline (q, in->deadline);
+  dds_qset_liveliness (q, in->liveliness == 1 ? DDS_LIVELINESS_MANUAL_BY_TOPIC : DDS_LIVELINESS_AUTOMATIC,
+                       in->lease > 0 ? in->lease : DDS_INFINITY);
+  if (for_reader && in->ignore_local)
+    dds_qset_ignorelocal (q, DDS_IGNORELOCAL_PARTICIPANT);
+  if (in->userdata != NULL && in->userdata_len > 0)
+    dds_qset_userdata (q, in->userdata, in->userdata_len);
+  dds_qset_writer_data_lifecycle (q, false);
+  dds_data_representation_id_t rep[1] = { DDS_DATA_REPRESENTATION_XCDR1 };
+  dds_qset_data_representation (q, 1, rep);
+  return q;
+}
+
+/* Fills out from q; out->userdata is a dds_alloc'ed copy (or NULL) that the
+   caller releases with dds_free. */
+void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out)
+{
+  memset (out, 0, sizeof (*out));
+  out->depth = 1;
+  if (q == NULL)
+    return;
+  dds_reliability_kind_t rk;
+  dds_duration_t d;
+  if (dds_qget_reliability (q, &rk, &d))
+    out->reliability = (rk == DDS_RELIABILITY_BEST_EFFORT) ? 1 : 0;
+  dds_durability_kind_t dk;
+  if (dds_qget_durability (q, &dk))
+    out->durability = (dk == DDS_DURABILITY_VOLATILE) ? 0 : 1;
+  dds_history_kind_t hk;
+  int32_t depth;
+  if (dds_qget_history (q, &hk, &depth))
+  {
+    out->history = (hk == DDS_HISTORY_KEEP_ALL) ? 1 : 0;
+    out->depth = (hk == DDS_HISTORY_KEEP_ALL) ? 0 : depth;
+  }
+  if (dds_qget_deadline (q, &d) && d != DDS_INFINITY)
+    out->deadline = d;
+  if (dds_qget_lifespan (q, &d) && d != DDS_INFINITY)
+    out->lifespan = d;
+  dds_liveliness_kind_t lk;
+  if (dds_qget_liveliness (q, &lk, &d))
+  {
+    out->liveliness = (lk == DDS_LIVELINESS_MANUAL_BY_TOPIC) ? 1 : 0;
+    if (d != DDS_INFINITY)
+      out->lease = d;
+  }
+  dds_ignorelocal_kind_t ik;
+  if (dds_qget_ignorelocal (q, &ik))
+    out->ignore_local = (ik != DDS_IGNORELOCAL_NONE);
+  void *ud = NULL;
+  size_t udsz = 0;
+  if (dds_qget_userdata (q, &ud, &udsz) && ud != NULL)
+  {
+    if (udsz > 0)
+    {
+      out->userdata = ud;
+      out->userdata_len = udsz;
+    }
+    else
+      dds_free (ud);
+  }
+}
+
+/* ---- write and take ---- */
+
+dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len)
+{
+  struct fsm_serdata *d = serdata_new (st, SDK_DATA, len);
+  if (d == NULL)
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  memcpy (d->data, buf, len);
+  d->c.statusinfo = 0;
+  d->c.timestamp.v = dds_time ();
+  return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
+}
+
+int32_t fsm_take (fsm_recv *st, dds_entity_t rd, unsigned char *buf, uint32_t cap)
+{
+  st->more = 0;
+  st->need = 0;
+  if (st->pos >= st->n)
+  {
+    st->n = st->pos = 0;
+    dds_return_t rc = dds_takecdr (rd, st->sd, FSM_BATCH, st->si, DDS_ANY_STATE);
+    if (rc < 0)
+    {
+      st->full = 0;
+      return rc;
+    }
+    st->n = rc;
+    st->full = (rc == FSM_BATCH);
+  }
+  uint32_t off = 0;
+  int32_t k = 0;
+  while (st->pos < st->n)
+  {
+    struct ddsi_serdata *sd = st->sd[st->pos];
+    const dds_sample_info_t *si = &st->si[st->pos];
+    if (si->valid_data)
+    {
+      uint32_t len = ddsi_serdata_size (sd);
+      if (len > cap - off)
+      {
+        if (k == 0)
+          st->need = len;
+        st->more = 1;
+        return k;
+      }
+      if (len > 0)
+        ddsi_serdata_to_ser (sd, 0, len, buf + off);
+      fsm_meta *m = &st->meta[k++];
+      m->off = off;
+      m->len = len;
+      m->source_timestamp = si->source_timestamp;
+      m->publication_handle = si->publication_handle;
+      off += align4 (len);
+      if (off > cap)
+        off = cap;
+    }
+    ddsi_serdata_unref (sd);
+    st->pos++;
+  }
+  return k;
+}
+
+void fsm_recv_drop (fsm_recv *st)
+{
+  while (st->pos < st->n)
+    ddsi_serdata_unref (st->sd[st->pos++]);
+  st->n = st->pos = 0;
+}
+
+/* ---- built-in topics ---- */
+
+int32_t fsm_disc_take (fsm_dstate *st, dds_entity_t rd, int32_t kind)
+{
+  st->n = 0;
+  st->buf[0] = NULL;
+  dds_return_t rc = dds_take (rd, st->buf, st->si, FSM_BATCH, FSM_BATCH);
+  if (rc <= 0)
+    return rc;
+  st->n = rc;
+  st->loaned_from = rd;
+  for (int32_t i = 0; i < rc; i++)
+  {
+    fsm_disc *o = &st->out[i];
+    memset (o, 0, sizeof (*o));
+    o->alive = (st->si[i].instance_state == DDS_IST_ALIVE);
+    if (kind == 0)
+    {
+      const dds_builtintopic_participant_t *s = st->buf[i];
+      o->key = s->key;
+      o->pkey = s->key;
+      o->qos = s->qos;
+    }
+    else
+    {
+      const dds_builtintopic_endpoint_t *s = st->buf[i];
+      o->key = s->key;
+      o->pkey = s->participant_key;
+      o->topic = s->topic_name;
+      o->type = s->type_name;
+      o->qos = s->qos;
+    }
+  }
+  return rc;
+}
+
+void fsm_disc_release (fsm_dstate *st)
+{
+  if (st->n > 0)
+    dds_return_loan (st->loaned_from, st->buf, st->n);
+  st->n = 0;
+}

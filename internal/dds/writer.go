@@ -1,0 +1,205 @@
+package dds
+
+/*
+#include <stdlib.h>
+#include "rawcdr.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Writer is a DDS data writer of raw CDR samples.
+type Writer struct {
+	p      *Participant
+	t      *Topic
+	ent    C.dds_entity_t
+	guid   GUID
+	handle InstanceHandle
+
+	mu     sync.RWMutex // Write holds it shared, Close exclusively
+	closed bool
+}
+
+// NewWriter creates a writer on t with QoS q (mapped as rmw_cyclonedds
+// does; autodispose off, XCDR1 only).
+func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
+	if t == nil || t.p != p {
+		return nil, fmt.Errorf("dds: NewWriter: topic does not belong to this participant")
+	}
+	cq, err := q.createQoS(false)
+	if err != nil {
+		return nil, err
+	}
+	defer C.dds_delete_qos(cq)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	ent := C.dds_create_writer(p.ent, t.ent, cq, nil)
+	if ent < 0 {
+		return nil, fmt.Errorf("dds: writer on %q: %w", t.name, newError("dds_create_writer", C.dds_return_t(ent)))
+	}
+	defer func() {
+		if err != nil {
+			C.dds_delete(ent)
+		}
+	}()
+	w := &Writer{p: p, t: t, ent: ent}
+	if w.guid, err = entityGUID(ent); err != nil {
+		return nil, err
+	}
+	if w.handle, err = entityHandle(ent); err != nil {
+		return nil, err
+	}
+	p.writers[w] = struct{}{}
+	return w, nil
+}
+
+// Topic returns the writer's topic.
+func (w *Writer) Topic() *Topic { return w.t }
+
+// GUID returns the writer's GUID.
+func (w *Writer) GUID() GUID { return w.guid }
+
+// Handle returns the writer's instance handle (rmw_cyclonedds uses it as
+// the client id in service request headers).
+func (w *Writer) Handle() InstanceHandle { return w.handle }
+
+// Write publishes one serialized sample. payload must hold the complete
+// sample including the 4-byte encapsulation header; it is copied before
+// Write returns. A reliable writer blocks while its history is full.
+func (w *Writer) Write(payload []byte) error {
+	if len(payload) < 4 {
+		return fmt.Errorf("dds: Write on %q: payload of %d bytes has no encapsulation header", w.t.name, len(payload))
+	}
+	if len(payload) > math.MaxUint32-8 {
+		return fmt.Errorf("dds: Write on %q: payload of %d bytes is too large", w.t.name, len(payload))
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return ErrClosed
+	}
+	rc := C.fsm_write(w.ent, w.t.st, unsafe.Pointer(&payload[0]), C.uint32_t(len(payload)))
+	if rc < 0 {
+		return fmt.Errorf("dds: Write on %q: %w", w.t.name, newError("dds_writecdr", rc))
+	}
+	return nil
+}
+
+// WaitForAcks blocks until all samples written so far were acknowledged
+// by all matched reliable readers, or the timeout passes (an error
+// matching ErrTimeout). A timeout <= 0 checks once.
+func (w *Writer) WaitForAcks(timeout time.Duration) error {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if timeout < 0 {
+		timeout = 0
+	}
+	return check("dds_wait_for_acks", C.dds_wait_for_acks(w.ent, C.dds_duration_t(timeout)))
+}
+
+// MatchedReaders returns the readers currently matched with the writer.
+func (w *Writer) MatchedReaders() ([]Endpoint, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
+	return matched(w.ent, false)
+}
+
+// Close deletes the writer (without disposing its instance). Idempotent.
+func (w *Writer) Close() error {
+	if !w.markClosed() {
+		return nil
+	}
+	w.p.mu.Lock()
+	if w.p.closed {
+		w.p.mu.Unlock()
+		return nil // the participant deleted it
+	}
+	delete(w.p.writers, w)
+	w.p.mu.Unlock()
+	// Not under p.mu: deleting a reliable writer may linger for unacked data.
+	if rc := C.dds_delete(w.ent); rc < 0 && rc != C.DDS_RETCODE_ALREADY_DELETED {
+		return newError("dds_delete(writer)", rc)
+	}
+	return nil
+}
+
+// markClosed marks the writer closed, waiting for writes in progress. It
+// reports whether the writer was open.
+func (w *Writer) markClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.closed = true
+	return true
+}
+
+// matched lists the endpoints matched with a writer (subs) or reader.
+func matched(ent C.dds_entity_t, reader bool) ([]Endpoint, error) {
+	hs := make([]C.dds_instance_handle_t, 16)
+	for {
+		var n C.dds_return_t
+		if reader {
+			n = C.dds_get_matched_publications(ent, &hs[0], C.size_t(len(hs)))
+		} else {
+			n = C.dds_get_matched_subscriptions(ent, &hs[0], C.size_t(len(hs)))
+		}
+		if n < 0 {
+			return nil, newError("dds_get_matched", n)
+		}
+		if int(n) > len(hs) {
+			hs = make([]C.dds_instance_handle_t, int(n)+8)
+			continue
+		}
+		out := make([]Endpoint, 0, int(n))
+		for _, h := range hs[:n] {
+			var ep *C.dds_builtintopic_endpoint_t
+			if reader {
+				ep = C.dds_get_matched_publication_data(ent, h)
+			} else {
+				ep = C.dds_get_matched_subscription_data(ent, h)
+			}
+			if ep == nil {
+				continue // unmatched meanwhile
+			}
+			e := endpointFromC(ep)
+			e.Handle = InstanceHandle(h)
+			C.dds_builtintopic_free_endpoint(ep)
+			out = append(out, e)
+		}
+		return out, nil
+	}
+}
+
+// endpointFromC converts a built-in endpoint sample.
+func endpointFromC(ep *C.dds_builtintopic_endpoint_t) Endpoint {
+	e := Endpoint{
+		Key:            guidFromC(&ep.key),
+		ParticipantKey: guidFromC(&ep.participant_key),
+		QoS:            qosFromC(ep.qos),
+	}
+	if ep.topic_name != nil {
+		e.TopicName = C.GoString(ep.topic_name)
+	}
+	if ep.type_name != nil {
+		e.TypeName = C.GoString(ep.type_name)
+	}
+	e.UserData = e.QoS.UserData
+	return e
+}
