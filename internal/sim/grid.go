@@ -129,26 +129,32 @@ func (g *Grid) FillRect(x0, y0, x1, y1 float64, v int8) {
 // ErrBadWorld reports a world description that cannot be built.
 var ErrBadWorld = errors.New("sim: bad world")
 
-// DefaultWorld returns the built-in world: a 12 m × 8 m flat with outer
-// walls, three rooms joined by doorways and a few pillars, at 0.1 m per
-// cell, origin at (-1, -1) so the robot starts at (0, 0) in the first room.
+// Rect is an axis-aligned rectangle in world coordinates, metres.
+type Rect struct{ X0, Y0, X1, Y1 float64 }
+
+// DefaultWalls lists the obstacles of the built-in world: a 12 m × 8 m flat
+// with outer walls, three rooms joined by doorways, and three pillars. The
+// same list produces the grid (DefaultWorld) and the Gazebo world
+// (WorldSDF), so both simulators see one building.
+func DefaultWalls() []Rect {
+	return []Rect{
+		// Outer walls.
+		{-1, -1, 11, -0.8}, {-1, 6.8, 11, 7}, {-1, -1, -0.8, 7}, {10.8, -1, 11, 7},
+		// Between rooms 1 and 2 at x = 3, doorway y in [1, 2].
+		{2.9, -1, 3.1, 1}, {2.9, 2, 3.1, 7},
+		// Between rooms 2 and 3 at x = 7, doorway y in [4.5, 5.5].
+		{6.9, -1, 7.1, 4.5}, {6.9, 5.5, 7.1, 7},
+		// Pillars.
+		{4.6, 2.6, 5.0, 3.0}, {8.6, 1.2, 9.0, 1.6}, {0.8, 4.2, 1.4, 4.6},
+	}
+}
+
+// DefaultWorld returns the built-in world at 0.1 m per cell, origin at
+// (-1, -1), so the robot starts at (0, 0) in the first room.
 func DefaultWorld() *Grid {
 	g, _ := NewGrid(120, 80, 0.1, -1, -1, Free)
-	wall := func(x0, y0, x1, y1 float64) { g.FillRect(x0, y0, x1, y1, Occupied) }
-	// Outer walls.
-	wall(-1, -1, 11, -0.8)
-	wall(-1, 6.8, 11, 7)
-	wall(-1, -1, -0.8, 7)
-	wall(10.8, -1, 11, 7)
-	// Wall between room 1 and room 2 at x = 3, doorway y in [1, 2].
-	wall(2.9, -1, 3.1, 1)
-	wall(2.9, 2, 3.1, 7)
-	// Wall between room 2 and room 3 at x = 7, doorway y in [4.5, 5.5].
-	wall(6.9, -1, 7.1, 4.5)
-	wall(6.9, 5.5, 7.1, 7)
-	// Pillars.
-	wall(4.6, 2.6, 5.0, 3.0)
-	wall(8.6, 1.2, 9.0, 1.6)
-	wall(0.8, 4.2, 1.4, 4.6)
+	for _, r := range DefaultWalls() {
+		g.FillRect(r.X0, r.Y0, r.X1, r.Y1, Occupied)
+	}
 	return g
 }

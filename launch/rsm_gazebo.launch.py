@@ -1,0 +1,51 @@
+"""Robot Statemachine on Gazebo (gz sim) instead of the built-in simulator.
+
+Starts gz sim with worlds/fsmnodes_flat.sdf (the same building as the
+built-in simulator, with the fsmbot base and its lidar), bridges the topics of
+params/gz_bridge.yaml, publishes the lidar mount transform, builds the map
+with slam_toolbox, and starts the RSM nodes, the frontier detector and the
+Nav2-compatible navigator of this package, all on simulated time.
+
+Needs a ROS 2 install with ros_gz_sim, ros_gz_bridge, slam_toolbox and
+tf2_ros, and RMW_IMPLEMENTATION=rmw_cyclonedds_cpp for service calls.
+Usage: ros2 launch fsmnodes rsm_gazebo.launch.py [gui:=false]
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, IncludeLaunchDescription
+from launch.conditions import IfCondition, UnlessCondition
+from launch.launch_description_sources import AnyLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description():
+    share = get_package_share_directory('fsmnodes')
+    world = os.path.join(share, 'worlds', 'fsmnodes_flat.sdf')
+    bridge = os.path.join(share, 'params', 'gz_bridge.yaml')
+    sim_time = {'use_sim_time': True}
+    gui = LaunchConfiguration('gui')
+
+    return LaunchDescription([
+        DeclareLaunchArgument('gui', default_value='true', description='show the Gazebo window'),
+        ExecuteProcess(cmd=['gz', 'sim', '-r', world], output='screen', condition=IfCondition(gui)),
+        ExecuteProcess(cmd=['gz', 'sim', '-r', '-s', world], output='screen', condition=UnlessCondition(gui)),
+        Node(package='ros_gz_bridge', executable='parameter_bridge', name='gz_bridge',
+             parameters=[{'config_file': bridge}, sim_time], output='screen'),
+        Node(package='tf2_ros', executable='static_transform_publisher', name='lidar_mount',
+             arguments=['--z', '0.15', '--frame-id', 'base_footprint', '--child-frame-id', 'base_scan'],
+             parameters=[sim_time]),
+        Node(package='slam_toolbox', executable='async_slam_toolbox_node', name='slam_toolbox',
+             parameters=[sim_time, {'base_frame': 'base_footprint', 'odom_frame': 'odom',
+                                    'map_frame': 'map', 'scan_topic': '/scan'}],
+             output='screen'),
+        Node(package='fsmnodes', executable='simple_navigator', name='navigator',
+             parameters=[sim_time, {'use_ground_truth': False}], output='screen'),
+        Node(package='fsmnodes', executable='frontier_detector', name='frontier_detector',
+             parameters=[sim_time], output='screen'),
+        IncludeLaunchDescription(
+            AnyLaunchDescriptionSource(os.path.join(share, 'launch', 'rsm.launch.xml')),
+            launch_arguments={'use_sim_time': 'true'}.items()),
+    ])
