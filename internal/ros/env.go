@@ -1,0 +1,208 @@
+package ros
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MaxDomainID is the largest domain id Cyclone accepts with the default
+// RTPS port mapping.
+const MaxDomainID = 232
+
+// parseDomainID parses ROS_DOMAIN_ID like rcl does (strtoul base 0: "0x"
+// hex, leading "0" octal, else decimal); empty means the default domain 0.
+func parseDomainID(s string) (uint32, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, nil
+	}
+	base := 10
+	digits := t
+	switch {
+	case strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X"):
+		base, digits = 16, t[2:]
+	case len(t) > 1 && t[0] == '0':
+		base, digits = 8, t[1:]
+	}
+	v, err := strconv.ParseUint(digits, base, 32)
+	if err != nil {
+		return 0, fmt.Errorf("ROS_DOMAIN_ID %q: not a number", s)
+	}
+	if v > MaxDomainID {
+		return 0, fmt.Errorf("ROS_DOMAIN_ID %q: %d is above the maximum %d", s, v, MaxDomainID)
+	}
+	return uint32(v), nil
+}
+
+// DiscoveryRange is ROS_AUTOMATIC_DISCOVERY_RANGE.
+type DiscoveryRange int
+
+// Discovery ranges (rmw_automatic_discovery_range_t).
+const (
+	RangeSubnet DiscoveryRange = iota
+	RangeLocalhost
+	RangeOff
+	RangeSystemDefault
+)
+
+// String returns the environment spelling of the range.
+func (r DiscoveryRange) String() string {
+	switch r {
+	case RangeSubnet:
+		return "SUBNET"
+	case RangeLocalhost:
+		return "LOCALHOST"
+	case RangeOff:
+		return "OFF"
+	case RangeSystemDefault:
+		return "SYSTEM_DEFAULT"
+	}
+	return "UNKNOWN"
+}
+
+// discoverySettings is what the environment says about discovery.
+type discoverySettings struct {
+	Range       DiscoveryRange
+	StaticPeers []string
+	// LocalhostOnly is Humble's ROS_LOCALHOST_ONLY=1.
+	LocalhostOnly bool
+	// Warnings to log (deprecated or invalid settings).
+	Warnings []string
+}
+
+// readDiscoverySettings interprets ROS_LOCALHOST_ONLY,
+// ROS_AUTOMATIC_DISCOVERY_RANGE and ROS_STATIC_PEERS for the distro as rcl
+// does (ros2-wire.md §7).
+func readDiscoverySettings(getenv func(string) string, distro Distro) (discoverySettings, error) {
+	var s discoverySettings
+	localhost := getenv("ROS_LOCALHOST_ONLY") == "1"
+	if distro == Humble {
+		s.LocalhostOnly = localhost
+		return s, nil
+	}
+	switch v := getenv("ROS_AUTOMATIC_DISCOVERY_RANGE"); v {
+	case "", "SUBNET":
+		s.Range = RangeSubnet
+	case "LOCALHOST":
+		s.Range = RangeLocalhost
+	case "OFF":
+		s.Range = RangeOff
+	case "SYSTEM_DEFAULT":
+		s.Range = RangeSystemDefault
+	default:
+		s.Range = RangeLocalhost
+		s.Warnings = append(s.Warnings, fmt.Sprintf("invalid ROS_AUTOMATIC_DISCOVERY_RANGE %q, using LOCALHOST", v))
+	}
+	if peers := getenv("ROS_STATIC_PEERS"); peers != "" {
+		for _, p := range strings.Split(peers, ";") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			if len(p) >= 256 {
+				return s, fmt.Errorf("ROS_STATIC_PEERS: peer %.20q... is longer than 255 characters", p)
+			}
+			s.StaticPeers = append(s.StaticPeers, p)
+		}
+	}
+	if localhost {
+		s.Warnings = append(s.Warnings, "ROS_LOCALHOST_ONLY is deprecated; using ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and no static peers")
+		s.Range = RangeLocalhost
+		s.StaticPeers = nil
+	}
+	if s.Range == RangeSystemDefault && len(s.StaticPeers) > 0 {
+		s.Warnings = append(s.Warnings, "static peers are ignored with ROS_AUTOMATIC_DISCOVERY_RANGE=SYSTEM_DEFAULT")
+	}
+	if s.Range == RangeOff && len(s.StaticPeers) > 0 {
+		s.Warnings = append(s.Warnings, "static peers are ignored with ROS_AUTOMATIC_DISCOVERY_RANGE=OFF")
+	}
+	return s, nil
+}
+
+// cycloneConfig builds the Cyclone configuration string exactly as
+// rmw_cyclonedds_cpp's check_create_domain does: an XML fragment for the
+// discovery settings (only when something must change), then
+// $CYCLONEDDS_URI.
+func cycloneConfig(s discoverySettings, distro Distro, cycloneURI string, pid int) string {
+	var b strings.Builder
+	if distro == Humble {
+		if s.LocalhostOnly {
+			b.WriteString(`<CycloneDDS><Domain><General><Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces></General></Domain></CycloneDDS>,`)
+		}
+		b.WriteString(cycloneURI)
+		return b.String()
+	}
+	var localhostPeer, staticPeers, noMulticast bool
+	switch s.Range {
+	case RangeSubnet:
+		staticPeers = true
+	case RangeLocalhost:
+		localhostPeer, staticPeers, noMulticast = true, true, true
+	case RangeOff:
+		noMulticast = true
+	}
+	if localhostPeer || (staticPeers && len(s.StaticPeers) > 0) || noMulticast {
+		b.WriteString("<CycloneDDS><Domain>")
+		if noMulticast {
+			b.WriteString("<General><AllowMulticast>false</AllowMulticast></General>")
+		}
+		if noMulticast && !localhostPeer && !staticPeers {
+			fmt.Fprintf(&b, "<Discovery><ParticipantIndex>none</ParticipantIndex><Tag>ros_discovery_off_%d</Tag>", pid)
+		} else {
+			b.WriteString("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
+		}
+		if localhostPeer || (staticPeers && len(s.StaticPeers) > 0) {
+			b.WriteString("<Peers>")
+			if localhostPeer {
+				b.WriteString(`<Peer address="localhost"/>`)
+			}
+			for _, p := range s.StaticPeers {
+				fmt.Fprintf(&b, `<Peer address="%s"/>`, xmlEscape(p))
+			}
+			b.WriteString("</Peers>")
+		}
+		b.WriteString("</Discovery></Domain></CycloneDDS>,")
+	}
+	b.WriteString(cycloneURI)
+	return b.String()
+}
+
+func xmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+	return r.Replace(s)
+}
+
+// distroFromEnv maps ROS_DISTRO to a wire dialect: "humble" is Humble,
+// anything else (including unset) is Jazzy.
+func distroFromEnv(v string) Distro {
+	if strings.EqualFold(strings.TrimSpace(v), "humble") {
+		return Humble
+	}
+	return Jazzy
+}
+
+// envConfig is everything a Context takes from the environment.
+type envConfig struct {
+	DomainID uint32
+	Distro   Distro
+	Config   string
+	Warnings []string
+}
+
+func readEnv(getenv func(string) string) (envConfig, error) {
+	var c envConfig
+	var err error
+	if c.DomainID, err = parseDomainID(getenv("ROS_DOMAIN_ID")); err != nil {
+		return c, err
+	}
+	c.Distro = distroFromEnv(getenv("ROS_DISTRO"))
+	s, err := readDiscoverySettings(getenv, c.Distro)
+	if err != nil {
+		return c, err
+	}
+	c.Warnings = s.Warnings
+	c.Config = cycloneConfig(s, c.Distro, getenv("CYCLONEDDS_URI"), os.Getpid())
+	return c, nil
+}
