@@ -219,8 +219,8 @@ var goldens = []golden{
 	{
 		name: "UUID: fixed uint8 array",
 		doc:  "uint8[16] is 16 raw bytes with no length prefix",
-		msg: &unique_identifier_msgs_msg.UUID{Uuid: [16]uint8{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
-		hex: "00 01 00 00 | 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f",
+		msg:  &unique_identifier_msgs_msg.UUID{Uuid: [16]uint8{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+		hex:  "00 01 00 00 | 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f",
 	},
 	{
 		name: "GoalInfo: nested fixed array then nested Time",
