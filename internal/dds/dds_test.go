@@ -51,3 +51,80 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 	}
 	_ = r
 }
+
+func TestPubSub_TwoProcesses(t *testing.T) {
+	const domain = 51
+	p := newTestParticipant(t, domain)
+	events := make(chan DiscoveryEvent, 256)
+	if err := p.WatchDiscovery(func(ev DiscoveryEvent) { events <- ev }); err != nil {
+		t.Fatal(err)
+	}
+	startChild(t, domain)
+	tping, err := p.Topic("rt/ping", "test::Ping_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpong, err := p.Topic("rt/pong", "test::Pong_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := QoS{Reliability: Reliable, History: KeepAll}
+	c := newCollector()
+	r, err := p.NewReader(tpong, q, c.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.NewWriter(tping, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both directions matched", 20*time.Second, func() bool {
+		mr, err1 := w.MatchedReaders()
+		mw, err2 := r.MatchedWriters()
+		return err1 == nil && err2 == nil && len(mr) == 1 && len(mw) == 1
+	})
+
+	// Matched endpoints carry the peer's topic, type and user data.
+	mr, _ := w.MatchedReaders()
+	if got := mr[0]; got.TopicName != "rt/ping" || got.TypeName != "test::Ping_" || string(got.UserData) != "role=echo;" || got.ParticipantKey == p.GUID() || got.Handle == 0 {
+		t.Errorf("matched reader = %+v", got)
+	}
+	mw, _ := r.MatchedWriters()
+	if got := mw[0]; got.TopicName != "rt/pong" || string(got.UserData) != "role=echo;" || got.QoS.Reliability != Reliable || got.QoS.History != KeepAll {
+		t.Errorf("matched writer = %+v", got)
+	}
+
+	sizes := []int{10, 64 << 10, 1 << 20, 4, 7}
+	for i, n := range sizes {
+		if err := w.Write(payload(n, byte(i))); err != nil {
+			t.Fatalf("Write(%d bytes): %v", n, err)
+		}
+	}
+	waitFor(t, "echoes", 30*time.Second, func() bool { return c.count() >= len(sizes) })
+	for i, n := range sizes {
+		got := c.get(i)
+		want := payload(n, byte(i))
+		if len(got) < n || len(got) > (n+3)&^3 || !bytes.Equal(got[:n], want) {
+			t.Errorf("echo %d: got %d bytes, want %d", i, len(got), n)
+		}
+	}
+
+	// Discovery saw the child's writer and reader with names, remote.
+	var sawWriter, sawReader, sawParticipant bool
+	timeout := time.After(10 * time.Second)
+	for !(sawWriter && sawReader && sawParticipant) {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.Kind == KindWriter && ev.Alive && !ev.Local && ev.TopicName == "rt/pong" && ev.TypeName == "test::Pong_":
+				sawWriter = string(ev.UserData) == "role=echo;"
+			case ev.Kind == KindReader && ev.Alive && !ev.Local && ev.TopicName == "rt/ping" && ev.TypeName == "test::Ping_":
+				sawReader = true
+			case ev.Kind == KindParticipant && ev.Alive && !ev.Local:
+				sawParticipant = string(ev.UserData) == "enclave=/;"
+			}
+		case <-timeout:
+			t.Fatalf("discovery: writer %v reader %v participant %v", sawWriter, sawReader, sawParticipant)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package dds
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestMalformedPayloadDeliveredAsBytes(t *testing.T) {
+	const domain = 59
+	a := newTestParticipant(t, domain)
+	b := newTestParticipant(t, domain)
+	ta, _ := a.Topic("rt/junk", "std_msgs::msg::dds_::String_")
+	tb, _ := b.Topic("rt/junk", "std_msgs::msg::dds_::String_")
+	c := newCollector()
+	if _, err := b.NewReader(tb, QoS{History: KeepAll}, c.handle); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.NewWriter(ta, QoS{History: KeepAll})
+	waitFor(t, "match", 10*time.Second, func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
+	// Not CDR at all: unknown encapsulation, a string length far beyond
+	// the payload.
+	junk := [][]byte{
+		{0xde, 0xad, 0xbe, 0xef},
+		{0x00, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0x7f, 'x'},
+		bytes.Repeat([]byte{0xff}, 33),
+	}
+	for _, j := range junk {
+		if err := w.Write(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "junk", 10*time.Second, func() bool { return c.count() == len(junk) })
+	for i, j := range junk {
+		if got := c.get(i); !bytes.Equal(got[:len(j)], j) {
+			t.Errorf("junk %d: got %x, want %x", i, got, j)
+		}
+	}
+}
+
+func TestDiscovery_LocalAndGone(t *testing.T) {
+	const domain = 50
+	a := newTestParticipant(t, domain+0)
+	b, err := NewParticipant(domain, loopbackConfig, []byte("enclave=/b;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var mu sync.Mutex
+	var evs []DiscoveryEvent
+	if err := a.WatchDiscovery(func(ev DiscoveryEvent) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WatchDiscovery(func(DiscoveryEvent) {}); err == nil {
+		t.Error("second WatchDiscovery accepted")
+	}
+	find := func(pred func(DiscoveryEvent) bool) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			if pred(ev) {
+				return true
+			}
+		}
+		return false
+	}
+	ta, _ := a.Topic("rt/disc", "test::D_")
+	la, _ := a.NewWriter(ta, QoS{})
+	tb, _ := b.Topic("rt/disc", "test::D_")
+	rb, _ := b.NewReader(tb, QoS{}, func([]Sample) {})
+	rbGUID := rb.GUID()
+	waitFor(t, "local writer event", 10*time.Second, func() bool {
+		return find(func(ev DiscoveryEvent) bool {
+			return ev.Kind == KindWriter && ev.Local && ev.Alive && ev.Key == la.GUID() && ev.TopicName == "rt/disc"
+		})
+	})
+	waitFor(t, "other participant's reader", 10*time.Second, func() bool {
+		return find(func(ev DiscoveryEvent) bool {
+			return ev.Kind == KindReader && !ev.Local && ev.Alive && ev.Key == rbGUID && ev.ParticipantKey == b.GUID() && ev.TypeName == "test::D_"
+		})
+	})
+	waitFor(t, "own participant", 10*time.Second, func() bool {
+		return find(func(ev DiscoveryEvent) bool {
+			return ev.Kind == KindParticipant && ev.Local && ev.Key == a.GUID() && string(ev.UserData) == "enclave=/;"
+		})
+	})
+	if err := rb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "reader gone", 10*time.Second, func() bool {
+		return find(func(ev DiscoveryEvent) bool { return ev.Kind == KindReader && !ev.Alive && ev.Key == rbGUID })
+	})
+	bGUID := b.GUID()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "participant gone", 10*time.Second, func() bool {
+		return find(func(ev DiscoveryEvent) bool { return ev.Kind == KindParticipant && !ev.Alive && ev.Key == bGUID })
+	})
+}
+
+func TestCloseWhileReceiving(t *testing.T) {
+	const domain = 51
+	a := newTestParticipant(t, domain)
+	b, err := NewParticipant(domain, loopbackConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, _ := a.Topic("rt/flood", "test::F_")
+	tb, _ := b.Topic("rt/flood", "test::F_")
+	var got atomic.Int64
+	var afterClose atomic.Bool
+	var closedReader atomic.Bool
+	r, err := b.NewReader(tb, QoS{Reliability: BestEffort}, func(batch []Sample) {
+		if closedReader.Load() {
+			afterClose.Store(true)
+		}
+		got.Add(int64(len(batch)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second reader closes itself from inside its handler.
+	var selfClosed atomic.Int64
+	var self *Reader
+	var selfMu sync.Mutex
+	selfMu.Lock()
+	self, err = b.NewReader(tb, QoS{Reliability: BestEffort}, func(batch []Sample) {
+		selfMu.Lock()
+		defer selfMu.Unlock()
+		if selfClosed.Add(1) == 1 {
+			if err := self.Close(); err != nil {
+				t.Errorf("Close from handler: %v", err)
+			}
+		}
+	})
+	selfMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.NewWriter(ta, QoS{Reliability: BestEffort})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p := payload(512, 0)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = w.Write(p)
+			}
+		}
+	}()
+	waitFor(t, "flowing", 10*time.Second, func() bool { return got.Load() > 100 })
+	if err := r.Close(); err != nil {
+		t.Errorf("Reader.Close: %v", err)
+	}
+	closedReader.Store(true)
+	time.Sleep(20 * time.Millisecond) // let more samples arrive; none may be delivered
+	if afterClose.Load() {
+		t.Error("handler ran after Reader.Close returned")
+	}
+	if n := selfClosed.Load(); n != 1 {
+		t.Errorf("self-closing reader delivered %d batches, want 1", n)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Participant.Close while receiving: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := b.Topic("rt/x", "x"); err != ErrClosed {
+		t.Errorf("Topic after Close = %v", err)
+	}
+	if _, err := r.MatchedWriters(); err != ErrClosed {
+		t.Errorf("MatchedWriters after Close = %v", err)
+	}
+	close(stop)
+	<-done
+}
+
+func TestCloseFromHandler(t *testing.T) {
+	const domain = 52
+	a := newTestParticipant(t, domain)
+	b, err := NewParticipant(domain, loopbackConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, _ := a.Topic("rt/closer", "test::X_")
+	tb, _ := b.Topic("rt/closer", "test::X_")
+	closed := make(chan error, 1)
+	if _, err := b.NewReader(tb, QoS{}, func([]Sample) {
+		select {
+		case closed <- b.Close():
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.NewWriter(ta, QoS{})
+	waitFor(t, "match", 10*time.Second, func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
+	if err := w.Write(payload(8, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close from handler: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler did not run")
+	}
+	<-b.done // the receive goroutine exits after the handler returns
+}
