@@ -1,0 +1,307 @@
+package launch
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeBin makes a directory with empty executables of the given names.
+func fakeBin(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// env is a fake environment for Options.LookupEnv.
+func env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoad_EveryTag(t *testing.T) {
+	bin := fakeBin(t, "talker", "listener")
+	share, _ := filepath.Abs("testdata/share")
+	d, err := Load("testdata/share/launch/all.launch.xml", Options{
+		BinDir:    bin,
+		LookupEnv: env("PATH", os.Getenv("PATH")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	type want struct {
+		label string
+		argv  []string
+		env   []string
+		unset []string
+	}
+	P := func(name string) string { return filepath.Join(tmp, name) }
+	sh, err := findInPath("sh", &scope{l: &loader{}, file: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := []want{
+		{"talker-1", []string{bin + "/talker", "--count", "3", "two words", "--ros-args", "-r", "__node:=talker", "-r", "__ns:=/demo",
+			"--params-file", share + "/params/talker.yaml", "--params-file", P("launch_params_talker-1_1.yaml"),
+			"-r", "chatter:=chat", "--log-level", "debug"},
+			[]string{"FROM_SET_ENV=1", "NODE_ENV=/nowhere"}, nil},
+		{"listener-2", []string{bin + "/listener", "--ros-args", "-r", "__node:=listener", "-r", "__ns:=/r1",
+			"--params-file", P("launch_params_listener-2_0.yaml"), "-r", "/tf:=tf"},
+			[]string{"FROM_SET_ENV=1"}, nil},
+		{"deep-3", []string{bin + "/listener", "--ros-args", "-r", "__ns:=/r1/inner", "-r", "/tf:=tf"},
+			[]string{"FROM_SET_ENV=1"}, nil},
+		{"listener-4", []string{bin + "/listener", "--ros-args", "-r", "__node:=absolute", "-r", "__ns:=/abs", "-r", "/tf:=tf"},
+			[]string{"FROM_SET_ENV=1"}, nil},
+		{"listener-5", []string{bin + "/listener", "--ros-args", "-r", "__node:=kept", "-r", "__ns:=/r1"},
+			[]string{"FROM_SET_ENV=1"}, nil},
+		{"talker-6", []string{bin + "/talker", "--ros-args", "-r", "__node:=child_sim", "-r", "__ns:=/"},
+			[]string{"FROM_SET_ENV=1"}, nil},
+		{"hello-7", []string{sh, "-c", "echo hi"}, []string{"FROM_SET_ENV=1", "EXEC_ENV=x"}, nil},
+	}
+	if len(d.Processes) != len(wants) {
+		for _, p := range d.Processes {
+			t.Logf("got %s", p.Label)
+		}
+		t.Fatalf("got %d processes, want %d", len(d.Processes), len(wants))
+	}
+	for i, w := range wants {
+		p := d.Processes[i]
+		argv, err := p.Command(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Label != w.label || !reflect.DeepEqual(argv, w.argv) {
+			t.Errorf("process %d: %s %q\nwant %s %q", i, p.Label, argv, w.label, w.argv)
+		}
+		if !reflect.DeepEqual(p.Env, w.env) || !reflect.DeepEqual(p.Unset, w.unset) {
+			t.Errorf("%s: env %q unset %q, want %q %q", p.Label, p.Env, p.Unset, w.env, w.unset)
+		}
+	}
+	talker := d.Processes[0]
+	if talker.Output != "screen" || !talker.Respawn || talker.RespawnDelay != 500*time.Millisecond ||
+		talker.SigtermTimeout != 2*time.Second || talker.SigkillTimeout != time.Second || talker.Line != 13 {
+		t.Errorf("talker attributes: %+v", talker)
+	}
+	if d.Processes[5].Output != "log" || d.Processes[6].Output != "both" {
+		t.Errorf("outputs: %s %s", d.Processes[5].Output, d.Processes[6].Output)
+	}
+	got, err := os.ReadFile(P("launch_params_talker-1_1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantYAML := `/demo/talker:
+  ros__parameters:
+    rate: 10
+    scale: 1.0
+    enabled: true
+    label: "hello r1"
+    ids: [1, 2, 3]
+    code: "007"
+    gains.p: 0.5
+    gains.i: 0
+`
+	if string(got) != wantYAML {
+		t.Errorf("inline params file:\n%s\nwant\n%s", got, wantYAML)
+	}
+	if got, _ := os.ReadFile(P("launch_params_listener-2_0.yaml")); !strings.HasPrefix(string(got), "/r1/listener:\n") {
+		t.Errorf("listener params keyed wrongly:\n%s", got)
+	}
+	if !reflect.DeepEqual(d.Logs, []string{"starting r1 in sim mode"}) {
+		t.Errorf("logs = %q", d.Logs)
+	}
+	var names []string
+	for _, a := range d.Args {
+		names = append(names, a.Name+"="+a.Value)
+	}
+	if strings.Join(names, " ") != "robot=r1 mode=sim use_extra=false who=sim extra=sim-extra" {
+		t.Errorf("declared args: %v", names)
+	}
+}
+
+func TestLoad_CommandLineArgsOverrideDefaults(t *testing.T) {
+	bin := fakeBin(t, "talker", "listener")
+	args, err := ParseArgs([]string{"robot:=r2", "use_extra:=true", "mode:=real"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load("testdata/share/launch/all.launch.xml", Options{BinDir: bin, Args: args,
+		LookupEnv: env("PATH", os.Getenv("PATH"), "TEST_LAUNCH_HOME", "/home/x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range d.Processes {
+		got = append(got, p.Label+":"+p.FQN())
+	}
+	// deep and kept are dropped (use_extra), skipped is started; its FQN is
+	// unknown because it has no namespace.
+	want := "talker-1:/demo/talker listener-2:/r2/listener listener-3:/abs/absolute listener-4: talker-5:/child_real hello-6:"
+	if joined := strings.Join(got, " "); joined != want {
+		t.Errorf("processes:\n%s\nwant\n%s", joined, want)
+	}
+	if d.Processes[0].Env[1] != "NODE_ENV=/home/x" {
+		t.Errorf("env substitution: %q", d.Processes[0].Env)
+	}
+}
+
+func TestParseArgs_Bad(t *testing.T) {
+	if _, err := ParseArgs([]string{"robot=r2"}); err == nil || err.Error() != `launch argument "robot=r2" must have the form name:=value` {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoad_ShareDirFromEnvAndDiscovery(t *testing.T) {
+	bin := fakeBin(t, "talker", "listener")
+	d, err := Load("testdata/share/launch/all.launch.xml", Options{
+		LookupEnv: env("PATH", os.Getenv("PATH"), EnvBin, bin)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, _ := filepath.Abs("testdata/share")
+	if f := d.Processes[0].Params[0].File; f != share+"/params/talker.yaml" {
+		t.Errorf("discovered share: %s", f)
+	}
+	// An installed layout: <prefix>/share/fsmnodes and <prefix>/lib/fsmnodes.
+	prefix := t.TempDir()
+	for _, dir := range []string{"share/fsmnodes/launch", "share/fsmnodes/params", "lib/fsmnodes"} {
+		if err := os.MkdirAll(filepath.Join(prefix, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(prefix, "lib/fsmnodes/talker"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(prefix, "share/fsmnodes/launch/x.launch.xml"),
+		[]byte(`<launch><node pkg="fsmnodes" exec="talker"/><let name="p" value="$(find-pkg-prefix fsmnodes)"/><log message="$(var p)"/></launch>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err = Load(filepath.Join(prefix, "share/fsmnodes/launch/x.launch.xml"), Options{LookupEnv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Processes[0].Path != filepath.Join(prefix, "lib/fsmnodes/talker") || d.Logs[0] != prefix {
+		t.Errorf("installed layout: path %s prefix %s", d.Processes[0].Path, d.Logs[0])
+	}
+}
+
+func TestLoad_BadFiles(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	cases := []struct {
+		name, xml, want string
+	}{
+		{"unknown tag", "<launch>\n  <nodes pkg=\"fsmnodes\"/>\n</launch>",
+			"bad.launch.xml:2: unknown tag <nodes> (supported: arg, let, node, executable, group, push_ros_namespace, include, set_env, unset_env, set_remap, log)"},
+		{"unknown attribute", "<launch>\n\n  <node pkg=\"fsmnodes\" exec=\"talker\" nmae=\"x\"/>\n</launch>",
+			`bad.launch.xml:3: unknown attribute "nmae" on <node> (allowed: pkg, exec, name, namespace, output, respawn, respawn_delay, respawn_max_retries, args, ros_args, launch-prefix, exec_name, cwd, on_exit, sigterm_timeout, sigkill_timeout, if, unless)`},
+		{"unknown child", "<launch><node pkg=\"fsmnodes\" exec=\"talker\">\n<parm name=\"a\" value=\"1\"/></node></launch>",
+			"bad.launch.xml:2: unknown tag <parm> inside <node> (allowed: param, remap, env)"},
+		{"root", "<launc/>", "bad.launch.xml:1: root element must be <launch>, got <launc>"},
+		{"missing exec", "<launch><node pkg=\"fsmnodes\"/></launch>", `bad.launch.xml:1: <node> needs the attribute "exec"`},
+		{"missing arg", "<launch>\n<arg name=\"robot\"/></launch>", `bad.launch.xml:2: launch argument "robot" has no default and was not given (pass robot:=value)`},
+		{"bad choice", "<launch><arg name=\"m\" default=\"x\"><choice value=\"a\"/><choice value=\"b\"/></arg></launch>",
+			`bad.launch.xml:1: launch argument "m" is "x"; valid choices are a, b`},
+		{"undefined var", "<launch><let name=\"a\" value=\"$(var nope)\"/></launch>",
+			`bad.launch.xml:1: launch configuration "nope" does not exist (declare it with <arg> or <let>)`},
+		{"unknown subst", "<launch><let name=\"a\" value=\"$(eval 1+1)\"/></launch>",
+			"bad.launch.xml:1: unknown substitution $(eval) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, not, and, or, equals, not-equals)"},
+		{"unterminated", "<launch><let name=\"a\" value=\"$(var x\"/></launch>", `bad.launch.xml:1: unterminated substitution in "$(var x"`},
+		{"env unset", "<launch><let name=\"a\" value=\"$(env NOPE_NOT_SET)\"/></launch>",
+			`bad.launch.xml:1: environment variable "NOPE_NOT_SET" is not set and $(env) has no default`},
+		{"bad if", "<launch><let name=\"a\" value=\"1\" if=\"maybe\"/></launch>",
+			`bad.launch.xml:1: if: "maybe" is not a boolean (want true, false, 1 or 0)`},
+		{"bad output", "<launch><node pkg=\"fsmnodes\" exec=\"talker\" output=\"tty\"/></launch>",
+			`bad.launch.xml:1: output: "tty" is not one of screen, log, both`},
+		{"bad respawn", "<launch><node pkg=\"fsmnodes\" exec=\"talker\" respawn=\"yes\"/></launch>",
+			`bad.launch.xml:1: respawn: "yes" is not a boolean (want true, false, 1 or 0)`},
+		{"bad delay", "<launch><node pkg=\"fsmnodes\" exec=\"talker\" respawn_delay=\"-1\"/></launch>",
+			`bad.launch.xml:1: respawn_delay: "-1" is not a duration in seconds (0 to 1e6)`},
+		{"no executable", "<launch><node pkg=\"fsmnodes\" exec=\"nothere\"/></launch>",
+			`bad.launch.xml:1: executable "nothere" of package "fsmnodes" not found (looked in ` + bin},
+		{"param file missing", "<launch><node pkg=\"fsmnodes\" exec=\"talker\"><param from=\"none.yaml\"/></node></launch>",
+			"bad.launch.xml:1: param file: stat "},
+		{"param no value", "<launch><node pkg=\"fsmnodes\" exec=\"talker\"><param name=\"a\"/></node></launch>",
+			`bad.launch.xml:1: <param name="a"> needs value, from, or nested <param> elements`},
+		{"text", "<launch>hello</launch>", `bad.launch.xml:1: unexpected text "hello" inside <launch>`},
+		{"xml syntax", "<launch><node></launch>", "bad.launch.xml: invalid XML: XML syntax error on line 1: element <node> closed by </launch>"},
+		{"include missing", "<launch><include file=\"nope.launch.xml\"/></launch>", "bad.launch.xml:1: include: stat "},
+		{"include child", "<launch><include file=\"bad.launch.xml\"><let name=\"a\" value=\"b\"/></include></launch>",
+			"bad.launch.xml:1: unknown tag <let> inside <include> (only <arg name value/>)"},
+		{"include loop", "<launch><include file=\"bad.launch.xml\"/></launch>", "includes nested more than 32 deep"},
+		{"keep forwarding", "<launch><group><keep name=\"a\"/></group></launch>",
+			`bad.launch.xml:1: <keep> only makes sense in a group with forwarding="false"`},
+		{"on_exit", "<launch><node pkg=\"fsmnodes\" exec=\"talker\" on_exit=\"restart\"/></launch>",
+			`bad.launch.xml:1: on_exit: only "shutdown" is supported, got "restart"`},
+		{"param type", "<launch><node pkg=\"fsmnodes\" exec=\"talker\"><param name=\"a\" value=\"1\" type=\"yaml\"/></node></launch>",
+			`bad.launch.xml:1: param "a": type "yaml" is not supported (use str, or leave it out)`},
+		{"subst args", "<launch><let name=\"a\" value=\"$(var)\"/></launch>", "bad.launch.xml:1: $(var) takes 1 argument(s), got 0"},
+		{"executable not found", "<launch><executable cmd=\"no-such-cmd-xyz\"/></launch>",
+			`bad.launch.xml:1: command "no-such-cmd-xyz" not found in PATH`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "bad.launch.xml")
+			if err := os.WriteFile(f, []byte(c.xml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(f, Options{BinDir: bin, ShareDir: dir, LookupEnv: env("PATH", os.Getenv("PATH"))})
+			if err == nil {
+				t.Fatalf("Load succeeded, want error %q", c.want)
+			}
+			msg := strings.ReplaceAll(err.Error(), dir+"/", "")
+			if !strings.HasPrefix(msg, c.want) && !strings.Contains(msg, c.want) {
+				t.Errorf("error:\n%s\nwant:\n%s", msg, c.want)
+			}
+		})
+	}
+}
+
+func TestTypedValue(t *testing.T) {
+	cases := []struct {
+		in, typ string
+		want    any
+	}{
+		{"10", "", int64(10)}, {"1.0", "", 1.0}, {"true", "", true}, {"hello world", "", "hello world"},
+		{"[1.5, 2]", "", []any{1.5, int64(2)}}, {"007", "str", "007"}, {"", "", ""}, {"'quoted'", "", "quoted"},
+		{"a: b", "", "a: b"},
+	}
+	for _, c := range cases {
+		got, err := typedValue(c.in, c.typ)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("typedValue(%q, %q) = %#v, %v; want %#v", c.in, c.typ, got, err, c.want)
+		}
+	}
+}
+
+func TestYAMLScalar(t *testing.T) {
+	cases := map[string]any{"1.0": 1.0, "1.0e+20": 1e20, "2.5e-07": 2.5e-7, "-3": int64(-3), `"a\"b"`: "a\"b",
+		"[true, false]": []any{true, false}, ".nan": nanValue()}
+	for want, v := range cases {
+		if got := yamlScalar(v); got != want {
+			t.Errorf("yamlScalar(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func nanValue() float64 { var z float64; return z / z }
+
+func TestProcessEnviron(t *testing.T) {
+	p := &Process{Env: []string{"A=1", "B=2", "A=3"}, Unset: []string{"C"}}
+	got := p.Environ([]string{"A=0", "C=x", "D=y"})
+	want := []string{"D=y", "A=3", "B=2"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Environ = %q, want %q", got, want)
+	}
+}

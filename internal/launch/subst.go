@@ -1,0 +1,243 @@
+package launch
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// substitute expands every $(...) in s. Substitutions nest:
+// "$(var $(env WHICH))" is allowed.
+func (s *scope) substitute(e *element, text string) (string, error) {
+	var out strings.Builder
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], "$(")
+		if j < 0 {
+			out.WriteString(text[i:])
+			break
+		}
+		out.WriteString(text[i : i+j])
+		start := i + j
+		end, err := matchParen(text, start+1)
+		if err != nil {
+			return "", e.errorf("%v in %q", err, text)
+		}
+		val, err := s.evalSubst(e, text[start+2:end])
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(val)
+		i = end + 1
+	}
+	return out.String(), nil
+}
+
+// matchParen returns the index of the ')' closing the '(' at open,
+// skipping quoted parts and nested parentheses.
+func matchParen(text string, open int) (int, error) {
+	depth := 0
+	var quote byte
+	for i := open; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("unterminated substitution")
+}
+
+// splitSubstArgs splits the inside of $(...) into words. Words may be
+// quoted with ' or " and may contain nested substitutions.
+func splitSubstArgs(body string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '$' && i+1 < len(body) && body[i+1] == '(':
+			end, err := matchParen(body, i+1)
+			if err != nil {
+				return nil, err
+			}
+			cur.WriteString(body[i : end+1])
+			i = end
+			inWord = true
+		case c == '\'' || c == '"':
+			k := strings.IndexByte(body[i+1:], c)
+			if k < 0 {
+				return nil, fmt.Errorf("unterminated quote")
+			}
+			cur.WriteString(body[i+1 : i+1+k])
+			i += k + 1
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+func (s *scope) evalSubst(e *element, body string) (string, error) {
+	words, err := splitSubstArgs(body)
+	if err != nil {
+		return "", e.errorf("%v in $(%s)", err, body)
+	}
+	if len(words) == 0 {
+		return "", e.errorf("empty substitution $()")
+	}
+	// Arguments may themselves hold substitutions.
+	for k := 1; k < len(words); k++ {
+		if words[k], err = s.substitute(e, words[k]); err != nil {
+			return "", err
+		}
+	}
+	name, args := words[0], words[1:]
+	want := func(min, max int) error {
+		if len(args) < min || len(args) > max {
+			if min == max {
+				return e.errorf("$(%s) takes %d argument(s), got %d", name, min, len(args))
+			}
+			return e.errorf("$(%s) takes %d to %d arguments, got %d", name, min, max, len(args))
+		}
+		return nil
+	}
+	switch name {
+	case "var":
+		if err := want(1, 1); err != nil {
+			return "", err
+		}
+		v, ok := s.configs[args[0]]
+		if !ok {
+			return "", e.errorf("launch configuration %q does not exist (declare it with <arg> or <let>)", args[0])
+		}
+		return v, nil
+	case "env", "optenv":
+		if err := want(1, 2); err != nil {
+			return "", err
+		}
+		if v, ok := s.getenv(args[0]); ok {
+			return v, nil
+		}
+		if len(args) == 2 {
+			return args[1], nil
+		}
+		if name == "optenv" {
+			return "", nil
+		}
+		return "", e.errorf("environment variable %q is not set and $(env) has no default", args[0])
+	case "find-pkg-share":
+		if err := want(1, 1); err != nil {
+			return "", err
+		}
+		dir, err := s.l.pkgShare(args[0])
+		if err != nil {
+			return "", e.errorf("%v", err)
+		}
+		return dir, nil
+	case "find-pkg-prefix":
+		if err := want(1, 1); err != nil {
+			return "", err
+		}
+		dir, err := s.l.pkgShare(args[0])
+		if err != nil {
+			return "", e.errorf("%v", err)
+		}
+		return s.l.pkgPrefix(args[0], dir), nil
+	case "exec-in-pkg":
+		if err := want(2, 2); err != nil {
+			return "", err
+		}
+		p, err := s.l.findExecutable(args[1], args[0])
+		if err != nil {
+			return "", e.errorf("%v", err)
+		}
+		return p, nil
+	case "dirname":
+		if err := want(0, 0); err != nil {
+			return "", err
+		}
+		return filepath.Dir(s.file), nil
+	case "filename":
+		if err := want(0, 0); err != nil {
+			return "", err
+		}
+		return s.file, nil
+	case "not":
+		if err := want(1, 1); err != nil {
+			return "", err
+		}
+		b, err := parseBool(args[0])
+		if err != nil {
+			return "", e.errorf("$(not): %v", err)
+		}
+		return boolString(!b), nil
+	case "and", "or":
+		if err := want(2, 2); err != nil {
+			return "", err
+		}
+		a, err := parseBool(args[0])
+		if err != nil {
+			return "", e.errorf("$(%s): %v", name, err)
+		}
+		b, err := parseBool(args[1])
+		if err != nil {
+			return "", e.errorf("$(%s): %v", name, err)
+		}
+		if name == "and" {
+			return boolString(a && b), nil
+		}
+		return boolString(a || b), nil
+	case "equals", "not-equals":
+		if err := want(2, 2); err != nil {
+			return "", err
+		}
+		eq := args[0] == args[1]
+		if name == "not-equals" {
+			eq = !eq
+		}
+		return boolString(eq), nil
+	}
+	return "", e.errorf("unknown substitution $(%s) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, not, and, or, equals, not-equals)", name)
+}
+
+// parseBool reads a condition value the way launch does: true/false in any
+// case, or 1/0.
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean (want true, false, 1 or 0)", v)
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
