@@ -1,0 +1,154 @@
+// Package tf is a small TF buffer: it keeps the latest transform of every
+// frame (from /tf and /tf_static) and looks up the pose of one frame in
+// another through the chain of transforms, like tf2's lookupTransform at
+// time zero ("latest"). It has no interpolation and no history; the RSM
+// service provider only needs the latest map → robot_frame pose.
+//
+// A Buffer is not safe for concurrent use; the node calls it from its
+// callback goroutine.
+package tf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+)
+
+// Transform places Child in Parent: a point p in Child is
+// Rotation.Rotate(p) + Translation in Parent (geometry_msgs/TransformStamped).
+type Transform struct {
+	Parent, Child string
+	Translation   rsm.Vec3
+	Rotation      rsm.Quat
+	Stamp         time.Time
+	Static        bool // from /tf_static
+}
+
+// ErrNoPath is returned (wrapped) when two frames are not connected.
+var ErrNoPath = errors.New("frames are not connected")
+
+// ErrUnknownFrame is returned (wrapped) for a frame no transform mentions.
+var ErrUnknownFrame = errors.New("unknown frame")
+
+// Buffer holds the latest transform to every child frame.
+type Buffer struct {
+	links map[string]Transform // by child frame
+}
+
+// NewBuffer returns an empty buffer.
+func NewBuffer() *Buffer { return &Buffer{links: map[string]Transform{}} }
+
+// Frame normalises a frame id: tf2 in ROS 2 rejects a leading "/", which
+// ROS 1 configurations (robot_frame "/base_link") still carry.
+func Frame(id string) string { return strings.TrimLeft(strings.TrimSpace(id), "/") }
+
+// Set stores t as the latest transform of its child frame. Empty or equal
+// frame names, NaN/Inf and a zero rotation are rejected; the rotation is
+// normalised. A transform that would close a loop is rejected.
+func (b *Buffer) Set(t Transform) error {
+	t.Parent, t.Child = Frame(t.Parent), Frame(t.Child)
+	switch {
+	case t.Parent == "" || t.Child == "":
+		return fmt.Errorf("transform %q → %q: empty frame id", t.Parent, t.Child)
+	case t.Parent == t.Child:
+		return fmt.Errorf("transform %q → %q: parent and child are the same frame", t.Parent, t.Child)
+	}
+	if err := t.Translation.Validate(); err != nil {
+		return fmt.Errorf("transform %q → %q: translation: %w", t.Parent, t.Child, err)
+	}
+	if err := t.Rotation.Validate(); err != nil {
+		return fmt.Errorf("transform %q → %q: rotation: %w", t.Parent, t.Child, err)
+	}
+	if t.Rotation == (rsm.Quat{}) {
+		return fmt.Errorf("transform %q → %q: rotation is the zero quaternion", t.Parent, t.Child)
+	}
+	t.Rotation = t.Rotation.Normalized()
+	// Walking up from the new parent must not reach the child.
+	for f, n := t.Parent, 0; n <= len(b.links); n++ {
+		if f == t.Child {
+			return fmt.Errorf("transform %q → %q: would close a loop", t.Parent, t.Child)
+		}
+		l, ok := b.links[f]
+		if !ok {
+			break
+		}
+		f = l.Parent
+	}
+	b.links[t.Child] = t
+	return nil
+}
+
+// Len returns the number of child frames known.
+func (b *Buffer) Len() int { return len(b.links) }
+
+// known reports whether f appears as a child or a parent.
+func (b *Buffer) known(f string) bool {
+	if _, ok := b.links[f]; ok {
+		return true
+	}
+	for _, l := range b.links {
+		if l.Parent == f {
+			return true
+		}
+	}
+	return false
+}
+
+// toRoot returns the pose of frame f in the root of its tree, and the
+// root's name.
+func (b *Buffer) toRoot(f string) (rsm.Pose, string) {
+	p := rsm.Pose{Orientation: rsm.IdentityQuat}
+	for n := 0; n <= len(b.links); n++ {
+		l, ok := b.links[f]
+		if !ok {
+			return p, f
+		}
+		p = compose(l, p)
+		f = l.Parent
+	}
+	return p, f // unreachable: Set keeps the graph a forest
+}
+
+// compose returns pose p (given in l.Child) expressed in l.Parent.
+func compose(l Transform, p rsm.Pose) rsm.Pose {
+	return rsm.Pose{
+		Position:    l.Rotation.Rotate(p.Position).Add(l.Translation),
+		Orientation: l.Rotation.Mul(p.Orientation).Normalized(),
+	}
+}
+
+// Lookup returns the pose of frame source in frame target (the transform
+// target → source, as tf2's lookupTransform(target, source, latest)).
+func (b *Buffer) Lookup(target, source string) (rsm.Pose, error) {
+	target, source = Frame(target), Frame(source)
+	if target == source {
+		return rsm.Pose{Orientation: rsm.IdentityQuat}, nil
+	}
+	for _, f := range []string{target, source} {
+		if !b.known(f) {
+			return rsm.Pose{}, fmt.Errorf("lookup %q → %q: frame %q: %w", target, source, f, ErrUnknownFrame)
+		}
+	}
+	ps, rootS := b.toRoot(source)
+	pt, rootT := b.toRoot(target)
+	if rootS != rootT {
+		return rsm.Pose{}, fmt.Errorf("lookup %q → %q: %w (trees rooted at %q and %q)", target, source, ErrNoPath, rootT, rootS)
+	}
+	inv := pt.Orientation.Conj()
+	return rsm.Pose{
+		Position:    inv.Rotate(ps.Position.Sub(pt.Position)),
+		Orientation: inv.Mul(ps.Orientation).Normalized(),
+	}, nil
+}
+
+// PoseSource adapts a Buffer to rsm.PoseSource: the pose of Robot in Map.
+type PoseSource struct {
+	Buffer     *Buffer
+	Map, Robot string
+}
+
+// RobotPose returns the latest pose of the robot frame in the map frame.
+func (s PoseSource) RobotPose() (rsm.Pose, error) { return s.Buffer.Lookup(s.Map, s.Robot) }
