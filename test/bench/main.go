@@ -1,0 +1,310 @@
+// Command bench compares the Go DDS layer (internal/dds) with Cyclone's
+// own ddsperf on this machine, in one run:
+//
+//   - throughput: 1 KiB samples, reliable, keep-last, publisher and
+//     subscriber in two processes (ddsperf pub/sub, then ours);
+//   - latency: ping-pong round trips between two processes (ddsperf
+//     ping/pong, then ours), median of the round-trip times.
+//
+// All traffic stays on loopback (unicast discovery to 127.0.0.1) on a
+// private domain id. The last line is
+//
+//	ratio throughput=X latency=Y
+//
+// with X = ours/ddsperf samples per second (higher is better) and Y =
+// ours/ddsperf median round trip (lower is better).
+//
+// Usage: go run ./test/bench [-d 5s] [-domain 58] [-mode listener]
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// loopbackConfig is the Cyclone configuration used by every process.
+const loopbackConfig = `<CycloneDDS><Domain id="any"><General>` +
+	`<Interfaces><NetworkInterface name="lo" multicast="false"/></Interfaces>` +
+	`<AllowMulticast>false</AllowMulticast></General>` +
+	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>` +
+	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
+
+// Benchmark settings shared by ddsperf and ours.
+const (
+	payloadBody = 1024 // ddsperf "size 1k": 1024 bytes of sample after the encapsulation header
+	depth       = 10   // keep-last depth of the throughput reader and writer
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	dur := fs.Duration("d", 5*time.Second, "duration of each measurement")
+	domain := fs.Int("domain", 58, "DDS domain id (private to the benchmark)")
+	mode := fs.String("mode", "listener", "ddsperf triggering mode: listener (its default) or waitset")
+	role := fs.String("role", "", "internal: run as a helper process (sub, pub, ping, pong)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *role != "" {
+		return runRole(*role, uint32(*domain), *dur, out)
+	}
+	if _, err := exec.LookPath("ddsperf"); err != nil {
+		return fmt.Errorf("ddsperf not found (Debian package cyclonedds-tools): %w", err)
+	}
+	fmt.Fprintf(out, "settings: %d-byte samples, reliable, keep-last %d, 2 processes, loopback, %v per run, ddsperf mode %s\n",
+		payloadBody, depth, *dur, *mode)
+
+	perfTput, err := ddsperfThroughput(*domain, *dur, *mode)
+	if err != nil {
+		return fmt.Errorf("ddsperf throughput: %w", err)
+	}
+	fmt.Fprintf(out, "ddsperf  throughput: %9.0f samples/s (%.0f Mb/s), lost %d\n", perfTput.rate, perfTput.rate*payloadBody*8/1e6, perfTput.lost)
+	oursTput, err := oursThroughput(*domain, *dur)
+	if err != nil {
+		return fmt.Errorf("our throughput: %w", err)
+	}
+	fmt.Fprintf(out, "ours     throughput: %9.0f samples/s (%.0f Mb/s), lost %d\n", oursTput.rate, oursTput.rate*payloadBody*8/1e6, oursTput.lost)
+
+	perfLat, err := ddsperfLatency(*domain, *dur, *mode)
+	if err != nil {
+		return fmt.Errorf("ddsperf latency: %w", err)
+	}
+	fmt.Fprintf(out, "ddsperf  round trip: median %6.1f us\n", perfLat.Seconds()*1e6)
+	oursLat, err := oursLatency(*domain, *dur)
+	if err != nil {
+		return fmt.Errorf("our latency: %w", err)
+	}
+	fmt.Fprintf(out, "ours     round trip: median %6.1f us (p10 %.1f, p90 %.1f, p99 %.1f, %d round trips)\n",
+		oursLat.median.Seconds()*1e6, oursLat.p10.Seconds()*1e6, oursLat.p90.Seconds()*1e6, oursLat.p99.Seconds()*1e6, oursLat.n)
+
+	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", oursTput.rate/perfTput.rate, float64(oursLat.median)/float64(perfLat))
+	return nil
+}
+
+// throughput is a measured receive rate.
+type throughput struct {
+	rate float64 // samples per second received, steady state
+	lost int64
+}
+
+// proc is a started helper process whose stdout is scanned line by line.
+type proc struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func start(ctx context.Context, name string, args ...string) (*proc, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "CYCLONEDDS_URI="+loopbackConfig)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+	}()
+	return p, nil
+}
+
+// collect returns all output lines and waits for the process.
+func (p *proc) collect() ([]string, error) {
+	var ls []string
+	for l := range p.lines {
+		ls = append(ls, l)
+	}
+	return ls, p.cmd.Wait()
+}
+
+var (
+	reSubRate = regexp.MustCompile(`size \d+ total \d+ lost (\d+) delta \d+ lost \d+ rate ([0-9.]+) kS/s`)
+	rePing50  = regexp.MustCompile(`size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us`)
+)
+
+// steady drops the first and last per-second figures (start-up and
+// shutdown) and returns the median of the rest.
+func steady(xs []float64) (float64, error) {
+	if len(xs) > 2 {
+		xs = xs[1 : len(xs)-1]
+	}
+	if len(xs) == 0 {
+		return 0, errors.New("no measurements")
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2], nil
+}
+
+func secs(d time.Duration) string { return strconv.Itoa(int(d.Round(time.Second) / time.Second)) }
+
+func ddsperfThroughput(domain int, dur time.Duration, mode string) (throughput, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	dom := strconv.Itoa(domain)
+	subMode := mode
+	sub, err := start(ctx, "ddsperf", "-k", strconv.Itoa(depth), "-D", secs(dur+2*time.Second), "-i", dom, "sub", subMode)
+	if err != nil {
+		return throughput{}, err
+	}
+	pub, err := start(ctx, "ddsperf", "-k", strconv.Itoa(depth), "-D", secs(dur+time.Second), "-i", dom, "pub", "size", "1k")
+	if err != nil {
+		return throughput{}, err
+	}
+	if _, err := pub.collect(); err != nil {
+		return throughput{}, fmt.Errorf("ddsperf pub: %w", err)
+	}
+	lines, err := sub.collect()
+	if err != nil {
+		return throughput{}, fmt.Errorf("ddsperf sub: %w", err)
+	}
+	var rates []float64
+	var lost int64
+	for _, l := range lines {
+		if m := reSubRate.FindStringSubmatch(l); m != nil {
+			lost, _ = strconv.ParseInt(m[1], 10, 64)
+			r, _ := strconv.ParseFloat(m[2], 64)
+			if r > 0 {
+				rates = append(rates, r*1e3)
+			}
+		}
+	}
+	r, err := steady(rates)
+	return throughput{rate: r, lost: lost}, err
+}
+
+func ddsperfLatency(domain int, dur time.Duration, mode string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	dom := strconv.Itoa(domain)
+	pong, err := start(ctx, "ddsperf", "-D", secs(dur+2*time.Second), "-i", dom, "pong", mode)
+	if err != nil {
+		return 0, err
+	}
+	ping, err := start(ctx, "ddsperf", "-D", secs(dur+time.Second), "-i", dom, "ping", "size", "1k", mode)
+	if err != nil {
+		return 0, err
+	}
+	lines, err := ping.collect()
+	if err != nil {
+		return 0, fmt.Errorf("ddsperf ping: %w", err)
+	}
+	if _, err := pong.collect(); err != nil {
+		return 0, fmt.Errorf("ddsperf pong: %w", err)
+	}
+	var meds []float64
+	for _, l := range lines {
+		if m := rePing50.FindStringSubmatch(l); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			meds = append(meds, v)
+		}
+	}
+	med, err := steady(meds)
+	return time.Duration(med * 1e3), err
+}
+
+// self starts this program in a helper role.
+func self(ctx context.Context, role string, domain int, dur time.Duration) (*proc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, exe, "-role", role, "-domain", strconv.Itoa(domain), "-d", dur.String())
+}
+
+func oursThroughput(domain int, dur time.Duration) (throughput, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	sub, err := self(ctx, "sub", domain, dur+2*time.Second)
+	if err != nil {
+		return throughput{}, err
+	}
+	pub, err := self(ctx, "pub", domain, dur+time.Second)
+	if err != nil {
+		return throughput{}, err
+	}
+	if _, err := pub.collect(); err != nil {
+		return throughput{}, fmt.Errorf("pub: %w", err)
+	}
+	lines, err := sub.collect()
+	if err != nil {
+		return throughput{}, fmt.Errorf("sub: %w", err)
+	}
+	var rates []float64
+	var lost int64
+	for _, l := range lines {
+		var r float64
+		var lo int64
+		if _, err := fmt.Sscanf(l, "rate %f lost %d", &r, &lo); err == nil {
+			lost = lo
+			if r > 0 {
+				rates = append(rates, r)
+			}
+		}
+	}
+	r, err := steady(rates)
+	return throughput{rate: r, lost: lost}, err
+}
+
+// latency summarises round-trip times.
+type latency struct {
+	median, p10, p90, p99 time.Duration
+	n                     int
+}
+
+func oursLatency(domain int, dur time.Duration) (latency, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	pong, err := self(ctx, "pong", domain, dur+2*time.Second)
+	if err != nil {
+		return latency{}, err
+	}
+	ping, err := self(ctx, "ping", domain, dur)
+	if err != nil {
+		return latency{}, err
+	}
+	lines, err := ping.collect()
+	if err != nil {
+		return latency{}, fmt.Errorf("ping: %w", err)
+	}
+	if _, err := pong.collect(); err != nil {
+		return latency{}, fmt.Errorf("pong: %w", err)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "rtt ") {
+			continue
+		}
+		var lat latency
+		var med, p10, p90, p99 int64
+		if _, err := fmt.Sscanf(l, "rtt n %d median %d p10 %d p90 %d p99 %d", &lat.n, &med, &p10, &p90, &p99); err != nil {
+			return latency{}, fmt.Errorf("bad ping output %q: %w", l, err)
+		}
+		lat.median, lat.p10, lat.p90, lat.p99 = time.Duration(med), time.Duration(p10), time.Duration(p90), time.Duration(p99)
+		return lat, nil
+	}
+	return latency{}, errors.New("ping printed no result")
+}
