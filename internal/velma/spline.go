@@ -9,13 +9,13 @@ type TrajState int
 
 // Trajectory states, as reported to the task agent.
 const (
-	TrajNone              TrajState = iota // nothing received yet
-	TrajActive                             // being executed
-	TrajSucceeded                          // ended within goal tolerance
-	TrajPathViolated                       // aborted: path tolerance exceeded
-	TrajGoalViolated                       // ended outside goal tolerance
-	TrajRejected                           // not accepted (invalid, or cs could not switch)
-	TrajAborted                            // the behaviour ended before the trajectory did
+	TrajNone         TrajState = iota // nothing received yet
+	TrajActive                        // being executed
+	TrajSucceeded                     // ended within goal tolerance
+	TrajPathViolated                  // aborted: path tolerance exceeded
+	TrajGoalViolated                  // ended outside goal tolerance
+	TrajRejected                      // not accepted (invalid, or cs could not switch)
+	TrajAborted                       // the behaviour ended before the trajectory did
 )
 
 var trajStateNames = [...]string{"none", "active", "succeeded", "path_tolerance_violated", "goal_tolerance_violated", "rejected", "aborted"}

@@ -52,6 +52,7 @@ func armCapsules(s Side) []Capsule {
 }
 
 // CollisionModel is the set of primitives and the pairs checked between them.
+// At most 64 primitives are supported; pairs must index below that.
 type CollisionModel struct {
 	Caps  []Capsule
 	Pairs [][2]int
@@ -122,15 +123,26 @@ func (m *CollisionModel) segment(b *Body, c *Capsule) (Vec3, Vec3) {
 	return o.P.Sub(h), o.P.Add(h)
 }
 
+// maxCaps bounds the number of primitives of a model.
+const maxCaps = 64
+
+// segments computes every capsule's axis end points once.
+func (m *CollisionModel) segments(b *Body, segs *[maxCaps][2]Vec3) {
+	for i := range min(len(m.Caps), maxCaps) {
+		segs[i][0], segs[i][1] = m.segment(b, &m.Caps[i])
+	}
+}
+
 // Contacts returns every checked pair whose surface distance is below
 // within, in pair order. dst is reused.
 func (m *CollisionModel) Contacts(b *Body, within float64, dst []Contact) []Contact {
 	dst = dst[:0]
+	var segs [maxCaps][2]Vec3
+	m.segments(b, &segs)
 	for pi, pr := range m.Pairs {
 		ca, cb := &m.Caps[pr[0]], &m.Caps[pr[1]]
-		a0, a1 := m.segment(b, ca)
-		b0, b1 := m.segment(b, cb)
-		pa, pb := closestSegments(a0, a1, b0, b1)
+		sa, sb := &segs[pr[0]], &segs[pr[1]]
+		pa, pb := closestSegments(sa[0], sa[1], sb[0], sb[1])
 		d := pb.Sub(pa)
 		n := d.Norm()
 		dist := n - ca.Radius - cb.Radius
@@ -151,13 +163,13 @@ func (m *CollisionModel) Contacts(b *Body, within float64, dst []Contact) []Cont
 // MinDistance returns the smallest surface distance over all checked pairs
 // and the pair index.
 func (m *CollisionModel) MinDistance(b *Body) (float64, int) {
+	var segs [maxCaps][2]Vec3
+	m.segments(b, &segs)
 	best, bi := math.Inf(1), -1
 	for pi, pr := range m.Pairs {
-		ca, cb := &m.Caps[pr[0]], &m.Caps[pr[1]]
-		a0, a1 := m.segment(b, ca)
-		b0, b1 := m.segment(b, cb)
-		pa, pb := closestSegments(a0, a1, b0, b1)
-		if d := pb.Sub(pa).Norm() - ca.Radius - cb.Radius; d < best {
+		sa, sb := &segs[pr[0]], &segs[pr[1]]
+		pa, pb := closestSegments(sa[0], sa[1], sb[0], sb[1])
+		if d := pb.Sub(pa).Norm() - m.Caps[pr[0]].Radius - m.Caps[pr[1]].Radius; d < best {
 			best, bi = d, pi
 		}
 	}

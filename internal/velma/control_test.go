@@ -1,0 +1,259 @@
+package velma_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
+)
+
+const deg = math.Pi / 180
+
+func tol(v float64, n int) []float64 {
+	t := make([]float64, n)
+	for i := range t {
+		t[i] = v
+	}
+	return t
+}
+
+// readyRig brings the robot up with motors enabled and homed.
+func readyRig(t *testing.T) *rig {
+	r := newRig(t)
+	r.bringUp(true)
+	return r
+}
+
+func TestControl_JointTrajectory_FollowedWithinPathAndGoalTolerance(t *testing.T) {
+	r := readyRig(t)
+	q0, _ := r.rep.Status.BodyQ()
+	mid, goal := q0, q0
+	delta := [velma.BodyDOF]float64{0.3, 0.3, 0.2, -0.3, 0.35, 0.2, 0.2, 0.3, -0.3, -0.2, 0.3, -0.35, -0.2, -0.2, -0.3}
+	for i := range goal {
+		mid[i] = q0[i] + delta[i]/2
+		goal[i] = q0[i] + delta[i]
+	}
+	vel := make([]float64, velma.BodyDOF)
+	for i := range vel {
+		vel[i] = delta[i] / 4 // mid-point velocity of a 4 s move
+	}
+	cmd := &velma.JointTrajectoryCommand{
+		ID:    7,
+		Start: 200 * time.Millisecond,
+		Points: []velma.JointPoint{
+			{Positions: mid[:], Velocities: vel, TimeFromStart: 2 * time.Second},
+			{Positions: goal[:], Velocities: make([]float64, velma.BodyDOF), TimeFromStart: 4 * time.Second},
+		},
+		PathTolerance:     tol(5*deg, velma.BodyDOF),
+		GoalTolerance:     tol(0.5*deg, velma.BodyDOF),
+		GoalTimeTolerance: time.Second,
+	}
+	rep := r.step(&velma.TaskCommand{Jnt: cmd})
+	if rep.CS.State != velma.CSJntImp || rep.CS.Jnt != (velma.TrajStatus{ID: 7, State: velma.TrajActive}) {
+		t.Fatalf("cs %v jnt %v, want jnt_imp/active", rep.CS.State, rep.CS.Jnt)
+	}
+	maxErr := 0.0
+	for i := 0; i < 3000 && !rep.CS.Jnt.State.Done(); i++ {
+		rep = r.step(nil)
+		if rep.BodyState != velma.BodyTransp || rep.CS.State != velma.CSJntImp {
+			t.Fatalf("iteration %d: ve_body %v cs %v (faults %b)", i, rep.BodyState, rep.CS.State, rep.SC.FaultType)
+		}
+		q := r.sim.BodyQ()
+		for j := range q {
+			maxErr = math.Max(maxErr, math.Abs(q[j]-rep.CS.QDesired[j]))
+		}
+	}
+	if rep.CS.Jnt.State != velma.TrajSucceeded {
+		t.Fatalf("trajectory ended %v", rep.CS.Jnt.State)
+	}
+	q := r.sim.BodyQ()
+	for j := range q {
+		if e := math.Abs(q[j] - goal[j]); e > 0.5*deg {
+			t.Errorf("joint %s ends %.4f rad from goal", velma.BodyJointNames[j], e)
+		}
+	}
+	if maxErr > 5*deg {
+		t.Fatalf("max tracking error %.4f rad exceeds path tolerance", maxErr)
+	}
+	t.Logf("max tracking error %.2f°", maxErr/deg)
+}
+
+func TestControl_JointTrajectory_PathToleranceViolation_Reported(t *testing.T) {
+	r := readyRig(t)
+	q0, _ := r.rep.Status.BodyQ()
+	goal := q0
+	goal[1] += 0.5
+	cmd := &velma.JointTrajectoryCommand{ID: 3,
+		Points:        []velma.JointPoint{{Positions: goal[:], TimeFromStart: 2 * time.Second}},
+		PathTolerance: tol(5*deg, velma.BodyDOF)}
+	r.step(&velma.TaskCommand{Jnt: cmd})
+	var ext [velma.BodyDOF]float64
+	ext[1] = -40 // hold the joint back
+	r.sim.SetExternalTorque(ext)
+	r.until(1500, "path violation", func(rep *velma.Report) bool { return rep.CS.Jnt.State == velma.TrajPathViolated })
+}
+
+func TestControl_CartesianGoal_Reached(t *testing.T) {
+	r := readyRig(t)
+	start := r.rep.CS.Wrist[kin.Right]
+	goal := kin.Frame{R: kin.RotZ(0.15).Mul(start.R), P: start.P.Add(kin.Vec3{0.08, -0.05, 0.1})}
+	cmd := &velma.CartImpCommand{
+		ID:                11,
+		Points:            []velma.CartPoint{{Pose: goal, TimeFromStart: 3 * time.Second}},
+		PathTolerance:     velma.CartTolerance{Position: 0.05, Rotation: 0.2},
+		GoalTolerance:     velma.CartTolerance{Position: 0.01, Rotation: 0.03},
+		GoalTimeTolerance: 2 * time.Second,
+	}
+	rep := r.step(&velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: cmd}})
+	if rep.CS.State != velma.CSCartImp {
+		t.Fatalf("cs %v, want cart_imp", rep.CS.State)
+	}
+	leftStart := rep.CS.Wrist[kin.Left]
+	for i := 0; i < 3000 && !rep.CS.Cart[kin.Right].State.Done(); i++ {
+		rep = r.step(nil)
+		if rep.BodyState != velma.BodyTransp || rep.CS.State != velma.CSCartImp {
+			t.Fatalf("iteration %d: ve_body %v cs %v faults %b", i, rep.BodyState, rep.CS.State, rep.SC.FaultType)
+		}
+	}
+	if s := rep.CS.Cart[kin.Right]; s.ID != 11 || s.State != velma.TrajSucceeded {
+		t.Fatalf("right wrist %+v, want succeeded", s)
+	}
+	w := rep.CS.Wrist[kin.Right]
+	if d := w.P.Sub(goal.P).Norm(); d > 0.01 {
+		t.Fatalf("wrist %.4f m from goal", d)
+	}
+	if a := kin.AngleBetween(w.R, goal.R); a > 0.03 {
+		t.Fatalf("wrist %.4f rad from goal orientation", a)
+	}
+	// the left wrist was told nothing and holds its pose
+	if d := rep.CS.Wrist[kin.Left].P.Sub(leftStart.P).Norm(); d > 0.02 {
+		t.Fatalf("left wrist drifted %.4f m", d)
+	}
+}
+
+func TestControl_Relax_ArmMovesUnderExternalTorque(t *testing.T) {
+	r := readyRig(t)
+	rep := r.step(&velma.TaskCommand{Relax: true})
+	if rep.CS.State != velma.CSRelax {
+		t.Fatalf("cs %v, want relax", rep.CS.State)
+	}
+	q0 := r.sim.BodyQ()
+	var ext [velma.BodyDOF]float64
+	ext[1] = 4 // Nm on right_arm_0_joint
+	r.sim.SetExternalTorque(ext)
+	for range 250 {
+		r.step(nil)
+	}
+	d1 := r.sim.BodyQ()[1] - q0[1]
+	for range 250 {
+		r.step(nil)
+	}
+	d2 := r.sim.BodyQ()[1] - q0[1]
+	if d1 < 0.05 || d2 < d1+0.05 {
+		t.Fatalf("right_arm_0 moved %.3f rad after 0.5 s and %.3f after 1 s; want free motion", d1, d2)
+	}
+	if r.rep.CS.State != velma.CSRelax || r.rep.BodyState != velma.BodyTransp {
+		t.Fatalf("cs %v ve_body %v", r.rep.CS.State, r.rep.BodyState)
+	}
+	// the same torque in jnt_imp is resisted by the 200 Nm/rad stiffness
+	r2 := readyRig(t)
+	r2.step(&velma.TaskCommand{Jnt: holdCommand(r2, 1)})
+	q0 = r2.sim.BodyQ()
+	r2.sim.SetExternalTorque(ext)
+	for range 500 {
+		r2.step(nil)
+	}
+	if d := r2.sim.BodyQ()[1] - q0[1]; d > 0.04 {
+		t.Fatalf("jnt_imp yielded %.3f rad to 4 Nm", d)
+	}
+}
+
+func TestControl_SelfCollision_EndsJntImp(t *testing.T) {
+	r := readyRig(t)
+	q0, _ := r.rep.Status.BodyQ()
+	goal := q0
+	// right hand towards the torso; the repulsion stage stops it short of
+	// the 0.04 m collision distance...
+	copy(goal[1:8], []float64{1.8, -1.7, 0, 2.0, 0, 0, 0})
+	cmd := &velma.JointTrajectoryCommand{ID: 5, Points: []velma.JointPoint{{Positions: goal[:], TimeFromStart: 6 * time.Second}}}
+	rep := r.step(&velma.TaskCommand{Jnt: cmd})
+	for range 3200 {
+		if rep = r.step(nil); rep.CS.State != velma.CSJntImp {
+			t.Fatalf("cs %v before the push (min distance %.3f)", rep.CS.State, rep.CS.MinDistance)
+		}
+	}
+	// ...until an external push drives it in
+	var ext [velma.BodyDOF]float64
+	ext[1], ext[2] = 10, -25
+	r.sim.SetExternalTorque(ext)
+	for i := 0; rep.CS.State == velma.CSJntImp; i++ {
+		if i > 1000 {
+			t.Fatalf("never left jnt_imp (min distance %.3f)", rep.CS.MinDistance)
+		}
+		rep = r.step(nil)
+	}
+	if rep.CS.State != velma.CSSafe || rep.CS.Step.InError || !rep.CS.InSelfCollision {
+		t.Fatalf("left jnt_imp to %v (%+v, collision %v), want safe via self-collision", rep.CS.State, rep.CS.Step, rep.CS.InSelfCollision)
+	}
+	if rep.CS.Jnt.State == velma.TrajActive {
+		t.Fatal("trajectory still active after leaving jnt_imp")
+	}
+	// in self-collision safe refuses jnt_imp but accepts relax
+	rep = r.step(&velma.TaskCommand{Jnt: holdCommand(r, 6)})
+	if rep.CS.State != velma.CSSafe || rep.CS.Jnt.State != velma.TrajRejected {
+		t.Fatalf("cs %v jnt %v, want safe/rejected in self-collision", rep.CS.State, rep.CS.Jnt)
+	}
+	if rep = r.step(&velma.TaskCommand{Relax: true}); rep.CS.State != velma.CSRelax {
+		t.Fatalf("cs %v, want relax", rep.CS.State)
+	}
+}
+
+func TestControl_CartImp_NoCommandHolds_SelfCollisionEndsInSafe(t *testing.T) {
+	r := readyRig(t)
+	start := r.rep.CS.Wrist[kin.Right]
+	hold := &velma.CartImpCommand{ID: 1, Points: []velma.CartPoint{{Pose: start, TimeFromStart: 100 * time.Millisecond}}}
+	r.step(&velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: hold}})
+	// no further command and no collision: τ_cart_imp is false, cs stays
+	for range 500 {
+		if rep := r.step(nil); rep.CS.State != velma.CSCartImp {
+			t.Fatalf("cs %v without command, want cart_imp", rep.CS.State)
+		}
+	}
+	// drive the right wrist slowly into the torso column
+	into := kin.Frame{R: start.R, P: kin.Vec3{0.12, -0.12, 0.85}}
+	rep := r.step(&velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: {ID: 2,
+		Points: []velma.CartPoint{{Pose: into, TimeFromStart: 5 * time.Second}}}}})
+	for i := 0; rep.CS.State == velma.CSCartImp; i++ {
+		if i > 4000 {
+			t.Fatalf("never left cart_imp (min distance %.3f)", rep.CS.MinDistance)
+		}
+		rep = r.step(nil)
+	}
+	if rep.CS.State != velma.CSSafe || rep.CS.Step.InError || !rep.CS.InSelfCollision {
+		t.Fatalf("left cart_imp to %v (%+v, ve_body %v faults %b), want safe via self-collision",
+			rep.CS.State, rep.CS.Step, rep.BodyState, rep.SC.FaultType)
+	}
+}
+
+func TestControl_Head_TrajectoryAndRejectionInSafe(t *testing.T) {
+	r := readyRig(t)
+	head := &velma.JointTrajectoryCommand{ID: 9,
+		Points:        []velma.JointPoint{{Positions: []float64{0.5, -0.3}, TimeFromStart: time.Second}},
+		GoalTolerance: tol(0.01, 2), GoalTimeTolerance: time.Second}
+	if rep := r.step(&velma.TaskCommand{Head: head}); rep.CS.Head.State != velma.TrajRejected {
+		t.Fatalf("head command in safe: %v, want rejected", rep.CS.Head.State)
+	}
+	r.step(&velma.TaskCommand{Relax: true})
+	rep := r.step(&velma.TaskCommand{Head: head})
+	for i := 0; i < 1500 && !rep.CS.Head.State.Done(); i++ {
+		rep = r.step(nil)
+	}
+	if rep.CS.Head.State != velma.TrajSucceeded {
+		t.Fatalf("head %v", rep.CS.Head.State)
+	}
+	if hq := r.sim.HeadQ(); math.Abs(hq[0]-0.5) > 0.01 || math.Abs(hq[1]+0.3) > 0.01 {
+		t.Fatalf("head at %v", hq)
+	}
+}
