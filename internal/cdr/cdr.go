@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf16"
+	"unsafe"
 )
 
 // HeaderSize is the size of the encapsulation header that starts every
@@ -212,10 +213,12 @@ func (e *Encoder) Bools(v []bool) {
 
 // Int8s writes int8 elements.
 func (e *Encoder) Int8s(v []int8) {
-	e.grow(len(v))
-	for _, x := range v {
-		e.buf = append(e.buf, byte(x))
-	}
+	e.buf = append(e.buf, int8Bytes(v)...)
+}
+
+// int8Bytes views v as bytes (same size, same bits).
+func int8Bytes(v []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
 
 // Int16s writes int16 elements.
@@ -606,9 +609,7 @@ func (d *Decoder) Bools(dst []bool) {
 // Int8s fills dst with int8 elements.
 func (d *Decoder) Int8s(dst []int8) {
 	if b := d.take(len(dst), 1); b != nil {
-		for i := range dst {
-			dst[i] = int8(b[i])
-		}
+		copy(int8Bytes(dst), b)
 	}
 }
 

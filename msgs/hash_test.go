@@ -1,0 +1,99 @@
+package msgs_test
+
+import (
+	"testing"
+
+	"github.com/fsmnodes/fsmnodes/msgs"
+)
+
+// publishedHashes are Jazzy RIHS01 hashes as shown by `ros2 topic info -v`
+// and in the type_hashes of installed Jazzy packages (collected from public
+// projects that embed them). Our generator computes them from our own
+// definitions; equality proves the definitions and the algorithm match.
+var publishedHashes = map[string]string{
+	"std_msgs/msg/String":                        "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18",
+	"geometry_msgs/msg/Twist":                    "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a",
+	"sensor_msgs/msg/JointState":                 "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e",
+	"nav_msgs/msg/Odometry":                      "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0",
+	"sensor_msgs/msg/Imu":                        "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b",
+	"std_msgs/msg/Float64MultiArray":             "RIHS01_1025ddc6b9552d191f89ef1a8d2f60f3d373e28b283d8891ddcc974e8c55397f",
+	"std_msgs/msg/MultiArrayLayout":              "RIHS01_4c66e6f78e740ac103a94cf63259f968e48c617e7699e829b63c21a5cb50dac6",
+	"std_msgs/msg/MultiArrayDimension":           "RIHS01_5e773a60a4c7fc8a54985f307c7837aa2994252a126c301957a24e31282c9cbe",
+	"diagnostic_msgs/msg/KeyValue":               "RIHS01_d68081eaa540288c5440753baecef0c4e16e81a5f78ad68902ded5100413bb42",
+	"rcl_interfaces/msg/Log":                     "RIHS01_e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac",
+	"rcl_interfaces/msg/ParameterEvent":          "RIHS01_043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204",
+	"rmw_dds_common/msg/ParticipantEntitiesInfo": "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
+	"action_msgs/msg/GoalStatusArray":            "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
+	"std_msgs/msg/Empty":                         "RIHS01_20b625256f32d5dbc0d04fee44f43c41e51c70d3502f84b4a08e7a9c26a96312",
+	"std_srvs/srv/SetBool_Request":               "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e",
+	"std_srvs/srv/SetBool_Response":              "RIHS01_d0814e7f7b4880ab77e9c57426c7aa1562ab69f11eef8e2e968812f9cbd0b059",
+	"std_srvs/srv/Trigger_Request":               "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199",
+	"std_srvs/srv/Trigger_Response":              "RIHS01_2d946c21e2fc3f1e9ca6986a8191d85fcc70097a8bb7771a053564bc47009cdf",
+}
+
+func TestPublishedHashes(t *testing.T) {
+	r := msgs.Registry()
+	for name, want := range publishedHashes {
+		ti, err := r.Message(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if ti.Hash != want {
+			t.Errorf("%s: hash %s, want %s", name, ti.Hash, want)
+		}
+	}
+	// The service type hash (request_message, response_message,
+	// event_message) of std_srvs/srv/SetBool.
+	s, err := r.Service("std_srvs/srv/SetBool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a"; s.Hash != want {
+		t.Errorf("std_srvs/srv/SetBool service hash %s, want %s", s.Hash, want)
+	}
+}
+
+// TestRegistryComplete checks names, DDS names and hashes of every type.
+func TestRegistryComplete(t *testing.T) {
+	r := msgs.Registry()
+	for _, want := range []string{
+		"geometry_msgs/msg/PoseStamped", "sensor_msgs/msg/LaserScan", "nav_msgs/msg/OccupancyGrid",
+		"tf2_msgs/msg/TFMessage", "rosgraph_msgs/msg/Clock", "std_srvs/srv/Empty",
+		"rcl_interfaces/srv/DescribeParameters", "action_msgs/srv/CancelGoal",
+		"nav2_msgs/action/NavigateToPose", "control_msgs/action/FollowJointTrajectory",
+		"nav2_msgs/action/NavigateToPose_SendGoal_Request", "nav2_msgs/action/NavigateToPose_FeedbackMessage",
+	} {
+		found := false
+		for _, n := range r.Names() {
+			if n == want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("registry lacks %s", want)
+		}
+	}
+	for _, n := range r.Names() {
+		ti, err := r.Message(n)
+		if err != nil {
+			continue // a service or action name
+		}
+		if len(ti.Hash) != len("RIHS01_")+64 {
+			t.Errorf("%s: bad hash %q", n, ti.Hash)
+		}
+		if ti.New().ROSType() != ti {
+			t.Errorf("%s: New().ROSType() is not the TypeInfo", n)
+		}
+	}
+	a, err := r.Action("nav2_msgs/NavigateToPose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.SendGoal.Request.DDSName, "nav2_msgs::action::dds_::NavigateToPose_SendGoal_Request_"; got != want {
+		t.Errorf("DDS name %s, want %s", got, want)
+	}
+	if a.FeedbackMessage.Name != "nav2_msgs/action/NavigateToPose_FeedbackMessage" {
+		t.Errorf("feedback message name %s", a.FeedbackMessage.Name)
+	}
+}
