@@ -132,6 +132,17 @@ func (o *Overrides) resolve(nodeFQN string) (map[string]Value, map[string]string
 	return out, src
 }
 
+// AddParam adds one -p override already split by the command-line parser:
+// node "" applies to every node, else node is a node name, /ns/name or a
+// wildcard pattern; value is the YAML text.
+func (o *Overrides) AddParam(node, name, value string) error {
+	rule := name + ":=" + value
+	if node != "" {
+		rule = node + ":" + rule
+	}
+	return o.AddRule(rule)
+}
+
 // ParseRule parses a -p rule: "name:=value" applies to every node,
 // "node:name:=value" (node given as name, /ns/name or a wildcard pattern)
 // to matching nodes only. The value is YAML, typed as in parameter files.
