@@ -1,0 +1,325 @@
+package ros
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/cdr"
+	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+)
+
+// availabilityPoll bounds how long WaitForService waits between checks when
+// no graph change arrives (endpoint matching can complete slightly after
+// the discovery event that announced the server).
+const availabilityPoll = 50 * time.Millisecond
+
+// client is the untyped core of Client and DynamicClient.
+type client struct {
+	n          *Node
+	name       string
+	id         csid
+	reqT       *rosidl.TypeInfo
+	reqTopic   string
+	repTopic   string
+	reqWriter  *dds.Writer
+	repReader  *dds.Reader
+	handle     uint64 // request writer instance handle: the header guid
+	newResp    func() rosidl.Message
+	malformed  atomic.Uint64
+	done       chan struct{}
+	closeOnce  sync.Once
+	mu         sync.Mutex
+	pending    map[int64]chan rosidl.Message
+	closedFlag bool
+}
+
+func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func() rosidl.Message, opts []EndpointOption) (_ *client, err error) {
+	if err := serviceTypes(reqT, respT); err != nil {
+		return nil, fmt.Errorf("ros: client %q: %w", name, err)
+	}
+	o := applyOptions(opts)
+	qos := QoSServices
+	if o.qos != nil {
+		qos = *o.qos
+	}
+	fqn, err := n.ResolveServiceName(name)
+	if err != nil {
+		return nil, fmt.Errorf("ros: client: %w", err)
+	}
+	part := n.ctx.part
+	c := &client{
+		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, newResp: newResp,
+		reqTopic: ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions),
+		repTopic: ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions),
+		done:     make(chan struct{}),
+		pending:  map[int64]chan rosidl.Message{},
+	}
+	reqTopic, err := part.Topic(c.reqTopic, reqT.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	repTopic, err := part.Topic(c.repTopic, respT.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	idData := "clientid=" + c.id.String() + ";"
+	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
+	if err != nil {
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
+	if err != nil {
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	// The reply reader exists before any request can be sent, so the
+	// server's send_response finds it.
+	if c.repReader, err = part.NewReader(repTopic, rq, c.onReplies); err != nil {
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	if c.reqWriter, err = part.NewWriter(reqTopic, wq); err != nil {
+		c.repReader.Close()
+		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+	}
+	c.handle = uint64(c.reqWriter.Handle())
+	if err := n.addEntity(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// onReplies runs on the receive goroutine: it keeps the replies addressed
+// to this client (header guid = our request writer handle) and hands each
+// to its waiting Call.
+func (c *client) onReplies(batch []dds.Sample) {
+	for _, smp := range batch {
+		d, err := cdr.NewDecoder(smp.Data)
+		if err != nil {
+			c.malformed.Add(1)
+			continue
+		}
+		guid, seq := d.Uint64(), d.Int64()
+		if d.Err() != nil {
+			c.malformed.Add(1)
+			continue
+		}
+		if guid != c.handle {
+			continue // a reply to another client of this service
+		}
+		c.mu.Lock()
+		ch := c.pending[seq]
+		delete(c.pending, seq)
+		c.mu.Unlock()
+		if ch == nil {
+			continue // late reply of an abandoned call
+		}
+		m := c.newResp()
+		if err := m.UnmarshalCDR(d); err != nil {
+			c.malformed.Add(1)
+			continue
+		}
+		ch <- m // buffered, one reply per call
+	}
+}
+
+func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, error) {
+	seq := c.n.ctx.seq.Add(1)
+	ch := make(chan rosidl.Message, 1)
+	c.mu.Lock()
+	if c.closedFlag {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.pending[seq] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, seq)
+		c.mu.Unlock()
+	}()
+	if err := c.reqWriter.Write(encodeWithHeader(requestHeader{GUID: c.handle, Seq: seq}, req, nil)); err != nil {
+		if errors.Is(err, dds.ErrClosed) {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("ros: call %s: %w", c.name, err)
+	}
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("ros: call %s: %w", c.name, ctx.Err())
+	case <-c.done:
+		return nil, ErrClosed
+	}
+}
+
+// serviceIsReady implements rmw_cyclonedds' rmw_service_server_is_available.
+func (c *client) serviceIsReady() bool {
+	g := c.n.ctx.graph
+	if g.countEndpoints(c.reqTopic, dds.KindReader) == 0 || g.countEndpoints(c.repTopic, dds.KindWriter) == 0 {
+		return false
+	}
+	readers, err := c.reqWriter.MatchedReaders()
+	if err != nil || len(readers) == 0 {
+		return false
+	}
+	writers, err := c.repReader.MatchedWriters()
+	if err != nil || len(writers) == 0 {
+		return false
+	}
+	ids := map[string]bool{}
+	for _, r := range readers {
+		if id := parseUserData(r.UserData)["serviceid"]; id != "" {
+			ids[id] = true
+		}
+	}
+	if len(ids) == 0 {
+		return true // peers without service ids: any match will do
+	}
+	for _, w := range writers {
+		if ids[parseUserData(w.UserData)["serviceid"]] {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *client) waitForService(ctx context.Context) error {
+	t := time.NewTicker(availabilityPoll)
+	defer t.Stop()
+	for {
+		ch := c.n.ctx.GraphChanged()
+		if c.serviceIsReady() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("ros: waiting for service %s: %w", c.name, ctx.Err())
+		case <-c.done:
+			return ErrClosed
+		}
+	}
+}
+
+func (c *client) gids() (readers, writers []dds.GUID) {
+	return []dds.GUID{c.repReader.GUID()}, []dds.GUID{c.reqWriter.GUID()}
+}
+
+func (c *client) close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closedFlag = true
+		c.mu.Unlock()
+		close(c.done)
+		err = errors.Join(c.reqWriter.Close(), c.repReader.Close())
+	})
+	return err
+}
+
+// Close closes the client; pending calls return ErrClosed.
+func (c *client) Close() error {
+	err := c.close()
+	c.n.removeEntity(c)
+	return err
+}
+
+// Client calls one ROS service with request type Req and response type
+// Resp. It is safe for concurrent use, also from the node's own callbacks:
+// responses are delivered on the Context's receive goroutine.
+type Client[Req, Resp any] struct {
+	c    *client
+	conv func(*Req) rosidl.Message
+}
+
+// NewClient creates a client of the service name (relative, absolute or
+// "~/"; remapped), with QoSServices unless WithQoS is given:
+//
+//	cli, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](node, "/x/y")
+func NewClient[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *Node, name string, opts ...EndpointOption) (*Client[Req, Resp], error) {
+	c, err := newClient(n, name, PReq(nil).ROSType(), PResp(nil).ROSType(),
+		func() rosidl.Message { return PResp(new(Resp)) }, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Client[Req, Resp]{c: c, conv: func(r *Req) rosidl.Message { return PReq(r) }}, nil
+}
+
+// Call sends req and waits for the response, until ctx is done or the
+// client is closed. Give ctx a deadline: a service that never answers
+// blocks Call until then.
+func (c *Client[Req, Resp]) Call(ctx context.Context, req *Req) (*Resp, error) {
+	if req == nil {
+		return nil, fmt.Errorf("ros: call %s: nil request", c.c.name)
+	}
+	m, err := c.c.call(ctx, c.conv(req))
+	if err != nil {
+		return nil, err
+	}
+	r, ok := m.(any).(*Resp)
+	if !ok {
+		return nil, fmt.Errorf("ros: call %s: unexpected response type %T", c.c.name, m)
+	}
+	return r, nil
+}
+
+// WaitForService blocks until the service is available (a server whose
+// request reader and reply writer both match this client, as rmw_cyclonedds
+// decides it) or ctx is done.
+func (c *Client[Req, Resp]) WaitForService(ctx context.Context) error { return c.c.waitForService(ctx) }
+
+// ServiceIsReady reports whether the service is available now.
+func (c *Client[Req, Resp]) ServiceIsReady() bool { return c.c.serviceIsReady() }
+
+// Name returns the fully qualified service name.
+func (c *Client[Req, Resp]) Name() string { return c.c.name }
+
+// Malformed returns how many replies addressed to this client could not be
+// decoded.
+func (c *Client[Req, Resp]) Malformed() uint64 { return c.c.malformed.Load() }
+
+// Close closes the client; pending calls return ErrClosed.
+func (c *Client[Req, Resp]) Close() error { return c.c.Close() }
+
+// DynamicClient is a client whose service type is chosen at run time (for
+// tools such as `fsmnodes service call`).
+type DynamicClient struct{ c *client }
+
+// NewDynamicClient creates a client for the service type st.
+func NewDynamicClient(n *Node, name string, st *rosidl.ServiceType, opts ...EndpointOption) (*DynamicClient, error) {
+	if st == nil || st.Request == nil || st.Response == nil || st.Response.New == nil {
+		return nil, fmt.Errorf("ros: client %q: incomplete service type information", name)
+	}
+	c, err := newClient(n, name, st.Request, st.Response, st.Response.New, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &DynamicClient{c: c}, nil
+}
+
+// Call sends req (of the service's request type) and waits for the
+// response.
+func (c *DynamicClient) Call(ctx context.Context, req rosidl.Message) (rosidl.Message, error) {
+	if req == nil || req.ROSType() == nil || req.ROSType().Name != c.c.reqT.Name {
+		return nil, fmt.Errorf("ros: call %s: request is not a %s", c.c.name, c.c.reqT.Name)
+	}
+	return c.c.call(ctx, req)
+}
+
+// WaitForService blocks until the service is available or ctx is done.
+func (c *DynamicClient) WaitForService(ctx context.Context) error { return c.c.waitForService(ctx) }
+
+// ServiceIsReady reports whether the service is available now.
+func (c *DynamicClient) ServiceIsReady() bool { return c.c.serviceIsReady() }
+
+// Name returns the fully qualified service name.
+func (c *DynamicClient) Name() string { return c.c.name }
+
+// Close closes the client.
+func (c *DynamicClient) Close() error { return c.c.Close() }

@@ -1,0 +1,304 @@
+package ros
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/fsmnodes/fsmnodes/internal/dds"
+)
+
+// ErrClosed is returned by operations on a closed Context, Node or entity.
+var ErrClosed = errors.New("ros: closed")
+
+// ContextOptions configures NewContext. The zero value is valid: no
+// command-line arguments, environment as found, signal handling on.
+type ContextOptions struct {
+	// (optional) Args is the command line without the program name
+	// (usually os.Args[1:]); its --ros-args blocks are parsed. Default none.
+	Args []string
+	// (optional) DomainID overrides ROS_DOMAIN_ID when non-nil.
+	DomainID *uint32
+	// (optional) Distro overrides ROS_DISTRO ("humble" selects Humble's
+	// 24-byte Gids and no type hashes; anything else is Jazzy).
+	Distro string
+	// (optional) LogOutput receives the console log lines of all nodes.
+	// Default os.Stderr (as rcutils).
+	LogOutput io.Writer
+	// (optional) NoSignals disables the SIGINT/SIGTERM handler that shuts
+	// the Context down.
+	NoSignals bool
+}
+
+// Context is one ROS 2 context: one DDS participant (USER_DATA
+// "enclave=/;"), the graph cache, the ros_discovery_info writer and reader,
+// and the nodes created on it. Create it with NewContext and Close it when
+// done; Close closes every node and entity.
+type Context struct {
+	args     *Args
+	distro   Distro
+	domainID uint32
+	part     *dds.Participant
+	graph    *graph
+	logMu    sync.Mutex
+	logOut   io.Writer
+	log      *zap.Logger // context-level logger ("rclgo"-like name "ros")
+
+	infoMu     sync.Mutex // serialises building and writing graph info
+	infoWriter *dds.Writer
+	infoReader *dds.Reader
+
+	csidCounter atomic.Uint32 // client/service id suffix
+	seq         atomic.Int64  // request sequence numbers (first is 1)
+
+	mu       sync.Mutex
+	nodes    []*Node
+	closed   bool
+	spinning bool
+
+	shutdownOnce sync.Once
+	done         chan struct{} // closed by Shutdown
+	stopSignals  func()
+	closeOnce    sync.Once
+	closeErr     error
+}
+
+// NewContext creates a Context: it parses opts.Args, reads ROS_DOMAIN_ID,
+// ROS_DISTRO, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE,
+// ROS_STATIC_PEERS and CYCLONEDDS_URI, creates the participant and starts
+// graph discovery. Unless opts.NoSignals, SIGINT and SIGTERM shut it down.
+func NewContext(opts ContextOptions) (_ *Context, err error) {
+	args, err := ParseArgs(opts.Args)
+	if err != nil {
+		return nil, err
+	}
+	env, err := readEnv(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("ros: NewContext: %w", err)
+	}
+	if opts.DomainID != nil {
+		if *opts.DomainID > MaxDomainID {
+			return nil, fmt.Errorf("ros: NewContext: domain id %d is above the maximum %d", *opts.DomainID, MaxDomainID)
+		}
+		env.DomainID = *opts.DomainID
+	}
+	if opts.Distro != "" {
+		env.Distro = distroFromEnv(opts.Distro)
+	}
+	c := &Context{
+		args:     args,
+		distro:   env.Distro,
+		domainID: env.DomainID,
+		logOut:   opts.LogOutput,
+		done:     make(chan struct{}),
+	}
+	if c.logOut == nil {
+		c.logOut = os.Stderr
+	}
+	c.log = newNodeLogger(c.consoleCore("rmw_cyclonedds_cpp"), "rmw_cyclonedds_cpp")
+	for _, w := range env.Warnings {
+		c.log.Warn(w)
+	}
+	enclave := args.Enclave
+	if enclave == "" {
+		enclave = "/"
+	}
+	c.part, err = dds.NewParticipant(c.domainID, env.Config, []byte("enclave="+enclave+";"))
+	if err != nil {
+		return nil, fmt.Errorf("ros: NewContext: domain %d: %w", c.domainID, err)
+	}
+	defer func() {
+		if err != nil {
+			c.part.Close()
+		}
+	}()
+	c.graph = newGraph(c.part.GUID(), c.distro)
+	if err := c.part.WatchDiscovery(c.graph.onDiscovery); err != nil {
+		return nil, fmt.Errorf("ros: NewContext: discovery: %w", err)
+	}
+	if err := c.initDiscoveryInfo(); err != nil {
+		return nil, err
+	}
+	if !opts.NoSignals {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		stop := make(chan struct{})
+		go func() {
+			select {
+			case <-ch:
+				c.Shutdown()
+			case <-stop:
+			}
+		}()
+		c.stopSignals = func() { signal.Stop(ch); close(stop) }
+	}
+	return c, nil
+}
+
+// initDiscoveryInfo creates the ros_discovery_info writer (reliable,
+// transient-local, keep last 1) and reader (reliable, transient-local, keep
+// all, ignore local) as rmw_cyclonedds does.
+func (c *Context) initDiscoveryInfo() error {
+	t, err := c.part.Topic(discoveryInfoTopic, discoveryInfoType)
+	if err != nil {
+		return fmt.Errorf("ros: %s topic: %w", discoveryInfoTopic, err)
+	}
+	ud := []byte(typeHashUserData(c.distro, discoveryInfoHash))
+	wq, err := QoSLatched.ddsQoS(ud, false)
+	if err != nil {
+		return err
+	}
+	if c.infoWriter, err = c.part.NewWriter(t, wq); err != nil {
+		return fmt.Errorf("ros: %s writer: %w", discoveryInfoTopic, err)
+	}
+	rq, err := QoSLatched.KeepAll().ddsQoS(ud, true)
+	if err != nil {
+		return err
+	}
+	c.infoReader, err = c.part.NewReader(t, rq, func(batch []dds.Sample) {
+		for _, s := range batch {
+			info, err := decodeParticipantInfo(s.Data, c.distro)
+			if err != nil {
+				c.graph.malformedInfo.Add(1)
+				continue
+			}
+			c.graph.setParticipantInfo(info)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("ros: %s reader: %w", discoveryInfoTopic, err)
+	}
+	return nil
+}
+
+// consoleCore returns a console core for a logger (level from --log-level,
+// off with --disable-stdout-logs).
+func (c *Context) consoleCore(loggerName string) zapcore.Core {
+	if c.args.StdoutLogs != nil && !*c.args.StdoutLogs {
+		return zapcore.NewNopCore()
+	}
+	return newConsoleCore(&c.logMu, c.logOut, c.args.LevelFor(loggerName).ZapLevel())
+}
+
+// Args returns the parsed command line (shared; do not modify).
+func (c *Context) Args() *Args { return c.args }
+
+// DomainID returns the DDS domain id in use.
+func (c *Context) DomainID() uint32 { return c.domainID }
+
+// Distro returns the wire dialect (Jazzy or Humble).
+func (c *Context) Distro() Distro { return c.distro }
+
+// GUID returns the participant's GUID (the participant gid in
+// ros_discovery_info).
+func (c *Context) GUID() dds.GUID { return c.part.GUID() }
+
+// Participant returns the underlying DDS participant, for tools that need
+// raw DDS access.
+func (c *Context) Participant() *dds.Participant { return c.part }
+
+// Done returns a channel closed when the Context is shut down (signal,
+// Shutdown or Close).
+func (c *Context) Done() <-chan struct{} { return c.done }
+
+// Shutdown stops Spin; it does not close anything. It is idempotent and safe
+// to call from callbacks.
+func (c *Context) Shutdown() {
+	c.shutdownOnce.Do(func() { close(c.done) })
+}
+
+// Spin starts the callback goroutines of all nodes (nodes created later
+// start at once) and blocks until the Context is shut down (SIGINT,
+// SIGTERM, Shutdown, Close: returns nil) or ctx is done (returns ctx.Err()).
+// Callbacks do not run before Spin is called.
+func (c *Context) Spin(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.spinning = true
+	nodes := append([]*Node(nil), c.nodes...)
+	c.mu.Unlock()
+	for _, n := range nodes {
+		n.start()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close shuts the Context down and closes every node (and their entities),
+// the discovery endpoints and the participant. It is idempotent.
+func (c *Context) Close() error {
+	c.closeOnce.Do(func() {
+		c.Shutdown()
+		if c.stopSignals != nil {
+			c.stopSignals()
+		}
+		c.mu.Lock()
+		c.closed = true
+		nodes := append([]*Node(nil), c.nodes...)
+		c.mu.Unlock()
+		var errs []error
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if err := nodes[i].Close(); err != nil && !errors.Is(err, ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		c.graph.close()
+		if err := c.part.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+// publishGraphInfo publishes this participant's complete
+// ParticipantEntitiesInfo (called after every node/entity change) and
+// updates the local graph cache with it.
+func (c *Context) publishGraphInfo() {
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
+	c.mu.Lock()
+	info := participantInfo{GID: c.part.GUID()}
+	for _, n := range c.nodes {
+		info.Nodes = append(info.Nodes, n.entitiesInfo())
+	}
+	c.mu.Unlock()
+	c.graph.setParticipantInfo(info)
+	if err := c.infoWriter.Write(encodeParticipantInfo(info, c.distro)); err != nil && !errors.Is(err, dds.ErrClosed) {
+		c.log.Warn("publishing ros_discovery_info failed", zap.Error(err))
+	}
+}
+
+// removeNode forgets a closed node and republishes the graph info.
+func (c *Context) removeNode(n *Node) {
+	c.mu.Lock()
+	for i, x := range c.nodes {
+		if x == n {
+			c.nodes = append(c.nodes[:i], c.nodes[i+1:]...)
+			break
+		}
+	}
+	c.mu.Unlock()
+	c.publishGraphInfo()
+}
+
+// nextCSID returns a new client/service id of this participant.
+func (c *Context) nextCSID() csid {
+	return newCSID(c.part.GUID(), c.csidCounter.Add(1))
+}

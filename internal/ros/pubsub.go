@@ -1,0 +1,321 @@
+package ros
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+)
+
+// EndpointOption adjusts how a subscription, service or client is created.
+type EndpointOption func(*endpointOptions)
+
+type endpointOptions struct {
+	qos         *QoS
+	ignoreLocal bool
+}
+
+// WithQoS sets the QoS of a service or client (default QoSServices). For
+// publishers and subscriptions the QoS is a required argument instead.
+func WithQoS(q QoS) EndpointOption { return func(o *endpointOptions) { o.qos = &q } }
+
+// WithIgnoreLocal makes a subscription ignore publishers of the same
+// Context (ignore_local_publications).
+func WithIgnoreLocal() EndpointOption { return func(o *endpointOptions) { o.ignoreLocal = true } }
+
+func applyOptions(opts []EndpointOption) endpointOptions {
+	var o endpointOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// ddsTopicName builds the DDS topic name of a ROS name: prefix + fqn +
+// suffix, or fqn + suffix when avoiding ROS namespace conventions.
+func ddsTopicName(prefix, fqn, suffix string, avoid bool) string {
+	if avoid {
+		return fqn + suffix
+	}
+	return prefix + fqn + suffix
+}
+
+func checkType(ti *rosidl.TypeInfo) error {
+	if ti == nil || ti.DDSName == "" {
+		return errors.New("message type has no type information")
+	}
+	return nil
+}
+
+// publisher is the untyped core of Publisher and DynamicPublisher.
+type publisher struct {
+	n     *Node
+	topic string
+	ti    *rosidl.TypeInfo
+	w     *dds.Writer
+	bufs  sync.Pool
+	once  sync.Once
+}
+
+func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publisher, error) {
+	if err := checkType(ti); err != nil {
+		return nil, fmt.Errorf("ros: publisher on %q: %w", topic, err)
+	}
+	fqn, err := n.ResolveTopicName(topic)
+	if err != nil {
+		return nil, fmt.Errorf("ros: publisher: %w", err)
+	}
+	t, err := n.ctx.part.Topic(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
+	}
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), false)
+	if err != nil {
+		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
+	}
+	w, err := n.ctx.part.NewWriter(t, dq)
+	if err != nil {
+		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
+	}
+	p := &publisher{n: n, topic: fqn, ti: ti, w: w}
+	if err := n.addEntity(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *publisher) publish(m rosidl.Message) error {
+	var buf []byte
+	if b, ok := p.bufs.Get().(*[]byte); ok {
+		buf = *b
+	}
+	data := rosidl.Marshal(m, buf)
+	err := p.w.Write(data)
+	data = data[:0]
+	p.bufs.Put(&data)
+	if err != nil {
+		if errors.Is(err, dds.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("ros: publish on %s: %w", p.topic, err)
+	}
+	return nil
+}
+
+func (p *publisher) subscriptionCount() (int, error) {
+	eps, err := p.w.MatchedReaders()
+	if err != nil {
+		return 0, fmt.Errorf("ros: %s: %w", p.topic, err)
+	}
+	return len(eps), nil
+}
+
+func (p *publisher) gids() (readers, writers []dds.GUID) { return nil, []dds.GUID{p.w.GUID()} }
+func (p *publisher) close() error                        { return p.w.Close() }
+
+// Close closes the publisher and removes it from the graph.
+func (p *publisher) Close() error {
+	err := p.close()
+	p.n.removeEntity(p)
+	return err
+}
+
+// Publisher publishes messages of type T on one topic. It is safe for
+// concurrent use.
+type Publisher[T any] struct {
+	p    *publisher
+	conv func(*T) rosidl.Message
+}
+
+// NewPublisher creates a publisher on topic (relative, absolute or "~/"
+// names; remapped) with the given QoS. T is a generated message struct:
+//
+//	pub, err := ros.NewPublisher[std_msgs_msg.String](node, "chatter", ros.QoSDefault)
+func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS) (*Publisher[T], error) {
+	p, err := newPublisher(n, topic, P(nil).ROSType(), qos)
+	if err != nil {
+		return nil, err
+	}
+	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }}, nil
+}
+
+// Publish serializes and sends m. A reliable publisher blocks while its
+// history is full of unacknowledged samples.
+func (p *Publisher[T]) Publish(m *T) error {
+	if m == nil {
+		return fmt.Errorf("ros: publish on %s: nil message", p.p.topic)
+	}
+	return p.p.publish(p.conv(m))
+}
+
+// TopicName returns the fully qualified topic name.
+func (p *Publisher[T]) TopicName() string { return p.p.topic }
+
+// GID returns the DDS writer GUID.
+func (p *Publisher[T]) GID() dds.GUID { return p.p.w.GUID() }
+
+// SubscriptionCount returns the number of matched subscriptions.
+func (p *Publisher[T]) SubscriptionCount() (int, error) { return p.p.subscriptionCount() }
+
+// Close closes the publisher.
+func (p *Publisher[T]) Close() error { return p.p.Close() }
+
+// DynamicPublisher is a publisher whose type is chosen at run time (for
+// tools such as `fsmnodes topic pub`).
+type DynamicPublisher struct{ p *publisher }
+
+// NewDynamicPublisher creates a publisher for the type described by ti.
+func NewDynamicPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*DynamicPublisher, error) {
+	p, err := newPublisher(n, topic, ti, qos)
+	if err != nil {
+		return nil, err
+	}
+	return &DynamicPublisher{p: p}, nil
+}
+
+// Publish sends m, which must be of the publisher's type.
+func (p *DynamicPublisher) Publish(m rosidl.Message) error {
+	if m == nil || m.ROSType() == nil || m.ROSType().Name != p.p.ti.Name {
+		return fmt.Errorf("ros: publish on %s: message is not a %s", p.p.topic, p.p.ti.Name)
+	}
+	return p.p.publish(m)
+}
+
+// TopicName returns the fully qualified topic name.
+func (p *DynamicPublisher) TopicName() string { return p.p.topic }
+
+// SubscriptionCount returns the number of matched subscriptions.
+func (p *DynamicPublisher) SubscriptionCount() (int, error) { return p.p.subscriptionCount() }
+
+// Close closes the publisher.
+func (p *DynamicPublisher) Close() error { return p.p.Close() }
+
+// Subscription receives messages of one topic and runs its callback on the
+// node's callback goroutine. Messages wait in a queue of the QoS depth
+// (keep last: when the callback is slower than the publishers, the oldest
+// waiting message is dropped and counted in Dropped); KEEP_ALL queues are
+// unbounded.
+type Subscription struct {
+	n         *Node
+	topic     string
+	ti        *rosidl.TypeInfo
+	r         *dds.Reader
+	in        *inbox[rosidl.Message]
+	malformed atomic.Uint64
+	warned    atomic.Bool
+}
+
+// NewSubscription subscribes to topic and calls cb with every message, on
+// the node's callback goroutine. The message belongs to the callback.
+//
+//	sub, err := ros.NewSubscription(node, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { ... })
+func NewSubscription[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS, cb func(P), opts ...EndpointOption) (*Subscription, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("ros: subscription on %q: nil callback", topic)
+	}
+	return newSubscription(n, topic, P(nil).ROSType(), qos,
+		func() rosidl.Message { return P(new(T)) },
+		func(m rosidl.Message) { cb(m.(P)) }, opts)
+}
+
+// NewDynamicSubscription subscribes with a type chosen at run time; cb gets
+// messages made by ti.New.
+func NewDynamicSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb func(rosidl.Message), opts ...EndpointOption) (*Subscription, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("ros: subscription on %q: nil callback", topic)
+	}
+	if ti == nil || ti.New == nil {
+		return nil, fmt.Errorf("ros: subscription on %q: type information without a constructor", topic)
+	}
+	return newSubscription(n, topic, ti, qos, ti.New, cb, opts)
+}
+
+func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg func() rosidl.Message, cb func(rosidl.Message), opts []EndpointOption) (*Subscription, error) {
+	if err := checkType(ti); err != nil {
+		return nil, fmt.Errorf("ros: subscription on %q: %w", topic, err)
+	}
+	o := applyOptions(opts)
+	fqn, err := n.ResolveTopicName(topic)
+	if err != nil {
+		return nil, fmt.Errorf("ros: subscription: %w", err)
+	}
+	t, err := n.ctx.part.Topic(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
+	}
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), o.ignoreLocal)
+	if err != nil {
+		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
+	}
+	s := &Subscription{n: n, topic: fqn, ti: ti}
+	depth := 0
+	if qos.History != HistoryKeepAll {
+		depth = qos.effectiveDepth()
+	}
+	s.in = newInbox(n, depth, cb)
+	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
+		for _, smp := range batch {
+			m := newMsg()
+			if err := rosidl.Unmarshal(smp.Data, m); err != nil {
+				s.malformed.Add(1)
+				if s.warned.CompareAndSwap(false, true) {
+					n.Logger().Warnf("dropping malformed sample on %s (further ones are only counted): %v", fqn, err)
+				}
+				continue
+			}
+			s.in.push(m)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
+	}
+	if err := n.addEntity(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Subscription) gids() (readers, writers []dds.GUID) { return []dds.GUID{s.r.GUID()}, nil }
+
+func (s *Subscription) close() error {
+	err := s.r.Close()
+	s.in.close()
+	return err
+}
+
+// Close closes the subscription; no callback starts after Close returns
+// (a callback already running, when Close is called from elsewhere, may
+// finish).
+func (s *Subscription) Close() error {
+	err := s.close()
+	s.n.removeEntity(s)
+	return err
+}
+
+// TopicName returns the fully qualified topic name.
+func (s *Subscription) TopicName() string { return s.topic }
+
+// GID returns the DDS reader GUID.
+func (s *Subscription) GID() dds.GUID { return s.r.GUID() }
+
+// Malformed returns how many received samples could not be decoded (they
+// are dropped).
+func (s *Subscription) Malformed() uint64 { return s.malformed.Load() }
+
+// Dropped returns how many decoded messages were dropped because the queue
+// (QoS depth) was full.
+func (s *Subscription) Dropped() uint64 { return s.in.dropped.Load() }
+
+// PublisherCount returns the number of matched publishers.
+func (s *Subscription) PublisherCount() (int, error) {
+	eps, err := s.r.MatchedWriters()
+	if err != nil {
+		return 0, fmt.Errorf("ros: %s: %w", s.topic, err)
+	}
+	return len(eps), nil
+}
