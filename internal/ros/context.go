@@ -276,7 +276,9 @@ func (c *Context) publishGraphInfo() {
 	c.mu.Lock()
 	info := participantInfo{GID: c.part.GUID()}
 	for _, n := range c.nodes {
-		info.Nodes = append(info.Nodes, n.entitiesInfo())
+		if ne, ok := n.entitiesInfo(); ok {
+			info.Nodes = append(info.Nodes, ne)
+		}
 	}
 	c.mu.Unlock()
 	c.graph.setParticipantInfo(info)

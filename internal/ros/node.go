@@ -45,6 +45,9 @@ type Node struct {
 	tasks    []func()
 	started  bool
 	closed   bool
+	// announced is set once the extensions are up; before that, entity
+	// changes do not republish the graph info and the node is not listed.
+	announced bool
 	wake     chan struct{} // capacity 1
 	loopDone chan struct{}
 	loopG    atomic.Uint64 // goroutine id of the callback goroutine
@@ -103,6 +106,9 @@ func (c *Context) NewNode(name, namespace string) (_ *Node, err error) {
 	if err := n.initExtensions(); err != nil {
 		return nil, fmt.Errorf("ros: NewNode %s: %w", n.fqn, err)
 	}
+	n.mu.Lock()
+	n.announced = true
+	n.mu.Unlock()
 	c.publishGraphInfo()
 	if spinning {
 		n.start()
@@ -237,8 +243,11 @@ func (n *Node) addEntity(e entity) error {
 		return ErrClosed
 	}
 	n.entities = append(n.entities, e)
+	announced := n.announced
 	n.mu.Unlock()
-	n.ctx.publishGraphInfo()
+	if announced {
+		n.ctx.publishGraphInfo()
+	}
 	return nil
 }
 
@@ -253,24 +262,28 @@ func (n *Node) removeEntity(e entity) {
 			break
 		}
 	}
-	closed := n.closed
+	republish := !n.closed && n.announced
 	n.mu.Unlock()
-	if found && !closed {
+	if found && republish {
 		n.ctx.publishGraphInfo()
 	}
 }
 
-// entitiesInfo returns the node's NodeEntitiesInfo.
-func (n *Node) entitiesInfo() nodeEntities {
+// entitiesInfo returns the node's NodeEntitiesInfo; ok is false while the
+// node is not announced yet.
+func (n *Node) entitiesInfo() (_ nodeEntities, ok bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if !n.announced {
+		return nodeEntities{}, false
+	}
 	ne := nodeEntities{Namespace: n.namespace, Name: n.name}
 	for _, e := range n.entities {
 		r, w := e.gids()
 		ne.Readers = append(ne.Readers, r...)
 		ne.Writers = append(ne.Writers, w...)
 	}
-	return ne
+	return ne, true
 }
 
 // Close stops the callback goroutine (waiting for a running callback unless
