@@ -48,9 +48,9 @@ type Node struct {
 	// announced is set once the extensions are up; before that, entity
 	// changes do not republish the graph info and the node is not listed.
 	announced bool
-	wake     chan struct{} // capacity 1
-	loopDone chan struct{}
-	loopG    atomic.Uint64 // goroutine id of the callback goroutine
+	wake      chan struct{} // capacity 1
+	loopDone  chan struct{}
+	loopG     atomic.Uint64 // goroutine id of the callback goroutine
 
 	closeOnce sync.Once
 	closeErr  error
