@@ -1,0 +1,126 @@
+package ros
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
+)
+
+// initParamServices creates the six parameter services every rclcpp node
+// offers, under ~/ with the parameters QoS (reliable, volatile, keep last
+// 1000). Their handlers run on the node's callback goroutine and follow
+// rclcpp's parameter_service.cpp:
+//
+//   - get_parameters and describe_parameters answer an empty list when any
+//     name is not declared;
+//   - get_parameter_types answers NOT_SET (0) for undeclared names;
+//   - set_parameters applies each parameter on its own (one result each);
+//   - set_parameters_atomically applies all or none;
+//   - list_parameters applies prefixes and depth (0 = recursive).
+func (n *Node) initParamServices() error {
+	store := n.ext.params.store
+	q := WithQoS(QoSParameters)
+	if _, err := NewService(n, "~/get_parameters",
+		func(_ context.Context, req *rcl_interfaces_srv.GetParameters_Request) (*rcl_interfaces_srv.GetParameters_Response, error) {
+			resp := &rcl_interfaces_srv.GetParameters_Response{Values: []rcl_interfaces_msg.ParameterValue{}}
+			vals, err := store.GetAll(req.Names)
+			if err != nil {
+				n.Logger().Debugf("get_parameters: %v", err)
+				return resp, nil
+			}
+			for _, v := range vals {
+				resp.Values = append(resp.Values, paramValueToMsg(v))
+			}
+			return resp, nil
+		}, q); err != nil {
+		return err
+	}
+	if _, err := NewService(n, "~/get_parameter_types",
+		func(_ context.Context, req *rcl_interfaces_srv.GetParameterTypes_Request) (*rcl_interfaces_srv.GetParameterTypes_Response, error) {
+			resp := &rcl_interfaces_srv.GetParameterTypes_Response{Types: []uint8{}}
+			for _, t := range store.Types(req.Names) {
+				resp.Types = append(resp.Types, uint8(t))
+			}
+			return resp, nil
+		}, q); err != nil {
+		return err
+	}
+	if _, err := NewService(n, "~/set_parameters",
+		func(_ context.Context, req *rcl_interfaces_srv.SetParameters_Request) (*rcl_interfaces_srv.SetParameters_Response, error) {
+			resp := &rcl_interfaces_srv.SetParameters_Response{Results: []rcl_interfaces_msg.SetParametersResult{}}
+			for i := range req.Parameters {
+				p, err := paramFromMsg(&req.Parameters[i])
+				if err == nil {
+					err = store.SetAtomically([]param.Parameter{p})
+				}
+				resp.Results = append(resp.Results, setResultMsg(err))
+			}
+			return resp, nil
+		}, q); err != nil {
+		return err
+	}
+	if _, err := NewService(n, "~/set_parameters_atomically",
+		func(_ context.Context, req *rcl_interfaces_srv.SetParametersAtomically_Request) (*rcl_interfaces_srv.SetParametersAtomically_Response, error) {
+			ps := make([]param.Parameter, 0, len(req.Parameters))
+			var err error
+			for i := range req.Parameters {
+				var p param.Parameter
+				if p, err = paramFromMsg(&req.Parameters[i]); err != nil {
+					break
+				}
+				ps = append(ps, p)
+			}
+			if err == nil {
+				err = store.SetAtomically(ps)
+			}
+			return &rcl_interfaces_srv.SetParametersAtomically_Response{Result: setResultMsg(err)}, nil
+		}, q); err != nil {
+		return err
+	}
+	if _, err := NewService(n, "~/list_parameters",
+		func(_ context.Context, req *rcl_interfaces_srv.ListParameters_Request) (*rcl_interfaces_srv.ListParameters_Response, error) {
+			res := store.List(req.Prefixes, req.Depth)
+			return &rcl_interfaces_srv.ListParameters_Response{
+				Result: rcl_interfaces_msg.ListParametersResult{Names: res.Names, Prefixes: res.Prefixes},
+			}, nil
+		}, q); err != nil {
+		return err
+	}
+	if _, err := NewService(n, "~/describe_parameters",
+		func(_ context.Context, req *rcl_interfaces_srv.DescribeParameters_Request) (*rcl_interfaces_srv.DescribeParameters_Response, error) {
+			resp := &rcl_interfaces_srv.DescribeParameters_Response{Descriptors: []rcl_interfaces_msg.ParameterDescriptor{}}
+			ds, err := store.Describe(req.Names)
+			if err != nil {
+				n.Logger().Debugf("describe_parameters: %v", err)
+				return resp, nil
+			}
+			for _, d := range ds {
+				resp.Descriptors = append(resp.Descriptors, descriptorToMsg(d))
+			}
+			return resp, nil
+		}, q); err != nil {
+		return err
+	}
+	return nil
+}
+
+// paramFromMsg converts a received Parameter, rejecting invalid names and
+// unknown type numbers.
+func paramFromMsg(m *rcl_interfaces_msg.Parameter) (param.Parameter, error) {
+	if err := param.ValidateName(m.Name); err != nil {
+		return param.Parameter{}, fmt.Errorf("%w: %w", param.ErrInvalidName, err)
+	}
+	v, err := paramValueFromMsg(&m.Value)
+	if err != nil {
+		return param.Parameter{}, fmt.Errorf("set %q: %w", m.Name, err)
+	}
+	return param.Parameter{Name: m.Name, Value: v}, nil
+}
+
+func setResultMsg(err error) rcl_interfaces_msg.SetParametersResult {
+	r := param.ResultOf(err)
+	return rcl_interfaces_msg.SetParametersResult{Successful: r.Successful, Reason: r.Reason}
+}
