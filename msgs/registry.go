@@ -29,6 +29,8 @@ import (
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
 	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
+	velma_msgs_action "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/action"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
 	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
 
@@ -160,6 +162,12 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(trajectory_msgs_msg.MultiDOFJointTrajectory_TypeInfo)
 	r.AddMessage(trajectory_msgs_msg.MultiDOFJointTrajectoryPoint_TypeInfo)
 	r.AddMessage(unique_identifier_msgs_msg.UUID_TypeInfo)
+	r.AddMessage(velma_msgs_msg.ArmState_TypeInfo)
+	r.AddMessage(velma_msgs_msg.CartesianTolerance_TypeInfo)
+	r.AddMessage(velma_msgs_msg.CartesianTrajectoryPoint_TypeInfo)
+	r.AddMessage(velma_msgs_msg.MotorState_TypeInfo)
+	r.AddMessage(velma_msgs_msg.Status_TypeInfo)
+	r.AddAction(velma_msgs_action.CartesianTrajectory_ActionType)
 	r.AddMessage(visualization_msgs_msg.Marker_TypeInfo)
 	r.AddMessage(visualization_msgs_msg.MarkerArray_TypeInfo)
 	r.AddMessage(visualization_msgs_msg.MeshFile_TypeInfo)
