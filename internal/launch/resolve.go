@@ -149,3 +149,42 @@ func findInPath(cmd string, s *scope) (string, error) {
 	}
 	return "", fmt.Errorf("command %q not found in PATH", cmd)
 }
+
+// FindLaunchFile finds the launch file called name in the share directory
+// of pkg, searching it recursively, as `ros2 launch PKG FILE` does. For
+// DefaultPackage without an install the share directory is found from the
+// working directory or from the location of the running program.
+func FindLaunchFile(pkg, name string, opts Options) (string, error) {
+	l := &loader{opts: opts}
+	if wd, err := os.Getwd(); err == nil {
+		l.shareDir = l.discoverShare(wd)
+	}
+	if l.shareDir == "" {
+		if self, err := os.Executable(); err == nil {
+			l.shareDir = l.discoverShare(filepath.Dir(self))
+		}
+	}
+	share, err := l.pkgShare(pkg)
+	if err != nil {
+		return "", err
+	}
+	if p := filepath.Join(share, "launch", name); !isDir(p) {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	var found []string
+	_ = filepath.WalkDir(share, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name {
+			found = append(found, p)
+		}
+		return nil
+	})
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("file %q was not found in the share directory of package %q (%s)", name, pkg, share)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("file %q is ambiguous in package %q: %s", name, pkg, strings.Join(found, ", "))
+}

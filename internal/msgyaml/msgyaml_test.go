@@ -392,3 +392,37 @@ func TestRepr(t *testing.T) {
 		t.Errorf("Repr(twist) = %s", got)
 	}
 }
+
+func TestFieldAndEchoValue(t *testing.T) {
+	m := kitchen{Header: header{FrameID: "map"}, Names: []string{"a"}, Poses: []pose{{}}}
+	h, err := Field(&m, "header")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Field(h, "frame_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		v    any
+		want string
+	}{
+		{f, "map\n...\n---\n"},
+		{m.Names, "- a\n---\n"},
+		{m.Data, "[]\n---\n"},
+		{h, "stamp:\n  sec: 0\n  nanosec: 0\nframe_id: map\n---\n"},
+		{2.5, "2.5\n...\n---\n"},
+	}
+	for _, c := range cases {
+		got, err := EchoValue(c.v)
+		if err != nil || got != c.want {
+			t.Errorf("EchoValue(%v) = %q, %v; want %q", c.v, got, err, c.want)
+		}
+	}
+	if _, err := Field(&m, "nope"); err == nil || !strings.Contains(err.Error(), `msgyaml.kitchen has no field "nope" (its fields are header, flag,`) {
+		t.Errorf("Field(nope) error = %v", err)
+	}
+	if _, err := Field(3, "x"); err == nil {
+		t.Error("Field on a non-struct must fail")
+	}
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+)
+
+// session is the ROS context and node a DDS verb works with.
+type session struct {
+	rc   *ros.Context
+	node *ros.Node
+	stop context.CancelFunc
+	spun chan struct{}
+}
+
+// open creates a ROS context (domain and discovery from the environment,
+// as ros2 does) and a hidden node named like ros2cli's, and spins it.
+func (a *App) open(ctx context.Context, base string) (*session, error) {
+	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: a.Stderr})
+	if err != nil {
+		return nil, fmt.Errorf("start ROS: %w", err)
+	}
+	node, err := rc.NewNode("_fsmnodes_"+base+"_"+strconv.Itoa(os.Getpid()), "/")
+	if err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("create the CLI node: %w", err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	s := &session{rc: rc, node: node, stop: stop, spun: make(chan struct{})}
+	go func() {
+		defer close(s.spun)
+		_ = rc.Spin(sctx)
+	}()
+	return s, nil
+}
+
+func (s *session) close() {
+	s.stop()
+	<-s.spun
+	s.rc.Close()
+}
+
+// spinTimeFlag is the flag that bounds how long verbs that read the graph
+// wait for discovery.
+const spinTimeFlag = "--spin-time"
+
+// settle waits for discovery: at least a short moment, then until the
+// graph has been quiet for a while, at most max.
+func (s *session) settle(ctx context.Context, max time.Duration) {
+	const minWait, quiet = 300 * time.Millisecond, 250 * time.Millisecond
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	start := time.Now()
+	for {
+		ch := s.rc.GraphChanged()
+		wait := quiet
+		if rest := minWait - time.Since(start); rest > wait {
+			wait = rest
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-deadline.C:
+			t.Stop()
+			return
+		case <-ch:
+			t.Stop()
+		case <-t.C:
+			if time.Since(start) >= minWait {
+				return
+			}
+		}
+	}
+}
+
+// spinTime reads --spin-time (seconds, default 2).
+func spinTime(p *parsed) (time.Duration, error) {
+	v := p.get("2", spinTimeFlag)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f > 3600 {
+		return 0, usagef("%s: %q is not a positive number of seconds", spinTimeFlag, v)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}

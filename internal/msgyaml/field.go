@@ -1,0 +1,50 @@
+package msgyaml
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Field returns the value of the field called name (its ROS name) of msg,
+// a message struct or a pointer to one; `ros2 topic echo --field` follows
+// such names.
+func Field(msg any, name string) (any, error) {
+	v, ok := structValue(msg)
+	if !ok {
+		return nil, fmt.Errorf("cannot select field %q of a %T value", name, msg)
+	}
+	var names []string
+	for _, f := range fieldsOf(v.Type()) {
+		if f.name == name {
+			return v.Field(f.index).Interface(), nil
+		}
+		names = append(names, f.name)
+	}
+	return nil, fmt.Errorf("%s has no field %q (its fields are %s)", typeName(v.Type()), name, strings.Join(names, ", "))
+}
+
+// EchoValue renders any message, sequence or basic value as
+// `ros2 topic echo --field` does (PyYAML document of the value; a bare
+// scalar gets the "..." document end marker) followed by "---".
+func EchoValue(x any) (string, error) {
+	v := reflect.ValueOf(x)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		return Echo(x)
+	case reflect.Slice, reflect.Array:
+		var b strings.Builder
+		if v.Len() == 0 {
+			b.WriteString("[]\n")
+		} else {
+			writeSequence(&b, v, 0)
+		}
+		return b.String() + "---\n", nil
+	case reflect.Invalid, reflect.Pointer:
+		return "null\n...\n---\n", nil
+	}
+	return scalarYAML(v, 2) + "\n...\n---\n", nil
+}
