@@ -315,6 +315,28 @@ var goldens = []golden{
 			" 00*6 | 01 00 00 00 00 00 00 00",
 	},
 	{
+		name: "ParticipantEntitiesInfo (Jazzy, 16-byte Gid)",
+		doc: "gid char[16] @0..15; node count 1 @16; namespace '/' @20..25, pad 2; name 'n' @28..33, pad 2; " +
+			"reader count 0 @36; writer count 1 @40; writer gid @44..59",
+		msg: &rmw_dds_common_msg.ParticipantEntitiesInfo{
+			Gid: rmw_dds_common_msg.Gid{Data: [16]uint8{0: 1, 15: 2}},
+			NodeEntitiesInfoSeq: []rmw_dds_common_msg.NodeEntitiesInfo{{NodeNamespace: "/", NodeName: "n",
+				WriterGidSeq: []rmw_dds_common_msg.Gid{{Data: [16]uint8{0: 3, 15: 4}}}}}},
+		hex: "00 01 00 00 | 01 00*14 02 | 01 00 00 00 | 02 00 00 00 | 2f 00 | 00 00 | 02 00 00 00 | 6e 00 | 00 00 |" +
+			" 00 00 00 00 | 01 00 00 00 | 03 00*14 04",
+	},
+	{
+		name: "ParticipantEntitiesInfo (Humble, 24-byte Gid)",
+		doc: "gid char[24] @0..23; node count 1 @24; namespace '/' @28..33, pad 2; name 'n' @36..41, pad 2; " +
+			"reader count 0 @44; writer count 1 @48; writer gid @52..75",
+		msg: &rmw_dds_common_msg.ParticipantEntitiesInfoHumble{
+			Gid: rmw_dds_common_msg.GidHumble{Data: [24]uint8{0: 1, 23: 2}},
+			NodeEntitiesInfoSeq: []rmw_dds_common_msg.NodeEntitiesInfoHumble{{NodeNamespace: "/", NodeName: "n",
+				WriterGidSeq: []rmw_dds_common_msg.GidHumble{{Data: [24]uint8{0: 3, 23: 4}}}}}},
+		hex: "00 01 00 00 | 01 00*22 02 | 01 00 00 00 | 02 00 00 00 | 2f 00 | 00 00 | 02 00 00 00 | 6e 00 | 00 00 |" +
+			" 00 00 00 00 | 01 00 00 00 | 03 00*22 04",
+	},
+	{
 		name: "big endian String",
 		doc:  "CDR_BE header 00 00; the length 3 is written most significant byte first",
 		big:  true,

@@ -28,6 +28,23 @@ type Message interface {
 	ROSType() *TypeInfo
 }
 
+// Validator is implemented by every generated message: Validate reports a
+// bounded string or sequence that exceeds its bound (the wire format cannot
+// carry bounds, so senders must check them).
+type Validator interface {
+	Validate() error
+}
+
+// Validate calls m.Validate if m implements Validator, else returns nil.
+func Validate(m Message) error {
+	if v, ok := m.(Validator); ok {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Ptr is the constraint used by generic APIs: *T implements Message.
 type Ptr[T any] interface {
 	*T
