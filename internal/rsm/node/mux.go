@@ -1,0 +1,114 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+)
+
+// MuxNodeName is the robot control mux's node name.
+const MuxNodeName = "robotControlMuxNode"
+
+// SetupMux declares the mux's parameters and creates its subscriptions,
+// publishers, service and timer on n (robotControlMuxNode):
+// autonomy/teleoperation Twist inputs, the joystick (only if
+// joystick_used), cmd_vel and rsm/operationMode outputs every cycle, and
+// rsm/setOperationMode.
+func SetupMux(n *ros.Node) error {
+	log := n.Logger()
+	period, err := rate(n)
+	if err != nil {
+		return err
+	}
+	autoTopic, err := str(n, "autonomy_cmd_vel_topic", "autonomy/cmd_vel", "Twist input used in AUTONOMOUS")
+	if err != nil {
+		return err
+	}
+	teleTopic, err := str(n, "teleoperation_cmd_vel_topic", "teleoperation/cmd_vel", "Twist input used in TELEOPERATION")
+	if err != nil {
+		return err
+	}
+	outTopic, err := str(n, "cmd_vel_topic", "cmd_vel", "multiplexed Twist output")
+	if err != nil {
+		return err
+	}
+	joyUsed, err := ros.DeclareParam(n, "joystick_used", false,
+		ros.ParamDescriptor{Description: "whether the joystick switches to TELEOPERATION", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	joyTopic, err := str(n, "joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
+	if err != nil {
+		return err
+	}
+	idle, err := seconds(n, "teleoperation_idle_timer", 0.5, "seconds without teleoperation input until STOPPED")
+	if err != nil {
+		return err
+	}
+	if idle == 0 {
+		return fmt.Errorf("parameter teleoperation_idle_timer must be > 0")
+	}
+	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: idle, JoystickUsed: joyUsed})
+	if err != nil {
+		return err
+	}
+	out, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, outTopic, ros.QoSDefault.KeepLast(1))
+	if err != nil {
+		return err
+	}
+	opPub, err := ros.NewPublisher[rsm_msgs_msg.OperationMode](n, Namespace+"operationMode", ros.QoSDefault.KeepLast(1))
+	if err != nil {
+		return err
+	}
+	warn := func(err error) {
+		if err != nil {
+			log.Warnf("%v", err)
+		}
+	}
+	clk := n.Clock()
+	if _, err := ros.NewSubscription(n, autoTopic, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		warn(mux.OnAutonomy(TwistFromMsg(m)))
+	}); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, teleTopic, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		warn(mux.OnTeleop(TwistFromMsg(m), clk.Now()))
+	}); err != nil {
+		return err
+	}
+	// FIX: the original subscribed to the joystick even with joystick_used=false.
+	if joyUsed {
+		if _, err := ros.NewSubscription(n, joyTopic, ros.QoSSensorData, func(m *sensor_msgs_msg.Joy) {
+			warn(mux.OnJoy(rsm.Joy{Axes: m.Axes, Buttons: m.Buttons}, clk.Now()))
+		}); err != nil {
+			return err
+		}
+	}
+	if _, err := ros.NewService(n, Namespace+"setOperationMode",
+		func(_ context.Context, req *rsm_msgs_srv.SetOperationMode_Request) (*rsm_msgs_srv.SetOperationMode_Response, error) {
+			r := mux.SetOperationMode(OperationModeFromMsg(&req.OperationMode))
+			if !r.Success {
+				log.Warnf("setOperationMode: %s", r.Message)
+			}
+			return &rsm_msgs_srv.SetOperationMode_Response{Success: r.Success, Message: r.Message}, nil
+		}); err != nil {
+		return err
+	}
+	_, err = n.NewTimer(period, func() {
+		tw, op := mux.Tick(clk.Now())
+		t, o := TwistToMsg(tw), OperationModeToMsg(op)
+		if err := out.Publish(&t); err != nil {
+			log.Errorf("publish %s: %v", outTopic, err)
+		}
+		if err := opPub.Publish(&o); err != nil {
+			log.Errorf("publish operationMode: %v", err)
+		}
+	})
+	return err
+}
