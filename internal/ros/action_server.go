@@ -1,0 +1,374 @@
+package ros
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
+	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
+	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
+)
+
+// ErrGoalCanceled may be returned by an execute function that stops
+// because its goal was canceled; any error does, once the cancel request
+// has been accepted.
+var ErrGoalCanceled = errors.New("goal canceled")
+
+// ActionServerOptions configures NewActionServer. The zero value accepts
+// every goal and every cancel request and keeps results for 15 minutes.
+type ActionServerOptions[G any] struct {
+	// (optional) AcceptGoal decides whether to accept a new goal; a non-nil
+	// error rejects it (the client sees accepted=false). It runs on the
+	// node's callback goroutine and must not block. Default: accept.
+	AcceptGoal func(id action.GoalID, goal *G) error
+	// (optional) AcceptCancel decides whether to accept a request to cancel
+	// a goal. It runs on the node's callback goroutine. Default: accept.
+	AcceptCancel func(id action.GoalID) bool
+	// (optional) ResultRetention is how long a finished goal's result stays
+	// available to get_result (rcl_action's result_timeout). Default 15 min.
+	ResultRetention time.Duration
+}
+
+// ServerGoal is one accepted goal as its execute function sees it.
+type ServerGoal[G, F any] struct {
+	id       action.GoalID
+	goal     *G
+	canceled atomic.Bool
+	feedback func(*F) error
+}
+
+// ID returns the goal's UUID.
+func (g *ServerGoal[G, F]) ID() action.GoalID { return g.id }
+
+// Goal returns the goal message (owned by the execute function).
+func (g *ServerGoal[G, F]) Goal() *G { return g.goal }
+
+// PublishFeedback sends feedback for this goal on <action>/_action/feedback.
+// It is safe to call from any goroutine.
+func (g *ServerGoal[G, F]) PublishFeedback(f *F) error { return g.feedback(f) }
+
+// CancelRequested reports whether a cancel request for this goal has been
+// accepted (the goal is canceling; its context is done too).
+func (g *ServerGoal[G, F]) CancelRequested() bool { return g.canceled.Load() }
+
+// ExecuteFunc runs one accepted goal on its own goroutine. ctx is cancelled
+// when a cancel request is accepted or the node closes. Return the result
+// and nil to succeed; return an error to abort, or, after a cancel request
+// was accepted, to report the goal canceled (the result may then be nil:
+// the zero result is sent).
+type ExecuteFunc[G, R, F any] func(ctx context.Context, goal *ServerGoal[G, F]) (*R, error)
+
+// ActionServer serves one ROS 2 action: the send_goal, cancel_goal and
+// get_result services and the feedback and status topics under
+// <name>/_action/. Goals run concurrently, each on its own goroutine.
+type ActionServer[G, R, F any] struct {
+	n       *Node
+	name    string
+	at      *rosidl.ActionType
+	execute ExecuteFunc[G, R, F]
+	opts    ActionServerOptions[G]
+	newRes  func() rosidl.Message
+	tracker *action.Tracker[rosidl.Message]
+
+	statusPub   *publisher
+	feedbackPub *publisher
+	services    []*Service
+
+	mu      sync.Mutex
+	cancels map[action.GoalID]context.CancelFunc
+	goals   map[action.GoalID]*ServerGoal[G, F]
+	timers  []*time.Timer
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// NewActionServer creates an action server named name (relative, absolute
+// or "~/"; remapped) for the generated action type at, e.g.
+//
+//	srv, err := ros.NewActionServer(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
+//	    func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
+//	        ... g.PublishFeedback(&fb) ... return &nav2_msgs_action.NavigateToPose_Result{}, nil
+//	    }, ros.ActionServerOptions[nav2_msgs_action.NavigateToPose_Goal]{})
+func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.Ptr[F]](
+	n *Node, name string, at *rosidl.ActionType, execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
+) (_ *ActionServer[G, R, F], err error) {
+	if execute == nil {
+		return nil, fmt.Errorf("ros: action server %q: nil execute function", name)
+	}
+	if err := checkActionType(at, PG(nil).ROSType(), PR(nil).ROSType(), PF(nil).ROSType()); err != nil {
+		return nil, fmt.Errorf("ros: action server %q: %w", name, err)
+	}
+	fqn, err := n.ResolveServiceName(name)
+	if err != nil {
+		return nil, fmt.Errorf("ros: action server: %w", err)
+	}
+	s := &ActionServer[G, R, F]{
+		n: n, name: fqn, at: at, execute: execute, opts: opts,
+		newRes:  func() rosidl.Message { return PR(new(R)) },
+		tracker: action.NewTracker[rosidl.Message](opts.ResultRetention),
+		cancels: map[action.GoalID]context.CancelFunc{},
+		goals:   map[action.GoalID]*ServerGoal[G, F]{},
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	prefix := fqn + "/_action/"
+	if s.statusPub, err = newPublisher(n, prefix+"status", action_msgs_msg.GoalStatusArray_TypeInfo, QoSLatched); err != nil {
+		return nil, err
+	}
+	if s.feedbackPub, err = newPublisher(n, prefix+"feedback", at.FeedbackMessage, QoSDefault); err != nil {
+		return nil, err
+	}
+	svc, err := newService(n, prefix+"send_goal", at.SendGoal.Request, at.SendGoal.Response,
+		func() rosidl.Message { return &actionSendGoalRequest{ti: at.SendGoal.Request, Goal: PG(new(G))} },
+		func(_ context.Context, m rosidl.Message) (rosidl.Message, error) {
+			req := m.(*actionSendGoalRequest)
+			return s.onSendGoal(req.ID, (*G)(req.Goal.(PG))), nil
+		}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.services = append(s.services, svc)
+	svc, err = NewService(n, prefix+"cancel_goal", s.onCancelGoal)
+	if err != nil {
+		return nil, err
+	}
+	s.services = append(s.services, svc)
+	svc, err = newDeferredService(n, prefix+"get_result", at.GetResult.Request, at.GetResult.Response,
+		func() rosidl.Message { return &actionGoalIDMsg{ti: at.GetResult.Request} },
+		func(_ context.Context, m rosidl.Message, reply func(rosidl.Message)) {
+			s.tracker.Result(m.(*actionGoalIDMsg).ID, func(st action.Status, res rosidl.Message) {
+				if res == nil {
+					res = s.newRes()
+				}
+				reply(&actionGetResultResponse{ti: at.GetResult.Response, Status: int8(st), Result: res})
+			})
+		}, QoSServices)
+	if err != nil {
+		return nil, err
+	}
+	s.services = append(s.services, svc)
+	return s, nil
+}
+
+// Name returns the fully qualified action name.
+func (s *ActionServer[G, R, F]) Name() string { return s.name }
+
+// Goals returns the goals the server tracks (active and retained).
+func (s *ActionServer[G, R, F]) Goals() []action.Info { return s.tracker.List() }
+
+// onSendGoal runs on the node's callback goroutine.
+func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Message {
+	resp := &actionSendGoalResponse{ti: s.at.SendGoal.Response}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return resp
+	}
+	if s.opts.AcceptGoal != nil {
+		if err := s.opts.AcceptGoal(id, goal); err != nil {
+			s.n.Logger().Infof("action %s: goal %s rejected: %v", s.name, id, err)
+			return resp
+		}
+	}
+	now := s.n.ext.clock.Now()
+	if err := s.tracker.Accept(id, now); err != nil {
+		s.n.Logger().Warnf("action %s: %v", s.name, err)
+		return resp
+	}
+	resp.Accepted = true
+	resp.Stamp = extStamp(now)
+	s.publishStatus()
+	// Start after the response is sent (it goes out when this returns).
+	if err := s.n.Post(func() { s.start(id, goal) }); err != nil {
+		s.finish(id, action.EventAbort, nil)
+	}
+	return resp
+}
+
+// start moves the goal to executing and runs the execute function.
+func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.finish(id, action.EventAbort, nil)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.n.runCtx)
+	g := &ServerGoal[G, F]{id: id, goal: goal}
+	g.feedback = func(f *F) error {
+		return s.feedbackPub.publish(&actionFeedbackMessage{ti: s.at.FeedbackMessage, ID: id, Feedback: any(f).(rosidl.Message)})
+	}
+	s.cancels[id] = cancel
+	s.goals[id] = g
+	s.wg.Add(1)
+	s.mu.Unlock()
+	if st, _ := s.tracker.Status(id); st == action.StatusCanceling {
+		// Canceled between acceptance and start.
+		g.canceled.Store(true)
+		cancel()
+	} else if _, err := s.tracker.Fire(id, action.EventExecute); err != nil {
+		s.n.Logger().Warnf("action %s: %v", s.name, err)
+	}
+	s.publishStatus()
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		res, err := s.run(ctx, g)
+		st, _ := s.tracker.Status(id)
+		var msg rosidl.Message
+		if res != nil {
+			msg = any(res).(rosidl.Message)
+		}
+		switch {
+		case err == nil:
+			s.finish(id, action.EventSucceed, msg)
+		case st == action.StatusCanceling:
+			s.finish(id, action.EventCanceled, msg)
+		default:
+			s.n.Logger().Warnf("action %s: goal %s aborted: %v", s.name, id, err)
+			s.finish(id, action.EventAbort, msg)
+		}
+	}()
+}
+
+// run calls the execute function, turning a panic into an abort.
+func (s *ActionServer[G, R, F]) run(ctx context.Context, g *ServerGoal[G, F]) (res *R, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("execute panicked: %v", r)
+		}
+	}()
+	return s.execute(ctx, g)
+}
+
+// finish records the terminal status, answers waiting get_result calls,
+// publishes the status and schedules the result's expiry.
+func (s *ActionServer[G, R, F]) finish(id action.GoalID, ev action.Event, res rosidl.Message) {
+	if res == nil {
+		res = s.newRes()
+	}
+	if _, err := s.tracker.Finish(id, ev, res, time.Now()); err != nil {
+		s.n.Logger().Warnf("action %s: %v", s.name, err)
+	}
+	s.mu.Lock()
+	delete(s.cancels, id)
+	delete(s.goals, id)
+	if !s.closed {
+		s.timers = append(s.timers, time.AfterFunc(s.retention(), s.expire))
+	}
+	s.mu.Unlock()
+	s.publishStatus()
+}
+
+func (s *ActionServer[G, R, F]) retention() time.Duration {
+	if s.opts.ResultRetention > 0 {
+		return s.opts.ResultRetention
+	}
+	return action.DefaultResultRetention
+}
+
+func (s *ActionServer[G, R, F]) expire() {
+	if len(s.tracker.Expire(time.Now())) > 0 {
+		s.publishStatus()
+	}
+}
+
+// onCancelGoal runs on the node's callback goroutine.
+func (s *ActionServer[G, R, F]) onCancelGoal(_ context.Context, req *action_msgs_srv.CancelGoal_Request) (*action_msgs_srv.CancelGoal_Response, error) {
+	id := action.GoalID(req.GoalInfo.GoalId.Uuid)
+	var before time.Time
+	if st := req.GoalInfo.Stamp; st.Sec != 0 || st.Nanosec != 0 {
+		before = extStampTime(st)
+	}
+	cands, code := s.tracker.SelectCancel(id, before)
+	resp := &action_msgs_srv.CancelGoal_Response{ReturnCode: int8(code), GoalsCanceling: []action_msgs_msg.GoalInfo{}}
+	for _, c := range cands {
+		if s.opts.AcceptCancel != nil && !s.opts.AcceptCancel(c.ID) {
+			continue
+		}
+		if _, err := s.tracker.Fire(c.ID, action.EventCancelGoal); err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if g := s.goals[c.ID]; g != nil {
+			g.canceled.Store(true)
+		}
+		if cancel := s.cancels[c.ID]; cancel != nil {
+			cancel()
+		}
+		s.mu.Unlock()
+		resp.GoalsCanceling = append(resp.GoalsCanceling, goalInfoMsg(c))
+	}
+	if len(cands) > 0 && len(resp.GoalsCanceling) == 0 {
+		resp.ReturnCode = int8(action.CancelErrorRejected)
+	}
+	if len(resp.GoalsCanceling) > 0 {
+		s.publishStatus()
+	}
+	return resp, nil
+}
+
+func goalInfoMsg(i action.Info) action_msgs_msg.GoalInfo {
+	return action_msgs_msg.GoalInfo{
+		GoalId: unique_identifier_msgs_msg.UUID{Uuid: i.ID},
+		Stamp:  extStamp(i.Accepted),
+	}
+}
+
+// publishStatus sends the complete status list (transient local, so late
+// clients see it).
+func (s *ActionServer[G, R, F]) publishStatus() {
+	list := s.tracker.List()
+	msg := &action_msgs_msg.GoalStatusArray{StatusList: make([]action_msgs_msg.GoalStatus, len(list))}
+	for i, g := range list {
+		msg.StatusList[i] = action_msgs_msg.GoalStatus{GoalInfo: goalInfoMsg(g), Status: int8(g.Status)}
+	}
+	if err := s.statusPub.publish(msg); err != nil && !errors.Is(err, ErrClosed) {
+		s.n.Logger().Warnf("action %s: publishing status: %v", s.name, err)
+	}
+}
+
+// Close cancels the running goals, waits for their execute functions to
+// return, and closes the services and topics.
+func (s *ActionServer[G, R, F]) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, c := range s.cancels {
+		c()
+	}
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.mu.Unlock()
+	if !s.n.OnCallbackGoroutine() {
+		s.wg.Wait()
+	}
+	var errs []error
+	for _, svc := range s.services {
+		if err := svc.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range []*publisher{s.feedbackPub, s.statusPub} {
+		if p != nil {
+			if err := p.Close(); err != nil && !errors.Is(err, ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

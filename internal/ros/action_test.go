@@ -1,0 +1,175 @@
+package ros
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
+)
+
+type (
+	navGoal     = nav2_msgs_action.NavigateToPose_Goal
+	navResult   = nav2_msgs_action.NavigateToPose_Result
+	navFeedback = nav2_msgs_action.NavigateToPose_Feedback
+)
+
+// testNavServer serves "navigate_to_pose": behavior_tree "reject" is
+// rejected; "abort" aborts; "loop" publishes feedback until canceled;
+// anything else publishes three feedbacks and succeeds with error_msg =
+// behavior_tree.
+func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID) *ActionServer[navGoal, navResult, navFeedback] {
+	t.Helper()
+	srv, err := NewActionServer(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
+		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
+			if started != nil {
+				started <- g.ID()
+			}
+			switch g.Goal().BehaviorTree {
+			case "abort":
+				return &navResult{ErrorCode: 7, ErrorMsg: "cannot"}, errors.New("planned abort")
+			case "loop":
+				for i := 0; ; i++ {
+					if err := g.PublishFeedback(&navFeedback{NumberOfRecoveries: int16(i)}); err != nil {
+						return nil, err
+					}
+					select {
+					case <-ctx.Done():
+						return &navResult{ErrorMsg: "stopped"}, ErrGoalCanceled
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			}
+			for i := 3; i > 0; i-- {
+				if err := g.PublishFeedback(&navFeedback{DistanceRemaining: float32(i)}); err != nil {
+					return nil, err
+				}
+			}
+			return &navResult{ErrorMsg: g.Goal().BehaviorTree}, nil
+		}, ActionServerOptions[navGoal]{
+			AcceptGoal: func(_ action.GoalID, g *navGoal) error {
+				if g.BehaviorTree == "reject" {
+					return errors.New("rejected on request")
+				}
+				return nil
+			},
+			ResultRetention: time.Minute,
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func newNavClient(t *testing.T, n *Node) *ActionClient[navGoal, navResult, navFeedback] {
+	t.Helper()
+	cli, err := NewActionClient[navGoal, navResult, navFeedback](n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.WaitForServer(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return cli
+}
+
+func TestAction_SucceedRejectAbortCancel(t *testing.T) {
+	srvNode := extNode(t, extContext(t, domainAction), "nav_server")
+	started := make(chan action.GoalID, 8)
+	srv := testNavServer(t, srvNode, started)
+	cli := newNavClient(t, extNode(t, extContext(t, domainAction), "nav_client"))
+	ctx := waitCtx(t)
+
+	// Success with feedback.
+	var fb atomic.Int32
+	g, err := cli.SendGoal(ctx, &navGoal{BehaviorTree: "go"}, func(f *navFeedback) { fb.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, st, err := g.Result(ctx)
+	if err != nil || st != action.StatusSucceeded || res.ErrorMsg != "go" {
+		t.Fatalf("Result = %+v, %v, %v", res, st, err)
+	}
+	if _, err := g.WaitForStatus(ctx, func(s action.Status) bool { return s == action.StatusSucceeded }); err != nil {
+		t.Fatal(err)
+	}
+	for fb.Load() < 3 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("got %d feedback messages, want 3", fb.Load())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	// The result stays available.
+	if res, st, err := g.Result(ctx); err != nil || st != action.StatusSucceeded || res.ErrorMsg != "go" {
+		t.Fatalf("second Result = %+v, %v, %v", res, st, err)
+	}
+
+	// Rejected.
+	if _, err := cli.SendGoal(ctx, &navGoal{BehaviorTree: "reject"}, nil); !errors.Is(err, ErrGoalRejected) {
+		t.Fatalf("SendGoal(reject) = %v", err)
+	}
+
+	// Aborted: the result still carries the execute function's values.
+	res, st, err = cli.Execute(ctx, &navGoal{BehaviorTree: "abort"}, nil)
+	if err != nil || st != action.StatusAborted || res.ErrorCode != 7 {
+		t.Fatalf("abort: %+v, %v, %v", res, st, err)
+	}
+
+	// Canceled midway.
+	for len(started) > 0 {
+		<-started
+	}
+	seen := make(chan struct{}, 100)
+	g, err = cli.SendGoal(ctx, &navGoal{BehaviorTree: "loop"}, func(*navFeedback) { seen <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-seen:
+	case <-ctx.Done():
+		t.Fatal("no feedback from the looping goal")
+	}
+	if err := g.Cancel(ctx); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	res, st, err = g.Result(ctx)
+	if err != nil || st != action.StatusCanceled || res.ErrorMsg != "stopped" {
+		t.Fatalf("canceled goal: %+v, %v, %v", res, st, err)
+	}
+	if err := g.Cancel(ctx); !errors.Is(err, ErrGoalTerminated) {
+		t.Fatalf("second Cancel = %v, want ErrGoalTerminated", err)
+	}
+	infos := srv.Goals()
+	if len(infos) != 3 {
+		t.Fatalf("server tracks %d goals, want 3: %+v", len(infos), infos)
+	}
+}
+
+func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
+	srvNode := extNode(t, extContext(t, domainAction), "nav_server2")
+	testNavServer(t, srvNode, nil)
+	cli, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := waitCtx(t)
+	if err := cli.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ghost := &ClientGoal[navGoal, navResult, navFeedback]{c: cli, id: action.GoalID{9}}
+	if _, st, err := ghost.Result(ctx); !errors.Is(err, ErrUnknownGoal) || st != action.StatusUnknown {
+		t.Fatalf("Result of an unknown goal = %v, %v", st, err)
+	}
+	if err := ghost.Cancel(ctx); !errors.Is(err, ErrUnknownGoal) {
+		t.Fatalf("Cancel of an unknown goal = %v", err)
+	}
+	wrong := &rosidl.ActionType{Name: "x/action/Y", Goal: nav2_msgs_action.NavigateToPose_Feedback_TypeInfo}
+	if _, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "x", wrong); err == nil {
+		t.Fatal("mismatched action type accepted")
+	}
+}

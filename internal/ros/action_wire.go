@@ -1,0 +1,223 @@
+package ros
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fsmnodes/fsmnodes/internal/cdr"
+	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+)
+
+// The action protocol wraps the user's goal, result and feedback in derived
+// types (X_SendGoal_Request = {goal_id, goal}, ...; interfaces.md §12).
+// Their layout is fixed, so one implementation per shape serves every
+// action: the embedded user message is encoded inline after the fixed
+// fields (XCDR1 nests structs without headers or extra alignment), and the
+// type information comes from the generated rosidl.ActionType at run time.
+
+// actionGoalIDMsg is X_GetResult_Request: {UUID goal_id}.
+type actionGoalIDMsg struct {
+	ti *rosidl.TypeInfo
+	ID action.GoalID
+}
+
+func (m *actionGoalIDMsg) MarshalCDR(e *cdr.Encoder) { e.RawBytes(m.ID[:]) }
+func (m *actionGoalIDMsg) UnmarshalCDR(d *cdr.Decoder) error {
+	d.ReadRawBytes(m.ID[:])
+	return d.Err()
+}
+func (m *actionGoalIDMsg) ROSType() *rosidl.TypeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.ti
+}
+
+// actionSendGoalRequest is X_SendGoal_Request: {UUID goal_id, X_Goal goal}.
+type actionSendGoalRequest struct {
+	ti   *rosidl.TypeInfo
+	ID   action.GoalID
+	Goal rosidl.Message
+}
+
+func (m *actionSendGoalRequest) MarshalCDR(e *cdr.Encoder) {
+	e.RawBytes(m.ID[:])
+	m.Goal.MarshalCDR(e)
+}
+func (m *actionSendGoalRequest) UnmarshalCDR(d *cdr.Decoder) error {
+	d.ReadRawBytes(m.ID[:])
+	if err := d.Err(); err != nil {
+		return err
+	}
+	return m.Goal.UnmarshalCDR(d)
+}
+func (m *actionSendGoalRequest) ROSType() *rosidl.TypeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.ti
+}
+
+// actionSendGoalResponse is X_SendGoal_Response: {bool accepted, Time stamp}.
+type actionSendGoalResponse struct {
+	ti       *rosidl.TypeInfo
+	Accepted bool
+	Stamp    builtin_interfaces_msg.Time
+}
+
+func (m *actionSendGoalResponse) MarshalCDR(e *cdr.Encoder) {
+	e.Bool(m.Accepted)
+	m.Stamp.MarshalCDR(e)
+}
+func (m *actionSendGoalResponse) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Accepted = d.Bool()
+	return m.Stamp.UnmarshalCDR(d)
+}
+func (m *actionSendGoalResponse) ROSType() *rosidl.TypeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.ti
+}
+
+// actionGetResultResponse is X_GetResult_Response: {int8 status, X_Result result}.
+type actionGetResultResponse struct {
+	ti     *rosidl.TypeInfo
+	Status int8
+	Result rosidl.Message
+}
+
+func (m *actionGetResultResponse) MarshalCDR(e *cdr.Encoder) {
+	e.Int8(m.Status)
+	m.Result.MarshalCDR(e)
+}
+func (m *actionGetResultResponse) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Status = d.Int8()
+	if err := d.Err(); err != nil {
+		return err
+	}
+	return m.Result.UnmarshalCDR(d)
+}
+func (m *actionGetResultResponse) ROSType() *rosidl.TypeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.ti
+}
+
+// actionFeedbackMessage is X_FeedbackMessage: {UUID goal_id, X_Feedback feedback}.
+type actionFeedbackMessage struct {
+	ti       *rosidl.TypeInfo
+	ID       action.GoalID
+	Feedback rosidl.Message
+}
+
+func (m *actionFeedbackMessage) MarshalCDR(e *cdr.Encoder) {
+	e.RawBytes(m.ID[:])
+	m.Feedback.MarshalCDR(e)
+}
+func (m *actionFeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
+	d.ReadRawBytes(m.ID[:])
+	if err := d.Err(); err != nil {
+		return err
+	}
+	return m.Feedback.UnmarshalCDR(d)
+}
+func (m *actionFeedbackMessage) ROSType() *rosidl.TypeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.ti
+}
+
+// checkActionType verifies that the generated action type matches the Go
+// goal, result and feedback types of a server or client.
+func checkActionType(at *rosidl.ActionType, goal, result, feedback *rosidl.TypeInfo) error {
+	switch {
+	case at == nil:
+		return errors.New("nil action type")
+	case at.SendGoal == nil || at.GetResult == nil || at.FeedbackMessage == nil:
+		return fmt.Errorf("action type %s lacks its derived types", at.Name)
+	case at.Goal != goal && (at.Goal == nil || goal == nil || at.Goal.Name != goal.Name):
+		return fmt.Errorf("action type %s does not have goal type %s", at.Name, tiName(goal))
+	case at.Result != result && (at.Result == nil || result == nil || at.Result.Name != result.Name):
+		return fmt.Errorf("action type %s does not have result type %s", at.Name, tiName(result))
+	case at.Feedback != feedback && (at.Feedback == nil || feedback == nil || at.Feedback.Name != feedback.Name):
+		return fmt.Errorf("action type %s does not have feedback type %s", at.Name, tiName(feedback))
+	}
+	return nil
+}
+
+func tiName(ti *rosidl.TypeInfo) string {
+	if ti == nil {
+		return "<nil>"
+	}
+	return ti.Name
+}
+
+// deferredService is a service whose handler answers later, from any
+// goroutine, by calling reply (used by get_result, which answers when the
+// goal finishes). The handler itself runs on the node's callback goroutine
+// and must not block.
+func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message,
+	handle func(ctx context.Context, req rosidl.Message, reply func(rosidl.Message)), qos QoS) (*Service, error) {
+	if err := serviceTypes(reqT, respT); err != nil {
+		return nil, fmt.Errorf("ros: service %q: %w", name, err)
+	}
+	fqn, err := n.ResolveServiceName(name)
+	if err != nil {
+		return nil, fmt.Errorf("ros: service: %w", err)
+	}
+	part := n.ctx.part
+	reqTopic, err := part.Topic(ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions), reqT.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	repTopic, err := part.Topic(ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions), respT.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID()}
+	idData := "serviceid=" + s.id.String() + ";"
+	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
+	if err != nil {
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
+	if err != nil {
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	if s.repWriter, err = part.NewWriter(repTopic, wq); err != nil {
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	s.in = newInbox(n, 0, func(r incomingRequest) {
+		handle(n.runCtx, r.req, func(resp rosidl.Message) {
+			if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
+				n.Logger().Warnf("service %s: %v", fqn, err)
+			}
+		})
+	})
+	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
+		for _, smp := range batch {
+			m := newReq()
+			h, err := decodeWithHeader(smp.Data, m)
+			if err != nil {
+				s.malformed.Add(1)
+				continue
+			}
+			s.in.push(incomingRequest{h: h, writer: smp.PublicationHandle, req: m})
+		}
+	})
+	if err != nil {
+		s.repWriter.Close()
+		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
+	}
+	if err := n.addEntity(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
