@@ -54,14 +54,14 @@ func DefaultParams() Params {
 	}
 }
 
-// param binds one parameter name to a field.
-type param struct {
+// paramDef binds one parameter name to a field.
+type paramDef struct {
 	get func(p *Params) any
 	set func(p *Params, v any) error
 }
 
-func floatParam(f func(p *Params) *float64) param {
-	return param{
+func floatParam(f func(p *Params) *float64) paramDef {
+	return paramDef{
 		get: func(p *Params) any { return *f(p) },
 		set: func(p *Params, v any) error {
 			x, err := toFloat(v)
@@ -74,8 +74,8 @@ func floatParam(f func(p *Params) *float64) param {
 	}
 }
 
-func vecParam(n int, f func(p *Params) []float64) param {
-	return param{
+func vecParam(n int, f func(p *Params) []float64) paramDef {
+	return paramDef{
 		get: func(p *Params) any { return append([]float64(nil), f(p)...) },
 		set: func(p *Params, v any) error {
 			xs, err := toFloats(v)
@@ -91,7 +91,7 @@ func vecParam(n int, f func(p *Params) []float64) param {
 	}
 }
 
-var params = map[string]param{
+var paramTable = map[string]paramDef{
 	"period": floatParam(func(p *Params) *float64 { return &p.Period }),
 	"effectors": {
 		get: func(p *Params) any { return p.Effectors },
@@ -152,8 +152,8 @@ var params = map[string]param{
 
 // ParamNames returns every parameter name, sorted.
 func ParamNames() []string {
-	names := make([]string, 0, len(params))
-	for n := range params {
+	names := make([]string, 0, len(paramTable))
+	for n := range paramTable {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -162,7 +162,7 @@ func ParamNames() []string {
 
 // Get returns a parameter's value (float64, int64, string or []float64).
 func (p *Params) Get(name string) (any, error) {
-	pp, ok := params[name]
+	pp, ok := paramTable[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown parameter %q", name)
 	}
@@ -172,7 +172,7 @@ func (p *Params) Get(name string) (any, error) {
 // Set sets one parameter by name; the value is checked for type, length and
 // finiteness (ranges are checked by Validate).
 func (p *Params) Set(name string, v any) error {
-	pp, ok := params[name]
+	pp, ok := paramTable[name]
 	if !ok {
 		return fmt.Errorf("unknown parameter %q", name)
 	}
