@@ -11,8 +11,8 @@ import (
 
 // GoalInfo is the ROS 2 type action_msgs/msg/GoalInfo.
 type GoalInfo struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Stamp  builtin_interfaces_msg.Time     `ros:"stamp"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Stamp  builtin_interfaces_msg.Time     `ros:"stamp" rostype:"builtin_interfaces/Time"`
 }
 
 // GoalInfo_TypeInfo describes action_msgs/msg/GoalInfo.

@@ -9,8 +9,8 @@ import (
 
 // GoalStatus is the ROS 2 type action_msgs/msg/GoalStatus.
 type GoalStatus struct {
-	GoalInfo GoalInfo `ros:"goal_info"`
-	Status   int8     `ros:"status"`
+	GoalInfo GoalInfo `ros:"goal_info" rostype:"action_msgs/GoalInfo"`
+	Status   int8     `ros:"status" rostype:"int8"`
 }
 
 // Constants of action_msgs/msg/GoalStatus.

@@ -10,7 +10,7 @@ import (
 
 // CancelGoal_Request is the ROS 2 type action_msgs/srv/CancelGoal_Request.
 type CancelGoal_Request struct {
-	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info"`
+	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info" rostype:"action_msgs/GoalInfo"`
 }
 
 // CancelGoal_Request_TypeInfo describes action_msgs/srv/CancelGoal_Request.
@@ -66,8 +66,8 @@ func (m *CancelGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CancelGoal_Response is the ROS 2 type action_msgs/srv/CancelGoal_Response.
 type CancelGoal_Response struct {
-	ReturnCode     int8                       `ros:"return_code"`
-	GoalsCanceling []action_msgs_msg.GoalInfo `ros:"goals_canceling"`
+	ReturnCode     int8                       `ros:"return_code" rostype:"int8"`
+	GoalsCanceling []action_msgs_msg.GoalInfo `ros:"goals_canceling" rostype:"action_msgs/GoalInfo[]"`
 }
 
 // Constants of action_msgs/srv/CancelGoal_Response.

@@ -9,8 +9,8 @@ import (
 
 // Duration is the ROS 2 type builtin_interfaces/msg/Duration.
 type Duration struct {
-	Sec     int32  `ros:"sec"`
-	Nanosec uint32 `ros:"nanosec"`
+	Sec     int32  `ros:"sec" rostype:"int32"`
+	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }
 
 // Duration_TypeInfo describes builtin_interfaces/msg/Duration.

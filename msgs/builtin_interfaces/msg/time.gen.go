@@ -9,8 +9,8 @@ import (
 
 // Time is the ROS 2 type builtin_interfaces/msg/Time.
 type Time struct {
-	Sec     int32  `ros:"sec"`
-	Nanosec uint32 `ros:"nanosec"`
+	Sec     int32  `ros:"sec" rostype:"int32"`
+	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }
 
 // Time_TypeInfo describes builtin_interfaces/msg/Time.

@@ -9,11 +9,11 @@ import (
 
 // JointComponentTolerance is the ROS 2 type control_msgs/msg/JointComponentTolerance.
 type JointComponentTolerance struct {
-	JointName    string  `ros:"joint_name"`
-	Component    uint16  `ros:"component"`
-	Position     float64 `ros:"position"`
-	Velocity     float64 `ros:"velocity"`
-	Acceleration float64 `ros:"acceleration"`
+	JointName    string  `ros:"joint_name" rostype:"string"`
+	Component    uint16  `ros:"component" rostype:"uint16"`
+	Position     float64 `ros:"position" rostype:"float64"`
+	Velocity     float64 `ros:"velocity" rostype:"float64"`
+	Acceleration float64 `ros:"acceleration" rostype:"float64"`
 }
 
 // Constants of control_msgs/msg/JointComponentTolerance.

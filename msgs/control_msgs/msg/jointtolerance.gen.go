@@ -9,10 +9,10 @@ import (
 
 // JointTolerance is the ROS 2 type control_msgs/msg/JointTolerance.
 type JointTolerance struct {
-	Name         string  `ros:"name"`
-	Position     float64 `ros:"position"`
-	Velocity     float64 `ros:"velocity"`
-	Acceleration float64 `ros:"acceleration"`
+	Name         string  `ros:"name" rostype:"string"`
+	Position     float64 `ros:"position" rostype:"float64"`
+	Velocity     float64 `ros:"velocity" rostype:"float64"`
+	Acceleration float64 `ros:"acceleration" rostype:"float64"`
 }
 
 // JointTolerance_TypeInfo describes control_msgs/msg/JointTolerance.

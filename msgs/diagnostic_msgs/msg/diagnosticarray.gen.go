@@ -10,8 +10,8 @@ import (
 
 // DiagnosticArray is the ROS 2 type diagnostic_msgs/msg/DiagnosticArray.
 type DiagnosticArray struct {
-	Header std_msgs_msg.Header `ros:"header"`
-	Status []DiagnosticStatus  `ros:"status"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Status []DiagnosticStatus  `ros:"status" rostype:"diagnostic_msgs/DiagnosticStatus[]"`
 }
 
 // DiagnosticArray_TypeInfo describes diagnostic_msgs/msg/DiagnosticArray.

@@ -9,11 +9,11 @@ import (
 
 // DiagnosticStatus is the ROS 2 type diagnostic_msgs/msg/DiagnosticStatus.
 type DiagnosticStatus struct {
-	Level      byte       `ros:"level"`
-	Name       string     `ros:"name"`
-	Message    string     `ros:"message"`
-	HardwareId string     `ros:"hardware_id"`
-	Values     []KeyValue `ros:"values"`
+	Level      byte       `ros:"level" rostype:"byte"`
+	Name       string     `ros:"name" rostype:"string"`
+	Message    string     `ros:"message" rostype:"string"`
+	HardwareId string     `ros:"hardware_id" rostype:"string"`
+	Values     []KeyValue `ros:"values" rostype:"diagnostic_msgs/KeyValue[]"`
 }
 
 // Constants of diagnostic_msgs/msg/DiagnosticStatus.

@@ -9,8 +9,8 @@ import (
 
 // KeyValue is the ROS 2 type diagnostic_msgs/msg/KeyValue.
 type KeyValue struct {
-	Key   string `ros:"key"`
-	Value string `ros:"value"`
+	Key   string `ros:"key" rostype:"string"`
+	Value string `ros:"value" rostype:"string"`
 }
 
 // KeyValue_TypeInfo describes diagnostic_msgs/msg/KeyValue.

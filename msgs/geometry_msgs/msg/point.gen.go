@@ -9,9 +9,9 @@ import (
 
 // Point is the ROS 2 type geometry_msgs/msg/Point.
 type Point struct {
-	X float64 `ros:"x"`
-	Y float64 `ros:"y"`
-	Z float64 `ros:"z"`
+	X float64 `ros:"x" rostype:"float64"`
+	Y float64 `ros:"y" rostype:"float64"`
+	Z float64 `ros:"z" rostype:"float64"`
 }
 
 // Point_TypeInfo describes geometry_msgs/msg/Point.

@@ -9,9 +9,9 @@ import (
 
 // Point32 is the ROS 2 type geometry_msgs/msg/Point32.
 type Point32 struct {
-	X float32 `ros:"x"`
-	Y float32 `ros:"y"`
-	Z float32 `ros:"z"`
+	X float32 `ros:"x" rostype:"float32"`
+	Y float32 `ros:"y" rostype:"float32"`
+	Z float32 `ros:"z" rostype:"float32"`
 }
 
 // Point32_TypeInfo describes geometry_msgs/msg/Point32.

@@ -9,9 +9,9 @@ import (
 
 // Pose2D is the ROS 2 type geometry_msgs/msg/Pose2D.
 type Pose2D struct {
-	X     float64 `ros:"x"`
-	Y     float64 `ros:"y"`
-	Theta float64 `ros:"theta"`
+	X     float64 `ros:"x" rostype:"float64"`
+	Y     float64 `ros:"y" rostype:"float64"`
+	Theta float64 `ros:"theta" rostype:"float64"`
 }
 
 // Pose2D_TypeInfo describes geometry_msgs/msg/Pose2D.

@@ -9,8 +9,8 @@ import (
 
 // PoseWithCovariance is the ROS 2 type geometry_msgs/msg/PoseWithCovariance.
 type PoseWithCovariance struct {
-	Pose       Pose        `ros:"pose"`
-	Covariance [36]float64 `ros:"covariance"`
+	Pose       Pose        `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }
 
 // PoseWithCovariance_TypeInfo describes geometry_msgs/msg/PoseWithCovariance.

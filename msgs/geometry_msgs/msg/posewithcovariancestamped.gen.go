@@ -10,8 +10,8 @@ import (
 
 // PoseWithCovarianceStamped is the ROS 2 type geometry_msgs/msg/PoseWithCovarianceStamped.
 type PoseWithCovarianceStamped struct {
-	Header std_msgs_msg.Header `ros:"header"`
-	Pose   PoseWithCovariance  `ros:"pose"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Pose   PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/PoseWithCovariance"`
 }
 
 // PoseWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/PoseWithCovarianceStamped.

@@ -9,10 +9,10 @@ import (
 
 // Quaternion is the ROS 2 type geometry_msgs/msg/Quaternion.
 type Quaternion struct {
-	X float64 `ros:"x"` // default: 0
-	Y float64 `ros:"y"` // default: 0
-	Z float64 `ros:"z"` // default: 0
-	W float64 `ros:"w"` // default: 1
+	X float64 `ros:"x" rostype:"float64"` // default: 0
+	Y float64 `ros:"y" rostype:"float64"` // default: 0
+	Z float64 `ros:"z" rostype:"float64"` // default: 0
+	W float64 `ros:"w" rostype:"float64"` // default: 1
 }
 
 // Quaternion_TypeInfo describes geometry_msgs/msg/Quaternion.
@@ -40,9 +40,6 @@ func NewQuaternion() *Quaternion {
 // (zero where none is given).
 func (m *Quaternion) SetDefaults() {
 	*m = Quaternion{}
-	m.X = 0.0
-	m.Y = 0.0
-	m.Z = 0.0
 	m.W = 1.0
 }
 

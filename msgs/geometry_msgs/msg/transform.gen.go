@@ -9,8 +9,8 @@ import (
 
 // Transform is the ROS 2 type geometry_msgs/msg/Transform.
 type Transform struct {
-	Translation Vector3    `ros:"translation"`
-	Rotation    Quaternion `ros:"rotation"`
+	Translation Vector3    `ros:"translation" rostype:"geometry_msgs/Vector3"`
+	Rotation    Quaternion `ros:"rotation" rostype:"geometry_msgs/Quaternion"`
 }
 
 // Transform_TypeInfo describes geometry_msgs/msg/Transform.

@@ -10,9 +10,9 @@ import (
 
 // TransformStamped is the ROS 2 type geometry_msgs/msg/TransformStamped.
 type TransformStamped struct {
-	Header       std_msgs_msg.Header `ros:"header"`
-	ChildFrameId string              `ros:"child_frame_id"`
-	Transform    Transform           `ros:"transform"`
+	Header       std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	ChildFrameId string              `ros:"child_frame_id" rostype:"string"`
+	Transform    Transform           `ros:"transform" rostype:"geometry_msgs/Transform"`
 }
 
 // TransformStamped_TypeInfo describes geometry_msgs/msg/TransformStamped.

@@ -10,8 +10,8 @@ import (
 
 // TwistStamped is the ROS 2 type geometry_msgs/msg/TwistStamped.
 type TwistStamped struct {
-	Header std_msgs_msg.Header `ros:"header"`
-	Twist  Twist               `ros:"twist"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Twist  Twist               `ros:"twist" rostype:"geometry_msgs/Twist"`
 }
 
 // TwistStamped_TypeInfo describes geometry_msgs/msg/TwistStamped.

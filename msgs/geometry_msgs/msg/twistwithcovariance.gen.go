@@ -9,8 +9,8 @@ import (
 
 // TwistWithCovariance is the ROS 2 type geometry_msgs/msg/TwistWithCovariance.
 type TwistWithCovariance struct {
-	Twist      Twist       `ros:"twist"`
-	Covariance [36]float64 `ros:"covariance"`
+	Twist      Twist       `ros:"twist" rostype:"geometry_msgs/Twist"`
+	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }
 
 // TwistWithCovariance_TypeInfo describes geometry_msgs/msg/TwistWithCovariance.

@@ -9,9 +9,9 @@ import (
 
 // Vector3 is the ROS 2 type geometry_msgs/msg/Vector3.
 type Vector3 struct {
-	X float64 `ros:"x"`
-	Y float64 `ros:"y"`
-	Z float64 `ros:"z"`
+	X float64 `ros:"x" rostype:"float64"`
+	Y float64 `ros:"y" rostype:"float64"`
+	Z float64 `ros:"z" rostype:"float64"`
 }
 
 // Vector3_TypeInfo describes geometry_msgs/msg/Vector3.

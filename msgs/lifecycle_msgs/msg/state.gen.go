@@ -9,8 +9,8 @@ import (
 
 // State is the ROS 2 type lifecycle_msgs/msg/State.
 type State struct {
-	Id    uint8  `ros:"id"`
-	Label string `ros:"label"`
+	Id    uint8  `ros:"id" rostype:"uint8"`
+	Label string `ros:"label" rostype:"string"`
 }
 
 // Constants of lifecycle_msgs/msg/State.

@@ -12,8 +12,8 @@ import (
 
 // NavigateThroughPoses_Goal is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Goal.
 type NavigateThroughPoses_Goal struct {
-	Poses        []geometry_msgs_msg.PoseStamped `ros:"poses"`
-	BehaviorTree string                          `ros:"behavior_tree"`
+	Poses        []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/PoseStamped[]"`
+	BehaviorTree string                          `ros:"behavior_tree" rostype:"string"`
 }
 
 // NavigateThroughPoses_Goal_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_Goal.
@@ -86,8 +86,8 @@ func (m *NavigateThroughPoses_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateThroughPoses_Result is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Result.
 type NavigateThroughPoses_Result struct {
-	ErrorCode uint16 `ros:"error_code"`
-	ErrorMsg  string `ros:"error_msg"`
+	ErrorCode uint16 `ros:"error_code" rostype:"uint16"`
+	ErrorMsg  string `ros:"error_msg" rostype:"string"`
 }
 
 // Constants of nav2_msgs/action/NavigateThroughPoses_Result.
@@ -151,12 +151,12 @@ func (m *NavigateThroughPoses_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateThroughPoses_Feedback is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Feedback.
 type NavigateThroughPoses_Feedback struct {
-	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose"`
-	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time"`
-	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining"`
-	NumberOfRecoveries     int16                           `ros:"number_of_recoveries"`
-	DistanceRemaining      float32                         `ros:"distance_remaining"`
-	NumberOfPosesRemaining int16                           `ros:"number_of_poses_remaining"`
+	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/PoseStamped"`
+	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/Duration"`
+	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/Duration"`
+	NumberOfRecoveries     int16                           `ros:"number_of_recoveries" rostype:"int16"`
+	DistanceRemaining      float32                         `ros:"distance_remaining" rostype:"float32"`
+	NumberOfPosesRemaining int16                           `ros:"number_of_poses_remaining" rostype:"int16"`
 }
 
 // NavigateThroughPoses_Feedback_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_Feedback.
@@ -228,8 +228,8 @@ func (m *NavigateThroughPoses_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateThroughPoses_SendGoal_Request is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
 type NavigateThroughPoses_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Goal   NavigateThroughPoses_Goal       `ros:"goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Goal   NavigateThroughPoses_Goal       `ros:"goal" rostype:"nav2_msgs/NavigateThroughPoses_Goal"`
 }
 
 // NavigateThroughPoses_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
@@ -289,8 +289,8 @@ func (m *NavigateThroughPoses_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) err
 
 // NavigateThroughPoses_SendGoal_Response is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
 type NavigateThroughPoses_SendGoal_Response struct {
-	Accepted bool                        `ros:"accepted"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp"`
+	Accepted bool                        `ros:"accepted" rostype:"bool"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
 }
 
 // NavigateThroughPoses_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
@@ -363,7 +363,7 @@ builtin_interfaces/Time stamp
 
 // NavigateThroughPoses_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
 type NavigateThroughPoses_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
 }
 
 // NavigateThroughPoses_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
@@ -419,8 +419,8 @@ func (m *NavigateThroughPoses_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) er
 
 // NavigateThroughPoses_GetResult_Response is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
 type NavigateThroughPoses_GetResult_Response struct {
-	Status int8                        `ros:"status"`
-	Result NavigateThroughPoses_Result `ros:"result"`
+	Status int8                        `ros:"status" rostype:"int8"`
+	Result NavigateThroughPoses_Result `ros:"result" rostype:"nav2_msgs/NavigateThroughPoses_Result"`
 }
 
 // NavigateThroughPoses_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
@@ -492,8 +492,8 @@ NavigateThroughPoses_Result result
 
 // NavigateThroughPoses_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.
 type NavigateThroughPoses_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Feedback NavigateThroughPoses_Feedback   `ros:"feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Feedback NavigateThroughPoses_Feedback   `ros:"feedback" rostype:"nav2_msgs/NavigateThroughPoses_Feedback"`
 }
 
 // NavigateThroughPoses_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.

@@ -12,8 +12,8 @@ import (
 
 // NavigateToPose_Goal is the ROS 2 type nav2_msgs/action/NavigateToPose_Goal.
 type NavigateToPose_Goal struct {
-	Pose         geometry_msgs_msg.PoseStamped `ros:"pose"`
-	BehaviorTree string                        `ros:"behavior_tree"`
+	Pose         geometry_msgs_msg.PoseStamped `ros:"pose" rostype:"geometry_msgs/PoseStamped"`
+	BehaviorTree string                        `ros:"behavior_tree" rostype:"string"`
 }
 
 // NavigateToPose_Goal_TypeInfo describes nav2_msgs/action/NavigateToPose_Goal.
@@ -71,8 +71,8 @@ func (m *NavigateToPose_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_Result is the ROS 2 type nav2_msgs/action/NavigateToPose_Result.
 type NavigateToPose_Result struct {
-	ErrorCode uint16 `ros:"error_code"`
-	ErrorMsg  string `ros:"error_msg"`
+	ErrorCode uint16 `ros:"error_code" rostype:"uint16"`
+	ErrorMsg  string `ros:"error_msg" rostype:"string"`
 }
 
 // Constants of nav2_msgs/action/NavigateToPose_Result.
@@ -134,11 +134,11 @@ func (m *NavigateToPose_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_Feedback is the ROS 2 type nav2_msgs/action/NavigateToPose_Feedback.
 type NavigateToPose_Feedback struct {
-	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose"`
-	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time"`
-	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining"`
-	NumberOfRecoveries     int16                           `ros:"number_of_recoveries"`
-	DistanceRemaining      float32                         `ros:"distance_remaining"`
+	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/PoseStamped"`
+	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/Duration"`
+	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/Duration"`
+	NumberOfRecoveries     int16                           `ros:"number_of_recoveries" rostype:"int16"`
+	DistanceRemaining      float32                         `ros:"distance_remaining" rostype:"float32"`
 }
 
 // NavigateToPose_Feedback_TypeInfo describes nav2_msgs/action/NavigateToPose_Feedback.
@@ -205,8 +205,8 @@ func (m *NavigateToPose_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_SendGoal_Request is the ROS 2 type nav2_msgs/action/NavigateToPose_SendGoal_Request.
 type NavigateToPose_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Goal   NavigateToPose_Goal             `ros:"goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Goal   NavigateToPose_Goal             `ros:"goal" rostype:"nav2_msgs/NavigateToPose_Goal"`
 }
 
 // NavigateToPose_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Request.
@@ -266,8 +266,8 @@ func (m *NavigateToPose_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_SendGoal_Response is the ROS 2 type nav2_msgs/action/NavigateToPose_SendGoal_Response.
 type NavigateToPose_SendGoal_Response struct {
-	Accepted bool                        `ros:"accepted"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp"`
+	Accepted bool                        `ros:"accepted" rostype:"bool"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
 }
 
 // NavigateToPose_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Response.
@@ -340,7 +340,7 @@ builtin_interfaces/Time stamp
 
 // NavigateToPose_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Request.
 type NavigateToPose_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
 }
 
 // NavigateToPose_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Request.
@@ -396,8 +396,8 @@ func (m *NavigateToPose_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_GetResult_Response is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Response.
 type NavigateToPose_GetResult_Response struct {
-	Status int8                  `ros:"status"`
-	Result NavigateToPose_Result `ros:"result"`
+	Status int8                  `ros:"status" rostype:"int8"`
+	Result NavigateToPose_Result `ros:"result" rostype:"nav2_msgs/NavigateToPose_Result"`
 }
 
 // NavigateToPose_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Response.
@@ -469,8 +469,8 @@ NavigateToPose_Result result
 
 // NavigateToPose_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateToPose_FeedbackMessage.
 type NavigateToPose_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Feedback NavigateToPose_Feedback         `ros:"feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Feedback NavigateToPose_Feedback         `ros:"feedback" rostype:"nav2_msgs/NavigateToPose_Feedback"`
 }
 
 // NavigateToPose_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateToPose_FeedbackMessage.

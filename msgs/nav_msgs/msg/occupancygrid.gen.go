@@ -10,9 +10,9 @@ import (
 
 // OccupancyGrid is the ROS 2 type nav_msgs/msg/OccupancyGrid.
 type OccupancyGrid struct {
-	Header std_msgs_msg.Header `ros:"header"`
-	Info   MapMetaData         `ros:"info"`
-	Data   []int8              `ros:"data"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Info   MapMetaData         `ros:"info" rostype:"nav_msgs/MapMetaData"`
+	Data   []int8              `ros:"data" rostype:"int8[]"`
 }
 
 // OccupancyGrid_TypeInfo describes nav_msgs/msg/OccupancyGrid.

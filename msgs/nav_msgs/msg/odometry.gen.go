@@ -11,10 +11,10 @@ import (
 
 // Odometry is the ROS 2 type nav_msgs/msg/Odometry.
 type Odometry struct {
-	Header       std_msgs_msg.Header                   `ros:"header"`
-	ChildFrameId string                                `ros:"child_frame_id"`
-	Pose         geometry_msgs_msg.PoseWithCovariance  `ros:"pose"`
-	Twist        geometry_msgs_msg.TwistWithCovariance `ros:"twist"`
+	Header       std_msgs_msg.Header                   `ros:"header" rostype:"std_msgs/Header"`
+	ChildFrameId string                                `ros:"child_frame_id" rostype:"string"`
+	Pose         geometry_msgs_msg.PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/PoseWithCovariance"`
+	Twist        geometry_msgs_msg.TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/TwistWithCovariance"`
 }
 
 // Odometry_TypeInfo describes nav_msgs/msg/Odometry.

@@ -9,9 +9,9 @@ import (
 
 // FloatingPointRange is the ROS 2 type rcl_interfaces/msg/FloatingPointRange.
 type FloatingPointRange struct {
-	FromValue float64 `ros:"from_value"`
-	ToValue   float64 `ros:"to_value"`
-	Step      float64 `ros:"step"`
+	FromValue float64 `ros:"from_value" rostype:"float64"`
+	ToValue   float64 `ros:"to_value" rostype:"float64"`
+	Step      float64 `ros:"step" rostype:"float64"`
 }
 
 // FloatingPointRange_TypeInfo describes rcl_interfaces/msg/FloatingPointRange.

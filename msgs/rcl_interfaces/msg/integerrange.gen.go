@@ -9,9 +9,9 @@ import (
 
 // IntegerRange is the ROS 2 type rcl_interfaces/msg/IntegerRange.
 type IntegerRange struct {
-	FromValue int64  `ros:"from_value"`
-	ToValue   int64  `ros:"to_value"`
-	Step      uint64 `ros:"step"`
+	FromValue int64  `ros:"from_value" rostype:"int64"`
+	ToValue   int64  `ros:"to_value" rostype:"int64"`
+	Step      uint64 `ros:"step" rostype:"uint64"`
 }
 
 // IntegerRange_TypeInfo describes rcl_interfaces/msg/IntegerRange.

@@ -9,8 +9,8 @@ import (
 
 // ListParametersResult is the ROS 2 type rcl_interfaces/msg/ListParametersResult.
 type ListParametersResult struct {
-	Names    []string `ros:"names"`
-	Prefixes []string `ros:"prefixes"`
+	Names    []string `ros:"names" rostype:"string[]"`
+	Prefixes []string `ros:"prefixes" rostype:"string[]"`
 }
 
 // ListParametersResult_TypeInfo describes rcl_interfaces/msg/ListParametersResult.

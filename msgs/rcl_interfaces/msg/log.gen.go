@@ -10,13 +10,13 @@ import (
 
 // Log is the ROS 2 type rcl_interfaces/msg/Log.
 type Log struct {
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp"`
-	Level    uint8                       `ros:"level"`
-	Name     string                      `ros:"name"`
-	Msg      string                      `ros:"msg"`
-	File     string                      `ros:"file"`
-	Function string                      `ros:"function"`
-	Line     uint32                      `ros:"line"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Level    uint8                       `ros:"level" rostype:"uint8"`
+	Name     string                      `ros:"name" rostype:"string"`
+	Msg      string                      `ros:"msg" rostype:"string"`
+	File     string                      `ros:"file" rostype:"string"`
+	Function string                      `ros:"function" rostype:"string"`
+	Line     uint32                      `ros:"line" rostype:"uint32"`
 }
 
 // Constants of rcl_interfaces/msg/Log.

@@ -9,8 +9,8 @@ import (
 
 // Parameter is the ROS 2 type rcl_interfaces/msg/Parameter.
 type Parameter struct {
-	Name  string         `ros:"name"`
-	Value ParameterValue `ros:"value"`
+	Name  string         `ros:"name" rostype:"string"`
+	Value ParameterValue `ros:"value" rostype:"rcl_interfaces/ParameterValue"`
 }
 
 // Parameter_TypeInfo describes rcl_interfaces/msg/Parameter.

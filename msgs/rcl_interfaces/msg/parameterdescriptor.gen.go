@@ -10,14 +10,14 @@ import (
 
 // ParameterDescriptor is the ROS 2 type rcl_interfaces/msg/ParameterDescriptor.
 type ParameterDescriptor struct {
-	Name                  string               `ros:"name"`
-	Type                  uint8                `ros:"type"`
-	Description           string               `ros:"description"`
-	AdditionalConstraints string               `ros:"additional_constraints"`
-	ReadOnly              bool                 `ros:"read_only"`      // default: false
-	DynamicTyping         bool                 `ros:"dynamic_typing"` // default: false
-	FloatingPointRange    []FloatingPointRange `ros:"floating_point_range"`
-	IntegerRange          []IntegerRange       `ros:"integer_range"`
+	Name                  string               `ros:"name" rostype:"string"`
+	Type                  uint8                `ros:"type" rostype:"uint8"`
+	Description           string               `ros:"description" rostype:"string"`
+	AdditionalConstraints string               `ros:"additional_constraints" rostype:"string"`
+	ReadOnly              bool                 `ros:"read_only" rostype:"bool"`      // default: false
+	DynamicTyping         bool                 `ros:"dynamic_typing" rostype:"bool"` // default: false
+	FloatingPointRange    []FloatingPointRange `ros:"floating_point_range" rostype:"rcl_interfaces/FloatingPointRange[<=1]"`
+	IntegerRange          []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/IntegerRange[<=1]"`
 }
 
 // ParameterDescriptor_TypeInfo describes rcl_interfaces/msg/ParameterDescriptor.
@@ -49,8 +49,6 @@ func NewParameterDescriptor() *ParameterDescriptor {
 // (zero where none is given).
 func (m *ParameterDescriptor) SetDefaults() {
 	*m = ParameterDescriptor{}
-	m.ReadOnly = false
-	m.DynamicTyping = false
 }
 
 // ROSType returns ParameterDescriptor_TypeInfo.

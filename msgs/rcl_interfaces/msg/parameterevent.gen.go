@@ -10,11 +10,11 @@ import (
 
 // ParameterEvent is the ROS 2 type rcl_interfaces/msg/ParameterEvent.
 type ParameterEvent struct {
-	Stamp             builtin_interfaces_msg.Time `ros:"stamp"`
-	Node              string                      `ros:"node"`
-	NewParameters     []Parameter                 `ros:"new_parameters"`
-	ChangedParameters []Parameter                 `ros:"changed_parameters"`
-	DeletedParameters []Parameter                 `ros:"deleted_parameters"`
+	Stamp             builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Node              string                      `ros:"node" rostype:"string"`
+	NewParameters     []Parameter                 `ros:"new_parameters" rostype:"rcl_interfaces/Parameter[]"`
+	ChangedParameters []Parameter                 `ros:"changed_parameters" rostype:"rcl_interfaces/Parameter[]"`
+	DeletedParameters []Parameter                 `ros:"deleted_parameters" rostype:"rcl_interfaces/Parameter[]"`
 }
 
 // ParameterEvent_TypeInfo describes rcl_interfaces/msg/ParameterEvent.

@@ -9,16 +9,16 @@ import (
 
 // ParameterValue is the ROS 2 type rcl_interfaces/msg/ParameterValue.
 type ParameterValue struct {
-	Type              uint8     `ros:"type"`
-	BoolValue         bool      `ros:"bool_value"`
-	IntegerValue      int64     `ros:"integer_value"`
-	DoubleValue       float64   `ros:"double_value"`
-	StringValue       string    `ros:"string_value"`
-	ByteArrayValue    []byte    `ros:"byte_array_value"`
-	BoolArrayValue    []bool    `ros:"bool_array_value"`
-	IntegerArrayValue []int64   `ros:"integer_array_value"`
-	DoubleArrayValue  []float64 `ros:"double_array_value"`
-	StringArrayValue  []string  `ros:"string_array_value"`
+	Type              uint8     `ros:"type" rostype:"uint8"`
+	BoolValue         bool      `ros:"bool_value" rostype:"bool"`
+	IntegerValue      int64     `ros:"integer_value" rostype:"int64"`
+	DoubleValue       float64   `ros:"double_value" rostype:"float64"`
+	StringValue       string    `ros:"string_value" rostype:"string"`
+	ByteArrayValue    []byte    `ros:"byte_array_value" rostype:"byte[]"`
+	BoolArrayValue    []bool    `ros:"bool_array_value" rostype:"bool[]"`
+	IntegerArrayValue []int64   `ros:"integer_array_value" rostype:"int64[]"`
+	DoubleArrayValue  []float64 `ros:"double_array_value" rostype:"float64[]"`
+	StringArrayValue  []string  `ros:"string_array_value" rostype:"string[]"`
 }
 
 // ParameterValue_TypeInfo describes rcl_interfaces/msg/ParameterValue.

@@ -9,8 +9,8 @@ import (
 
 // SetParametersResult is the ROS 2 type rcl_interfaces/msg/SetParametersResult.
 type SetParametersResult struct {
-	Successful bool   `ros:"successful"`
-	Reason     string `ros:"reason"`
+	Successful bool   `ros:"successful" rostype:"bool"`
+	Reason     string `ros:"reason" rostype:"string"`
 }
 
 // SetParametersResult_TypeInfo describes rcl_interfaces/msg/SetParametersResult.

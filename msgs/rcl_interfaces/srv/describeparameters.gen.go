@@ -11,7 +11,7 @@ import (
 
 // DescribeParameters_Request is the ROS 2 type rcl_interfaces/srv/DescribeParameters_Request.
 type DescribeParameters_Request struct {
-	Names []string `ros:"names"`
+	Names []string `ros:"names" rostype:"string[]"`
 }
 
 // DescribeParameters_Request_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Request.
@@ -80,7 +80,7 @@ func (m *DescribeParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // DescribeParameters_Response is the ROS 2 type rcl_interfaces/srv/DescribeParameters_Response.
 type DescribeParameters_Response struct {
-	Descriptors []rcl_interfaces_msg.ParameterDescriptor `ros:"descriptors"`
+	Descriptors []rcl_interfaces_msg.ParameterDescriptor `ros:"descriptors" rostype:"rcl_interfaces/ParameterDescriptor[]"`
 }
 
 // DescribeParameters_Response_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Response.

@@ -9,7 +9,7 @@ import (
 
 // GetParameterTypes_Request is the ROS 2 type rcl_interfaces/srv/GetParameterTypes_Request.
 type GetParameterTypes_Request struct {
-	Names []string `ros:"names"`
+	Names []string `ros:"names" rostype:"string[]"`
 }
 
 // GetParameterTypes_Request_TypeInfo describes rcl_interfaces/srv/GetParameterTypes_Request.
@@ -78,7 +78,7 @@ func (m *GetParameterTypes_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetParameterTypes_Response is the ROS 2 type rcl_interfaces/srv/GetParameterTypes_Response.
 type GetParameterTypes_Response struct {
-	Types []uint8 `ros:"types"`
+	Types []uint8 `ros:"types" rostype:"uint8[]"`
 }
 
 // GetParameterTypes_Response_TypeInfo describes rcl_interfaces/srv/GetParameterTypes_Response.

@@ -10,8 +10,8 @@ import (
 
 // ListParameters_Request is the ROS 2 type rcl_interfaces/srv/ListParameters_Request.
 type ListParameters_Request struct {
-	Prefixes []string `ros:"prefixes"`
-	Depth    uint64   `ros:"depth"`
+	Prefixes []string `ros:"prefixes" rostype:"string[]"`
+	Depth    uint64   `ros:"depth" rostype:"uint64"`
 }
 
 // Constants of rcl_interfaces/srv/ListParameters_Request.
@@ -87,7 +87,7 @@ func (m *ListParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // ListParameters_Response is the ROS 2 type rcl_interfaces/srv/ListParameters_Response.
 type ListParameters_Response struct {
-	Result rcl_interfaces_msg.ListParametersResult `ros:"result"`
+	Result rcl_interfaces_msg.ListParametersResult `ros:"result" rostype:"rcl_interfaces/ListParametersResult"`
 }
 
 // ListParameters_Response_TypeInfo describes rcl_interfaces/srv/ListParameters_Response.

@@ -9,7 +9,7 @@ import (
 
 // Gid is the ROS 2 type rmw_dds_common/msg/Gid.
 type Gid struct {
-	Data [16]uint8 `ros:"data"`
+	Data [16]uint8 `ros:"data" rostype:"char[16]"`
 }
 
 // Gid_TypeInfo describes rmw_dds_common/msg/Gid.

@@ -10,10 +10,10 @@ import (
 
 // NodeEntitiesInfo is the ROS 2 type rmw_dds_common/msg/NodeEntitiesInfo.
 type NodeEntitiesInfo struct {
-	NodeNamespace string `ros:"node_namespace"`
-	NodeName      string `ros:"node_name"`
-	ReaderGidSeq  []Gid  `ros:"reader_gid_seq"`
-	WriterGidSeq  []Gid  `ros:"writer_gid_seq"`
+	NodeNamespace string `ros:"node_namespace" rostype:"string<=256"`
+	NodeName      string `ros:"node_name" rostype:"string<=256"`
+	ReaderGidSeq  []Gid  `ros:"reader_gid_seq" rostype:"rmw_dds_common/Gid[]"`
+	WriterGidSeq  []Gid  `ros:"writer_gid_seq" rostype:"rmw_dds_common/Gid[]"`
 }
 
 // NodeEntitiesInfo_TypeInfo describes rmw_dds_common/msg/NodeEntitiesInfo.

@@ -10,8 +10,8 @@ import (
 
 // GoalStatus is the ROS 2 type rsm_msgs/msg/GoalStatus.
 type GoalStatus struct {
-	Goal       geometry_msgs_msg.Pose `ros:"goal"`
-	GoalStatus uint8                  `ros:"goal_status"`
+	Goal       geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
+	GoalStatus uint8                  `ros:"goal_status" rostype:"uint8"`
 }
 
 // Constants of rsm_msgs/msg/GoalStatus.

@@ -9,8 +9,8 @@ import (
 
 // OperationMode is the ROS 2 type rsm_msgs/msg/OperationMode.
 type OperationMode struct {
-	EmergencyStop bool  `ros:"emergency_stop"`
-	Mode          uint8 `ros:"mode"`
+	EmergencyStop bool  `ros:"emergency_stop" rostype:"bool"`
+	Mode          uint8 `ros:"mode" rostype:"uint8"`
 }
 
 // Constants of rsm_msgs/msg/OperationMode.

@@ -10,10 +10,10 @@ import (
 
 // Waypoint is the ROS 2 type rsm_msgs/msg/Waypoint.
 type Waypoint struct {
-	Pose        geometry_msgs_msg.Pose `ros:"pose"`
-	Visited     bool                   `ros:"visited"`
-	Unreachable bool                   `ros:"unreachable"`
-	Routine     string                 `ros:"routine"`
+	Pose        geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Visited     bool                   `ros:"visited" rostype:"bool"`
+	Unreachable bool                   `ros:"unreachable" rostype:"bool"`
+	Routine     string                 `ros:"routine" rostype:"string"`
 }
 
 // Waypoint_TypeInfo describes rsm_msgs/msg/Waypoint.

@@ -10,12 +10,12 @@ import (
 
 // WaypointArray is the ROS 2 type rsm_msgs/msg/WaypointArray.
 type WaypointArray struct {
-	Header        std_msgs_msg.Header `ros:"header"`
-	Ns            string              `ros:"ns"`
-	Mode          uint8               `ros:"mode"`
-	Reverse       bool                `ros:"reverse"`
-	Waypoints     []Waypoint          `ros:"waypoints"`
-	WaypointsSize int32               `ros:"waypoints_size"`
+	Header        std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Ns            string              `ros:"ns" rostype:"string"`
+	Mode          uint8               `ros:"mode" rostype:"uint8"`
+	Reverse       bool                `ros:"reverse" rostype:"bool"`
+	Waypoints     []Waypoint          `ros:"waypoints" rostype:"rsm_msgs/Waypoint[]"`
+	WaypointsSize int32               `ros:"waypoints_size" rostype:"int32"`
 }
 
 // Constants of rsm_msgs/msg/WaypointArray.

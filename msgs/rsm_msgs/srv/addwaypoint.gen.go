@@ -10,8 +10,8 @@ import (
 
 // AddWaypoint_Request is the ROS 2 type rsm_msgs/srv/AddWaypoint_Request.
 type AddWaypoint_Request struct {
-	Waypoint rsm_msgs_msg.Waypoint `ros:"waypoint"`
-	Position int64                 `ros:"position"`
+	Waypoint rsm_msgs_msg.Waypoint `ros:"waypoint" rostype:"rsm_msgs/Waypoint"`
+	Position int64                 `ros:"position" rostype:"int64"`
 }
 
 // AddWaypoint_Request_TypeInfo describes rsm_msgs/srv/AddWaypoint_Request.
@@ -68,8 +68,8 @@ func (m *AddWaypoint_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // AddWaypoint_Response is the ROS 2 type rsm_msgs/srv/AddWaypoint_Response.
 type AddWaypoint_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // AddWaypoint_Response_TypeInfo describes rsm_msgs/srv/AddWaypoint_Response.

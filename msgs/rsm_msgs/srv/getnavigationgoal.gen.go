@@ -66,10 +66,10 @@ func (m *GetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetNavigationGoal_Response is the ROS 2 type rsm_msgs/srv/GetNavigationGoal_Response.
 type GetNavigationGoal_Response struct {
-	Goal             geometry_msgs_msg.Pose `ros:"goal"`
-	NavigationMode   int8                   `ros:"navigation_mode"`
-	WaypointPosition int64                  `ros:"waypoint_position"`
-	Routine          string                 `ros:"routine"`
+	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
+	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`
+	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"`
+	Routine          string                 `ros:"routine" rostype:"string"`
 }
 
 // GetNavigationGoal_Response_TypeInfo describes rsm_msgs/srv/GetNavigationGoal_Response.

@@ -65,7 +65,7 @@ func (m *GetWaypointRoutines_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetWaypointRoutines_Response is the ROS 2 type rsm_msgs/srv/GetWaypointRoutines_Response.
 type GetWaypointRoutines_Response struct {
-	WaypointRoutines []string `ros:"waypoint_routines"`
+	WaypointRoutines []string `ros:"waypoint_routines" rostype:"string[]"`
 }
 
 // GetWaypointRoutines_Response_TypeInfo describes rsm_msgs/srv/GetWaypointRoutines_Response.

@@ -10,8 +10,8 @@ import (
 
 // GoalCompleted_Request is the ROS 2 type rsm_msgs/srv/GoalCompleted_Request.
 type GoalCompleted_Request struct {
-	Status           rsm_msgs_msg.GoalStatus `ros:"status"`
-	NavigationStatus bool                    `ros:"navigation_status"`
+	Status           rsm_msgs_msg.GoalStatus `ros:"status" rostype:"rsm_msgs/GoalStatus"`
+	NavigationStatus bool                    `ros:"navigation_status" rostype:"bool"`
 }
 
 // GoalCompleted_Request_TypeInfo describes rsm_msgs/srv/GoalCompleted_Request.
@@ -68,8 +68,8 @@ func (m *GoalCompleted_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GoalCompleted_Response is the ROS 2 type rsm_msgs/srv/GoalCompleted_Response.
 type GoalCompleted_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // GoalCompleted_Response_TypeInfo describes rsm_msgs/srv/GoalCompleted_Response.

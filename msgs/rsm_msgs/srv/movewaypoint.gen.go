@@ -10,8 +10,8 @@ import (
 
 // MoveWaypoint_Request is the ROS 2 type rsm_msgs/srv/MoveWaypoint_Request.
 type MoveWaypoint_Request struct {
-	Position int64                  `ros:"position"`
-	Pose     geometry_msgs_msg.Pose `ros:"pose"`
+	Position int64                  `ros:"position" rostype:"int64"`
+	Pose     geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/Pose"`
 }
 
 // MoveWaypoint_Request_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Request.
@@ -68,8 +68,8 @@ func (m *MoveWaypoint_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // MoveWaypoint_Response is the ROS 2 type rsm_msgs/srv/MoveWaypoint_Response.
 type MoveWaypoint_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // MoveWaypoint_Response_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Response.

@@ -9,7 +9,7 @@ import (
 
 // RemoveWaypoint_Request is the ROS 2 type rsm_msgs/srv/RemoveWaypoint_Request.
 type RemoveWaypoint_Request struct {
-	Position int64 `ros:"position"`
+	Position int64 `ros:"position" rostype:"int64"`
 }
 
 // RemoveWaypoint_Request_TypeInfo describes rsm_msgs/srv/RemoveWaypoint_Request.
@@ -62,8 +62,8 @@ func (m *RemoveWaypoint_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // RemoveWaypoint_Response is the ROS 2 type rsm_msgs/srv/RemoveWaypoint_Response.
 type RemoveWaypoint_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // RemoveWaypoint_Response_TypeInfo describes rsm_msgs/srv/RemoveWaypoint_Response.

@@ -10,10 +10,10 @@ import (
 
 // SetNavigationGoal_Request is the ROS 2 type rsm_msgs/srv/SetNavigationGoal_Request.
 type SetNavigationGoal_Request struct {
-	Goal             geometry_msgs_msg.Pose `ros:"goal"`
-	NavigationMode   int8                   `ros:"navigation_mode"`
-	WaypointPosition int64                  `ros:"waypoint_position"`
-	Routine          string                 `ros:"routine"`
+	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
+	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`
+	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"`
+	Routine          string                 `ros:"routine" rostype:"string"`
 }
 
 // SetNavigationGoal_Request_TypeInfo describes rsm_msgs/srv/SetNavigationGoal_Request.
@@ -78,8 +78,8 @@ func (m *SetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetNavigationGoal_Response is the ROS 2 type rsm_msgs/srv/SetNavigationGoal_Response.
 type SetNavigationGoal_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // SetNavigationGoal_Response_TypeInfo describes rsm_msgs/srv/SetNavigationGoal_Response.

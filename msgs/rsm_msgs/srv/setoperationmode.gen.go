@@ -10,7 +10,7 @@ import (
 
 // SetOperationMode_Request is the ROS 2 type rsm_msgs/srv/SetOperationMode_Request.
 type SetOperationMode_Request struct {
-	OperationMode rsm_msgs_msg.OperationMode `ros:"operation_mode"`
+	OperationMode rsm_msgs_msg.OperationMode `ros:"operation_mode" rostype:"rsm_msgs/OperationMode"`
 }
 
 // SetOperationMode_Request_TypeInfo describes rsm_msgs/srv/SetOperationMode_Request.
@@ -65,8 +65,8 @@ func (m *SetOperationMode_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetOperationMode_Response is the ROS 2 type rsm_msgs/srv/SetOperationMode_Response.
 type SetOperationMode_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // SetOperationMode_Response_TypeInfo describes rsm_msgs/srv/SetOperationMode_Response.

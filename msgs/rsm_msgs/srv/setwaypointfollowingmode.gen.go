@@ -9,8 +9,8 @@ import (
 
 // SetWaypointFollowingMode_Request is the ROS 2 type rsm_msgs/srv/SetWaypointFollowingMode_Request.
 type SetWaypointFollowingMode_Request struct {
-	Mode    uint8 `ros:"mode"`
-	Reverse bool  `ros:"reverse"`
+	Mode    uint8 `ros:"mode" rostype:"uint8"`
+	Reverse bool  `ros:"reverse" rostype:"bool"`
 }
 
 // SetWaypointFollowingMode_Request_TypeInfo describes rsm_msgs/srv/SetWaypointFollowingMode_Request.
@@ -68,8 +68,8 @@ func (m *SetWaypointFollowingMode_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetWaypointFollowingMode_Response is the ROS 2 type rsm_msgs/srv/SetWaypointFollowingMode_Response.
 type SetWaypointFollowingMode_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // SetWaypointFollowingMode_Response_TypeInfo describes rsm_msgs/srv/SetWaypointFollowingMode_Response.

@@ -9,8 +9,8 @@ import (
 
 // SetWaypointRoutine_Request is the ROS 2 type rsm_msgs/srv/SetWaypointRoutine_Request.
 type SetWaypointRoutine_Request struct {
-	Position int64  `ros:"position"`
-	Routine  string `ros:"routine"`
+	Position int64  `ros:"position" rostype:"int64"`
+	Routine  string `ros:"routine" rostype:"string"`
 }
 
 // SetWaypointRoutine_Request_TypeInfo describes rsm_msgs/srv/SetWaypointRoutine_Request.
@@ -68,8 +68,8 @@ func (m *SetWaypointRoutine_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetWaypointRoutine_Response is the ROS 2 type rsm_msgs/srv/SetWaypointRoutine_Response.
 type SetWaypointRoutine_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // SetWaypointRoutine_Response_TypeInfo describes rsm_msgs/srv/SetWaypointRoutine_Response.

@@ -9,7 +9,7 @@ import (
 
 // WaypointUnreachable_Request is the ROS 2 type rsm_msgs/srv/WaypointUnreachable_Request.
 type WaypointUnreachable_Request struct {
-	Position int64 `ros:"position"`
+	Position int64 `ros:"position" rostype:"int64"`
 }
 
 // WaypointUnreachable_Request_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Request.
@@ -64,8 +64,8 @@ func (m *WaypointUnreachable_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // WaypointUnreachable_Response is the ROS 2 type rsm_msgs/srv/WaypointUnreachable_Response.
 type WaypointUnreachable_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // WaypointUnreachable_Response_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Response.

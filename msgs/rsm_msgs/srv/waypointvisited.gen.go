@@ -9,7 +9,7 @@ import (
 
 // WaypointVisited_Request is the ROS 2 type rsm_msgs/srv/WaypointVisited_Request.
 type WaypointVisited_Request struct {
-	Position int64 `ros:"position"`
+	Position int64 `ros:"position" rostype:"int64"`
 }
 
 // WaypointVisited_Request_TypeInfo describes rsm_msgs/srv/WaypointVisited_Request.
@@ -62,8 +62,8 @@ func (m *WaypointVisited_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // WaypointVisited_Response is the ROS 2 type rsm_msgs/srv/WaypointVisited_Response.
 type WaypointVisited_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // WaypointVisited_Response_TypeInfo describes rsm_msgs/srv/WaypointVisited_Response.

@@ -10,9 +10,9 @@ import (
 
 // CompressedImage is the ROS 2 type sensor_msgs/msg/CompressedImage.
 type CompressedImage struct {
-	Header std_msgs_msg.Header `ros:"header"`
-	Format string              `ros:"format"`
-	Data   []uint8             `ros:"data"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Format string              `ros:"format" rostype:"string"`
+	Data   []uint8             `ros:"data" rostype:"uint8[]"`
 }
 
 // CompressedImage_TypeInfo describes sensor_msgs/msg/CompressedImage.

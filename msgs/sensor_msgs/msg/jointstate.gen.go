@@ -10,11 +10,11 @@ import (
 
 // JointState is the ROS 2 type sensor_msgs/msg/JointState.
 type JointState struct {
-	Header   std_msgs_msg.Header `ros:"header"`
-	Name     []string            `ros:"name"`
-	Position []float64           `ros:"position"`
-	Velocity []float64           `ros:"velocity"`
-	Effort   []float64           `ros:"effort"`
+	Header   std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Name     []string            `ros:"name" rostype:"string[]"`
+	Position []float64           `ros:"position" rostype:"float64[]"`
+	Velocity []float64           `ros:"velocity" rostype:"float64[]"`
+	Effort   []float64           `ros:"effort" rostype:"float64[]"`
 }
 
 // JointState_TypeInfo describes sensor_msgs/msg/JointState.

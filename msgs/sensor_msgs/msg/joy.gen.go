@@ -10,9 +10,9 @@ import (
 
 // Joy is the ROS 2 type sensor_msgs/msg/Joy.
 type Joy struct {
-	Header  std_msgs_msg.Header `ros:"header"`
-	Axes    []float32           `ros:"axes"`
-	Buttons []int32             `ros:"buttons"`
+	Header  std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Axes    []float32           `ros:"axes" rostype:"float32[]"`
+	Buttons []int32             `ros:"buttons" rostype:"int32[]"`
 }
 
 // Joy_TypeInfo describes sensor_msgs/msg/Joy.

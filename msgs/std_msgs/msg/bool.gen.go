@@ -9,7 +9,7 @@ import (
 
 // Bool is the ROS 2 type std_msgs/msg/Bool.
 type Bool struct {
-	Data bool `ros:"data"`
+	Data bool `ros:"data" rostype:"bool"`
 }
 
 // Bool_TypeInfo describes std_msgs/msg/Bool.

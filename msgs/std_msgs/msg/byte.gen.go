@@ -9,7 +9,7 @@ import (
 
 // Byte is the ROS 2 type std_msgs/msg/Byte.
 type Byte struct {
-	Data byte `ros:"data"`
+	Data byte `ros:"data" rostype:"byte"`
 }
 
 // Byte_TypeInfo describes std_msgs/msg/Byte.

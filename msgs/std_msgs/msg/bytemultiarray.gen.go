@@ -9,8 +9,8 @@ import (
 
 // ByteMultiArray is the ROS 2 type std_msgs/msg/ByteMultiArray.
 type ByteMultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []byte           `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []byte           `ros:"data" rostype:"byte[]"`
 }
 
 // ByteMultiArray_TypeInfo describes std_msgs/msg/ByteMultiArray.

@@ -9,7 +9,7 @@ import (
 
 // Char is the ROS 2 type std_msgs/msg/Char.
 type Char struct {
-	Data uint8 `ros:"data"`
+	Data uint8 `ros:"data" rostype:"char"`
 }
 
 // Char_TypeInfo describes std_msgs/msg/Char.

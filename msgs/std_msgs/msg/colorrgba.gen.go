@@ -9,10 +9,10 @@ import (
 
 // ColorRGBA is the ROS 2 type std_msgs/msg/ColorRGBA.
 type ColorRGBA struct {
-	R float32 `ros:"r"`
-	G float32 `ros:"g"`
-	B float32 `ros:"b"`
-	A float32 `ros:"a"`
+	R float32 `ros:"r" rostype:"float32"`
+	G float32 `ros:"g" rostype:"float32"`
+	B float32 `ros:"b" rostype:"float32"`
+	A float32 `ros:"a" rostype:"float32"`
 }
 
 // ColorRGBA_TypeInfo describes std_msgs/msg/ColorRGBA.

@@ -9,7 +9,7 @@ import (
 
 // Float32 is the ROS 2 type std_msgs/msg/Float32.
 type Float32 struct {
-	Data float32 `ros:"data"`
+	Data float32 `ros:"data" rostype:"float32"`
 }
 
 // Float32_TypeInfo describes std_msgs/msg/Float32.

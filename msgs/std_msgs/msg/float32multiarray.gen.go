@@ -9,8 +9,8 @@ import (
 
 // Float32MultiArray is the ROS 2 type std_msgs/msg/Float32MultiArray.
 type Float32MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []float32        `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []float32        `ros:"data" rostype:"float32[]"`
 }
 
 // Float32MultiArray_TypeInfo describes std_msgs/msg/Float32MultiArray.

@@ -9,7 +9,7 @@ import (
 
 // Float64 is the ROS 2 type std_msgs/msg/Float64.
 type Float64 struct {
-	Data float64 `ros:"data"`
+	Data float64 `ros:"data" rostype:"float64"`
 }
 
 // Float64_TypeInfo describes std_msgs/msg/Float64.

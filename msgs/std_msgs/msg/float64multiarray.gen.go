@@ -9,8 +9,8 @@ import (
 
 // Float64MultiArray is the ROS 2 type std_msgs/msg/Float64MultiArray.
 type Float64MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []float64        `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []float64        `ros:"data" rostype:"float64[]"`
 }
 
 // Float64MultiArray_TypeInfo describes std_msgs/msg/Float64MultiArray.

@@ -10,8 +10,8 @@ import (
 
 // Header is the ROS 2 type std_msgs/msg/Header.
 type Header struct {
-	Stamp   builtin_interfaces_msg.Time `ros:"stamp"`
-	FrameId string                      `ros:"frame_id"`
+	Stamp   builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	FrameId string                      `ros:"frame_id" rostype:"string"`
 }
 
 // Header_TypeInfo describes std_msgs/msg/Header.

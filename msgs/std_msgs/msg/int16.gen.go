@@ -9,7 +9,7 @@ import (
 
 // Int16 is the ROS 2 type std_msgs/msg/Int16.
 type Int16 struct {
-	Data int16 `ros:"data"`
+	Data int16 `ros:"data" rostype:"int16"`
 }
 
 // Int16_TypeInfo describes std_msgs/msg/Int16.

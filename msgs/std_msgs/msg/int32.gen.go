@@ -9,7 +9,7 @@ import (
 
 // Int32 is the ROS 2 type std_msgs/msg/Int32.
 type Int32 struct {
-	Data int32 `ros:"data"`
+	Data int32 `ros:"data" rostype:"int32"`
 }
 
 // Int32_TypeInfo describes std_msgs/msg/Int32.

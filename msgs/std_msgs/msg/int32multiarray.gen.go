@@ -9,8 +9,8 @@ import (
 
 // Int32MultiArray is the ROS 2 type std_msgs/msg/Int32MultiArray.
 type Int32MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []int32          `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []int32          `ros:"data" rostype:"int32[]"`
 }
 
 // Int32MultiArray_TypeInfo describes std_msgs/msg/Int32MultiArray.

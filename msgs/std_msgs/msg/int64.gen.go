@@ -9,7 +9,7 @@ import (
 
 // Int64 is the ROS 2 type std_msgs/msg/Int64.
 type Int64 struct {
-	Data int64 `ros:"data"`
+	Data int64 `ros:"data" rostype:"int64"`
 }
 
 // Int64_TypeInfo describes std_msgs/msg/Int64.

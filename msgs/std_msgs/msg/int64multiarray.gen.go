@@ -9,8 +9,8 @@ import (
 
 // Int64MultiArray is the ROS 2 type std_msgs/msg/Int64MultiArray.
 type Int64MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []int64          `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []int64          `ros:"data" rostype:"int64[]"`
 }
 
 // Int64MultiArray_TypeInfo describes std_msgs/msg/Int64MultiArray.

@@ -9,7 +9,7 @@ import (
 
 // Int8 is the ROS 2 type std_msgs/msg/Int8.
 type Int8 struct {
-	Data int8 `ros:"data"`
+	Data int8 `ros:"data" rostype:"int8"`
 }
 
 // Int8_TypeInfo describes std_msgs/msg/Int8.

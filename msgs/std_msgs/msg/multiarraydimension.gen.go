@@ -9,9 +9,9 @@ import (
 
 // MultiArrayDimension is the ROS 2 type std_msgs/msg/MultiArrayDimension.
 type MultiArrayDimension struct {
-	Label  string `ros:"label"`
-	Size   uint32 `ros:"size"`
-	Stride uint32 `ros:"stride"`
+	Label  string `ros:"label" rostype:"string"`
+	Size   uint32 `ros:"size" rostype:"uint32"`
+	Stride uint32 `ros:"stride" rostype:"uint32"`
 }
 
 // MultiArrayDimension_TypeInfo describes std_msgs/msg/MultiArrayDimension.

@@ -9,8 +9,8 @@ import (
 
 // MultiArrayLayout is the ROS 2 type std_msgs/msg/MultiArrayLayout.
 type MultiArrayLayout struct {
-	Dim        []MultiArrayDimension `ros:"dim"`
-	DataOffset uint32                `ros:"data_offset"`
+	Dim        []MultiArrayDimension `ros:"dim" rostype:"std_msgs/MultiArrayDimension[]"`
+	DataOffset uint32                `ros:"data_offset" rostype:"uint32"`
 }
 
 // MultiArrayLayout_TypeInfo describes std_msgs/msg/MultiArrayLayout.

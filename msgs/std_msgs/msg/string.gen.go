@@ -9,7 +9,7 @@ import (
 
 // String is the ROS 2 type std_msgs/msg/String.
 type String struct {
-	Data string `ros:"data"`
+	Data string `ros:"data" rostype:"string"`
 }
 
 // String_TypeInfo describes std_msgs/msg/String.

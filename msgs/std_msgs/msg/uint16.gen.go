@@ -9,7 +9,7 @@ import (
 
 // UInt16 is the ROS 2 type std_msgs/msg/UInt16.
 type UInt16 struct {
-	Data uint16 `ros:"data"`
+	Data uint16 `ros:"data" rostype:"uint16"`
 }
 
 // UInt16_TypeInfo describes std_msgs/msg/UInt16.

@@ -9,7 +9,7 @@ import (
 
 // UInt32 is the ROS 2 type std_msgs/msg/UInt32.
 type UInt32 struct {
-	Data uint32 `ros:"data"`
+	Data uint32 `ros:"data" rostype:"uint32"`
 }
 
 // UInt32_TypeInfo describes std_msgs/msg/UInt32.

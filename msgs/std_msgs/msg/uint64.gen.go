@@ -9,7 +9,7 @@ import (
 
 // UInt64 is the ROS 2 type std_msgs/msg/UInt64.
 type UInt64 struct {
-	Data uint64 `ros:"data"`
+	Data uint64 `ros:"data" rostype:"uint64"`
 }
 
 // UInt64_TypeInfo describes std_msgs/msg/UInt64.

@@ -9,7 +9,7 @@ import (
 
 // UInt8 is the ROS 2 type std_msgs/msg/UInt8.
 type UInt8 struct {
-	Data uint8 `ros:"data"`
+	Data uint8 `ros:"data" rostype:"uint8"`
 }
 
 // UInt8_TypeInfo describes std_msgs/msg/UInt8.

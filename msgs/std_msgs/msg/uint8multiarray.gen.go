@@ -9,8 +9,8 @@ import (
 
 // UInt8MultiArray is the ROS 2 type std_msgs/msg/UInt8MultiArray.
 type UInt8MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout"`
-	Data   []uint8          `ros:"data"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Data   []uint8          `ros:"data" rostype:"uint8[]"`
 }
 
 // UInt8MultiArray_TypeInfo describes std_msgs/msg/UInt8MultiArray.

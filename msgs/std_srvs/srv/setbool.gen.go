@@ -9,7 +9,7 @@ import (
 
 // SetBool_Request is the ROS 2 type std_srvs/srv/SetBool_Request.
 type SetBool_Request struct {
-	Data bool `ros:"data"`
+	Data bool `ros:"data" rostype:"bool"`
 }
 
 // SetBool_Request_TypeInfo describes std_srvs/srv/SetBool_Request.
@@ -62,8 +62,8 @@ func (m *SetBool_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetBool_Response is the ROS 2 type std_srvs/srv/SetBool_Response.
 type SetBool_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // SetBool_Response_TypeInfo describes std_srvs/srv/SetBool_Response.

@@ -63,8 +63,8 @@ func (m *Trigger_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // Trigger_Response is the ROS 2 type std_srvs/srv/Trigger_Response.
 type Trigger_Response struct {
-	Success bool   `ros:"success"`
-	Message string `ros:"message"`
+	Success bool   `ros:"success" rostype:"bool"`
+	Message string `ros:"message" rostype:"string"`
 }
 
 // Trigger_Response_TypeInfo describes std_srvs/srv/Trigger_Response.

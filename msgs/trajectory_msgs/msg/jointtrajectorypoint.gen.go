@@ -10,11 +10,11 @@ import (
 
 // JointTrajectoryPoint is the ROS 2 type trajectory_msgs/msg/JointTrajectoryPoint.
 type JointTrajectoryPoint struct {
-	Positions     []float64                       `ros:"positions"`
-	Velocities    []float64                       `ros:"velocities"`
-	Accelerations []float64                       `ros:"accelerations"`
-	Effort        []float64                       `ros:"effort"`
-	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start"`
+	Positions     []float64                       `ros:"positions" rostype:"float64[]"`
+	Velocities    []float64                       `ros:"velocities" rostype:"float64[]"`
+	Accelerations []float64                       `ros:"accelerations" rostype:"float64[]"`
+	Effort        []float64                       `ros:"effort" rostype:"float64[]"`
+	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/Duration"`
 }
 
 // JointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/JointTrajectoryPoint.

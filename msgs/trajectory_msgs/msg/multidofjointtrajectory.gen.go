@@ -10,9 +10,9 @@ import (
 
 // MultiDOFJointTrajectory is the ROS 2 type trajectory_msgs/msg/MultiDOFJointTrajectory.
 type MultiDOFJointTrajectory struct {
-	Header     std_msgs_msg.Header            `ros:"header"`
-	JointNames []string                       `ros:"joint_names"`
-	Points     []MultiDOFJointTrajectoryPoint `ros:"points"`
+	Header     std_msgs_msg.Header            `ros:"header" rostype:"std_msgs/Header"`
+	JointNames []string                       `ros:"joint_names" rostype:"string[]"`
+	Points     []MultiDOFJointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/MultiDOFJointTrajectoryPoint[]"`
 }
 
 // MultiDOFJointTrajectory_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectory.

@@ -9,7 +9,7 @@ import (
 
 // UUID is the ROS 2 type unique_identifier_msgs/msg/UUID.
 type UUID struct {
-	Uuid [16]uint8 `ros:"uuid"`
+	Uuid [16]uint8 `ros:"uuid" rostype:"uint8[16]"`
 }
 
 // UUID_TypeInfo describes unique_identifier_msgs/msg/UUID.

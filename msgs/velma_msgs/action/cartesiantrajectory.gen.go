@@ -14,13 +14,13 @@ import (
 
 // CartesianTrajectory_Goal is the ROS 2 type velma_msgs/action/CartesianTrajectory_Goal.
 type CartesianTrajectory_Goal struct {
-	Header            std_msgs_msg.Header                       `ros:"header"`
-	Points            []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points"`
-	Stiffness         geometry_msgs_msg.Wrench                  `ros:"stiffness"`
-	Damping           geometry_msgs_msg.Wrench                  `ros:"damping"`
-	PathTolerance     velma_msgs_msg.CartesianTolerance         `ros:"path_tolerance"`
-	GoalTolerance     velma_msgs_msg.CartesianTolerance         `ros:"goal_tolerance"`
-	GoalTimeTolerance builtin_interfaces_msg.Duration           `ros:"goal_time_tolerance"`
+	Header            std_msgs_msg.Header                       `ros:"header" rostype:"std_msgs/Header"`
+	Points            []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points" rostype:"velma_msgs/CartesianTrajectoryPoint[]"`
+	Stiffness         geometry_msgs_msg.Wrench                  `ros:"stiffness" rostype:"geometry_msgs/Wrench"`
+	Damping           geometry_msgs_msg.Wrench                  `ros:"damping" rostype:"geometry_msgs/Wrench"`
+	PathTolerance     velma_msgs_msg.CartesianTolerance         `ros:"path_tolerance" rostype:"velma_msgs/CartesianTolerance"`
+	GoalTolerance     velma_msgs_msg.CartesianTolerance         `ros:"goal_tolerance" rostype:"velma_msgs/CartesianTolerance"`
+	GoalTimeTolerance builtin_interfaces_msg.Duration           `ros:"goal_time_tolerance" rostype:"builtin_interfaces/Duration"`
 }
 
 // CartesianTrajectory_Goal_TypeInfo describes velma_msgs/action/CartesianTrajectory_Goal.
@@ -113,8 +113,8 @@ func (m *CartesianTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CartesianTrajectory_Result is the ROS 2 type velma_msgs/action/CartesianTrajectory_Result.
 type CartesianTrajectory_Result struct {
-	ErrorCode   int32  `ros:"error_code"`
-	ErrorString string `ros:"error_string"`
+	ErrorCode   int32  `ros:"error_code" rostype:"int32"`
+	ErrorString string `ros:"error_string" rostype:"string"`
 }
 
 // Constants of velma_msgs/action/CartesianTrajectory_Result.
@@ -188,11 +188,11 @@ func (m *CartesianTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CartesianTrajectory_Feedback is the ROS 2 type velma_msgs/action/CartesianTrajectory_Feedback.
 type CartesianTrajectory_Feedback struct {
-	Header        std_msgs_msg.Header    `ros:"header"`
-	Desired       geometry_msgs_msg.Pose `ros:"desired"`
-	Actual        geometry_msgs_msg.Pose `ros:"actual"`
-	PositionError float64                `ros:"position_error"`
-	RotationError float64                `ros:"rotation_error"`
+	Header        std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/Header"`
+	Desired       geometry_msgs_msg.Pose `ros:"desired" rostype:"geometry_msgs/Pose"`
+	Actual        geometry_msgs_msg.Pose `ros:"actual" rostype:"geometry_msgs/Pose"`
+	PositionError float64                `ros:"position_error" rostype:"float64"`
+	RotationError float64                `ros:"rotation_error" rostype:"float64"`
 }
 
 // CartesianTrajectory_Feedback_TypeInfo describes velma_msgs/action/CartesianTrajectory_Feedback.
@@ -262,8 +262,8 @@ func (m *CartesianTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CartesianTrajectory_SendGoal_Request is the ROS 2 type velma_msgs/action/CartesianTrajectory_SendGoal_Request.
 type CartesianTrajectory_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Goal   CartesianTrajectory_Goal        `ros:"goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Goal   CartesianTrajectory_Goal        `ros:"goal" rostype:"velma_msgs/CartesianTrajectory_Goal"`
 }
 
 // CartesianTrajectory_SendGoal_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Request.
@@ -323,8 +323,8 @@ func (m *CartesianTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) erro
 
 // CartesianTrajectory_SendGoal_Response is the ROS 2 type velma_msgs/action/CartesianTrajectory_SendGoal_Response.
 type CartesianTrajectory_SendGoal_Response struct {
-	Accepted bool                        `ros:"accepted"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp"`
+	Accepted bool                        `ros:"accepted" rostype:"bool"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
 }
 
 // CartesianTrajectory_SendGoal_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Response.
@@ -397,7 +397,7 @@ builtin_interfaces/Time stamp
 
 // CartesianTrajectory_GetResult_Request is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Request.
 type CartesianTrajectory_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
 }
 
 // CartesianTrajectory_GetResult_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Request.
@@ -453,8 +453,8 @@ func (m *CartesianTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) err
 
 // CartesianTrajectory_GetResult_Response is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Response.
 type CartesianTrajectory_GetResult_Response struct {
-	Status int8                       `ros:"status"`
-	Result CartesianTrajectory_Result `ros:"result"`
+	Status int8                       `ros:"status" rostype:"int8"`
+	Result CartesianTrajectory_Result `ros:"result" rostype:"velma_msgs/CartesianTrajectory_Result"`
 }
 
 // CartesianTrajectory_GetResult_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Response.
@@ -526,8 +526,8 @@ CartesianTrajectory_Result result
 
 // CartesianTrajectory_FeedbackMessage is the ROS 2 type velma_msgs/action/CartesianTrajectory_FeedbackMessage.
 type CartesianTrajectory_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id"`
-	Feedback CartesianTrajectory_Feedback    `ros:"feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	Feedback CartesianTrajectory_Feedback    `ros:"feedback" rostype:"velma_msgs/CartesianTrajectory_Feedback"`
 }
 
 // CartesianTrajectory_FeedbackMessage_TypeInfo describes velma_msgs/action/CartesianTrajectory_FeedbackMessage.

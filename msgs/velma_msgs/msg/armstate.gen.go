@@ -9,10 +9,10 @@ import (
 
 // ArmState is the ROS 2 type velma_msgs/msg/ArmState.
 type ArmState struct {
-	Ok              bool       `ros:"ok"`
-	InCommandState  bool       `ros:"in_command_state"`
-	TorqueMeasured  [7]float64 `ros:"torque_measured"`
-	TorqueCommanded [7]float64 `ros:"torque_commanded"`
+	Ok              bool       `ros:"ok" rostype:"bool"`
+	InCommandState  bool       `ros:"in_command_state" rostype:"bool"`
+	TorqueMeasured  [7]float64 `ros:"torque_measured" rostype:"float64[7]"`
+	TorqueCommanded [7]float64 `ros:"torque_commanded" rostype:"float64[7]"`
 }
 
 // ArmState_TypeInfo describes velma_msgs/msg/ArmState.

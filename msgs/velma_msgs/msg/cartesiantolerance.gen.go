@@ -9,8 +9,8 @@ import (
 
 // CartesianTolerance is the ROS 2 type velma_msgs/msg/CartesianTolerance.
 type CartesianTolerance struct {
-	Position float64 `ros:"position"`
-	Rotation float64 `ros:"rotation"`
+	Position float64 `ros:"position" rostype:"float64"`
+	Rotation float64 `ros:"rotation" rostype:"float64"`
 }
 
 // CartesianTolerance_TypeInfo describes velma_msgs/msg/CartesianTolerance.

@@ -11,8 +11,8 @@ import (
 
 // CartesianTrajectoryPoint is the ROS 2 type velma_msgs/msg/CartesianTrajectoryPoint.
 type CartesianTrajectoryPoint struct {
-	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start"`
-	Pose          geometry_msgs_msg.Pose          `ros:"pose"`
+	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/Duration"`
+	Pose          geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/Pose"`
 }
 
 // CartesianTrajectoryPoint_TypeInfo describes velma_msgs/msg/CartesianTrajectoryPoint.

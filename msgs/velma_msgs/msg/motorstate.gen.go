@@ -9,13 +9,13 @@ import (
 
 // MotorState is the ROS 2 type velma_msgs/msg/MotorState.
 type MotorState struct {
-	Name             string  `ros:"name"`
-	Position         float64 `ros:"position"`
-	Velocity         float64 `ros:"velocity"`
-	Enabled          bool    `ros:"enabled"`
-	HomingRequired   bool    `ros:"homing_required"`
-	HomingInProgress bool    `ros:"homing_in_progress"`
-	Ok               bool    `ros:"ok"`
+	Name             string  `ros:"name" rostype:"string"`
+	Position         float64 `ros:"position" rostype:"float64"`
+	Velocity         float64 `ros:"velocity" rostype:"float64"`
+	Enabled          bool    `ros:"enabled" rostype:"bool"`
+	HomingRequired   bool    `ros:"homing_required" rostype:"bool"`
+	HomingInProgress bool    `ros:"homing_in_progress" rostype:"bool"`
+	Ok               bool    `ros:"ok" rostype:"bool"`
 }
 
 // MotorState_TypeInfo describes velma_msgs/msg/MotorState.

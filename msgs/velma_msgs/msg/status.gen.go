@@ -11,26 +11,26 @@ import (
 
 // Status is the ROS 2 type velma_msgs/msg/Status.
 type Status struct {
-	Header          std_msgs_msg.Header    `ros:"header"`
-	VeBodyState     string                 `ros:"ve_body_state"`
-	CsState         string                 `ros:"cs_state"`
-	SubsystemState  uint32                 `ros:"subsystem_state"`
-	SafeBehavior    bool                   `ros:"safe_behavior"`
-	Error           bool                   `ros:"error"`
-	FaultType       int32                  `ros:"fault_type"`
-	FaultyModuleId  int32                  `ros:"faulty_module_id"`
-	Motors          []MotorState           `ros:"motors"`
-	MotorsReady     bool                   `ros:"motors_ready"`
-	RightArm        ArmState               `ros:"right_arm"`
-	LeftArm         ArmState               `ros:"left_arm"`
-	RightWrist      geometry_msgs_msg.Pose `ros:"right_wrist"`
-	LeftWrist       geometry_msgs_msg.Pose `ros:"left_wrist"`
-	RightWristCmd   geometry_msgs_msg.Pose `ros:"right_wrist_cmd"`
-	LeftWristCmd    geometry_msgs_msg.Pose `ros:"left_wrist_cmd"`
-	InSelfCollision bool                   `ros:"in_self_collision"`
-	MinDistance     float64                `ros:"min_distance"`
-	Iteration       uint64                 `ros:"iteration"`
-	Overruns        uint64                 `ros:"overruns"`
+	Header          std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/Header"`
+	VeBodyState     string                 `ros:"ve_body_state" rostype:"string"`
+	CsState         string                 `ros:"cs_state" rostype:"string"`
+	SubsystemState  uint32                 `ros:"subsystem_state" rostype:"uint32"`
+	SafeBehavior    bool                   `ros:"safe_behavior" rostype:"bool"`
+	Error           bool                   `ros:"error" rostype:"bool"`
+	FaultType       int32                  `ros:"fault_type" rostype:"int32"`
+	FaultyModuleId  int32                  `ros:"faulty_module_id" rostype:"int32"`
+	Motors          []MotorState           `ros:"motors" rostype:"velma_msgs/MotorState[]"`
+	MotorsReady     bool                   `ros:"motors_ready" rostype:"bool"`
+	RightArm        ArmState               `ros:"right_arm" rostype:"velma_msgs/ArmState"`
+	LeftArm         ArmState               `ros:"left_arm" rostype:"velma_msgs/ArmState"`
+	RightWrist      geometry_msgs_msg.Pose `ros:"right_wrist" rostype:"geometry_msgs/Pose"`
+	LeftWrist       geometry_msgs_msg.Pose `ros:"left_wrist" rostype:"geometry_msgs/Pose"`
+	RightWristCmd   geometry_msgs_msg.Pose `ros:"right_wrist_cmd" rostype:"geometry_msgs/Pose"`
+	LeftWristCmd    geometry_msgs_msg.Pose `ros:"left_wrist_cmd" rostype:"geometry_msgs/Pose"`
+	InSelfCollision bool                   `ros:"in_self_collision" rostype:"bool"`
+	MinDistance     float64                `ros:"min_distance" rostype:"float64"`
+	Iteration       uint64                 `ros:"iteration" rostype:"uint64"`
+	Overruns        uint64                 `ros:"overruns" rostype:"uint64"`
 }
 
 // Constants of velma_msgs/msg/Status.

@@ -13,25 +13,25 @@ import (
 
 // Marker is the ROS 2 type visualization_msgs/msg/Marker.
 type Marker struct {
-	Header                   std_msgs_msg.Header             `ros:"header"`
-	Ns                       string                          `ros:"ns"`
-	Id                       int32                           `ros:"id"`
-	Type                     int32                           `ros:"type"`
-	Action                   int32                           `ros:"action"`
-	Pose                     geometry_msgs_msg.Pose          `ros:"pose"`
-	Scale                    geometry_msgs_msg.Vector3       `ros:"scale"`
-	Color                    std_msgs_msg.ColorRGBA          `ros:"color"`
-	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime"`
-	FrameLocked              bool                            `ros:"frame_locked"`
-	Points                   []geometry_msgs_msg.Point       `ros:"points"`
-	Colors                   []std_msgs_msg.ColorRGBA        `ros:"colors"`
-	TextureResource          string                          `ros:"texture_resource"`
-	Texture                  sensor_msgs_msg.CompressedImage `ros:"texture"`
-	UvCoordinates            []UVCoordinate                  `ros:"uv_coordinates"`
-	Text                     string                          `ros:"text"`
-	MeshResource             string                          `ros:"mesh_resource"`
-	MeshFile                 MeshFile                        `ros:"mesh_file"`
-	MeshUseEmbeddedMaterials bool                            `ros:"mesh_use_embedded_materials"`
+	Header                   std_msgs_msg.Header             `ros:"header" rostype:"std_msgs/Header"`
+	Ns                       string                          `ros:"ns" rostype:"string"`
+	Id                       int32                           `ros:"id" rostype:"int32"`
+	Type                     int32                           `ros:"type" rostype:"int32"`
+	Action                   int32                           `ros:"action" rostype:"int32"`
+	Pose                     geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Scale                    geometry_msgs_msg.Vector3       `ros:"scale" rostype:"geometry_msgs/Vector3"`
+	Color                    std_msgs_msg.ColorRGBA          `ros:"color" rostype:"std_msgs/ColorRGBA"`
+	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime" rostype:"builtin_interfaces/Duration"`
+	FrameLocked              bool                            `ros:"frame_locked" rostype:"bool"`
+	Points                   []geometry_msgs_msg.Point       `ros:"points" rostype:"geometry_msgs/Point[]"`
+	Colors                   []std_msgs_msg.ColorRGBA        `ros:"colors" rostype:"std_msgs/ColorRGBA[]"`
+	TextureResource          string                          `ros:"texture_resource" rostype:"string"`
+	Texture                  sensor_msgs_msg.CompressedImage `ros:"texture" rostype:"sensor_msgs/CompressedImage"`
+	UvCoordinates            []UVCoordinate                  `ros:"uv_coordinates" rostype:"visualization_msgs/UVCoordinate[]"`
+	Text                     string                          `ros:"text" rostype:"string"`
+	MeshResource             string                          `ros:"mesh_resource" rostype:"string"`
+	MeshFile                 MeshFile                        `ros:"mesh_file" rostype:"visualization_msgs/MeshFile"`
+	MeshUseEmbeddedMaterials bool                            `ros:"mesh_use_embedded_materials" rostype:"bool"`
 }
 
 // Constants of visualization_msgs/msg/Marker.

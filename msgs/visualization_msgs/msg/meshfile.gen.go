@@ -9,8 +9,8 @@ import (
 
 // MeshFile is the ROS 2 type visualization_msgs/msg/MeshFile.
 type MeshFile struct {
-	Filename string  `ros:"filename"`
-	Data     []uint8 `ros:"data"`
+	Filename string  `ros:"filename" rostype:"string"`
+	Data     []uint8 `ros:"data" rostype:"uint8[]"`
 }
 
 // MeshFile_TypeInfo describes visualization_msgs/msg/MeshFile.

@@ -9,8 +9,8 @@ import (
 
 // UVCoordinate is the ROS 2 type visualization_msgs/msg/UVCoordinate.
 type UVCoordinate struct {
-	U float32 `ros:"u"`
-	V float32 `ros:"v"`
+	U float32 `ros:"u" rostype:"float32"`
+	V float32 `ros:"v" rostype:"float32"`
 }
 
 // UVCoordinate_TypeInfo describes visualization_msgs/msg/UVCoordinate.
