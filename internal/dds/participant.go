@@ -9,7 +9,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -184,10 +183,6 @@ func (p *Participant) Close() error {
 
 // run is the receive goroutine.
 func (p *Participant) run(rs *recvState) {
-	// Pin to an OS thread: the goroutine spends its life in cgo calls and
-	// waking the same thread avoids handing it around.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	p.loopID.Store(goid())
 	defer close(p.done)
 	defer func() {

@@ -14,7 +14,12 @@
 // with X = ours/ddsperf samples per second (higher is better) and Y =
 // ours/ddsperf median round trip (lower is better).
 //
-// Usage: go run ./test/bench [-d 5s] [-domain 58] [-mode listener]
+// ddsperf runs in its default (listener) mode, which sets the ratio, and
+// in waitset mode for comparison. ddsperf enables write batching
+// (dds_write_set_batch); our publisher gets the same through Cyclone's
+// Internal/WriteBatch setting, and runs once more without it.
+//
+// Usage: go run ./test/bench [-d 5s] [-domain 58]
 package main
 
 import (
@@ -33,12 +38,22 @@ import (
 	"time"
 )
 
-// loopbackConfig is the Cyclone configuration used by every process.
-const loopbackConfig = `<CycloneDDS><Domain id="any"><General>` +
+// loopbackConfigFmt is the Cyclone configuration used by every process.
+const loopbackConfigFmt = `<CycloneDDS><Domain id="any"><General>` +
 	`<Interfaces><NetworkInterface name="lo" multicast="false"/></Interfaces>` +
-	`<AllowMulticast>false</AllowMulticast></General>` +
+	`<AllowMulticast>false</AllowMulticast></General>%s` +
 	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>` +
 	`<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>`
+
+// loopbackConfig returns the configuration, with extra elements from
+// FSM_BENCH_CYCLONE_EXTRA (for experiments, e.g. Internal settings).
+func loopbackConfig() string { return loopbackConfigWith("") }
+
+// loopbackConfigWith adds extra elements to the General section's sibling
+// list (e.g. an Internal section).
+func loopbackConfigWith(extra string) string {
+	return fmt.Sprintf(loopbackConfigFmt, extra+os.Getenv("FSM_BENCH_CYCLONE_EXTRA"))
+}
 
 // Benchmark settings shared by ddsperf and ours.
 const (
@@ -57,7 +72,6 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	dur := fs.Duration("d", 5*time.Second, "duration of each measurement")
 	domain := fs.Int("domain", 58, "DDS domain id (private to the benchmark)")
-	mode := fs.String("mode", "listener", "ddsperf triggering mode: listener (its default) or waitset")
 	role := fs.String("role", "", "internal: run as a helper process (sub, pub, ping, pong)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -68,35 +82,60 @@ func run(args []string, out io.Writer) error {
 	if _, err := exec.LookPath("ddsperf"); err != nil {
 		return fmt.Errorf("ddsperf not found (Debian package cyclonedds-tools): %w", err)
 	}
-	fmt.Fprintf(out, "settings: %d-byte samples, reliable, keep-last %d, 2 processes, loopback, %v per run, ddsperf mode %s\n",
-		payloadBody, depth, *dur, *mode)
+	fmt.Fprintf(out, "settings: %d-byte samples, reliable, keep-last %d, 2 processes on loopback, %v per run\n", payloadBody, depth, *dur)
+	fmt.Fprintln(out, "(round trips: ddsperf prints half the round trip; it is doubled here)")
 
-	perfTput, err := ddsperfThroughput(*domain, *dur, *mode)
-	if err != nil {
-		return fmt.Errorf("ddsperf throughput: %w", err)
+	type tputRun struct {
+		name string
+		f    func() (throughput, error)
 	}
-	fmt.Fprintf(out, "ddsperf  throughput: %9.0f samples/s (%.0f Mb/s), lost %d\n", perfTput.rate, perfTput.rate*payloadBody*8/1e6, perfTput.lost)
-	oursTput, err := oursThroughput(*domain, *dur)
-	if err != nil {
-		return fmt.Errorf("our throughput: %w", err)
+	var perfTput, oursTput throughput
+	for _, r := range []tputRun{
+		{"ddsperf (listener)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "listener") }},
+		{"ddsperf (waitset)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "waitset") }},
+		{"ours (write batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, true) }},
+		{"ours (no batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, false) }},
+	} {
+		t, err := r.f()
+		if err != nil {
+			return fmt.Errorf("%s throughput: %w", r.name, err)
+		}
+		fmt.Fprintf(out, "throughput %-22s %9.0f samples/s %6.0f Mb/s, lost %d\n", r.name, t.rate, t.rate*payloadBody*8/1e6, t.lost)
+		switch r.name {
+		case "ddsperf (listener)":
+			perfTput = t
+		case "ours (write batching)":
+			oursTput = t
+		}
 	}
-	fmt.Fprintf(out, "ours     throughput: %9.0f samples/s (%.0f Mb/s), lost %d\n", oursTput.rate, oursTput.rate*payloadBody*8/1e6, oursTput.lost)
 
-	perfLat, err := ddsperfLatency(*domain, *dur, *mode)
-	if err != nil {
-		return fmt.Errorf("ddsperf latency: %w", err)
+	type latRun struct {
+		name string
+		f    func() (latency, error)
 	}
-	fmt.Fprintf(out, "ddsperf  round trip: median %6.1f us\n", perfLat.Seconds()*1e6)
-	oursLat, err := oursLatency(*domain, *dur)
-	if err != nil {
-		return fmt.Errorf("our latency: %w", err)
+	var perfLat, oursLat latency
+	for _, r := range []latRun{
+		{"ddsperf (listener)", func() (latency, error) { return ddsperfLatency(*domain, *dur, "listener") }},
+		{"ddsperf (waitset)", func() (latency, error) { return ddsperfLatency(*domain, *dur, "waitset") }},
+		{"ours", func() (latency, error) { return oursLatency(*domain, *dur) }},
+	} {
+		l, err := r.f()
+		if err != nil {
+			return fmt.Errorf("%s latency: %w", r.name, err)
+		}
+		fmt.Fprintf(out, "round trip %-22s median %6.1f us  p90 %6.1f us  p99 %6.1f us\n", r.name, us(l.median), us(l.p90), us(l.p99))
+		switch r.name {
+		case "ddsperf (listener)":
+			perfLat = l
+		case "ours":
+			oursLat = l
+		}
 	}
-	fmt.Fprintf(out, "ours     round trip: median %6.1f us (p10 %.1f, p90 %.1f, p99 %.1f, %d round trips)\n",
-		oursLat.median.Seconds()*1e6, oursLat.p10.Seconds()*1e6, oursLat.p90.Seconds()*1e6, oursLat.p99.Seconds()*1e6, oursLat.n)
-
-	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", oursTput.rate/perfTput.rate, float64(oursLat.median)/float64(perfLat))
+	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", oursTput.rate/perfTput.rate, float64(oursLat.median)/float64(perfLat.median))
 	return nil
 }
+
+func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
 
 // throughput is a measured receive rate.
 type throughput struct {
@@ -112,7 +151,7 @@ type proc struct {
 
 func start(ctx context.Context, name string, args ...string) (*proc, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), "CYCLONEDDS_URI="+loopbackConfig)
+	cmd.Env = append(os.Environ(), "CYCLONEDDS_URI="+loopbackConfig())
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -143,7 +182,7 @@ func (p *proc) collect() ([]string, error) {
 
 var (
 	reSubRate = regexp.MustCompile(`size \d+ total \d+ lost (\d+) delta \d+ lost \d+ rate ([0-9.]+) kS/s`)
-	rePing50  = regexp.MustCompile(`size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us`)
+	rePing    = regexp.MustCompile(`size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us 90% ([0-9.]+)us 99% ([0-9.]+)us`)
 )
 
 // steady drops the first and last per-second figures (start-up and
@@ -197,34 +236,47 @@ func ddsperfThroughput(domain int, dur time.Duration, mode string) (throughput, 
 	return throughput{rate: r, lost: lost}, err
 }
 
-func ddsperfLatency(domain int, dur time.Duration, mode string) (time.Duration, error) {
+func ddsperfLatency(domain int, dur time.Duration, mode string) (latency, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
 	defer cancel()
 	dom := strconv.Itoa(domain)
 	pong, err := start(ctx, "ddsperf", "-D", secs(dur+2*time.Second), "-i", dom, "pong", mode)
 	if err != nil {
-		return 0, err
+		return latency{}, err
 	}
 	ping, err := start(ctx, "ddsperf", "-D", secs(dur+time.Second), "-i", dom, "ping", "size", "1k", mode)
 	if err != nil {
-		return 0, err
+		return latency{}, err
 	}
 	lines, err := ping.collect()
 	if err != nil {
-		return 0, fmt.Errorf("ddsperf ping: %w", err)
+		return latency{}, fmt.Errorf("ddsperf ping: %w", err)
 	}
 	if _, err := pong.collect(); err != nil {
-		return 0, fmt.Errorf("ddsperf pong: %w", err)
+		return latency{}, fmt.Errorf("ddsperf pong: %w", err)
 	}
-	var meds []float64
+	// ddsperf reports (now - sent)/2 per pong: double it for round trips.
+	var p50, p90, p99 []float64
 	for _, l := range lines {
-		if m := rePing50.FindStringSubmatch(l); m != nil {
-			v, _ := strconv.ParseFloat(m[1], 64)
-			meds = append(meds, v)
+		if m := rePing.FindStringSubmatch(l); m != nil {
+			v50, _ := strconv.ParseFloat(m[1], 64)
+			v90, _ := strconv.ParseFloat(m[2], 64)
+			v99, _ := strconv.ParseFloat(m[3], 64)
+			p50, p90, p99 = append(p50, 2*v50), append(p90, 2*v90), append(p99, 2*v99)
 		}
 	}
-	med, err := steady(meds)
-	return time.Duration(med * 1e3), err
+	var lat latency
+	for _, x := range []struct {
+		dst *time.Duration
+		xs  []float64
+	}{{&lat.median, p50}, {&lat.p90, p90}, {&lat.p99, p99}} {
+		v, err := steady(x.xs)
+		if err != nil {
+			return latency{}, err
+		}
+		*x.dst = time.Duration(v * 1e3)
+	}
+	return lat, nil
 }
 
 // self starts this program in a helper role.
@@ -236,14 +288,18 @@ func self(ctx context.Context, role string, domain int, dur time.Duration) (*pro
 	return start(ctx, exe, "-role", role, "-domain", strconv.Itoa(domain), "-d", dur.String())
 }
 
-func oursThroughput(domain int, dur time.Duration) (throughput, error) {
+func oursThroughput(domain int, dur time.Duration, batch bool) (throughput, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
 	defer cancel()
 	sub, err := self(ctx, "sub", domain, dur+2*time.Second)
 	if err != nil {
 		return throughput{}, err
 	}
-	pub, err := self(ctx, "pub", domain, dur+time.Second)
+	pubRole := "pub"
+	if batch {
+		pubRole = "pub-batch"
+	}
+	pub, err := self(ctx, pubRole, domain, dur+time.Second)
 	if err != nil {
 		return throughput{}, err
 	}

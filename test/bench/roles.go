@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,13 +26,30 @@ const (
 )
 
 var (
-	dataQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepLast, Depth: depth}
+	dataQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepAll, Depth: depth}
 	pingQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepLast, Depth: 1}
 )
 
 // runRole runs one helper process of the benchmark.
 func runRole(role string, domain uint32, dur time.Duration, out io.Writer) error {
-	p, err := dds.NewParticipant(domain, loopbackConfig, nil)
+	config := loopbackConfig()
+	if role == "pub-batch" {
+		// What ddsperf's dds_write_set_batch(true) does, via the config.
+		config = loopbackConfigWith("<Internal><WriteBatch>true</WriteBatch></Internal>")
+		role = "pub"
+	}
+	if dir := os.Getenv("FSM_BENCH_PROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, role+".pprof"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	p, err := dds.NewParticipant(domain, config, nil)
 	if err != nil {
 		return err
 	}
@@ -75,7 +95,11 @@ func waitMatched(what string, f func() ([]dds.Endpoint, error)) error {
 }
 
 func roleSub(p *dds.Participant, dur time.Duration, out io.Writer) error {
-	t, err := p.Topic(dataTopic, typeName)
+	topic, typ := dataTopic, typeName
+	if os.Getenv("FSM_BENCH_DDSPERF_TOPIC") != "" { // receive ddsperf's data (experiments)
+		topic, typ = "DDSPerfRDataKS", "KeyedSeq"
+	}
+	t, err := p.Topic(topic, typ)
 	if err != nil {
 		return err
 	}
@@ -133,6 +157,7 @@ func rolePub(p *dds.Participant, dur time.Duration) error {
 			return err
 		}
 		if seq&1023 == 0 && time.Now().After(end) {
+			fmt.Fprintf(os.Stderr, "pub: %d samples in %v\n", seq, dur)
 			return nil
 		}
 	}
