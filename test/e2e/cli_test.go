@@ -1,0 +1,353 @@
+package e2e
+
+// Tests of the fsmnodes command line tool as separate processes over
+// Cyclone DDS. Domain ids 40-49 belong to the CLI and launcher tests.
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Domain ids of the CLI tests (40-49; launch_test.go uses 45+).
+const (
+	domainCLIPubEcho  = 40
+	domainCLIService  = 41
+	domainCLIGraph    = 42
+	domainCLIEchoType = 43
+	domainCLILatched  = 44
+)
+
+// cliWait bounds every wait of these tests; reaching it is a failure.
+const cliWait = 60 * time.Second
+
+var (
+	cliBuildOnce sync.Once
+	cliBinDir    string
+	cliBuildErr  error
+)
+
+// cliBins builds fsmnodes and the cliserver peer once per test run and
+// returns the directory holding both.
+func cliBins(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("multi-process test (skipped with -short)")
+	}
+	cliBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fsmnodes-cli-e2e-")
+		if err != nil {
+			cliBuildErr = err
+			return
+		}
+		cliBinDir = dir
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/fsmnodes", "./test/e2e/testdata/cliserver")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cliBuildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if cliBuildErr != nil {
+		t.Fatal(cliBuildErr)
+	}
+	return cliBinDir
+}
+
+// cliEnv is the environment of processes of one test: its own domain,
+// discovery on this machine only.
+func cliEnv(domain int, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS", "CYCLONEDDS_URI":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "ROS_DOMAIN_ID="+strconv.Itoa(domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+	return append(env, extra...)
+}
+
+// cliProc is a started process whose output is collected.
+type cliProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *bytes.Buffer
+	mu             *sync.Mutex
+	done           chan error
+}
+
+type cliLockedBuf struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l cliLockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// cliStart starts a program of the bin directory in the test's domain. The
+// process is killed when the test ends.
+func cliStart(t *testing.T, bin string, domain int, name string, args ...string) *cliProc {
+	t.Helper()
+	p := &cliProc{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(filepath.Join(bin, name), args...)
+	p.cmd.Env = cliEnv(domain)
+	p.cmd.Stdout = cliLockedBuf{p.mu, p.stdout}
+	p.cmd.Stderr = cliLockedBuf{p.mu, p.stderr}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *cliProc) output() (string, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.String(), p.stderr.String()
+}
+
+// wait waits for the process to end and returns its exit code.
+func (p *cliProc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err // keep it for Cleanup
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(cliWait):
+		out, errs := p.output()
+		t.Fatalf("%s did not finish\nstdout:\n%s\nstderr:\n%s", p.cmd.Args, out, errs)
+	}
+	return -1
+}
+
+// cliRun runs fsmnodes to completion and returns stdout, stderr, exit code.
+func cliRun(t *testing.T, bin string, domain int, args ...string) (string, string, int) {
+	t.Helper()
+	p := cliStart(t, bin, domain, "fsmnodes", args...)
+	code := p.wait(t)
+	out, errs := p.output()
+	return out, errs, code
+}
+
+// cliPoll runs fsmnodes until its stdout satisfies ok.
+func cliPoll(t *testing.T, bin string, domain int, ok func(string) bool, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(cliWait)
+	for {
+		out, errs, code := cliRun(t, bin, domain, args...)
+		if code == 0 && ok(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fsmnodes %s never gave the expected output; last (exit %d):\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+		}
+	}
+}
+
+func TestCLI_PubOnceReachesEchoOnceInAnotherProcess(t *testing.T) {
+	bin := cliBins(t)
+	cases := []struct {
+		topic, typ, values, want string
+	}{
+		{"/cli_chatter", "std_msgs/msg/String", "{data: 'Hello World: 1'}", "data: 'Hello World: 1'\n---\n"},
+		{"cli_cmd_vel", "geometry_msgs/msg/Twist", "{linear: {x: 0.5}, angular: {z: -1.0e-5}}",
+			"linear:\n  x: 0.5\n  y: 0.0\n  z: 0.0\nangular:\n  x: 0.0\n  y: 0.0\n  z: -1.0e-05\n---\n"},
+		{"/cli_joints", "sensor_msgs/msg/JointState", "name: [a, b]\nposition: [1, 2.5]",
+			"header:\n  stamp:\n    sec: 0\n    nanosec: 0\n  frame_id: ''\nname:\n- a\n- b\nposition:\n- 1.0\n- 2.5\nvelocity: []\neffort: []\n---\n"},
+	}
+	for _, c := range cases {
+		echo := cliStart(t, bin, domainCLIPubEcho, "fsmnodes", "topic", "echo", c.topic, c.typ, "--once")
+		// pub --once waits for the echo's subscription before publishing.
+		out, errs, code := cliRun(t, bin, domainCLIPubEcho, "topic", "pub", c.topic, c.typ, c.values, "--once")
+		if code != 0 {
+			t.Fatalf("pub exit %d: %s", code, errs)
+		}
+		if !strings.HasPrefix(out, "Waiting for at least 1 matching subscription(s)...\npublisher: beginning loop\npublishing #1: ") {
+			t.Errorf("pub output:\n%s", out)
+		}
+		if code := echo.wait(t); code != 0 {
+			_, errs := echo.output()
+			t.Fatalf("echo exit %d: %s", code, errs)
+		}
+		if got, _ := echo.output(); got != c.want {
+			t.Errorf("echo of %s printed\n%s\nwant\n%s", c.typ, got, c.want)
+		}
+	}
+}
+
+func TestCLI_EchoFindsTheTypeInTheGraph(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLIEchoType, "fsmnodes", "topic", "pub", "/cli_typed", "std_msgs/msg/Int32", "{data: -7}", "-r", "20")
+	cliPoll(t, bin, domainCLIEchoType, func(s string) bool { return s == "data: -7\n---\n" },
+		"topic", "echo", "/cli_typed", "--once")
+	info := cliPoll(t, bin, domainCLIEchoType, func(s string) bool { return strings.Contains(s, "Publisher count: 1") },
+		"topic", "info", "/cli_typed")
+	if !strings.HasPrefix(info, "Type: std_msgs/msg/Int32\nPublisher count: 1\nSubscription count: ") {
+		t.Errorf("topic info:\n%s", info)
+	}
+	field := cliPoll(t, bin, domainCLIEchoType, func(s string) bool { return s != "" },
+		"topic", "echo", "/cli_typed", "--once", "--field", "data")
+	if field != "-7\n...\n---\n" {
+		t.Errorf("echo --field data printed %q", field)
+	}
+}
+
+func TestCLI_LatchedPubReachesALateEcho(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLILatched, "cliserver")
+	// cliserver publishes "ready" once on a transient-local topic; echo
+	// adapts its durability to the publisher and still gets it.
+	cliPoll(t, bin, domainCLILatched, func(s string) bool { return s == "data: ready\n---\n" },
+		"topic", "echo", "/cli_test/status", "--once")
+}
+
+func TestCLI_ServiceCallAgainstAnotherProcess(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLIService, "cliserver")
+	// service call waits for the server on its own.
+	out, errs, code := cliRun(t, bin, domainCLIService, "service", "call", "/cli_test/set_bool", "std_srvs/srv/SetBool", "{data: true}")
+	if code != 0 {
+		t.Fatalf("service call exit %d: %s", code, errs)
+	}
+	out = strings.TrimPrefix(out, "waiting for service to become available...\n")
+	want := "requester: making request: std_srvs.srv.SetBool_Request(data=True)\n\n" +
+		"response:\nstd_srvs.srv.SetBool_Response(success=True, message='got true')\n\n"
+	if out != want {
+		t.Errorf("service call printed\n%s\nwant\n%s", out, want)
+	}
+	types := cliPoll(t, bin, domainCLIService, func(s string) bool { return s != "" }, "service", "type", "/cli_test/set_bool")
+	if types != "std_srvs/srv/SetBool\n" {
+		t.Errorf("service type printed %q", types)
+	}
+}
+
+func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLIGraph, "cliserver")
+	nodes := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "/cli_test/cli_peer\n") },
+		"node", "list")
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		if strings.Contains(line, "/_") {
+			t.Errorf("node list shows a hidden node without -a: %q", line)
+		}
+	}
+	srvs := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "/cli_test/set_bool") },
+		"service", "list", "-t")
+	if !strings.Contains(srvs, "/cli_test/set_bool [std_srvs/srv/SetBool]\n") {
+		t.Errorf("service list -t:\n%s", srvs)
+	}
+	topics := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "/cli_test/status") },
+		"topic", "list", "-t")
+	if !strings.Contains(topics, "/cli_test/status [std_msgs/msg/String]\n") {
+		t.Errorf("topic list -t:\n%s", topics)
+	}
+	info := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "/cli_test/set_bool") },
+		"node", "info", "/cli_test/cli_peer")
+	for _, want := range []string{
+		"/cli_test/cli_peer\n  Subscribers:\n",
+		"  Publishers:\n", "    /cli_test/status: std_msgs/msg/String\n",
+		"  Service Servers:\n", "    /cli_test/set_bool: std_srvs/srv/SetBool\n",
+		"  Action Servers:\n\n  Action Clients:\n\n",
+	} {
+		if !strings.Contains(info, want) {
+			t.Errorf("node info lacks %q:\n%s", want, info)
+		}
+	}
+	verbose := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "Node name: cli_peer") },
+		"topic", "info", "/cli_test/status", "-v")
+	for _, want := range []string{"Endpoint type: PUBLISHER\n", "  Durability: TRANSIENT_LOCAL\n", "  Reliability: RELIABLE\n",
+		"Node namespace: /cli_test\n"} {
+		if !strings.Contains(verbose, want) {
+			t.Errorf("topic info -v lacks %q:\n%s", want, verbose)
+		}
+	}
+	if _, errs, code := cliRun(t, bin, domainCLIGraph, "node", "info", "/no/such_node"); code == 0 ||
+		!strings.Contains(errs, "unable to find node '/no/such_node'") {
+		t.Errorf("node info of a missing node: exit %d, %s", code, errs)
+	}
+}
+
+func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
+	bin := cliBins(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/String", "{data: [1, 2]}", "--once"}, 1,
+			`fsmnodes: failed to populate field: field "data" of std_msgs/msg/String: expected a string value, got a sequence`},
+		{[]string{"topic", "pub", "/x", "geometry_msgs/msg/Twist", "{linear: {x: 1, w: 2}}"}, 1,
+			`unknown field "w" in geometry_msgs/msg/Vector3 (its fields are x, y, z)`},
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/UInt8", "{data: 300}"}, 1,
+			`field "data" of std_msgs/msg/UInt8: value 300 is out of range for uint8 [0, 255]`},
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/String", "{data: 'x'"}, 1, "invalid YAML"},
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/NoSuchType", "{}"}, 1,
+			`the passed message type "std_msgs/msg/NoSuchType" is invalid or unknown`},
+		{[]string{"topic", "echo", "/x", "nope/msg/Nope", "--once"}, 1, `the passed message type "nope/msg/Nope" is invalid`},
+		{[]string{"service", "call", "/s", "std_srvs/srv/Nope", "{}"}, 1, `the passed service type "std_srvs/srv/Nope" is invalid`},
+		{[]string{"service", "call", "/s", "std_srvs/srv/SetBool", "{data: maybe}"}, 1,
+			`field "data" of std_srvs/srv/SetBool_Request: expected a bool (true or false), got str "maybe"`},
+		{[]string{"interface", "show", "nope/msg/Nope"}, 1, `unknown message type "nope/msg/Nope"`},
+		{[]string{"topic", "pub", "/x"}, 2, "usage: fsmnodes topic pub TOPIC TYPE [VALUES]"},
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/Empty", "--rate", "0"}, 2, `--rate: "0" is not a positive number`},
+		{[]string{"topic", "frobnicate"}, 2, `topic: unknown verb "frobnicate"`},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"topic", "list", "--bogus"}, 2, `unknown option "--bogus"`},
+		{[]string{"launch", "/no/such.launch.xml"}, 1, "launch file: open /no/such.launch.xml: no such file or directory"},
+		{[]string{"param", "list"}, 1, "not yet supported"},
+	}
+	for _, c := range cases {
+		out, errs, code := cliRun(t, bin, 49, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("fsmnodes %s: exit %d, stderr %q, stdout %q\nwant exit %d and %q", strings.Join(c.args, " "), code, errs, out, c.code, c.want)
+		}
+	}
+}
+
+func TestCLI_InterfaceShowNeedsNoDDS(t *testing.T) {
+	bin := cliBins(t)
+	out, errs, code := cliRun(t, bin, 49, "interface", "show", "geometry_msgs/msg/TwistStamped")
+	want := "std_msgs/Header header\n\tbuiltin_interfaces/Time stamp\n\t\tint32 sec\n\t\tuint32 nanosec\n\tstring frame_id\n" +
+		"Twist twist\n\tVector3 linear\n\t\tfloat64 x\n\t\tfloat64 y\n\t\tfloat64 z\n\tVector3 angular\n\t\tfloat64 x\n\t\tfloat64 y\n\t\tfloat64 z\n"
+	if code != 0 || cliStripComments(out) != want {
+		t.Errorf("interface show: exit %d %s\n%s\nwant (comments aside)\n%s", code, errs, out, want)
+	}
+}
+
+// cliStripComments drops the top-level comment and blank lines, which depend on
+// the wording of the .msg files.
+func cliStripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "#") || l == "" {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}

@@ -1,0 +1,60 @@
+// Command cliserver is the peer process of the CLI and launcher tests in
+// test/e2e: one node (default /cli_test/cli_peer; --ros-args remaps apply)
+// that serves ~/../set_bool as std_srvs/srv/SetBool (answers
+// success=data, message "got <data>") and publishes std_msgs/String "ready"
+// on the latched topic "status". With $CLISERVER_PID_DIR set it writes its
+// pid into that directory so tests can check it is gone after a launch.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "cliserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if dir := os.Getenv("CLISERVER_PID_DIR"); dir != "" {
+		pid := strconv.Itoa(os.Getpid())
+		if err := os.WriteFile(filepath.Join(dir, "pid-"+pid), []byte(pid), 0o644); err != nil {
+			return err
+		}
+	}
+	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	node, err := rc.NewNode("cli_peer", "/cli_test")
+	if err != nil {
+		return err
+	}
+	_, err = ros.NewService(node, "set_bool",
+		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+			return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: fmt.Sprintf("got %v", req.Data)}, nil
+		})
+	if err != nil {
+		return err
+	}
+	pub, err := ros.NewPublisher[std_msgs_msg.String](node, "status", ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	if err := pub.Publish(&std_msgs_msg.String{Data: "ready"}); err != nil {
+		return err
+	}
+	fmt.Println("cliserver ready")
+	return rc.Spin(context.Background())
+}
