@@ -43,14 +43,24 @@ func TestPublishedHashes(t *testing.T) {
 			t.Errorf("%s: hash %s, want %s", name, ti.Hash, want)
 		}
 	}
-	// The service type hash (request_message, response_message,
-	// event_message) of std_srvs/srv/SetBool.
-	s, err := r.Service("std_srvs/srv/SetBool")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a"; s.Hash != want {
-		t.Errorf("std_srvs/srv/SetBool service hash %s, want %s", s.Hash, want)
+	// Service type hashes (fields request_message, response_message,
+	// event_message; the event type embeds service_msgs/ServiceEventInfo).
+	for name, want := range map[string]string{
+		"std_srvs/srv/SetBool":                       "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a",
+		"rcl_interfaces/srv/GetParameters":           "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
+		"rcl_interfaces/srv/SetParameters":           "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
+		"rcl_interfaces/srv/SetParametersAtomically": "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
+		"rcl_interfaces/srv/ListParameters":          "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
+		"rcl_interfaces/srv/DescribeParameters":      "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
+		"rcl_interfaces/srv/GetParameterTypes":       "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
+	} {
+		s, err := r.Service(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Hash != want {
+			t.Errorf("%s service hash %s, want %s", name, s.Hash, want)
+		}
 	}
 }
 

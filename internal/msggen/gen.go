@@ -60,9 +60,16 @@ func (f *file) render() ([]byte, error) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	// Standard library first, then a blank line, then module imports.
+	sort.SliceStable(paths, func(i, j int) bool {
+		return !strings.Contains(paths[i], ".") && strings.Contains(paths[j], ".")
+	})
 	if len(paths) > 0 {
 		out.WriteString("import (\n")
-		for _, p := range paths {
+		for i, p := range paths {
+			if i > 0 && strings.Contains(p, ".") && !strings.Contains(paths[i-1], ".") {
+				out.WriteString("\n")
+			}
 			alias := f.imports[p]
 			if alias == p[strings.LastIndexByte(p, '/')+1:] {
 				fmt.Fprintf(&out, "\t%q\n", p)

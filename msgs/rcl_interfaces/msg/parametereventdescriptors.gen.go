@@ -4,6 +4,7 @@ package rcl_interfaces_msg
 
 import (
 	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )

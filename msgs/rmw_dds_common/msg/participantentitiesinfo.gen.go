@@ -4,6 +4,7 @@ package rmw_dds_common_msg
 
 import (
 	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )
