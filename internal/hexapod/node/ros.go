@@ -1,0 +1,225 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/hexapod"
+	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// NodeName is the default node name, the original's.
+const NodeName = "hexapod_controller"
+
+// Run starts the motion_control node with the command line args (without
+// the program name) and blocks until ctx is cancelled or the process gets
+// SIGINT/SIGTERM. On the way out the servos are freed.
+//
+// Interface: subscriptions cmd_vel (geometry_msgs/Twist) and joy
+// (sensor_msgs/Joy); services ~/start_stop, ~/stand_up, ~/sit_down and
+// ~/stand_walk (std_srvs/Trigger, success=false with the reason when the FSM
+// ignores the command); publications joint_states (sensor_msgs/JointState,
+// 18 joints, every tick) and ~/state (std_msgs/String, transient local, on
+// change). Parameters come from --params-file and -p (see
+// params/hexapod.yaml).
+func Run(ctx context.Context, args []string) (err error) {
+	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
+	if err != nil {
+		return err
+	}
+	// Close is idempotent; the servo cleanup below closes the context first
+	// so that no tick runs while the servos are freed.
+	defer func() { err = errors.Join(err, rc.Close()) }()
+	n, err := rc.NewNode(NodeName, "")
+	if err != nil {
+		return err
+	}
+	log := n.Logger()
+	decl, err := newOverrideDeclarer(n)
+	if err != nil {
+		return err
+	}
+	s, err := LoadSettings(decl)
+	if err != nil {
+		return err
+	}
+	for _, name := range decl.unused() {
+		log.Warnf("parameter %s is not used by %s", name, NodeName)
+	}
+	servos, closer := openServos(s, log)
+	defer func() {
+		err = errors.Join(err, rc.Close(), servos.SetTorque(false))
+		if closer != nil {
+			err = errors.Join(err, closer.Close())
+		}
+	}()
+	a, err := NewAdapter(s, servos, log)
+	if err != nil {
+		return err
+	}
+	if err := wire(n, a, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+		return err
+	}
+	log.Infof("hexapod controller running at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
+	if err := rc.Spin(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// openServos returns the configured servo driver. When the serial port
+// cannot be opened it logs the error and runs on simulated servos, as the
+// original kept running without its servo bus.
+func openServos(s Settings, log Logger) (hexapod.ServoDriver, io.Closer) {
+	if s.ServoDriver == "dynamixel" {
+		port, err := dynamixel.OpenSerial(s.SerialPort, s.BaudRate)
+		if err == nil {
+			d, derr := dynamixel.New(port, s.Servos)
+			if derr == nil {
+				return d, port
+			}
+			port.Close()
+			err = derr
+		}
+		log.Errorf("servo bus unavailable, using simulated servos: %v", err)
+	}
+	return hexapod.NewSimServos(time.Now, hexapod.Joints{}), nil
+}
+
+// wire creates the node's topics, services and timer around the adapter.
+func wire(n *ros.Node, a *Adapter, period time.Duration) error {
+	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	state, err := ros.NewPublisher[std_msgs_msg.String](n, "~/state", ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, time.Now())
+	}); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
+		stamp := float64(m.Header.Stamp.Sec) + float64(m.Header.Stamp.Nanosec)/1e9
+		_ = a.Joy(hexapod.Joy{Stamp: stamp, Axes: m.Axes, Buttons: m.Buttons}, time.Now())
+	}); err != nil {
+		return err
+	}
+	for _, c := range []hexapod.Command{hexapod.CmdStartStop, hexapod.CmdStandUp, hexapod.CmdSitDown, hexapod.CmdStandWalk} {
+		cmd := c
+		if _, err := ros.NewService(n, "~/"+cmd.String(),
+			func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+				ok, msg := a.Command(cmd)
+				return &std_srvs_srv.Trigger_Response{Success: ok, Message: msg}, nil
+			}); err != nil {
+			return err
+		}
+	}
+	log := n.Logger()
+	_, err = n.NewTimer(period, func() {
+		now := time.Now()
+		r := a.Tick(now)
+		msg := sensor_msgs_msg.JointState{
+			Header:   std_msgs_msg.Header{Stamp: stampOf(now)},
+			Name:     r.Names,
+			Position: r.Positions,
+		}
+		if err := js.Publish(&msg); err != nil {
+			a.warnEvery("publish", now, "publish joint_states: %v", err)
+		}
+		if r.StateChanged {
+			if err := state.Publish(&std_msgs_msg.String{Data: r.State}); err != nil {
+				log.Errorf("publish ~/state: %v", err)
+			}
+		}
+	})
+	return err
+}
+
+func stampOf(t time.Time) builtin_interfaces_msg.Time {
+	ns := t.UnixNano()
+	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
+}
+
+// overrideDeclarer resolves parameters from the node's --params-file and
+// -p arguments. It stands in for the node parameter API (declared,
+// read-only parameters) until that is available in package ros.
+type overrideDeclarer struct {
+	vals map[string]param.Value
+	src  map[string]string
+	used map[string]bool
+}
+
+func newOverrideDeclarer(n *ros.Node) (*overrideDeclarer, error) {
+	var o param.Overrides
+	args := n.Args()
+	for _, f := range args.ParamsFiles {
+		if err := o.AddFile(f); err != nil {
+			return nil, fmt.Errorf("params file %s: %w", f, err)
+		}
+	}
+	for _, p := range args.Params {
+		if err := o.AddParam(p.Node, p.Name, p.Value); err != nil {
+			return nil, fmt.Errorf("-p %s:=%s: %w", p.Name, p.Value, err)
+		}
+	}
+	fqn := n.FullyQualifiedName()
+	return &overrideDeclarer{vals: o.For(fqn), src: o.Sources(fqn), used: map[string]bool{}}, nil
+}
+
+// unused lists the overrides no declaration asked for.
+func (d *overrideDeclarer) unused() []string {
+	var out []string
+	for k := range d.vals {
+		if !d.used[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func declare[T param.Kind](d *overrideDeclarer, name string, def T) (T, error) {
+	d.used[name] = true
+	v, ok := d.vals[name]
+	if !ok {
+		return def, nil
+	}
+	x, err := param.As[T](v)
+	if err != nil {
+		return def, fmt.Errorf("parameter %s (from %s): %w", name, d.src[name], err)
+	}
+	return x, nil
+}
+
+func (d *overrideDeclarer) Float64(name string, def float64, _ string) (float64, error) {
+	return declare(d, name, def)
+}
+func (d *overrideDeclarer) Int64(name string, def int64, _ string) (int64, error) {
+	return declare(d, name, def)
+}
+func (d *overrideDeclarer) String(name string, def string, _ string) (string, error) {
+	return declare(d, name, def)
+}
+func (d *overrideDeclarer) Float64s(name string, def []float64, _ string) ([]float64, error) {
+	return declare(d, name, def)
+}
+func (d *overrideDeclarer) Int64s(name string, def []int64, _ string) ([]int64, error) {
+	return declare(d, name, def)
+}
+func (d *overrideDeclarer) Strings(name string, def []string, _ string) ([]string, error) {
+	return declare(d, name, def)
+}
