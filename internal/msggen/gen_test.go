@@ -267,3 +267,36 @@ func TestEdgeCasesCompile(t *testing.T) {
 		t.Fatalf("generated code does not vet: %v\n%s", err, out)
 	}
 }
+
+// TestActionHashes checks the derived action types and the action type
+// hash of example_interfaces/action/Fibonacci against published Jazzy
+// values (as listed by public projects that verify against installed
+// packages).
+func TestActionHashes(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"example_interfaces/action/Fibonacci.action": "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n",
+		"unique_identifier_msgs/msg/UUID.msg":        "uint8[16] uuid\n",
+		"builtin_interfaces/msg/Time.msg":            "int32 sec\nuint32 nanosec\n",
+		"service_msgs/msg/ServiceEventInfo.msg":      "uint8 event_type\nbuiltin_interfaces/Time stamp\nchar[16] client_gid\nint64 sequence_number\n",
+	})
+	u, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"example_interfaces/action/Fibonacci":                 "RIHS01_9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51",
+		"example_interfaces/action/Fibonacci_Goal":            "RIHS01_226cb437e4355dcd3e914f930382a3b0cc1da81545bd319ed554e95a03255f51",
+		"example_interfaces/action/Fibonacci_SendGoal":        "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557",
+		"example_interfaces/action/Fibonacci_GetResult":       "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57",
+		"example_interfaces/action/Fibonacci_FeedbackMessage": "RIHS01_c1de71afd52e49a89c53d8262366884185bc0a02f78ce051c4e46b0a7fe59bb2",
+	} {
+		got, err := u.Hash(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
