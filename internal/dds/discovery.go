@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"errors"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -25,7 +24,6 @@ type builtinReader struct {
 	ent    C.dds_entity_t
 	cond   C.dds_entity_t
 	h      func(DiscoveryEvent)
-	closed *atomic.Bool
 }
 
 // WatchDiscovery delivers built-in discovery events (participants,
@@ -55,7 +53,6 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 			}
 		}
 	}()
-	closed := new(atomic.Bool)
 	topics := []struct {
 		kind  EntityKind
 		topic C.dds_entity_t
@@ -69,7 +66,7 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 		if ent < 0 {
 			return newError("dds_create_reader(builtin "+tp.kind.String()+")", C.dds_return_t(ent))
 		}
-		br := &builtinReader{p: p, kind: tp.kind, ent: ent, h: h, closed: closed}
+		br := &builtinReader{p: p, kind: tp.kind, ent: ent, h: h}
 		d.readers = append(d.readers, br)
 		if br.cond = C.dds_create_readcondition(ent, C.DDS_ANY_STATE); br.cond < 0 {
 			return newError("dds_create_readcondition", C.dds_return_t(br.cond))
@@ -99,7 +96,7 @@ func (br *builtinReader) deliver(rs *recvState) {
 		kind = 0
 	}
 	for round := 0; round < maxRounds; round++ {
-		if br.closed.Load() || br.p.closing.Load() {
+		if br.p.closing.Load() {
 			return
 		}
 		n := C.fsm_disc_take(rs.disc, br.ent, kind)

@@ -2,6 +2,7 @@ package dds
 
 import (
 	"bytes"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -219,4 +220,71 @@ func TestCloseFromHandler(t *testing.T) {
 		t.Fatal("handler did not run")
 	}
 	<-b.done // the receive goroutine exits after the handler returns
+}
+
+func TestNoLeaksAcrossManyParticipants(t *testing.T) {
+	const domain = 53
+	base := runtime.NumGoroutine()
+	for i := 0; i < 20; i++ {
+		p, err := NewParticipant(domain, loopbackConfig, []byte("enclave=/;"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, _ := p.Topic("rt/leak", "test::L_")
+		w, _ := p.NewWriter(tp, QoS{Durability: TransientLocal, Depth: 3})
+		_ = w.Write(payload(100, 1))
+		if _, err := p.NewReader(tp, QoS{}, func([]Sample) {}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WatchDiscovery(func(DiscoveryEvent) {}); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			_ = w.Close()
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	domains.mu.Lock()
+	n := len(domains.m)
+	domains.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d domains left after closing every participant", n)
+	}
+	waitFor(t, "goroutines to exit", 5*time.Second, func() bool { return runtime.NumGoroutine() <= base })
+}
+
+func TestConcurrentWriteAndClose(t *testing.T) {
+	const domain = 54
+	a := newTestParticipant(t, domain)
+	tp, _ := a.Topic("rt/conc", "test::C_")
+	c := newCollector()
+	if _, err := a.NewReader(tp, QoS{History: KeepAll}, c.handle); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.NewWriter(tp, QoS{History: KeepAll})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				if err := w.Write(payload(64, byte(i))); err != nil {
+					if err != ErrClosed {
+						t.Errorf("Write: %v", err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Millisecond)
+	if err := w.Close(); err != nil {
+		t.Error(err)
+	}
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Error(err)
+	}
 }
