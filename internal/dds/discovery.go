@@ -19,11 +19,11 @@ type discovery struct {
 // builtinReader reads one of DCPSParticipant, DCPSPublication and
 // DCPSSubscription.
 type builtinReader struct {
-	p      *Participant
-	kind   EntityKind
-	ent    C.dds_entity_t
-	cond   C.dds_entity_t
-	h      func(DiscoveryEvent)
+	p    *Participant
+	kind EntityKind
+	ent  C.dds_entity_t
+	cond C.dds_entity_t
+	h    func(DiscoveryEvent)
 }
 
 // WatchDiscovery delivers built-in discovery events (participants,
