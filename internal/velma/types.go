@@ -169,7 +169,7 @@ func (l Limits) Validate() error {
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // BodyQ returns the 15 body joint positions and velocities of a status.
-func (s *EffectorStatus) BodyQ() (q, dq [BodyDOF]float64) {
+func (s EffectorStatus) BodyQ() (q, dq [BodyDOF]float64) {
 	q[0], dq[0] = s.Torso.Q, s.Torso.DQ
 	for i := range ArmDOF {
 		q[1+i], dq[1+i] = s.RArm.Q[i], s.RArm.DQ[i]
