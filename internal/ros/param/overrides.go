@@ -116,9 +116,12 @@ func (o *Overrides) resolve(nodeFQN string) (map[string]Value, map[string]string
 			if b.Wildcard() == wildcard && b.Matches(nodeFQN) {
 				for _, p := range b.Params {
 					out[p.Name] = p.Value
-					if b.Source == "-p" {
+					switch {
+					case b.Source == "-p" && b.Node == "/**":
+						src[p.Name] = "-p " + p.Name
+					case b.Source == "-p":
 						src[p.Name] = "-p " + b.Node + ":" + p.Name
-					} else {
+					default:
 						src[p.Name] = fmt.Sprintf("params file %s (node key %q)", b.Source, b.Node)
 					}
 				}
