@@ -42,7 +42,7 @@ type NavConfig struct {
 	StuckTime       float64 // s without progress before a recovery replan
 	MaxRecoveries   int     // recoveries before the goal fails
 	Timeout         float64 // s; 0 = none
-	ReverseAllowed  bool    // drive backwards (reverse mode)
+	Reverse         bool    // drive backwards (RSM's reverse mode)
 	RotateThreshold float64 // heading error (rad) above which the robot turns in place
 }
 
@@ -190,19 +190,18 @@ func (n *Navigator) follow(pose Pose2D) (v, w float64) {
 	}
 	dx, dy := target.X-pose.X, target.Y-pose.Y
 	heading := math.Atan2(dy, dx)
-	errA := wrap(heading - pose.Theta)
-	reverse := false
-	if n.cfg.ReverseAllowed && math.Abs(errA) > math.Pi/2 {
-		reverse = true
-		errA = wrap(errA - math.Pi)
+	facing := pose.Theta
+	if n.cfg.Reverse {
+		facing += math.Pi // the back of the robot leads
 	}
+	errA := wrap(heading - facing)
 	w = clamp(2.0*errA, n.cfg.MaxAngular)
 	if math.Abs(errA) > n.cfg.RotateThreshold {
 		return 0, w
 	}
 	dist := math.Hypot(dx, dy)
 	v = math.Min(n.cfg.MaxLinear, 0.8*dist+0.05) * math.Cos(errA)
-	if reverse {
+	if n.cfg.Reverse {
 		v = -v
 	}
 	return v, w

@@ -308,3 +308,30 @@ func isNear(p Point, list []Point, d float64) bool {
 	}
 	return false
 }
+
+func TestNavigatorReverseDrivesBackwards(t *testing.T) {
+	r := newRobot(t, DefaultWorld(), Pose2D{})
+	cfg := DefaultNav()
+	cfg.Reverse = true
+	n := NewNavigator(cfg)
+	if err := n.Start(r.Seen(), r.Pose(), Point{2, 0}); err != nil {
+		t.Fatal(err)
+	}
+	backwards := 0
+	for i := 0; i < 3000; i++ {
+		v, w := n.Update(r.Seen(), r.Pose(), dt)
+		if s, _ := n.Status(); s != NavRunning {
+			break
+		}
+		if v < 0 {
+			backwards++
+		} else if v > 0 {
+			t.Fatalf("reverse mode drove forwards (v=%v)", v)
+		}
+		_ = r.Command(v, w)
+		r.Step(dt)
+	}
+	if s, why := n.Status(); s != NavSucceeded || backwards == 0 {
+		t.Fatalf("status %v %q after %d backward steps", s, why, backwards)
+	}
+}

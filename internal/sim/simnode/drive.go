@@ -1,0 +1,166 @@
+package simnode
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/sim"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
+)
+
+// DriveNodeName is the default name of the differential-drive simulator.
+const DriveNodeName = "diff_drive_sim"
+
+// SetupDiffDrive turns n into the built-in stand-in for Gazebo plus
+// ros_gz_bridge: a differential-drive robot in the default world. It reads
+// /cmd_vel and publishes /odom, /tf (odom → base_footprint), /tf_static
+// (map → odom, base_footprint → base_scan), /scan and the /map the robot
+// has seen so far (transient-local, like a map server), and /clock when
+// publish_clock is true. Non-finite commands are rejected and logged once
+// per burst.
+func SetupDiffDrive(_ context.Context, n *ros.Node) error {
+	log := n.Logger()
+	rate, err := declareFloat(n, "rate", 50, "simulation steps per second")
+	if err != nil {
+		return err
+	}
+	step, err := period(rate, "rate")
+	if err != nil {
+		return err
+	}
+	mapRate, err := declareFloat(n, "map_rate", 2, "/map publications per second")
+	if err != nil {
+		return err
+	}
+	mapEvery, err := period(mapRate, "map_rate")
+	if err != nil {
+		return err
+	}
+	startX, err := declareFloat(n, "start_x", 0, "start position x in the map frame, m")
+	if err != nil {
+		return err
+	}
+	startY, err := declareFloat(n, "start_y", 0, "start position y in the map frame, m")
+	if err != nil {
+		return err
+	}
+	startYaw, err := declareFloat(n, "start_yaw", 0, "start heading, rad")
+	if err != nil {
+		return err
+	}
+	pubClock, err := declareBool(n, "publish_clock", false, "publish /clock from the simulation time (for use_sim_time)")
+	if err != nil {
+		return err
+	}
+	robot, err := sim.NewDiffDrive(sim.DefaultDiffDrive(), sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
+	if err != nil {
+		return err
+	}
+
+	odomPub, err := ros.NewPublisher[nav_msgs_msg.Odometry](n, sim.TopicOdom, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	tfPub, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, sim.TopicTF, ros.QoSDefault.KeepLast(100))
+	if err != nil {
+		return err
+	}
+	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, sim.TopicTFStat, ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	scanPub, err := ros.NewPublisher[sensor_msgs_msg.LaserScan](n, sim.TopicScan, ros.QoSSensorData)
+	if err != nil {
+		return err
+	}
+	mapPub, err := ros.NewPublisher[nav_msgs_msg.OccupancyGrid](n, sim.TopicMap, ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	var clockPub *ros.Publisher[rosgraph_msgs_msg.Clock]
+	if pubClock {
+		if clockPub, err = ros.NewPublisher[rosgraph_msgs_msg.Clock](n, sim.TopicClock, ros.QoSClock); err != nil {
+			return err
+		}
+	}
+
+	rejecting := false
+	if _, err := ros.NewSubscription(n, sim.TopicCmdVel, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		if err := robot.Command(m.Linear.X, m.Angular.Z); err != nil {
+			if !rejecting {
+				log.Warnf("%v (further rejections are not logged until a valid command arrives)", err)
+			}
+			rejecting = true
+			return
+		}
+		rejecting = false
+	}); err != nil {
+		return err
+	}
+
+	now := n.Clock().Now()
+	static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
+		{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
+			Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
+		{Header: header(now, sim.FrameBase), ChildFrameId: sim.FrameScan,
+			Transform: geometry_msgs_msg.Transform{Translation: geometry_msgs_msg.Vector3{Z: 0.15}, Rotation: yawQuat(0)}},
+	}}
+	if err := tfStatic.Publish(static); err != nil {
+		return err
+	}
+
+	cfg := robot.Config()
+	dt := step.Seconds()
+	simTime := time.Unix(0, 0)
+	var sinceMap, sinceScan time.Duration
+	scanEvery := 100 * time.Millisecond
+	_, err = n.NewTimer(step, func() {
+		robot.Step(dt)
+		simTime = simTime.Add(step)
+		t := n.Clock().Now()
+		if clockPub != nil {
+			t = simTime
+			_ = clockPub.Publish(&rosgraph_msgs_msg.Clock{Clock: stamp(simTime)})
+		}
+		p := robot.Pose()
+		v, w := robot.Twist()
+		odom := &nav_msgs_msg.Odometry{Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase}
+		odom.Pose.Pose.Position = geometry_msgs_msg.Point{X: p.X, Y: p.Y}
+		odom.Pose.Pose.Orientation = yawQuat(p.Theta)
+		odom.Twist.Twist.Linear.X = v
+		odom.Twist.Twist.Angular.Z = w
+		_ = odomPub.Publish(odom)
+		_ = tfPub.Publish(&tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{
+			Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase,
+			Transform: geometry_msgs_msg.Transform{
+				Translation: geometry_msgs_msg.Vector3{X: p.X, Y: p.Y},
+				Rotation:    yawQuat(p.Theta)},
+		}}})
+		if sinceScan += step; sinceScan >= scanEvery {
+			sinceScan = 0
+			ranges := robot.Scan()
+			inc := 2 * math.Pi / float64(len(ranges))
+			_ = scanPub.Publish(&sensor_msgs_msg.LaserScan{
+				Header:   header(t, sim.FrameScan),
+				AngleMin: 0, AngleMax: float32(2*math.Pi - inc), AngleIncrement: float32(inc),
+				ScanTime: float32(scanEvery.Seconds()), RangeMin: float32(cfg.ScanMinRange), RangeMax: float32(cfg.ScanRange),
+				Ranges: ranges,
+			})
+		}
+		if sinceMap += step; sinceMap >= mapEvery {
+			sinceMap = 0
+			_ = mapPub.Publish(gridToMsg(robot.Seen(), t, sim.FrameMap))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	_ = mapPub.Publish(gridToMsg(robot.Seen(), now, sim.FrameMap))
+	return nil
+}

@@ -1,0 +1,220 @@
+package simnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/sim"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// NavigatorNodeName is the default name of the navigator node.
+const NavigatorNodeName = "navigator"
+
+type (
+	navGoal     = nav2_msgs_action.NavigateToPose_Goal
+	navResult   = nav2_msgs_action.NavigateToPose_Result
+	navFeedback = nav2_msgs_action.NavigateToPose_Feedback
+)
+
+// navigator is the state shared by the action goroutines and the node's
+// subscriptions.
+type navigator struct {
+	n      *ros.Node
+	cmdPub *ros.Publisher[geometry_msgs_msg.Twist]
+	rate   time.Duration
+
+	mu       sync.Mutex
+	grid     *sim.Grid
+	pose     sim.Pose2D
+	havePose bool
+	active   context.CancelFunc // the goal being executed, if any
+	activeID action.GoalID
+}
+
+// SetupNavigator turns n into a small stand-in for Nav2: it serves
+// navigate_to_pose (and navigate_to_pose_reverse, which drives backwards)
+// with nav2_msgs/action/NavigateToPose, plans on /map with A*, follows the
+// path with pure pursuit from /odom, and publishes on the autonomy cmd_vel
+// topic (parameter cmd_vel_topic, default /autonomy/cmd_vel, as RSM's
+// control mux expects). Goals it cannot reach are aborted with a reason in
+// error_msg. A new goal preempts the running one, as Nav2 does. It also
+// serves /rsm/setNavigationToReverse for RSM's service provider.
+func SetupNavigator(_ context.Context, n *ros.Node) error {
+	cmdTopic, err := declareString(n, "cmd_vel_topic", "/autonomy/cmd_vel", "where velocity commands go")
+	if err != nil {
+		return err
+	}
+	hz, err := declareFloat(n, "control_rate", 20, "control loop rate, Hz")
+	if err != nil {
+		return err
+	}
+	rate, err := period(hz, "control_rate")
+	if err != nil {
+		return err
+	}
+	nv := &navigator{n: n, rate: rate}
+	if nv.cmdPub, err = ros.NewPublisher[geometry_msgs_msg.Twist](n, cmdTopic, ros.QoSDefault); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
+		g, err := gridFromMsg(m)
+		if err != nil {
+			n.Logger().Warnf("ignoring /map: %v", err)
+			return
+		}
+		nv.mu.Lock()
+		nv.grid = g
+		nv.mu.Unlock()
+	}); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, sim.TopicOdom, ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
+		p := m.Pose.Pose
+		yaw := quatYaw(p.Orientation)
+		if !finite(p.Position.X, p.Position.Y, yaw) {
+			return
+		}
+		nv.mu.Lock()
+		nv.pose = sim.Pose2D{X: p.Position.X, Y: p.Position.Y, Theta: yaw}
+		nv.havePose = true
+		nv.mu.Unlock()
+	}); err != nil {
+		return err
+	}
+	for _, a := range []struct {
+		name    string
+		reverse bool
+	}{{"navigate_to_pose", false}, {"navigate_to_pose_reverse", true}} {
+		reverse := a.reverse
+		_, err := ros.NewActionServer(n, a.name, nav2_msgs_action.NavigateToPose_ActionType,
+			func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
+				return nv.execute(ctx, g, reverse)
+			},
+			ros.ActionServerOptions[navGoal]{AcceptGoal: func(_ action.GoalID, g *navGoal) error { return checkGoal(g) }})
+		if err != nil {
+			return err
+		}
+	}
+	_, err = ros.NewService(n, "/rsm/setNavigationToReverse",
+		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+			// Reverse driving has its own action (navigate_to_pose_reverse);
+			// RSM's navigation state picks it, so there is nothing to switch.
+			return &std_srvs_srv.SetBool_Response{Success: true, Message: "Mode set"}, nil
+		})
+	return err
+}
+
+// checkGoal rejects goals the navigator cannot interpret.
+func checkGoal(g *navGoal) error {
+	p := g.Pose.Pose
+	if !finite(p.Position.X, p.Position.Y, p.Position.Z, p.Orientation.X, p.Orientation.Y, p.Orientation.Z, p.Orientation.W) {
+		return errors.New("goal pose is not finite")
+	}
+	switch g.Pose.Header.FrameId {
+	case "", sim.FrameMap, "/" + sim.FrameMap, sim.FrameOdom:
+		return nil
+	}
+	return fmt.Errorf("goal frame %q is not %q", g.Pose.Header.FrameId, sim.FrameMap)
+}
+
+func (nv *navigator) stop() { _ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{}) }
+
+func durationMsg(d time.Duration) builtin_interfaces_msg.Duration {
+	return builtin_interfaces_msg.Duration{Sec: int32(d / time.Second), Nanosec: uint32(d % time.Second)}
+}
+
+func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], reverse bool) (*navResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nv.mu.Lock()
+	if nv.active != nil {
+		nv.active() // preempt the previous goal
+	}
+	nv.active, nv.activeID = cancel, g.ID()
+	nv.mu.Unlock()
+	defer func() {
+		nv.mu.Lock()
+		if nv.activeID == g.ID() {
+			nv.active = nil
+		}
+		nv.mu.Unlock()
+		nv.stop()
+	}()
+
+	cfg := sim.DefaultNav()
+	cfg.Reverse = reverse
+	nav := sim.NewNavigator(cfg)
+	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
+	log := nv.n.Logger()
+
+	// Wait (bounded) for a map and a pose.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nv.mu.Lock()
+		ready := nv.grid != nil && nv.havePose
+		nv.mu.Unlock()
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("no /map or /odom received within 10 s")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	nv.mu.Lock()
+	err := nav.Start(nv.grid, nv.pose, target)
+	nv.mu.Unlock()
+	if err != nil {
+		log.Warnf("goal (%.2f, %.2f) rejected by the planner: %v", target.X, target.Y, err)
+		return nil, err
+	}
+	log.Infof("navigating to (%.2f, %.2f)%s", target.X, target.Y, map[bool]string{true: " in reverse"}[reverse])
+	start := time.Now()
+	tick := time.NewTicker(nv.rate)
+	defer tick.Stop()
+	lastFeedback := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		nv.mu.Lock()
+		v, w := nav.Update(nv.grid, nv.pose, nv.rate.Seconds())
+		pose := nv.pose
+		nv.mu.Unlock()
+		switch st, why := nav.Status(); st {
+		case sim.NavSucceeded:
+			log.Infof("goal (%.2f, %.2f) reached", target.X, target.Y)
+			return &navResult{}, nil
+		case sim.NavFailed:
+			log.Warnf("goal (%.2f, %.2f) failed: %s", target.X, target.Y, why)
+			return nil, errors.New(why)
+		}
+		_ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{
+			Linear: geometry_msgs_msg.Vector3{X: v}, Angular: geometry_msgs_msg.Vector3{Z: w}})
+		if time.Since(lastFeedback) >= 500*time.Millisecond {
+			lastFeedback = time.Now()
+			fb := &navFeedback{NavigationTime: durationMsg(time.Since(start)),
+				DistanceRemaining: float32(nav.DistanceRemaining(pose))}
+			fb.CurrentPose.Header = header(nv.n.Clock().Now(), sim.FrameMap)
+			fb.CurrentPose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}
+			fb.CurrentPose.Pose.Orientation = yawQuat(pose.Theta)
+			_ = g.PublishFeedback(fb)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+// Package simnode adapts the built-in simulators of internal/sim to ROS 2:
+// the differential-drive world (diff_drive_sim), the Nav2-compatible
+// navigator (simple_navigator) and the frontier detector
+// (frontier_detector). The simulation itself stays in internal/sim; this
+// package only converts messages and wires topics, services and actions.
+package simnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/sim"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+)
+
+// Run creates a Context from args (--ros-args), one node with the default
+// name, calls setup and spins until SIGINT/SIGTERM or ctx ends.
+func Run(ctx context.Context, args []string, name string, setup func(ctx context.Context, n *ros.Node) error) (err error) {
+	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := rc.Close(); cerr != nil && !errors.Is(cerr, ros.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	n, err := rc.NewNode(name, "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := setup(ctx, n); err != nil {
+		return fmt.Errorf("%s: %w", n.FullyQualifiedName(), err)
+	}
+	n.Logger().Infof("%s ready", n.FullyQualifiedName())
+	if err := rc.Spin(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// stamp converts a time to builtin_interfaces/Time.
+func stamp(t time.Time) builtin_interfaces_msg.Time {
+	ns := t.UnixNano()
+	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
+}
+
+func header(t time.Time, frame string) std_msgs_msg.Header {
+	return std_msgs_msg.Header{Stamp: stamp(t), FrameId: frame}
+}
+
+// yawQuat returns the quaternion of a rotation by yaw about z.
+func yawQuat(yaw float64) geometry_msgs_msg.Quaternion {
+	return geometry_msgs_msg.Quaternion{Z: math.Sin(yaw / 2), W: math.Cos(yaw / 2)}
+}
+
+// quatYaw returns the yaw of a quaternion (rotation about z).
+func quatYaw(q geometry_msgs_msg.Quaternion) float64 {
+	return math.Atan2(2*(q.W*q.Z+q.X*q.Y), 1-2*(q.Y*q.Y+q.Z*q.Z))
+}
+
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// gridToMsg converts a grid to nav_msgs/OccupancyGrid.
+func gridToMsg(g *sim.Grid, t time.Time, frame string) *nav_msgs_msg.OccupancyGrid {
+	m := &nav_msgs_msg.OccupancyGrid{Header: header(t, frame)}
+	m.Info.MapLoadTime = stamp(t)
+	m.Info.Resolution = float32(g.Resolution)
+	m.Info.Width, m.Info.Height = uint32(g.Width), uint32(g.Height)
+	m.Info.Origin.Position = geometry_msgs_msg.Point{X: g.OriginX, Y: g.OriginY}
+	m.Info.Origin.Orientation.W = 1
+	m.Data = append([]int8(nil), g.Cells...)
+	return m
+}
+
+// gridFromMsg converts nav_msgs/OccupancyGrid to a grid, rejecting
+// inconsistent or non-finite maps. A rotated map origin is not supported.
+func gridFromMsg(m *nav_msgs_msg.OccupancyGrid) (*sim.Grid, error) {
+	w, h := int(m.Info.Width), int(m.Info.Height)
+	if w*h != len(m.Data) {
+		return nil, fmt.Errorf("map is %dx%d but has %d cells", w, h, len(m.Data))
+	}
+	o := m.Info.Origin
+	if !finite(o.Position.X, o.Position.Y, float64(m.Info.Resolution)) {
+		return nil, errors.New("map origin or resolution is not finite")
+	}
+	if math.Abs(quatYaw(o.Orientation)) > 1e-6 {
+		return nil, errors.New("rotated map origins are not supported")
+	}
+	g, err := sim.NewGrid(w, h, float64(m.Info.Resolution), o.Position.X, o.Position.Y, sim.Unknown)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range m.Data {
+		switch {
+		case v < 0:
+			g.Cells[i] = sim.Unknown
+		case v >= 50:
+			g.Cells[i] = sim.Occupied
+		default:
+			g.Cells[i] = sim.Free
+		}
+	}
+	return g, nil
+}
+
+func declareFloat(n *ros.Node, name string, def float64, desc string) (float64, error) {
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+}
+
+func declareString(n *ros.Node, name, def, desc string) (string, error) {
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+}
+
+func declareBool(n *ros.Node, name string, def bool, desc string) (bool, error) {
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+}
+
+func period(hz float64, name string) (time.Duration, error) {
+	if !(hz > 0) || math.IsInf(hz, 0) {
+		return 0, fmt.Errorf("parameter %s = %v: must be a positive rate in Hz", name, hz)
+	}
+	return time.Duration(float64(time.Second) / hz), nil
+}

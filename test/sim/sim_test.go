@@ -1,0 +1,235 @@
+// Package simtest starts the built-in simulator nodes as real processes
+// and drives them over DDS: the navigator moves the simulated robot to a
+// goal, refuses and aborts goals it cannot reach, and the frontier detector
+// publishes exploration goals and tracks failed ones.
+package simtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fsmnodes-simtest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	// Nothing leaves this machine, whatever the network.
+	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+	cmd := exec.Command("go", "build", "-o", dir+"/",
+		"../../nodes/diff_drive_sim", "../../nodes/simple_navigator", "../../nodes/frontier_detector")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the simulator nodes:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// start runs a node executable in domain until the test ends.
+func start(t *testing.T, domain uint32, exe string, rosArgs ...string) {
+	t.Helper()
+	args := append([]string{"--ros-args"}, rosArgs...)
+	cmd := exec.Command(filepath.Join(binDir, exe), args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
+	logFile, err := os.Create(filepath.Join(t.TempDir(), exe+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("%s output:\n%s", exe, b)
+		}
+	})
+}
+
+func newNode(t *testing.T, domain uint32, name string) *ros.Node {
+	t.Helper()
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	go func() { _ = rc.Spin(context.Background()) }()
+	n, err := rc.NewNode(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+type odomWatch struct {
+	mu   sync.Mutex
+	last *nav_msgs_msg.Odometry
+}
+
+func (o *odomWatch) pos() (float64, float64, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.last == nil {
+		return 0, 0, false
+	}
+	return o.last.Pose.Pose.Position.X, o.last.Pose.Pose.Position.Y, true
+}
+
+func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
+	t.Parallel()
+	const domain = 80
+	start(t, domain, "diff_drive_sim")
+	// No control mux here: the navigator drives the robot directly.
+	start(t, domain, "simple_navigator", "-p", "cmd_vel_topic:=/cmd_vel")
+	n := newNode(t, domain, "sim_test")
+
+	var odom odomWatch
+	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
+		odom.mu.Lock()
+		odom.last = m
+		odom.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result,
+		nav2_msgs_action.NavigateToPose_Feedback](n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := cli.WaitForServer(ctx); err != nil {
+		t.Fatalf("navigator never came up: %v", err)
+	}
+
+	goal := func(x, y float64, frame string) *nav2_msgs_action.NavigateToPose_Goal {
+		g := &nav2_msgs_action.NavigateToPose_Goal{}
+		g.Pose.Header.FrameId = frame
+		g.Pose.Pose.Position = geometry_msgs_msg.Point{X: x, Y: y}
+		g.Pose.Pose.Orientation.W = 1
+		return g
+	}
+
+	// A reachable goal through the first doorway.
+	var feedback int
+	_, st, err := cli.Execute(ctx, goal(4, 1.5, "map"), func(*nav2_msgs_action.NavigateToPose_Feedback) { feedback++ })
+	if err != nil || st != action.StatusSucceeded {
+		t.Fatalf("goal (4, 1.5): status %v, err %v", st, err)
+	}
+	if feedback == 0 {
+		t.Error("no feedback during navigation")
+	}
+	// The odometry must have followed: the robot is within tolerance.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		x, y, ok := odom.pos()
+		if ok && math.Hypot(x-4, y-1.5) < 0.3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("odom at (%v, %v) after success, want near (4, 1.5)", x, y)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A goal inside a pillar is aborted with a reason.
+	_, st, err = cli.Execute(ctx, goal(4.8, 2.8, "map"), nil)
+	if st != action.StatusAborted {
+		t.Fatalf("goal in a pillar: status %v, err %v; want aborted", st, err)
+	}
+	// Goals the navigator cannot interpret are rejected outright.
+	for _, g := range []*nav2_msgs_action.NavigateToPose_Goal{goal(math.NaN(), 0, "map"), goal(1, 1, "base_link")} {
+		if _, _, err := cli.Execute(ctx, g, nil); !errors.Is(err, ros.ErrGoalRejected) {
+			t.Fatalf("goal %+v: err %v, want rejection", g.Pose, err)
+		}
+	}
+}
+
+func TestFrontierDetector(t *testing.T) {
+	t.Parallel()
+	const domain = 81
+	start(t, domain, "diff_drive_sim")
+	start(t, domain, "frontier_detector")
+	n := newNode(t, domain, "frontier_test")
+
+	goals := make(chan *geometry_msgs_msg.PoseArray, 10)
+	failed := make(chan *geometry_msgs_msg.PoseArray, 10)
+	for topic, ch := range map[string]chan *geometry_msgs_msg.PoseArray{"/rsm/explorationGoals": goals, "/rsm/failedGoals": failed} {
+		ch := ch
+		if _, err := ros.NewSubscription(n, topic, ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) {
+			select {
+			case ch <- m:
+			default:
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusPub, err := ros.NewPublisher[rsm_msgs_msg.GoalStatus](n, "/rsm/explorationGoalStatus", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *geometry_msgs_msg.PoseArray
+	timeout := time.After(60 * time.Second)
+	for first == nil {
+		select {
+		case m := <-goals:
+			if len(m.Poses) > 0 {
+				first = m
+			}
+		case <-timeout:
+			t.Fatal("no exploration goals from the frontier detector")
+		}
+	}
+	if first.Header.FrameId != "map" {
+		t.Errorf("goals in frame %q, want map", first.Header.FrameId)
+	}
+	bad := first.Poses[0]
+	// Report it failed until the failed list carries it.
+	for {
+		if err := statusPub.Publish(&rsm_msgs_msg.GoalStatus{Goal: bad, GoalStatus: rsm_msgs_msg.GoalStatus_FAILED}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-failed:
+			if len(m.Poses) == 1 && m.Poses[0].Position == bad.Position {
+				return
+			}
+		case <-time.After(500 * time.Millisecond):
+		case <-timeout:
+			t.Fatal("failed goal never appeared on /rsm/failedGoals")
+		}
+	}
+}
