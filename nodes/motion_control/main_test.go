@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -88,7 +89,7 @@ func TestMotionControl_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command(os.Args[0], "--ros-args", "--params-file", params)
+	child := exec.Command(os.Args[0], "--ros-args", "--params-file", params, "-p", "LEG_LIFT_HEIGHT:=0.04")
 	child.Env = append(os.Environ(), childEnv+"=1", "ROS_DOMAIN_ID=61")
 	out := &syncBuf{}
 	child.Stdout, child.Stderr = out, out
@@ -170,6 +171,26 @@ func TestMotionControl_Process(t *testing.T) {
 	}
 
 	waitFor(t, "latched state Idle", 20*time.Second, func() bool { return lastState() == "Idle" })
+
+	// parameters: from the file, one overridden by -p, visible to clients
+	getp, err := ros.NewClient[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](n,
+		"/hexapod_controller/get_parameters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := getp.WaitForService(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	pr, err := getp.Call(pctx, &rcl_interfaces_srv.GetParameters_Request{Names: []string{"SUB_STEPS", "LEG_LIFT_HEIGHT", "COXA_LF", "servo.driver"}})
+	pcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Values) != 4 || pr.Values[0].IntegerValue != 50 || pr.Values[1].DoubleValue != 0.04 ||
+		!reflect.DeepEqual(pr.Values[2].IntegerArrayValue, []int64{15, 3, 1024, 512, 300, 1, 0}) || pr.Values[3].StringValue != "sim" {
+		t.Fatalf("parameters %+v", pr.Values)
+	}
 	if msg := call("stand_up", false); !strings.Contains(msg, "not started") {
 		t.Fatalf("stand_up while idle: %q", msg)
 	}

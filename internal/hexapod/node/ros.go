@@ -3,9 +3,7 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
@@ -31,8 +29,8 @@ const NodeName = "hexapod_controller"
 // ~/stand_walk (std_srvs/Trigger, success=false with the reason when the FSM
 // ignores the command); publications joint_states (sensor_msgs/JointState,
 // 18 joints, every tick) and ~/state (std_msgs/String, transient local, on
-// change). Parameters come from --params-file and -p (see
-// params/hexapod.yaml).
+// change). Parameters are declared read-only on the node, with values from
+// --params-file and -p (see params/hexapod.yaml).
 func Run(ctx context.Context, args []string) (err error) {
 	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
 	if err != nil {
@@ -46,16 +44,9 @@ func Run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	log := n.Logger()
-	decl, err := newOverrideDeclarer(n)
+	s, err := LoadSettings(nodeDeclarer{n})
 	if err != nil {
 		return err
-	}
-	s, err := LoadSettings(decl)
-	if err != nil {
-		return err
-	}
-	for _, name := range decl.unused() {
-		log.Warnf("parameter %s is not used by %s", name, NodeName)
 	}
 	servos, closer := openServos(s, log)
 	defer func() {
@@ -154,72 +145,33 @@ func stampOf(t time.Time) builtin_interfaces_msg.Time {
 	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
 }
 
-// overrideDeclarer resolves parameters from the node's --params-file and
-// -p arguments. It stands in for the node parameter API (declared,
-// read-only parameters) until that is available in package ros.
-type overrideDeclarer struct {
-	vals map[string]param.Value
-	src  map[string]string
-	used map[string]bool
+// nodeDeclarer declares the parameters on the ROS node as read-only
+// parameters: their values come from --params-file and -p at start-up, and
+// `ros2 param get/list/describe` show them; a later set is refused because
+// the controller reads them only once.
+type nodeDeclarer struct {
+	n *ros.Node
 }
 
-func newOverrideDeclarer(n *ros.Node) (*overrideDeclarer, error) {
-	var o param.Overrides
-	args := n.Args()
-	for _, f := range args.ParamsFiles {
-		if err := o.AddFile(f); err != nil {
-			return nil, fmt.Errorf("params file %s: %w", f, err)
-		}
-	}
-	for _, p := range args.Params {
-		if err := o.AddParam(p.Node, p.Name, p.Value); err != nil {
-			return nil, fmt.Errorf("-p %s:=%s: %w", p.Name, p.Value, err)
-		}
-	}
-	fqn := n.FullyQualifiedName()
-	return &overrideDeclarer{vals: o.For(fqn), src: o.Sources(fqn), used: map[string]bool{}}, nil
+func declare[T param.Kind](d nodeDeclarer, name string, def T, desc string) (T, error) {
+	return ros.DeclareParam(d.n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
 }
 
-// unused lists the overrides no declaration asked for.
-func (d *overrideDeclarer) unused() []string {
-	var out []string
-	for k := range d.vals {
-		if !d.used[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
+func (d nodeDeclarer) Float64(name string, def float64, desc string) (float64, error) {
+	return declare(d, name, def, desc)
 }
-
-func declare[T param.Kind](d *overrideDeclarer, name string, def T) (T, error) {
-	d.used[name] = true
-	v, ok := d.vals[name]
-	if !ok {
-		return def, nil
-	}
-	x, err := param.As[T](v)
-	if err != nil {
-		return def, fmt.Errorf("parameter %s (from %s): %w", name, d.src[name], err)
-	}
-	return x, nil
+func (d nodeDeclarer) Int64(name string, def int64, desc string) (int64, error) {
+	return declare(d, name, def, desc)
 }
-
-func (d *overrideDeclarer) Float64(name string, def float64, _ string) (float64, error) {
-	return declare(d, name, def)
+func (d nodeDeclarer) String(name string, def string, desc string) (string, error) {
+	return declare(d, name, def, desc)
 }
-func (d *overrideDeclarer) Int64(name string, def int64, _ string) (int64, error) {
-	return declare(d, name, def)
+func (d nodeDeclarer) Float64s(name string, def []float64, desc string) ([]float64, error) {
+	return declare(d, name, def, desc)
 }
-func (d *overrideDeclarer) String(name string, def string, _ string) (string, error) {
-	return declare(d, name, def)
+func (d nodeDeclarer) Int64s(name string, def []int64, desc string) ([]int64, error) {
+	return declare(d, name, def, desc)
 }
-func (d *overrideDeclarer) Float64s(name string, def []float64, _ string) ([]float64, error) {
-	return declare(d, name, def)
-}
-func (d *overrideDeclarer) Int64s(name string, def []int64, _ string) ([]int64, error) {
-	return declare(d, name, def)
-}
-func (d *overrideDeclarer) Strings(name string, def []string, _ string) ([]string, error) {
-	return declare(d, name, def)
+func (d nodeDeclarer) Strings(name string, def []string, desc string) ([]string, error) {
+	return declare(d, name, def, desc)
 }
