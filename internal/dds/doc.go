@@ -43,4 +43,19 @@
 //
 // Errors from Cyclone are returned as *Error carrying the dds_return_t code
 // and its dds_strretcode text; ErrClosed is returned for use after Close.
+//
+// # Differences from the first sketch of the API (notes/dds-api.md)
+//
+//   - The zero QoS is what rmw_cyclonedds makes of a "system default"
+//     profile: Reliable, Volatile, KeepLast, depth 1. Hence Reliable is
+//     the zero Reliability (the sketch listed BestEffort first).
+//   - Additions: Participant.Handle and DomainID, Topic.Name and TypeName,
+//     Writer.Topic, Reader.Topic, GUID.String and Prefix, EntityKind.String,
+//     ErrTimeout, and the *Error type.
+//   - WatchDiscovery may be called once per participant.
+//   - Endpoint.UserData and Endpoint.QoS.UserData are the same bytes (so
+//     are DiscoveryEvent's). Remote durabilities TRANSIENT and PERSISTENT
+//     are reported as TransientLocal.
+//
+// See docs/dds.md for the design, buffer ownership and benchmark figures.
 package dds
