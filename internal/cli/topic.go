@@ -281,11 +281,7 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	defer pub.Close()
 	if waitSubs > 0 {
 		fmt.Fprintf(a.Stdout, "Waiting for at least %d matching subscription(s)...\n", waitSubs)
-		err := s.rc.WaitForGraph(ctx, func() bool {
-			n, err := pub.SubscriptionCount()
-			return err == nil && n >= waitSubs
-		})
-		if err != nil {
+		if err := waitMatched(ctx, pub, waitSubs); err != nil {
 			return nilIfCanceled(err)
 		}
 	}
@@ -314,6 +310,27 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	case <-time.After(time.Duration(keepAlive * float64(time.Second))):
 	}
 	return nil
+}
+
+// waitMatched polls until the publisher has matched n subscriptions.
+// Matching is not a graph event, so it is polled rather than awaited.
+func waitMatched(ctx context.Context, pub *ros.DynamicPublisher, n int) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := pub.SubscriptionCount()
+		if err != nil {
+			return fmt.Errorf("matched subscriptions of %s: %w", pub.TopicName(), err)
+		}
+		if c >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 func nilIfCanceled(err error) error {
