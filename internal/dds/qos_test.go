@@ -234,3 +234,29 @@ func TestErrors(t *testing.T) {
 		t.Errorf("second Close = %v", err)
 	}
 }
+
+func TestQoS_AllCombinationsCreate(t *testing.T) {
+	p := newTestParticipant(t, 56)
+	tp, _ := p.Topic("rt/combos", "test::Combo_")
+	for _, rel := range []Reliability{Reliable, BestEffort} {
+		for _, dur := range []Durability{Volatile, TransientLocal} {
+			for _, hist := range []History{KeepLast, KeepAll} {
+				q := QoS{Reliability: rel, Durability: dur, History: hist, Depth: 5,
+					Deadline: time.Second, Lifespan: time.Second, LeaseDuration: time.Second,
+					Liveliness: ManualByTopic, UserData: []byte("k=v;"), IgnoreLocal: true}
+				w, err := p.NewWriter(tp, q)
+				if err != nil {
+					t.Errorf("NewWriter(%v %v %v): %v", rel, dur, hist, err)
+					continue
+				}
+				r, err := p.NewReader(tp, q, func([]Sample) {})
+				if err != nil {
+					t.Errorf("NewReader(%v %v %v): %v", rel, dur, hist, err)
+				} else {
+					_ = r.Close()
+				}
+				_ = w.Close()
+			}
+		}
+	}
+}
