@@ -363,9 +363,17 @@ func (f *file) message(m *MsgSpec) error {
 	}
 	f.p("type %s struct {\n", T)
 	for _, fl := range m.Fields {
+		f.comment(fl.Comment)
 		f.p("%s %s `ros:%q rostype:%q`", camel(fl.Name), f.fieldType(fl.Type), fl.Name, fl.Type.String())
+		var tail []string
+		if fl.LineComment != "" {
+			tail = append(tail, fl.LineComment)
+		}
 		if fl.DefaultText != "" {
-			f.p(" // default: %s", fl.DefaultText)
+			tail = append(tail, "default: "+fl.DefaultText)
+		}
+		if len(tail) > 0 {
+			f.p(" // %s", strings.Join(tail, "; "))
 		}
 		f.p("\n")
 	}
@@ -379,7 +387,12 @@ func (f *file) message(m *MsgSpec) error {
 			if err != nil || strings.Contains(lit, "math.") {
 				return &ParseError{m.File, k.Line, fmt.Sprintf("constant %s: value %s cannot be a Go constant", k.Name, k.Text)}
 			}
-			f.p("%s_%s %s = %s\n", T, k.Name, goPrim[k.Type.Prim], lit)
+			f.comment(k.Comment)
+			f.p("%s_%s %s = %s", T, k.Name, goPrim[k.Type.Prim], lit)
+			if k.LineComment != "" {
+				f.p(" // %s", k.LineComment)
+			}
+			f.p("\n")
 		}
 		f.p(")\n\n")
 	}
@@ -664,4 +677,14 @@ func isZeroDefault(v any) bool {
 		return x == 0 && !math.Signbit(x)
 	}
 	return false
+}
+
+// comment writes a .msg comment block as Go line comments.
+func (f *file) comment(text string) {
+	if text == "" {
+		return
+	}
+	for _, l := range strings.Split(text, "\n") {
+		f.p("// %s\n", strings.TrimRight(l, " "))
+	}
 }

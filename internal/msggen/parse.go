@@ -165,15 +165,25 @@ func stripComment(line string) string {
 func parseMsgSection(file, pkg, sub, name string, sec section) (*MsgSpec, error) {
 	m := &MsgSpec{Pkg: pkg, Sub: sub, Name: name, Text: sec.text, File: file}
 	seen := map[string]int{}
+	var pending []string // comment lines above the next member
 	for i, raw := range strings.Split(sec.text, "\n") {
 		lineNo := sec.firstLine + i
 		fail := func(format string, args ...any) error {
 			return &ParseError{file, lineNo, fmt.Sprintf(format, args...)}
 		}
-		line := strings.TrimSpace(stripComment(strings.ReplaceAll(raw, "\t", " ")))
+		full := strings.ReplaceAll(raw, "\t", " ")
+		line := strings.TrimSpace(stripComment(full))
+		comment := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(full[len(stripComment(full)):]), "#"))
 		if line == "" {
+			if strings.TrimSpace(full) == "" {
+				pending = nil // a blank line ends a comment block
+			} else {
+				pending = append(pending, comment)
+			}
 			continue
 		}
+		doc := strings.Join(pending, "\n")
+		pending = nil
 		typeStr, rest, _ := strings.Cut(line, " ")
 		rest = strings.TrimSpace(rest)
 		if rest == "" {
@@ -209,13 +219,13 @@ func parseMsgSection(file, pkg, sub, name string, sec section) (*MsgSpec, error)
 			if err != nil {
 				return nil, fail("constant %s: %v", memberName, err)
 			}
-			m.Constants = append(m.Constants, Constant{Name: memberName, Type: ft.Base, Value: v, Text: valText, Line: lineNo})
+			m.Constants = append(m.Constants, Constant{Name: memberName, Type: ft.Base, Value: v, Text: valText, Comment: doc, LineComment: comment, Line: lineNo})
 			continue
 		}
 		if !validFieldName(memberName) {
 			return nil, fail("invalid field name %q (lower_snake_case, no double or trailing underscore)", memberName)
 		}
-		f := Field{Name: memberName, Type: ft, Line: lineNo}
+		f := Field{Name: memberName, Type: ft, Comment: doc, LineComment: comment, Line: lineNo}
 		if after != "" {
 			if ft.Base.IsNested() {
 				return nil, fail("field %s: a nested message type cannot have a default value", memberName)

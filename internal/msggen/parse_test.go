@@ -28,7 +28,7 @@ byte y
 		t.Fatal(err)
 	}
 	wantConst := []Constant{
-		{Name: "X", Type: BaseType{Prim: "int32"}, Value: int64(1), Text: "1", Line: 2},
+		{Name: "X", Type: BaseType{Prim: "int32"}, Value: int64(1), Text: "1", Comment: "file comment", LineComment: "a constant", Line: 2},
 		{Name: "GREETING", Type: BaseType{Prim: "string"}, Value: "a # not a comment", Text: `"a # not a comment"`, Line: 3},
 		{Name: "FLAG", Type: BaseType{Prim: "uint8"}, Value: uint64(16), Text: "0x10", Line: 4},
 	}

@@ -101,7 +101,10 @@ type Field struct {
 	Default any
 	// DefaultText is the default as written in the file.
 	DefaultText string
-	Line        int
+	// Comment is the comment block right above the field and LineComment
+	// the comment at the end of its line, without the '#' markers.
+	Comment, LineComment string
+	Line                 int
 }
 
 // Constant is a named constant of a message.
@@ -110,7 +113,9 @@ type Constant struct {
 	Type  BaseType // always primitive
 	Value any      // bool, int64, uint64, float64 or string
 	Text  string
-	Line  int
+	// Comment and LineComment are as for Field.
+	Comment, LineComment string
+	Line                 int
 }
 
 // MsgSpec is a parsed message (also a service half or a derived action

@@ -10,6 +10,9 @@ import (
 
 // CancelGoal_Request is the ROS 2 type action_msgs/srv/CancelGoal_Request.
 type CancelGoal_Request struct {
+	// Zero goal_id and zero stamp: cancel all goals. Zero goal_id with a stamp:
+	// cancel goals accepted at or before the stamp. A goal_id with zero stamp:
+	// cancel that goal. Both: that goal and all accepted at or before the stamp.
 	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info" rostype:"action_msgs/GoalInfo"`
 }
 

@@ -9,6 +9,7 @@ import (
 
 // Duration is the ROS 2 type builtin_interfaces/msg/Duration.
 type Duration struct {
+	// A span of time; a negative duration is carried by sec, nanosec is in [0, 1e9).
 	Sec     int32  `ros:"sec" rostype:"int32"`
 	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }

@@ -9,6 +9,8 @@ import (
 
 // Time is the ROS 2 type builtin_interfaces/msg/Time.
 type Time struct {
+	// A point in time: seconds and nanoseconds since the epoch of the clock.
+	// nanosec is in [0, 1e9).
 	Sec     int32  `ros:"sec" rostype:"int32"`
 	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }

@@ -9,6 +9,7 @@ import (
 
 // JointTolerance is the ROS 2 type control_msgs/msg/JointTolerance.
 type JointTolerance struct {
+	// 0 means the controller default, -1 means no limit.
 	Name         string  `ros:"name" rostype:"string"`
 	Position     float64 `ros:"position" rostype:"float64"`
 	Velocity     float64 `ros:"velocity" rostype:"float64"`

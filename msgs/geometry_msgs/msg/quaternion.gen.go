@@ -9,6 +9,7 @@ import (
 
 // Quaternion is the ROS 2 type geometry_msgs/msg/Quaternion.
 type Quaternion struct {
+	// Orientation as a quaternion; the default is the identity rotation.
 	X float64 `ros:"x" rostype:"float64"` // default: 0
 	Y float64 `ros:"y" rostype:"float64"` // default: 0
 	Z float64 `ros:"z" rostype:"float64"` // default: 0

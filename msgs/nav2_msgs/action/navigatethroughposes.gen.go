@@ -12,6 +12,7 @@ import (
 
 // NavigateThroughPoses_Goal is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Goal.
 type NavigateThroughPoses_Goal struct {
+	// Jazzy layout (nav2 1.3.x).
 	Poses        []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/PoseStamped[]"`
 	BehaviorTree string                          `ros:"behavior_tree" rostype:"string"`
 }

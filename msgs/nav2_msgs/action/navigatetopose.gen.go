@@ -12,8 +12,9 @@ import (
 
 // NavigateToPose_Goal is the ROS 2 type nav2_msgs/action/NavigateToPose_Goal.
 type NavigateToPose_Goal struct {
+	// Jazzy layout (nav2 1.3.x): the result carries an error code and message.
 	Pose         geometry_msgs_msg.PoseStamped `ros:"pose" rostype:"geometry_msgs/PoseStamped"`
-	BehaviorTree string                        `ros:"behavior_tree" rostype:"string"`
+	BehaviorTree string                        `ros:"behavior_tree" rostype:"string"` // empty selects the default tree
 }
 
 // NavigateToPose_Goal_TypeInfo describes nav2_msgs/action/NavigateToPose_Goal.

@@ -11,6 +11,7 @@ import (
 
 // Odometry is the ROS 2 type nav_msgs/msg/Odometry.
 type Odometry struct {
+	// pose is in header.frame_id, twist in child_frame_id.
 	Header       std_msgs_msg.Header                   `ros:"header" rostype:"std_msgs/Header"`
 	ChildFrameId string                                `ros:"child_frame_id" rostype:"string"`
 	Pose         geometry_msgs_msg.PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/PoseWithCovariance"`

@@ -11,14 +11,15 @@ import (
 
 // ParameterDescriptor is the ROS 2 type rcl_interfaces/msg/ParameterDescriptor.
 type ParameterDescriptor struct {
-	Name                  string               `ros:"name" rostype:"string"`
-	Type                  uint8                `ros:"type" rostype:"uint8"`
-	Description           string               `ros:"description" rostype:"string"`
-	AdditionalConstraints string               `ros:"additional_constraints" rostype:"string"`
-	ReadOnly              bool                 `ros:"read_only" rostype:"bool"`      // default: false
-	DynamicTyping         bool                 `ros:"dynamic_typing" rostype:"bool"` // default: false
-	FloatingPointRange    []FloatingPointRange `ros:"floating_point_range" rostype:"rcl_interfaces/FloatingPointRange[<=1]"`
-	IntegerRange          []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/IntegerRange[<=1]"`
+	Name                  string `ros:"name" rostype:"string"`
+	Type                  uint8  `ros:"type" rostype:"uint8"`
+	Description           string `ros:"description" rostype:"string"`
+	AdditionalConstraints string `ros:"additional_constraints" rostype:"string"`
+	ReadOnly              bool   `ros:"read_only" rostype:"bool"`      // default: false
+	DynamicTyping         bool   `ros:"dynamic_typing" rostype:"bool"` // default: false
+	// At most one of the two ranges is set.
+	FloatingPointRange []FloatingPointRange `ros:"floating_point_range" rostype:"rcl_interfaces/FloatingPointRange[<=1]"`
+	IntegerRange       []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/IntegerRange[<=1]"`
 }
 
 // ParameterDescriptor_TypeInfo describes rcl_interfaces/msg/ParameterDescriptor.

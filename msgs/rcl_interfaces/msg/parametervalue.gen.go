@@ -9,6 +9,7 @@ import (
 
 // ParameterValue is the ROS 2 type rcl_interfaces/msg/ParameterValue.
 type ParameterValue struct {
+	// Every field is sent; only the one selected by type is meaningful.
 	Type              uint8     `ros:"type" rostype:"uint8"`
 	BoolValue         bool      `ros:"bool_value" rostype:"bool"`
 	IntegerValue      int64     `ros:"integer_value" rostype:"int64"`

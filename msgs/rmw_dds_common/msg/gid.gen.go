@@ -9,6 +9,7 @@ import (
 
 // Gid is the ROS 2 type rmw_dds_common/msg/Gid.
 type Gid struct {
+	// Jazzy layout: 16 bytes (Humble uses 24, see humble.go).
 	Data [16]uint8 `ros:"data" rostype:"char[16]"`
 }
 

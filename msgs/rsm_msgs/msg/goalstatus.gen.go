@@ -10,12 +10,13 @@ import (
 
 // GoalStatus is the ROS 2 type rsm_msgs/msg/GoalStatus.
 type GoalStatus struct {
-	Goal       geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
-	GoalStatus uint8                  `ros:"goal_status" rostype:"uint8"`
+	Goal       geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"` // goal in the map frame
+	GoalStatus uint8                  `ros:"goal_status" rostype:"uint8"`       // one of the constants above
 }
 
 // Constants of rsm_msgs/msg/GoalStatus.
 const (
+	// Information about the currently active navigation goal.
 	GoalStatus_ACTIVE  uint8 = 0
 	GoalStatus_REACHED uint8 = 1
 	GoalStatus_FAILED  uint8 = 2

@@ -9,15 +9,16 @@ import (
 
 // OperationMode is the ROS 2 type rsm_msgs/msg/OperationMode.
 type OperationMode struct {
-	EmergencyStop bool  `ros:"emergency_stop" rostype:"bool"`
+	// Operation mode of the robot including the software emergency stop.
+	EmergencyStop bool  `ros:"emergency_stop" rostype:"bool"` // true while the software emergency stop is pressed
 	Mode          uint8 `ros:"mode" rostype:"uint8"`
 }
 
 // Constants of rsm_msgs/msg/OperationMode.
 const (
-	OperationMode_STOPPED       uint8 = 0
-	OperationMode_AUTONOMOUS    uint8 = 1
-	OperationMode_TELEOPERATION uint8 = 2
+	OperationMode_STOPPED       uint8 = 0 // zero velocity is sent
+	OperationMode_AUTONOMOUS    uint8 = 1 // autonomy cmd_vel is forwarded
+	OperationMode_TELEOPERATION uint8 = 2 // teleoperation cmd_vel is forwarded
 )
 
 // OperationMode_TypeInfo describes rsm_msgs/msg/OperationMode.

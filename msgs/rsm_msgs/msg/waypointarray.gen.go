@@ -10,19 +10,20 @@ import (
 
 // WaypointArray is the ROS 2 type rsm_msgs/msg/WaypointArray.
 type WaypointArray struct {
-	Header        std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Ns            string              `ros:"ns" rostype:"string"`
-	Mode          uint8               `ros:"mode" rostype:"uint8"`
-	Reverse       bool                `ros:"reverse" rostype:"bool"`
+	// All waypoints plus the waypoint following mode.
+	Header        std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"` // frame_id is "map"
+	Ns            string              `ros:"ns" rostype:"string"`              // unused by the core
+	Mode          uint8               `ros:"mode" rostype:"uint8"`             // waypoint following mode, see constants
+	Reverse       bool                `ros:"reverse" rostype:"bool"`           // false: traverse start to end, true: end to start
 	Waypoints     []Waypoint          `ros:"waypoints" rostype:"rsm_msgs/Waypoint[]"`
-	WaypointsSize int32               `ros:"waypoints_size" rostype:"int32"`
+	WaypointsSize int32               `ros:"waypoints_size" rostype:"int32"` // kept equal to the length of waypoints
 }
 
 // Constants of rsm_msgs/msg/WaypointArray.
 const (
-	WaypointArray_SINGLE    uint8 = 0
-	WaypointArray_ROUNDTRIP uint8 = 1
-	WaypointArray_PATROL    uint8 = 2
+	WaypointArray_SINGLE    uint8 = 0 // one trip from start to end
+	WaypointArray_ROUNDTRIP uint8 = 1 // start to end, then again from the start, repeated
+	WaypointArray_PATROL    uint8 = 2 // start to end, then end to start, repeated
 )
 
 // WaypointArray_TypeInfo describes rsm_msgs/msg/WaypointArray.

@@ -67,9 +67,9 @@ func (m *GetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // GetNavigationGoal_Response is the ROS 2 type rsm_msgs/srv/GetNavigationGoal_Response.
 type GetNavigationGoal_Response struct {
 	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
-	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`
-	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"`
-	Routine          string                 `ros:"routine" rostype:"string"`
+	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`    // 0 exploration, 1 waypoint following, 2 simple goal, -1 none
+	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"` // index of the waypoint, -1 if none
+	Routine          string                 `ros:"routine" rostype:"string"`          // routine of the waypoint
 }
 
 // GetNavigationGoal_Response_TypeInfo describes rsm_msgs/srv/GetNavigationGoal_Response.

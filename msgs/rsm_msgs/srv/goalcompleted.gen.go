@@ -11,7 +11,7 @@ import (
 // GoalCompleted_Request is the ROS 2 type rsm_msgs/srv/GoalCompleted_Request.
 type GoalCompleted_Request struct {
 	Status           rsm_msgs_msg.GoalStatus `ros:"status" rostype:"rsm_msgs/GoalStatus"`
-	NavigationStatus bool                    `ros:"navigation_status" rostype:"bool"`
+	NavigationStatus bool                    `ros:"navigation_status" rostype:"bool"` // true if the status comes from the navigation state
 }
 
 // GoalCompleted_Request_TypeInfo describes rsm_msgs/srv/GoalCompleted_Request.

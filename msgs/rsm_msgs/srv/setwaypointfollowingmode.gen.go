@@ -9,7 +9,7 @@ import (
 
 // SetWaypointFollowingMode_Request is the ROS 2 type rsm_msgs/srv/SetWaypointFollowingMode_Request.
 type SetWaypointFollowingMode_Request struct {
-	Mode    uint8 `ros:"mode" rostype:"uint8"`
+	Mode    uint8 `ros:"mode" rostype:"uint8"` // rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
 	Reverse bool  `ros:"reverse" rostype:"bool"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // WaypointUnreachable_Request is the ROS 2 type rsm_msgs/srv/WaypointUnreachable_Request.
 type WaypointUnreachable_Request struct {
-	Position int64 `ros:"position" rostype:"int64"`
+	Position int64 `ros:"position" rostype:"int64"` // index of the waypoint that could not be reached
 }
 
 // WaypointUnreachable_Request_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Request.

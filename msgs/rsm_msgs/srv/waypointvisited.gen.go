@@ -9,7 +9,7 @@ import (
 
 // WaypointVisited_Request is the ROS 2 type rsm_msgs/srv/WaypointVisited_Request.
 type WaypointVisited_Request struct {
-	Position int64 `ros:"position" rostype:"int64"`
+	Position int64 `ros:"position" rostype:"int64"` // index of the waypoint that was reached
 }
 
 // WaypointVisited_Request_TypeInfo describes rsm_msgs/srv/WaypointVisited_Request.

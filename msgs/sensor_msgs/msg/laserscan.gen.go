@@ -11,14 +11,14 @@ import (
 // LaserScan is the ROS 2 type sensor_msgs/msg/LaserScan.
 type LaserScan struct {
 	Header         std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	AngleMin       float32             `ros:"angle_min" rostype:"float32"`
-	AngleMax       float32             `ros:"angle_max" rostype:"float32"`
-	AngleIncrement float32             `ros:"angle_increment" rostype:"float32"`
-	TimeIncrement  float32             `ros:"time_increment" rostype:"float32"`
-	ScanTime       float32             `ros:"scan_time" rostype:"float32"`
-	RangeMin       float32             `ros:"range_min" rostype:"float32"`
-	RangeMax       float32             `ros:"range_max" rostype:"float32"`
-	Ranges         []float32           `ros:"ranges" rostype:"float32[]"`
+	AngleMin       float32             `ros:"angle_min" rostype:"float32"`       // rad
+	AngleMax       float32             `ros:"angle_max" rostype:"float32"`       // rad
+	AngleIncrement float32             `ros:"angle_increment" rostype:"float32"` // rad between measurements
+	TimeIncrement  float32             `ros:"time_increment" rostype:"float32"`  // s between measurements
+	ScanTime       float32             `ros:"scan_time" rostype:"float32"`       // s between scans
+	RangeMin       float32             `ros:"range_min" rostype:"float32"`       // m
+	RangeMax       float32             `ros:"range_max" rostype:"float32"`       // m
+	Ranges         []float32           `ros:"ranges" rostype:"float32[]"`        // m
 	Intensities    []float32           `ros:"intensities" rostype:"float32[]"`
 }
 

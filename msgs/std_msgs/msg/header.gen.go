@@ -10,6 +10,7 @@ import (
 
 // Header is the ROS 2 type std_msgs/msg/Header.
 type Header struct {
+	// Time stamp and coordinate frame of stamped data.
 	Stamp   builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
 	FrameId string                      `ros:"frame_id" rostype:"string"`
 }

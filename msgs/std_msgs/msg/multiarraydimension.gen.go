@@ -9,9 +9,9 @@ import (
 
 // MultiArrayDimension is the ROS 2 type std_msgs/msg/MultiArrayDimension.
 type MultiArrayDimension struct {
-	Label  string `ros:"label" rostype:"string"`
-	Size   uint32 `ros:"size" rostype:"uint32"`
-	Stride uint32 `ros:"stride" rostype:"uint32"`
+	Label  string `ros:"label" rostype:"string"`  // name of the dimension
+	Size   uint32 `ros:"size" rostype:"uint32"`   // number of elements in this dimension
+	Stride uint32 `ros:"stride" rostype:"uint32"` // stride of this dimension
 }
 
 // MultiArrayDimension_TypeInfo describes std_msgs/msg/MultiArrayDimension.

@@ -14,13 +14,19 @@ import (
 
 // CartesianTrajectory_Goal is the ROS 2 type velma_msgs/action/CartesianTrajectory_Goal.
 type CartesianTrajectory_Goal struct {
-	Header            std_msgs_msg.Header                       `ros:"header" rostype:"std_msgs/Header"`
-	Points            []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points" rostype:"velma_msgs/CartesianTrajectoryPoint[]"`
-	Stiffness         geometry_msgs_msg.Wrench                  `ros:"stiffness" rostype:"geometry_msgs/Wrench"`
-	Damping           geometry_msgs_msg.Wrench                  `ros:"damping" rostype:"geometry_msgs/Wrench"`
-	PathTolerance     velma_msgs_msg.CartesianTolerance         `ros:"path_tolerance" rostype:"velma_msgs/CartesianTolerance"`
-	GoalTolerance     velma_msgs_msg.CartesianTolerance         `ros:"goal_tolerance" rostype:"velma_msgs/CartesianTolerance"`
-	GoalTimeTolerance builtin_interfaces_msg.Duration           `ros:"goal_time_tolerance" rostype:"builtin_interfaces/Duration"`
+	// Cartesian impedance motion of one wrist (cs behaviour cart_imp) along a
+	// pose trajectory, served on ~/right_arm/cartesian_trajectory and
+	// ~/left_arm/cartesian_trajectory.
+	Header std_msgs_msg.Header                       `ros:"header" rostype:"std_msgs/Header"`                       // frame_id "torso_base" or empty; stamp 0 = start now
+	Points []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points" rostype:"velma_msgs/CartesianTrajectoryPoint[]"` // 1..50 points, increasing times
+	// Stiffness per direction of the wrist frame: force x, y, z [N/m], torque
+	// x, y, z [Nm/rad]; 0 selects the default (1500 N/m, 150 Nm/rad).
+	Stiffness geometry_msgs_msg.Wrench `ros:"stiffness" rostype:"geometry_msgs/Wrench"`
+	// Damping ratio per direction (0..2); 0 selects the default 0.35.
+	Damping           geometry_msgs_msg.Wrench          `ros:"damping" rostype:"geometry_msgs/Wrench"`
+	PathTolerance     velma_msgs_msg.CartesianTolerance `ros:"path_tolerance" rostype:"velma_msgs/CartesianTolerance"`
+	GoalTolerance     velma_msgs_msg.CartesianTolerance `ros:"goal_tolerance" rostype:"velma_msgs/CartesianTolerance"`
+	GoalTimeTolerance builtin_interfaces_msg.Duration   `ros:"goal_time_tolerance" rostype:"builtin_interfaces/Duration"`
 }
 
 // CartesianTrajectory_Goal_TypeInfo describes velma_msgs/action/CartesianTrajectory_Goal.
@@ -123,8 +129,8 @@ const (
 	CartesianTrajectory_Result_INVALID_GOAL            int32 = -1
 	CartesianTrajectory_Result_PATH_TOLERANCE_VIOLATED int32 = -4
 	CartesianTrajectory_Result_GOAL_TOLERANCE_VIOLATED int32 = -5
-	CartesianTrajectory_Result_ABORTED                 int32 = -6
-	CartesianTrajectory_Result_REJECTED                int32 = -7
+	CartesianTrajectory_Result_ABORTED                 int32 = -6 // the behaviour ended (e.g. self-collision, safe state)
+	CartesianTrajectory_Result_REJECTED                int32 = -7 // cs could not switch to cart_imp (motors, collision, state)
 )
 
 // CartesianTrajectory_Result_TypeInfo describes velma_msgs/action/CartesianTrajectory_Result.
@@ -191,8 +197,8 @@ type CartesianTrajectory_Feedback struct {
 	Header        std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/Header"`
 	Desired       geometry_msgs_msg.Pose `ros:"desired" rostype:"geometry_msgs/Pose"`
 	Actual        geometry_msgs_msg.Pose `ros:"actual" rostype:"geometry_msgs/Pose"`
-	PositionError float64                `ros:"position_error" rostype:"float64"`
-	RotationError float64                `ros:"rotation_error" rostype:"float64"`
+	PositionError float64                `ros:"position_error" rostype:"float64"` // m
+	RotationError float64                `ros:"rotation_error" rostype:"float64"` // rad
 }
 
 // CartesianTrajectory_Feedback_TypeInfo describes velma_msgs/action/CartesianTrajectory_Feedback.

@@ -9,10 +9,11 @@ import (
 
 // ArmState is the ROS 2 type velma_msgs/msg/ArmState.
 type ArmState struct {
-	Ok              bool       `ros:"ok" rostype:"bool"`
-	InCommandState  bool       `ros:"in_command_state" rostype:"bool"`
-	TorqueMeasured  [7]float64 `ros:"torque_measured" rostype:"float64[7]"`
-	TorqueCommanded [7]float64 `ros:"torque_commanded" rostype:"float64[7]"`
+	// State of one KUKA LWR4+ arm (FRI torque mode).
+	Ok              bool       `ros:"ok" rostype:"bool"`                     // drive powered, no FRI error
+	InCommandState  bool       `ros:"in_command_state" rostype:"bool"`       // FRI in command state
+	TorqueMeasured  [7]float64 `ros:"torque_measured" rostype:"float64[7]"`  // Nm
+	TorqueCommanded [7]float64 `ros:"torque_commanded" rostype:"float64[7]"` // Nm, what was sent this cycle
 }
 
 // ArmState_TypeInfo describes velma_msgs/msg/ArmState.

@@ -9,8 +9,9 @@ import (
 
 // CartesianTolerance is the ROS 2 type velma_msgs/msg/CartesianTolerance.
 type CartesianTolerance struct {
-	Position float64 `ros:"position" rostype:"float64"`
-	Rotation float64 `ros:"rotation" rostype:"float64"`
+	// Bound on the wrist pose error; values <= 0 are not checked.
+	Position float64 `ros:"position" rostype:"float64"` // distance [m]
+	Rotation float64 `ros:"rotation" rostype:"float64"` // rotation angle [rad]
 }
 
 // CartesianTolerance_TypeInfo describes velma_msgs/msg/CartesianTolerance.

@@ -9,13 +9,15 @@ import (
 
 // MotorState is the ROS 2 type velma_msgs/msg/MotorState.
 type MotorState struct {
-	Name             string  `ros:"name" rostype:"string"`
-	Position         float64 `ros:"position" rostype:"float64"`
-	Velocity         float64 `ros:"velocity" rostype:"float64"`
-	Enabled          bool    `ros:"enabled" rostype:"bool"`
-	HomingRequired   bool    `ros:"homing_required" rostype:"bool"`
+	// State of one motor of Velma's body (torso or head), as reported by the
+	// effectors through velma_core_ve_body.
+	Name             string  `ros:"name" rostype:"string"`          // torso_0_joint, head_pan_joint or head_tilt_joint
+	Position         float64 `ros:"position" rostype:"float64"`     // rad
+	Velocity         float64 `ros:"velocity" rostype:"float64"`     // rad/s
+	Enabled          bool    `ros:"enabled" rostype:"bool"`         // drive enabled
+	HomingRequired   bool    `ros:"homing_required" rostype:"bool"` // position not yet referenced (head motors)
 	HomingInProgress bool    `ros:"homing_in_progress" rostype:"bool"`
-	Ok               bool    `ros:"ok" rostype:"bool"`
+	Ok               bool    `ros:"ok" rostype:"bool"` // drive not in fault
 }
 
 // MotorState_TypeInfo describes velma_msgs/msg/MotorState.

@@ -21,7 +21,7 @@ type Marker struct {
 	Pose                     geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/Pose"`
 	Scale                    geometry_msgs_msg.Vector3       `ros:"scale" rostype:"geometry_msgs/Vector3"`
 	Color                    std_msgs_msg.ColorRGBA          `ros:"color" rostype:"std_msgs/ColorRGBA"`
-	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime" rostype:"builtin_interfaces/Duration"`
+	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime" rostype:"builtin_interfaces/Duration"` // 0 means forever
 	FrameLocked              bool                            `ros:"frame_locked" rostype:"bool"`
 	Points                   []geometry_msgs_msg.Point       `ros:"points" rostype:"geometry_msgs/Point[]"`
 	Colors                   []std_msgs_msg.ColorRGBA        `ros:"colors" rostype:"std_msgs/ColorRGBA[]"`
