@@ -1,4 +1,4 @@
-// Package simtest starts the built-in simulator nodes as real processes
+// Package simtest starts the built-in simulator and joystick nodes as real processes
 // and drives them over DDS: the navigator moves the simulated robot to a
 // goal, refuses and aborts goals it cannot reach, and the frontier detector
 // publishes exploration goals and tracks failed ones.
@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 	// Nothing leaves this machine, whatever the network.
 	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 	cmd := exec.Command("go", "build", "-o", dir+"/",
-		"../../nodes/diff_drive_sim", "../../nodes/simple_navigator", "../../nodes/frontier_detector")
+		"../../nodes/diff_drive_sim", "../../nodes/simple_navigator", "../../nodes/frontier_detector",
+		"../../nodes/joy", "../../nodes/joy_teleop")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the simulator nodes:", err)
