@@ -127,25 +127,44 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Ticker calls f every period of ROS time until ctx is done, on the calling
-// goroutine. If the ROS time jumps backwards (a restarted simulation) the
-// schedule restarts from the new time.
+// goroutine. Missed periods are skipped. If the ROS time jumps backwards (a
+// restarted simulation) the schedule restarts from the new time.
 func (c *Clock) Ticker(ctx context.Context, period time.Duration, f func()) error {
 	if period <= 0 {
 		period = time.Millisecond
 	}
-	next := c.Now().Add(period)
+	last := c.Now()
+	next := last.Add(period)
 	for {
-		if err := c.WaitUntil(ctx, next); err != nil {
-			return err
-		}
-		f()
-		now := c.Now()
-		next = next.Add(period)
-		switch {
-		case now.Before(next.Add(-2 * period)): // time went backwards
+		c.mu.Lock()
+		now, sim, ch := c.nowLocked(), c.sim, c.changed
+		c.mu.Unlock()
+		if now.Before(last) {
 			next = now.Add(period)
-		case !now.Before(next): // fell behind: skip missed periods
-			next = now.Add(period - now.Sub(next)%period)
+		}
+		last = now
+		if !now.Before(next) {
+			f()
+			next = next.Add((now.Sub(next)/period + 1) * period)
+			continue
+		}
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if !sim {
+			timer = time.NewTimer(next.Sub(now))
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return ctx.Err()
+		case <-ch:
+		case <-fire:
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
