@@ -280,7 +280,18 @@ func (s *Sim) Step() {
 	s.steps++
 }
 
-func friction(v, coulomb float64) float64 { return coulomb * math.Tanh(v/0.01) }
+// applyFriction applies viscous (implicitly) and Coulomb friction to a
+// velocity over one step, using the joint's own inertia m; Coulomb friction
+// never reverses the velocity, so the explicit integration cannot chatter
+// around zero.
+func applyFriction(v, m, viscous, coulomb, dt float64) float64 {
+	v /= 1 + dt*viscous/m
+	fr := coulomb * dt / m
+	if math.Abs(v) <= fr {
+		return 0
+	}
+	return v - math.Copysign(fr, v)
+}
 
 func (s *Sim) stepArm(a *arm, dt float64) {
 	ch := kin.Forward(a.side, s.torso.q, a.q)
@@ -295,11 +306,11 @@ func (s *Sim) stepArm(a *arm, dt float64) {
 	}
 	var f [kin.ArmDOF]float64
 	for j := range kin.ArmDOF {
-		f[j] = a.cmd[j] + a.ext[j] - s.cfg.ArmViscous[j]*a.dq[j] - friction(a.dq[j], s.cfg.ArmCoulomb)
+		f[j] = a.cmd[j] + a.ext[j]
 	}
 	acc := la.SolveChol(l, f[:])
 	for j := range kin.ArmDOF {
-		a.dq[j] += acc[j] * dt
+		a.dq[j] = applyFriction(a.dq[j]+acc[j]*dt, mm[j][j], s.cfg.ArmViscous[j], s.cfg.ArmCoulomb, dt)
 		a.q[j] += a.dq[j] * dt
 		lim := velma.BodyLimits[1+j]
 		if a.q[j] < lim.Lo {
@@ -317,8 +328,7 @@ func (s *Sim) stepTorso(dt float64) {
 		m.dq = 0
 		return
 	}
-	f := m.t + m.ext - s.cfg.TorsoViscous*m.dq - friction(m.dq, s.cfg.TorsoCoulomb)
-	m.dq += f / s.cfg.TorsoInertia * dt
+	m.dq = applyFriction(m.dq+(m.t+m.ext)/s.cfg.TorsoInertia*dt, s.cfg.TorsoInertia, s.cfg.TorsoViscous, s.cfg.TorsoCoulomb, dt)
 	m.q += m.dq * dt
 	if m.q < -1.57 {
 		m.q, m.dq = -1.57, math.Max(0, m.dq)
