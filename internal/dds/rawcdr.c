@@ -548,3 +548,13 @@ void fsm_disc_release (fsm_dstate *st)
     dds_return_loan (st->loaned_from, st->buf, st->n);
   st->n = 0;
 }
+
+/* Registers the (single) instance of a keyless writer so that it stays
+   alive for the writer's lifetime: otherwise every write of a writer whose
+   history keeps nothing creates and garbage-collects a new instance. */
+dds_return_t fsm_register (dds_entity_t wr)
+{
+  struct fsm_sample empty = { NULL, 0 };
+  dds_instance_handle_t ih;
+  return dds_register_instance (wr, &ih, &empty);
+}

@@ -50,6 +50,7 @@ dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *ty
 dds_qos_t *fsm_qos_create (const fsm_qos *in, int for_reader);
 void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out);
 
+dds_return_t fsm_register (dds_entity_t wr);
 dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len);
 
 /* Takes from reader_or_cond (when nothing is pending) and copies as many

@@ -51,6 +51,12 @@ func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
 			C.dds_delete(ent)
 		}
 	}()
+	// Keep the topic's single instance registered for the writer's life:
+	// otherwise a writer whose history keeps nothing (no readers yet)
+	// creates and collects a new instance on every write.
+	if err := check("dds_register_instance", C.fsm_register(ent)); err != nil {
+		return nil, err
+	}
 	w := &Writer{p: p, t: t, ent: ent}
 	if w.guid, err = entityGUID(ent); err != nil {
 		return nil, err
