@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 )
 
 // Reply texts of the service provider (the original's strings).
@@ -75,6 +77,10 @@ func NewStore(cfg StoreConfig) *Store {
 		s.log = nopLogger{}
 	}
 	if cfg.WaypointsFile == "" {
+		return s
+	}
+	if _, err := os.Stat(cfg.WaypointsFile); errors.Is(err, fs.ErrNotExist) {
+		s.log.Infof("rsm: waypoints file %s does not exist yet; it is created on the first change", cfg.WaypointsFile)
 		return s
 	}
 	arr, err := LoadWaypoints(cfg.WaypointsFile)
