@@ -143,3 +143,23 @@ func TestVelocityInput_TimeoutNaNAndPriority(t *testing.T) {
 		t.Fatal("NaN joy velocity accepted")
 	}
 }
+
+// FuzzJoystickUpdate checks that no Joy message panics the mapper and that
+// an accepted velocity is always finite.
+func FuzzJoystickUpdate(f *testing.F) {
+	f.Add(1.5, float32(0.5), float32(-1), int32(1), int32(0))
+	f.Add(math.NaN(), float32(math.Inf(1)), float32(0), int32(-3), int32(7))
+	f.Fuzz(func(t *testing.T, stamp float64, a0, a1 float32, b0, b7 int32) {
+		js, err := NewJoystick(DefaultJoyMapping(), DefaultGaitConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 3; k++ {
+			_, v, err := js.Update(Joy{Stamp: stamp + float64(k), Axes: []float32{a0, a1, a0, a1},
+				Buttons: []int32{b0, b7, b0, 0, 0, 0, 0, b7}})
+			if err == nil && v.Validate() != nil {
+				t.Fatalf("non-finite velocity %+v accepted", v)
+			}
+		}
+	})
+}
