@@ -12,6 +12,8 @@ import (
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
 	control_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/control_msgs/msg"
 	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	example_interfaces_action "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/action"
+	example_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/srv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
@@ -50,6 +52,8 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(diagnostic_msgs_msg.DiagnosticArray_TypeInfo)
 	r.AddMessage(diagnostic_msgs_msg.DiagnosticStatus_TypeInfo)
 	r.AddMessage(diagnostic_msgs_msg.KeyValue_TypeInfo)
+	r.AddService(example_interfaces_srv.AddTwoInts_ServiceType)
+	r.AddAction(example_interfaces_action.Fibonacci_ActionType)
 	r.AddMessage(geometry_msgs_msg.Accel_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.AccelStamped_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.Point_TypeInfo)
@@ -76,6 +80,7 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(geometry_msgs_msg.Wrench_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.WrenchStamped_TypeInfo)
 	r.AddMessage(lifecycle_msgs_msg.State_TypeInfo)
+	r.AddMessage(lifecycle_msgs_msg.Transition_TypeInfo)
 	r.AddAction(nav2_msgs_action.NavigateThroughPoses_ActionType)
 	r.AddAction(nav2_msgs_action.NavigateToPose_ActionType)
 	r.AddMessage(nav_msgs_msg.MapMetaData_TypeInfo)
