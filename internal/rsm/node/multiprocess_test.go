@@ -46,28 +46,46 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// buildRSM builds the RSM executables and the CLI into a temporary dir
-// (or uses $RSM_TEST_BIN_DIR when set, to save the build).
-func buildRSM(t *testing.T) string {
+// TestMain lets the test binary stand in for the RSM executables: started
+// with RSM_TEST_EXEC=<executable> it runs that node (so the multi-process
+// test needs no build of its own).
+func TestMain(m *testing.M) {
+	if name := os.Getenv("RSM_TEST_EXEC"); name != "" {
+		runs := map[string]func(context.Context, []string) error{
+			"robot_control_mux": RunMux, "state_interface": RunStateInterface,
+			"service_provider": RunServiceProvider, "rsm_boot": RunBoot,
+		}
+		run, ok := runs[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "unknown RSM_TEST_EXEC %q\n", name)
+			os.Exit(2)
+		}
+		if err := run(context.Background(), os.Args[1:]); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// buildCLI builds cmd/fsmnodes into a temporary dir (or uses
+// $RSM_TEST_BIN_DIR/fsmnodes when set, to save the build).
+func buildCLI(t *testing.T) string {
 	t.Helper()
 	if dir := os.Getenv("RSM_TEST_BIN_DIR"); dir != "" {
-		return dir
+		return filepath.Join(dir, "fsmnodes")
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	dir := t.TempDir()
-	cmd := exec.Command(goTool, "build", "-o", dir+string(filepath.Separator),
-		"github.com/fsmnodes/fsmnodes/nodes/robot_control_mux",
-		"github.com/fsmnodes/fsmnodes/nodes/state_interface",
-		"github.com/fsmnodes/fsmnodes/nodes/service_provider",
-		"github.com/fsmnodes/fsmnodes/nodes/rsm_boot",
-		"github.com/fsmnodes/fsmnodes/cmd/fsmnodes")
+	bin := filepath.Join(t.TempDir(), "fsmnodes")
+	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/fsmnodes/fsmnodes/cmd/fsmnodes")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return dir
+	return bin
 }
 
 func testEnv() []string {
@@ -81,15 +99,16 @@ func testEnv() []string {
 	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domainMultiProcess), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
 }
 
-// start runs an executable until the end of the test (SIGTERM, then wait).
-func start(t *testing.T, bin string, args ...string) {
+// start runs an RSM executable (the test binary standing in for it) until
+// the end of the test (SIGTERM, then wait).
+func start(t *testing.T, exe string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = testEnv()
-	cmd.Stdout = logWriter{t, filepath.Base(bin) + ": "}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(testEnv(), "RSM_TEST_EXEC="+exe)
+	cmd.Stdout = logWriter{t, exe + ": "}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+		t.Fatalf("start %s: %v", exe, err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -198,11 +217,11 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	bin := buildRSM(t)
+	cli := buildCLI(t)
 	wpFile := filepath.Join(t.TempDir(), "waypoints.yaml")
-	start(t, filepath.Join(bin, "service_provider"), "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
-	start(t, filepath.Join(bin, "robot_control_mux"), "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
-	start(t, filepath.Join(bin, "state_interface"))
+	start(t, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
+	start(t, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
+	start(t, "state_interface")
 
 	for _, kv := range testEnv() {
 		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") {
@@ -292,7 +311,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 
 	// Boot waits for /rsm/bootUpFinished; then Idle.
 	waitFor(t, "Boot", func() bool { return current() == "Boot" })
-	start(t, filepath.Join(bin, "rsm_boot"), "--ros-args", "-p", "wait_time:=0.3")
+	start(t, "rsm_boot", "--ros-args", "-p", "wait_time:=0.3")
 	waitFor(t, "Idle after boot", func() bool { return last() == "Idle" })
 
 	// Teleoperation: a Twist switches, silence returns to STOPPED and Idle.
@@ -450,10 +469,10 @@ func TestMultiProcess_RSM(t *testing.T) {
 	}
 
 	// The CLI works like ros2's.
-	cli := exec.Command(filepath.Join(bin, "fsmnodes"), "service", "call", "/rsm/startStopWaypointFollowing",
+	cliCmd := exec.Command(cli, "service", "call", "/rsm/startStopWaypointFollowing",
 		"std_srvs/srv/SetBool", "{data: true}")
-	cli.Env = testEnv()
-	out, err := cli.CombinedOutput()
+	cliCmd.Env = testEnv()
+	out, err := cliCmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Waypoint following started") {
 		t.Errorf("fsmnodes service call: %v\n%s", err, out)
 	}
