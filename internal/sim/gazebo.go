@@ -30,17 +30,19 @@ const (
 	WheelSeparation = 0.16
 )
 
-// SimTopics lists every ROS topic the built-in simulator nodes publish or
-// subscribe, with its type. Tests check the Gazebo bridge against it.
+// SimTopics lists every ROS topic the built-in simulator node publishes or
+// subscribes, as it resolves in the root namespace, with its type. Tests
+// check the Gazebo bridge against it.
 func SimTopics() map[string]string {
+	abs := func(name string) string { return "/" + strings.TrimPrefix(name, "/") }
 	return map[string]string{
-		TopicCmdVel: "geometry_msgs/msg/Twist",
-		TopicOdom:   "nav_msgs/msg/Odometry",
-		TopicTF:     "tf2_msgs/msg/TFMessage",
-		TopicTFStat: "tf2_msgs/msg/TFMessage",
-		TopicScan:   "sensor_msgs/msg/LaserScan",
-		TopicMap:    "nav_msgs/msg/OccupancyGrid",
-		TopicClock:  "rosgraph_msgs/msg/Clock",
+		abs(TopicCmdVel): "geometry_msgs/msg/Twist",
+		abs(TopicOdom):   "nav_msgs/msg/Odometry",
+		abs(TopicTF):     "tf2_msgs/msg/TFMessage",
+		abs(TopicTFStat): "tf2_msgs/msg/TFMessage",
+		abs(TopicScan):   "sensor_msgs/msg/LaserScan",
+		abs(TopicMap):    "nav_msgs/msg/OccupancyGrid",
+		abs(TopicClock):  "rosgraph_msgs/msg/Clock",
 	}
 }
 

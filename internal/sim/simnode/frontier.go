@@ -16,8 +16,8 @@ const FrontierNodeName = "frontier_detector"
 
 // SetupFrontier turns n into the exploration helper of RSM's additions:
 // it finds frontiers in /map and publishes one goal per frontier on
-// /rsm/explorationGoals (geometry_msgs/PoseArray, frame map), and keeps the
-// list of failed goals from /rsm/explorationGoalStatus (FAILED appends the
+// rsm/explorationGoals (geometry_msgs/PoseArray, frame map), and keeps the
+// list of failed goals from rsm/explorationGoalStatus (FAILED appends the
 // goal, REACHED clears the list, as the original additions node does) on
 // /rsm/failedGoals. An empty goal array means exploration is complete.
 func SetupFrontier(_ context.Context, n *ros.Node) error {
@@ -38,11 +38,11 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	goalsPub, err := ros.NewPublisher[geometry_msgs_msg.PoseArray](n, "/rsm/explorationGoals", ros.QoSDefault)
+	goalsPub, err := ros.NewPublisher[geometry_msgs_msg.PoseArray](n, "rsm/explorationGoals", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	failedPub, err := ros.NewPublisher[geometry_msgs_msg.PoseArray](n, "/rsm/failedGoals", ros.QoSDefault)
+	failedPub, err := ros.NewPublisher[geometry_msgs_msg.PoseArray](n, "rsm/failedGoals", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := ros.NewSubscription(n, "/rsm/explorationGoalStatus", ros.QoSDefault, func(m *rsm_msgs_msg.GoalStatus) {
+	if _, err := ros.NewSubscription(n, "rsm/explorationGoalStatus", ros.QoSDefault, func(m *rsm_msgs_msg.GoalStatus) {
 		switch m.GoalStatus {
 		case rsm_msgs_msg.GoalStatus_REACHED:
 			failed = failed[:0]

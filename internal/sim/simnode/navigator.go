@@ -45,12 +45,12 @@ type navigator struct {
 // navigate_to_pose (and navigate_to_pose_reverse, which drives backwards)
 // with nav2_msgs/action/NavigateToPose, plans on /map with A*, follows the
 // path with pure pursuit from /odom, and publishes on the autonomy cmd_vel
-// topic (parameter cmd_vel_topic, default /autonomy/cmd_vel, as RSM's
+// topic (parameter cmd_vel_topic, default autonomy/cmd_vel, as RSM's
 // control mux expects). Goals it cannot reach are aborted with a reason in
 // error_msg. A new goal preempts the running one, as Nav2 does. It also
-// serves /rsm/setNavigationToReverse for RSM's service provider.
+// serves rsm/setNavigationToReverse for RSM's service provider.
 func SetupNavigator(_ context.Context, n *ros.Node) error {
-	cmdTopic, err := declareString(n, "cmd_vel_topic", "/autonomy/cmd_vel", "where velocity commands go")
+	cmdTopic, err := declareString(n, "cmd_vel_topic", "autonomy/cmd_vel", "where velocity commands go")
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 			return err
 		}
 	}
-	_, err = ros.NewService(n, "/rsm/setNavigationToReverse",
+	_, err = ros.NewService(n, "rsm/setNavigationToReverse",
 		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			// Reverse driving has its own action (navigate_to_pose_reverse);
 			// RSM's navigation state picks it, so there is nothing to switch.

@@ -1,0 +1,112 @@
+// Package gazebo checks the Gazebo launch files and the ros_gz_bridge
+// configuration statically (gz sim cannot run on the test machines): the
+// files are well-formed, every bridged topic is one the built-in simulator
+// uses with the same type, and every file and executable a launch file
+// names exists in this package.
+package gazebo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fsmnodes/fsmnodes/internal/sim"
+)
+
+const root = "../.."
+
+type bridgeEntry struct {
+	ROSTopic  string `yaml:"ros_topic_name"`
+	GZTopic   string `yaml:"gz_topic_name"`
+	ROSType   string `yaml:"ros_type_name"`
+	GZType    string `yaml:"gz_type_name"`
+	Direction string `yaml:"direction"`
+}
+
+func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "params/gz_bridge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []bridgeEntry
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&entries); err != nil {
+		t.Fatalf("gz_bridge.yaml: %v", err)
+	}
+	if len(entries) == 0 {
+		t.Fatal("gz_bridge.yaml bridges nothing")
+	}
+	topics := sim.SimTopics()
+	seen := map[string]bool{}
+	for _, e := range entries {
+		want, ok := topics[e.ROSTopic]
+		switch {
+		case !ok:
+			t.Errorf("bridged topic %s is not a topic of the built-in simulator", e.ROSTopic)
+		case want != e.ROSType:
+			t.Errorf("bridged topic %s has type %s, the built-in simulator uses %s", e.ROSTopic, e.ROSType, want)
+		}
+		if !strings.HasPrefix(e.GZType, "gz.msgs.") || e.GZTopic == "" {
+			t.Errorf("%s: bad gz side %q %q", e.ROSTopic, e.GZTopic, e.GZType)
+		}
+		switch e.Direction {
+		case "ROS_TO_GZ", "GZ_TO_ROS", "BIDIRECTIONAL":
+		default:
+			t.Errorf("%s: direction %q", e.ROSTopic, e.Direction)
+		}
+		if seen[e.ROSTopic] {
+			t.Errorf("%s bridged twice", e.ROSTopic)
+		}
+		seen[e.ROSTopic] = true
+	}
+	// What RSM and the navigator need from a simulator must be bridged.
+	for _, need := range []string{"/cmd_vel", "/odom", "/tf", "/scan", "/clock"} {
+		if !seen[need] {
+			t.Errorf("%s is not bridged", need)
+		}
+	}
+}
+
+var (
+	fsmExec   = regexp.MustCompile(`package='fsmnodes',\s*executable='([a-z_]+)'`)
+	shareFile = regexp.MustCompile(`os\.path\.join\(share,\s*'([a-z]+)',\s*'([A-Za-z0-9_.]+)'\)`)
+)
+
+func TestGazeboLaunchFiles(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(root, "launch/*_gazebo.launch.py"))
+	if len(files) == 0 {
+		t.Fatal("no *_gazebo.launch.py files")
+	}
+	py, pyErr := exec.LookPath("python3")
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "def generate_launch_description()") {
+			t.Errorf("%s: no generate_launch_description()", f)
+		}
+		if pyErr == nil {
+			out, err := exec.Command(py, "-c", "import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", f).CombinedOutput()
+			if err != nil {
+				t.Errorf("%s is not valid Python: %s", f, out)
+			}
+		}
+		for _, m := range fsmExec.FindAllStringSubmatch(string(src), -1) {
+			if _, err := os.Stat(filepath.Join(root, "nodes", m[1])); err != nil {
+				t.Errorf("%s starts fsmnodes executable %s, which does not exist", f, m[1])
+			}
+		}
+		for _, m := range shareFile.FindAllStringSubmatch(string(src), -1) {
+			if _, err := os.Stat(filepath.Join(root, m[1], m[2])); err != nil {
+				t.Errorf("%s refers to share/fsmnodes/%s/%s, which does not exist", f, m[1], m[2])
+			}
+		}
+	}
+}
