@@ -52,41 +52,7 @@ type hookWant struct {
 // TestStates_CommandHooks checks every state × every start/stop hook:
 // reply and requested transition (rsm.md §3.4, §3.5).
 func TestStates_CommandHooks(t *testing.T) {
-	const (
-		eRun  = "Exploration running"
-		wRun  = "Waypoint following running"
-		eNot  = "Exploration not running"
-		wNot  = "Waypoint following not running"
-		eStop = "Exploration stopped"
-		wStop = "Waypoint following stopped"
-	)
-	// Order: exploration start, exploration stop, waypoint start, waypoint stop.
-	want := map[string][4]hookWant{
-		"Boot": {{false, "Still booting", ""}, {false, "Still booting", ""},
-			{false, "Still booting", ""}, {false, "Still booting", ""}},
-		"Emergency Stop": {{false, "Emergency Stop", ""}, {false, eNot, ""},
-			{false, "Emergency Stop", ""}, {false, wNot, ""}},
-		"Idle": {{true, "Exploration started", "E: Calculate Goal"}, {false, eNot, ""},
-			{true, "Waypoint following started", "W: Waypoint Following"}, {false, wNot, ""}},
-		"Teleoperation": {{false, "Teleoperation active", ""}, {false, eNot, ""},
-			{false, "Teleoperation active", ""}, {false, wNot, ""}},
-		"W: Waypoint Following": {{false, wRun, ""}, {false, wRun, ""},
-			{false, wRun, ""}, {true, wStop, "Idle"}},
-		"E: Calculate Goal": {{true, eRun, ""}, {true, eStop, "Idle"},
-			{false, eRun, ""}, {false, eRun, ""}},
-		"E: Navigation": {{false, eRun, ""}, {true, eStop, "Idle"},
-			{false, eRun, ""}, {false, eRun, ""}},
-		"W: Navigation": {{false, wRun, ""}, {false, wRun, ""},
-			{false, wRun, ""}, {true, wStop, "Idle"}},
-		"G: Navigation": {{false, "Simple Goal running", ""}, {false, "Simple Goal running", ""},
-			{false, "Simple Goal running", ""}, {false, "Simple Goal running", ""}},
-		"Navigation": {{false, "Nothing running", ""}, {false, "Nothing running", ""},
-			{false, "Nothing running", ""}, {false, "Nothing running", ""}},
-		"E: Mapping Dummy": {{false, eRun, ""}, {true, eStop, "Idle"},
-			{false, eRun, ""}, {false, eRun, ""}},
-		"W: Reversing": {{false, wRun, ""}, {false, wRun, ""},
-			{false, wRun, ""}, {true, wStop, "Idle"}},
-	}
+	want := hookWants()
 	hooks := []struct {
 		name string
 		call func(s State, ctx context.Context) Reply
@@ -127,27 +93,8 @@ func TestStates_CommandHooks(t *testing.T) {
 // TestStates_Interrupts checks every state × every interrupt: the
 // requested transition.
 func TestStates_Interrupts(t *testing.T) {
-	const (
-		es = "Emergency Stop"
-		to = "Teleoperation"
-		nv = "Navigation"
-	)
-	common := [5]string{"", es, to, nv, ""}
-	// Order: END, E-STOP, TELEOPERATION, SIMPLE_GOAL, SIMPLE_GOAL_STOP.
-	want := map[string][5]string{
-		"Boot":                  {"", es, "", "", ""},
-		"Emergency Stop":        {"Idle", "", "", "", ""},
-		"Idle":                  common,
-		"Teleoperation":         {"Idle", es, "", "", ""},
-		"W: Waypoint Following": common,
-		"E: Calculate Goal":     common,
-		"E: Navigation":         common,
-		"W: Navigation":         common,
-		"G: Navigation":         {"", es, to, nv, "Idle"},
-		"Navigation":            common,
-		"E: Mapping Dummy":      common,
-		"W: Reversing":          common,
-	}
+	want := interruptWants()
+	const nv = "Navigation"
 	interrupts := []Interrupt{InterruptEnd, EmergencyStopInterrupt, TeleoperationInterrupt,
 		SimpleGoalInterrupt, SimpleGoalStopInterrupt}
 	for _, sc := range stateCases() {
@@ -210,5 +157,71 @@ func TestNavigation_InterruptSetsAborted_ReportedOnExit(t *testing.T) {
 	}
 	if st := h.store.ExplorationGoalStatus().Status; st != GoalAborted {
 		t.Errorf("exploration goal status = %v, want ABORTED", st)
+	}
+}
+
+// hookWants is the expected reply and requested transition of every state
+// × start/stop hook (rsm.md §3.4, §3.5).
+func hookWants() map[string][4]hookWant {
+	const (
+		eRun  = "Exploration running"
+		wRun  = "Waypoint following running"
+		eNot  = "Exploration not running"
+		wNot  = "Waypoint following not running"
+		eStop = "Exploration stopped"
+		wStop = "Waypoint following stopped"
+	)
+	// Order: exploration start, exploration stop, waypoint start, waypoint stop.
+	return map[string][4]hookWant{
+		"Boot": {{false, "Still booting", ""}, {false, "Still booting", ""},
+			{false, "Still booting", ""}, {false, "Still booting", ""}},
+		"Emergency Stop": {{false, "Emergency Stop", ""}, {false, eNot, ""},
+			{false, "Emergency Stop", ""}, {false, wNot, ""}},
+		"Idle": {{true, "Exploration started", "E: Calculate Goal"}, {false, eNot, ""},
+			{true, "Waypoint following started", "W: Waypoint Following"}, {false, wNot, ""}},
+		"Teleoperation": {{false, "Teleoperation active", ""}, {false, eNot, ""},
+			{false, "Teleoperation active", ""}, {false, wNot, ""}},
+		"W: Waypoint Following": {{false, wRun, ""}, {false, wRun, ""},
+			{false, wRun, ""}, {true, wStop, "Idle"}},
+		"E: Calculate Goal": {{true, eRun, ""}, {true, eStop, "Idle"},
+			{false, eRun, ""}, {false, eRun, ""}},
+		"E: Navigation": {{false, eRun, ""}, {true, eStop, "Idle"},
+			{false, eRun, ""}, {false, eRun, ""}},
+		"W: Navigation": {{false, wRun, ""}, {false, wRun, ""},
+			{false, wRun, ""}, {true, wStop, "Idle"}},
+		"G: Navigation": {{false, "Simple Goal running", ""}, {false, "Simple Goal running", ""},
+			{false, "Simple Goal running", ""}, {false, "Simple Goal running", ""}},
+		"Navigation": {{false, "Nothing running", ""}, {false, "Nothing running", ""},
+			{false, "Nothing running", ""}, {false, "Nothing running", ""}},
+		"E: Mapping Dummy": {{false, eRun, ""}, {true, eStop, "Idle"},
+			{false, eRun, ""}, {false, eRun, ""}},
+		"W: Reversing": {{false, wRun, ""}, {false, wRun, ""},
+			{false, wRun, ""}, {true, wStop, "Idle"}},
+	}
+}
+
+// interruptWants is the requested transition of every state × interrupt
+// (order END, E-STOP, TELEOPERATION, SIMPLE_GOAL, SIMPLE_GOAL_STOP).
+func interruptWants() map[string][5]string {
+	const (
+		es = "Emergency Stop"
+		to = "Teleoperation"
+		nv = "Navigation"
+	)
+	common := [5]string{"", es, to, nv, ""}
+	// Order: END, E-STOP, TELEOPERATION, SIMPLE_GOAL, SIMPLE_GOAL_STOP.
+	return map[string][5]string{
+		"Boot":                  {"", es, "", "", ""},
+		"Emergency Stop":        {"Idle", "", "", "", ""},
+		"Idle":                  common,
+		"Teleoperation":         {"Idle", es, "", "", ""},
+		"W: Waypoint Following": common,
+		"E: Calculate Goal":     common,
+		"E: Navigation":         common,
+		"W: Navigation":         common,
+		"G: Navigation":         {"", es, to, nv, "Idle"},
+		"Navigation":            common,
+		"E: Mapping Dummy":      common,
+		"W: Reversing":          common,
 	}
 }
