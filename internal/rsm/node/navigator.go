@@ -47,9 +47,9 @@ type navAction struct {
 }
 
 // NewActionNavigator returns a Navigator that creates the clients of an
-// action name on first use.
-func NewActionNavigator(n *ros.Node) (rsm.Navigator, error) {
-	return &ActionNavigator{n: n, ctx: context.Background(), clients: map[string]*navAction{}}, nil
+// action name on first use. Waiting for results ends with ctx.
+func NewActionNavigator(ctx context.Context, n *ros.Node) (rsm.Navigator, error) {
+	return &ActionNavigator{n: n, ctx: ctx, clients: map[string]*navAction{}}, nil
 }
 
 func (a *ActionNavigator) action(name string) (*navAction, error) {
@@ -72,6 +72,7 @@ func (a *ActionNavigator) action(name string) (*navAction, error) {
 			if g, ok := c.goals[s.GoalInfo.GoalId.Uuid]; ok {
 				g.setStatus(s.Status)
 				if g.State().Done() {
+					g.stopWaiting()
 					delete(c.goals, s.GoalInfo.GoalId.Uuid)
 				}
 			}
@@ -118,22 +119,26 @@ func (a *ActionNavigator) Navigate(ctx context.Context, name string, goal rsm.Po
 	if err != nil {
 		return nil, err
 	}
-	g := &navGoal{action: c, id: uuid}
+	waitCtx, stop := context.WithCancel(a.ctx)
+	g := &navGoal{action: c, id: uuid, stopWaiting: stop}
 	if !resp.Accepted {
+		stop()
 		g.state.Store(int32(rsm.NavFailed))
 		return g, nil
 	}
 	g.state.Store(int32(rsm.NavActive))
 	for k, old := range c.goals { // finished goals whose status never came
 		if old.State().Done() {
+			old.stopWaiting()
 			delete(c.goals, k)
 		}
 	}
 	c.goals[id] = g
 	go func() {
-		r, err := c.getResult.Call(a.ctx, &nav2_msgs_action.NavigateToPose_GetResult_Request{GoalId: uuid})
+		defer stop()
+		r, err := c.getResult.Call(waitCtx, &nav2_msgs_action.NavigateToPose_GetResult_Request{GoalId: uuid})
 		if err != nil {
-			return // undecodable (Humble) result or shutdown: the status topic decides
+			return // undecodable (Humble) result, or the status topic came first, or shutdown
 		}
 		g.setStatus(r.Status)
 	}()
@@ -142,9 +147,10 @@ func (a *ActionNavigator) Navigate(ctx context.Context, name string, goal rsm.Po
 
 // navGoal is one NavigateToPose goal.
 type navGoal struct {
-	action *navAction
-	id     unique_identifier_msgs_msg.UUID
-	state  atomic.Int32 // rsm.NavState
+	action      *navAction
+	id          unique_identifier_msgs_msg.UUID
+	state       atomic.Int32       // rsm.NavState
+	stopWaiting context.CancelFunc // ends the get_result call
 }
 
 // setStatus applies an action_msgs/GoalStatus status; terminal states stick.

@@ -17,7 +17,7 @@ const StateInterfaceNodeName = "rsmNode"
 
 // NavigatorFactory makes the Nav2 NavigateToPose client for the
 // Navigation plugin; nil selects the built-in one (NewActionNavigator).
-type NavigatorFactory func(n *ros.Node) (rsm.Navigator, error)
+type NavigatorFactory func(ctx context.Context, n *ros.Node) (rsm.Navigator, error)
 
 // SetupStateInterface declares rsmNode's parameters and wires the state
 // machine to n: subscriptions rsm/operationMode, rsm/simpleGoal,
@@ -48,7 +48,7 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 	if navFactory == nil {
 		navFactory = NewActionNavigator
 	}
-	nav, err := navFactory(n)
+	nav, err := navFactory(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("navigation action client: %w", err)
 	}
