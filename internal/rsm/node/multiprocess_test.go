@@ -247,6 +247,10 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if _, err := ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { states.add(m.Data) }); err != nil {
 		t.Fatal(err)
 	}
+	opModes := &recorder[rsm_msgs_msg.OperationMode]{}
+	if _, err := ros.NewSubscription(n, "/rsm/operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) { opModes.add(*m) }); err != nil {
+		t.Fatal(err)
+	}
 	cmdVel := &recorder[geometry_msgs_msg.Twist]{}
 	if _, err := ros.NewSubscription(n, "/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { cmdVel.add(*m) }); err != nil {
 		t.Fatal(err)
@@ -323,6 +327,11 @@ func TestMultiProcess_RSM(t *testing.T) {
 	waitFor(t, "teleoperation then idle", func() bool {
 		return reflect.DeepEqual(states.get(), []string{"Teleoperation", "Idle"})
 	})
+	opModes.clear()
+	waitFor(t, "operation mode after teleoperation", func() bool { return len(opModes.get()) > 0 })
+	if m := opModes.get()[0]; m.Mode != rsm_msgs_msg.OperationMode_STOPPED || m.EmergencyStop {
+		t.Errorf("operation mode after teleoperation silence = %+v, want STOPPED", m)
+	}
 	sawTeleop := false
 	for _, tw := range cmdVel.get() {
 		if tw.Linear.X == 0.4 {
