@@ -364,7 +364,7 @@ func (f *file) message(m *MsgSpec) error {
 	f.p("type %s struct {\n", T)
 	for _, fl := range m.Fields {
 		f.comment(fl.Comment)
-		f.p("%s %s `ros:%q rostype:%q`", camel(fl.Name), f.fieldType(fl.Type), fl.Name, fl.Type.String())
+		f.p("%s %s `ros:%q rostype:%q`", camel(fl.Name), f.fieldType(fl.Type), fl.Name, rosTypeTag(fl.Type))
 		var tail []string
 		if fl.LineComment != "" {
 			tail = append(tail, fl.LineComment)
@@ -687,4 +687,14 @@ func (f *file) comment(text string) {
 	for _, l := range strings.Split(text, "\n") {
 		f.p("// %s\n", strings.TrimRight(l, " "))
 	}
+}
+
+// rosTypeTag renders t for the rostype struct tag: .msg syntax, but nested
+// types fully qualified ("geometry_msgs/msg/Pose[]",
+// "nav2_msgs/action/NavigateToPose_Goal") so tools can look them up.
+func rosTypeTag(t FieldType) string {
+	if !t.Base.IsNested() {
+		return t.String()
+	}
+	return strings.Replace(t.String(), t.Base.String(), t.Base.FullName(), 1)
 }

@@ -11,8 +11,8 @@ import (
 
 // GoalInfo is the ROS 2 type action_msgs/msg/GoalInfo.
 type GoalInfo struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Stamp  builtin_interfaces_msg.Time     `ros:"stamp" rostype:"builtin_interfaces/Time"` // when the server accepted the goal
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Stamp  builtin_interfaces_msg.Time     `ros:"stamp" rostype:"builtin_interfaces/msg/Time"` // when the server accepted the goal
 }
 
 // GoalInfo_TypeInfo describes action_msgs/msg/GoalInfo.

@@ -9,7 +9,7 @@ import (
 
 // GoalStatus is the ROS 2 type action_msgs/msg/GoalStatus.
 type GoalStatus struct {
-	GoalInfo GoalInfo `ros:"goal_info" rostype:"action_msgs/GoalInfo"`
+	GoalInfo GoalInfo `ros:"goal_info" rostype:"action_msgs/msg/GoalInfo"`
 	Status   int8     `ros:"status" rostype:"int8"`
 }
 

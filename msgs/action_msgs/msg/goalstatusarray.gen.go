@@ -9,7 +9,7 @@ import (
 
 // GoalStatusArray is the ROS 2 type action_msgs/msg/GoalStatusArray.
 type GoalStatusArray struct {
-	StatusList []GoalStatus `ros:"status_list" rostype:"action_msgs/GoalStatus[]"`
+	StatusList []GoalStatus `ros:"status_list" rostype:"action_msgs/msg/GoalStatus[]"`
 }
 
 // GoalStatusArray_TypeInfo describes action_msgs/msg/GoalStatusArray.

@@ -13,7 +13,7 @@ type CancelGoal_Request struct {
 	// Zero goal_id and zero stamp: cancel all goals. Zero goal_id with a stamp:
 	// cancel goals accepted at or before the stamp. A goal_id with zero stamp:
 	// cancel that goal. Both: that goal and all accepted at or before the stamp.
-	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info" rostype:"action_msgs/GoalInfo"`
+	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info" rostype:"action_msgs/msg/GoalInfo"`
 }
 
 // CancelGoal_Request_TypeInfo describes action_msgs/srv/CancelGoal_Request.
@@ -70,7 +70,7 @@ func (m *CancelGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // CancelGoal_Response is the ROS 2 type action_msgs/srv/CancelGoal_Response.
 type CancelGoal_Response struct {
 	ReturnCode     int8                       `ros:"return_code" rostype:"int8"`
-	GoalsCanceling []action_msgs_msg.GoalInfo `ros:"goals_canceling" rostype:"action_msgs/GoalInfo[]"`
+	GoalsCanceling []action_msgs_msg.GoalInfo `ros:"goals_canceling" rostype:"action_msgs/msg/GoalInfo[]"`
 }
 
 // Constants of action_msgs/srv/CancelGoal_Response.

@@ -14,13 +14,13 @@ import (
 
 // FollowJointTrajectory_Goal is the ROS 2 type control_msgs/action/FollowJointTrajectory_Goal.
 type FollowJointTrajectory_Goal struct {
-	Trajectory             trajectory_msgs_msg.JointTrajectory         `ros:"trajectory" rostype:"trajectory_msgs/JointTrajectory"`
-	MultiDofTrajectory     trajectory_msgs_msg.MultiDOFJointTrajectory `ros:"multi_dof_trajectory" rostype:"trajectory_msgs/MultiDOFJointTrajectory"`
-	PathTolerance          []control_msgs_msg.JointTolerance           `ros:"path_tolerance" rostype:"control_msgs/JointTolerance[]"`
-	ComponentPathTolerance []control_msgs_msg.JointComponentTolerance  `ros:"component_path_tolerance" rostype:"control_msgs/JointComponentTolerance[]"`
-	GoalTolerance          []control_msgs_msg.JointTolerance           `ros:"goal_tolerance" rostype:"control_msgs/JointTolerance[]"`
-	ComponentGoalTolerance []control_msgs_msg.JointComponentTolerance  `ros:"component_goal_tolerance" rostype:"control_msgs/JointComponentTolerance[]"`
-	GoalTimeTolerance      builtin_interfaces_msg.Duration             `ros:"goal_time_tolerance" rostype:"builtin_interfaces/Duration"`
+	Trajectory             trajectory_msgs_msg.JointTrajectory         `ros:"trajectory" rostype:"trajectory_msgs/msg/JointTrajectory"`
+	MultiDofTrajectory     trajectory_msgs_msg.MultiDOFJointTrajectory `ros:"multi_dof_trajectory" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectory"`
+	PathTolerance          []control_msgs_msg.JointTolerance           `ros:"path_tolerance" rostype:"control_msgs/msg/JointTolerance[]"`
+	ComponentPathTolerance []control_msgs_msg.JointComponentTolerance  `ros:"component_path_tolerance" rostype:"control_msgs/msg/JointComponentTolerance[]"`
+	GoalTolerance          []control_msgs_msg.JointTolerance           `ros:"goal_tolerance" rostype:"control_msgs/msg/JointTolerance[]"`
+	ComponentGoalTolerance []control_msgs_msg.JointComponentTolerance  `ros:"component_goal_tolerance" rostype:"control_msgs/msg/JointComponentTolerance[]"`
+	GoalTimeTolerance      builtin_interfaces_msg.Duration             `ros:"goal_time_tolerance" rostype:"builtin_interfaces/msg/Duration"`
 }
 
 // FollowJointTrajectory_Goal_TypeInfo describes control_msgs/action/FollowJointTrajectory_Goal.
@@ -226,15 +226,15 @@ func (m *FollowJointTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // FollowJointTrajectory_Feedback is the ROS 2 type control_msgs/action/FollowJointTrajectory_Feedback.
 type FollowJointTrajectory_Feedback struct {
-	Header             std_msgs_msg.Header                              `ros:"header" rostype:"std_msgs/Header"`
+	Header             std_msgs_msg.Header                              `ros:"header" rostype:"std_msgs/msg/Header"`
 	JointNames         []string                                         `ros:"joint_names" rostype:"string[]"`
-	Desired            trajectory_msgs_msg.JointTrajectoryPoint         `ros:"desired" rostype:"trajectory_msgs/JointTrajectoryPoint"`
-	Actual             trajectory_msgs_msg.JointTrajectoryPoint         `ros:"actual" rostype:"trajectory_msgs/JointTrajectoryPoint"`
-	Error              trajectory_msgs_msg.JointTrajectoryPoint         `ros:"error" rostype:"trajectory_msgs/JointTrajectoryPoint"`
+	Desired            trajectory_msgs_msg.JointTrajectoryPoint         `ros:"desired" rostype:"trajectory_msgs/msg/JointTrajectoryPoint"`
+	Actual             trajectory_msgs_msg.JointTrajectoryPoint         `ros:"actual" rostype:"trajectory_msgs/msg/JointTrajectoryPoint"`
+	Error              trajectory_msgs_msg.JointTrajectoryPoint         `ros:"error" rostype:"trajectory_msgs/msg/JointTrajectoryPoint"`
 	MultiDofJointNames []string                                         `ros:"multi_dof_joint_names" rostype:"string[]"`
-	MultiDofDesired    trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_desired" rostype:"trajectory_msgs/MultiDOFJointTrajectoryPoint"`
-	MultiDofActual     trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_actual" rostype:"trajectory_msgs/MultiDOFJointTrajectoryPoint"`
-	MultiDofError      trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_error" rostype:"trajectory_msgs/MultiDOFJointTrajectoryPoint"`
+	MultiDofDesired    trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_desired" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"`
+	MultiDofActual     trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_actual" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"`
+	MultiDofError      trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_error" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"`
 }
 
 // FollowJointTrajectory_Feedback_TypeInfo describes control_msgs/action/FollowJointTrajectory_Feedback.
@@ -348,8 +348,8 @@ func (m *FollowJointTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // FollowJointTrajectory_SendGoal_Request is the ROS 2 type control_msgs/action/FollowJointTrajectory_SendGoal_Request.
 type FollowJointTrajectory_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Goal   FollowJointTrajectory_Goal      `ros:"goal" rostype:"control_msgs/FollowJointTrajectory_Goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Goal   FollowJointTrajectory_Goal      `ros:"goal" rostype:"control_msgs/action/FollowJointTrajectory_Goal"`
 }
 
 // FollowJointTrajectory_SendGoal_Request_TypeInfo describes control_msgs/action/FollowJointTrajectory_SendGoal_Request.
@@ -410,7 +410,7 @@ func (m *FollowJointTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) er
 // FollowJointTrajectory_SendGoal_Response is the ROS 2 type control_msgs/action/FollowJointTrajectory_SendGoal_Response.
 type FollowJointTrajectory_SendGoal_Response struct {
 	Accepted bool                        `ros:"accepted" rostype:"bool"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // FollowJointTrajectory_SendGoal_Response_TypeInfo describes control_msgs/action/FollowJointTrajectory_SendGoal_Response.
@@ -483,7 +483,7 @@ builtin_interfaces/Time stamp
 
 // FollowJointTrajectory_GetResult_Request is the ROS 2 type control_msgs/action/FollowJointTrajectory_GetResult_Request.
 type FollowJointTrajectory_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
 // FollowJointTrajectory_GetResult_Request_TypeInfo describes control_msgs/action/FollowJointTrajectory_GetResult_Request.
@@ -540,7 +540,7 @@ func (m *FollowJointTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) e
 // FollowJointTrajectory_GetResult_Response is the ROS 2 type control_msgs/action/FollowJointTrajectory_GetResult_Response.
 type FollowJointTrajectory_GetResult_Response struct {
 	Status int8                         `ros:"status" rostype:"int8"`
-	Result FollowJointTrajectory_Result `ros:"result" rostype:"control_msgs/FollowJointTrajectory_Result"`
+	Result FollowJointTrajectory_Result `ros:"result" rostype:"control_msgs/action/FollowJointTrajectory_Result"`
 }
 
 // FollowJointTrajectory_GetResult_Response_TypeInfo describes control_msgs/action/FollowJointTrajectory_GetResult_Response.
@@ -612,8 +612,8 @@ FollowJointTrajectory_Result result
 
 // FollowJointTrajectory_FeedbackMessage is the ROS 2 type control_msgs/action/FollowJointTrajectory_FeedbackMessage.
 type FollowJointTrajectory_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Feedback FollowJointTrajectory_Feedback  `ros:"feedback" rostype:"control_msgs/FollowJointTrajectory_Feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Feedback FollowJointTrajectory_Feedback  `ros:"feedback" rostype:"control_msgs/action/FollowJointTrajectory_Feedback"`
 }
 
 // FollowJointTrajectory_FeedbackMessage_TypeInfo describes control_msgs/action/FollowJointTrajectory_FeedbackMessage.

@@ -10,8 +10,8 @@ import (
 
 // DiagnosticArray is the ROS 2 type diagnostic_msgs/msg/DiagnosticArray.
 type DiagnosticArray struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Status []DiagnosticStatus  `ros:"status" rostype:"diagnostic_msgs/DiagnosticStatus[]"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Status []DiagnosticStatus  `ros:"status" rostype:"diagnostic_msgs/msg/DiagnosticStatus[]"`
 }
 
 // DiagnosticArray_TypeInfo describes diagnostic_msgs/msg/DiagnosticArray.

@@ -13,7 +13,7 @@ type DiagnosticStatus struct {
 	Name       string     `ros:"name" rostype:"string"`
 	Message    string     `ros:"message" rostype:"string"`
 	HardwareId string     `ros:"hardware_id" rostype:"string"`
-	Values     []KeyValue `ros:"values" rostype:"diagnostic_msgs/KeyValue[]"`
+	Values     []KeyValue `ros:"values" rostype:"diagnostic_msgs/msg/KeyValue[]"`
 }
 
 // Constants of diagnostic_msgs/msg/DiagnosticStatus.

@@ -191,8 +191,8 @@ func (m *Fibonacci_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // Fibonacci_SendGoal_Request is the ROS 2 type example_interfaces/action/Fibonacci_SendGoal_Request.
 type Fibonacci_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Goal   Fibonacci_Goal                  `ros:"goal" rostype:"example_interfaces/Fibonacci_Goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Goal   Fibonacci_Goal                  `ros:"goal" rostype:"example_interfaces/action/Fibonacci_Goal"`
 }
 
 // Fibonacci_SendGoal_Request_TypeInfo describes example_interfaces/action/Fibonacci_SendGoal_Request.
@@ -252,7 +252,7 @@ func (m *Fibonacci_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // Fibonacci_SendGoal_Response is the ROS 2 type example_interfaces/action/Fibonacci_SendGoal_Response.
 type Fibonacci_SendGoal_Response struct {
 	Accepted bool                        `ros:"accepted" rostype:"bool"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // Fibonacci_SendGoal_Response_TypeInfo describes example_interfaces/action/Fibonacci_SendGoal_Response.
@@ -325,7 +325,7 @@ builtin_interfaces/Time stamp
 
 // Fibonacci_GetResult_Request is the ROS 2 type example_interfaces/action/Fibonacci_GetResult_Request.
 type Fibonacci_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
 // Fibonacci_GetResult_Request_TypeInfo describes example_interfaces/action/Fibonacci_GetResult_Request.
@@ -382,7 +382,7 @@ func (m *Fibonacci_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // Fibonacci_GetResult_Response is the ROS 2 type example_interfaces/action/Fibonacci_GetResult_Response.
 type Fibonacci_GetResult_Response struct {
 	Status int8             `ros:"status" rostype:"int8"`
-	Result Fibonacci_Result `ros:"result" rostype:"example_interfaces/Fibonacci_Result"`
+	Result Fibonacci_Result `ros:"result" rostype:"example_interfaces/action/Fibonacci_Result"`
 }
 
 // Fibonacci_GetResult_Response_TypeInfo describes example_interfaces/action/Fibonacci_GetResult_Response.
@@ -455,8 +455,8 @@ Fibonacci_Result result
 
 // Fibonacci_FeedbackMessage is the ROS 2 type example_interfaces/action/Fibonacci_FeedbackMessage.
 type Fibonacci_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Feedback Fibonacci_Feedback              `ros:"feedback" rostype:"example_interfaces/Fibonacci_Feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Feedback Fibonacci_Feedback              `ros:"feedback" rostype:"example_interfaces/action/Fibonacci_Feedback"`
 }
 
 // Fibonacci_FeedbackMessage_TypeInfo describes example_interfaces/action/Fibonacci_FeedbackMessage.

@@ -10,8 +10,8 @@ import (
 
 // AccelStamped is the ROS 2 type geometry_msgs/msg/AccelStamped.
 type AccelStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Accel  Accel               `ros:"accel" rostype:"geometry_msgs/Accel"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Accel  Accel               `ros:"accel" rostype:"geometry_msgs/msg/Accel"`
 }
 
 // AccelStamped_TypeInfo describes geometry_msgs/msg/AccelStamped.

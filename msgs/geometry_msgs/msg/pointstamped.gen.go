@@ -10,8 +10,8 @@ import (
 
 // PointStamped is the ROS 2 type geometry_msgs/msg/PointStamped.
 type PointStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Point  Point               `ros:"point" rostype:"geometry_msgs/Point"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Point  Point               `ros:"point" rostype:"geometry_msgs/msg/Point"`
 }
 
 // PointStamped_TypeInfo describes geometry_msgs/msg/PointStamped.

@@ -9,7 +9,7 @@ import (
 
 // Polygon is the ROS 2 type geometry_msgs/msg/Polygon.
 type Polygon struct {
-	Points []Point32 `ros:"points" rostype:"geometry_msgs/Point32[]"`
+	Points []Point32 `ros:"points" rostype:"geometry_msgs/msg/Point32[]"`
 }
 
 // Polygon_TypeInfo describes geometry_msgs/msg/Polygon.

@@ -10,8 +10,8 @@ import (
 
 // PolygonStamped is the ROS 2 type geometry_msgs/msg/PolygonStamped.
 type PolygonStamped struct {
-	Header  std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Polygon Polygon             `ros:"polygon" rostype:"geometry_msgs/Polygon"`
+	Header  std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Polygon Polygon             `ros:"polygon" rostype:"geometry_msgs/msg/Polygon"`
 }
 
 // PolygonStamped_TypeInfo describes geometry_msgs/msg/PolygonStamped.

@@ -9,8 +9,8 @@ import (
 
 // Pose is the ROS 2 type geometry_msgs/msg/Pose.
 type Pose struct {
-	Position    Point      `ros:"position" rostype:"geometry_msgs/Point"`
-	Orientation Quaternion `ros:"orientation" rostype:"geometry_msgs/Quaternion"`
+	Position    Point      `ros:"position" rostype:"geometry_msgs/msg/Point"`
+	Orientation Quaternion `ros:"orientation" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
 // Pose_TypeInfo describes geometry_msgs/msg/Pose.

@@ -10,8 +10,8 @@ import (
 
 // PoseArray is the ROS 2 type geometry_msgs/msg/PoseArray.
 type PoseArray struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Poses  []Pose              `ros:"poses" rostype:"geometry_msgs/Pose[]"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Poses  []Pose              `ros:"poses" rostype:"geometry_msgs/msg/Pose[]"`
 }
 
 // PoseArray_TypeInfo describes geometry_msgs/msg/PoseArray.

@@ -10,8 +10,8 @@ import (
 
 // PoseStamped is the ROS 2 type geometry_msgs/msg/PoseStamped.
 type PoseStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Pose   Pose                `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Pose   Pose                `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 }
 
 // PoseStamped_TypeInfo describes geometry_msgs/msg/PoseStamped.

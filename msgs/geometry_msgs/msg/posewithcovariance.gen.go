@@ -9,7 +9,7 @@ import (
 
 // PoseWithCovariance is the ROS 2 type geometry_msgs/msg/PoseWithCovariance.
 type PoseWithCovariance struct {
-	Pose Pose `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Pose Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 	// Row-major 6x6 covariance over (x, y, z, rotation about X, Y, Z).
 	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }

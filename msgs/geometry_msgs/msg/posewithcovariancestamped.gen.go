@@ -10,8 +10,8 @@ import (
 
 // PoseWithCovarianceStamped is the ROS 2 type geometry_msgs/msg/PoseWithCovarianceStamped.
 type PoseWithCovarianceStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Pose   PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/PoseWithCovariance"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Pose   PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/msg/PoseWithCovariance"`
 }
 
 // PoseWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/PoseWithCovarianceStamped.

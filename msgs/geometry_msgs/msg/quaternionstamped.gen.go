@@ -10,8 +10,8 @@ import (
 
 // QuaternionStamped is the ROS 2 type geometry_msgs/msg/QuaternionStamped.
 type QuaternionStamped struct {
-	Header     std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Quaternion Quaternion          `ros:"quaternion" rostype:"geometry_msgs/Quaternion"`
+	Header     std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Quaternion Quaternion          `ros:"quaternion" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
 // QuaternionStamped_TypeInfo describes geometry_msgs/msg/QuaternionStamped.

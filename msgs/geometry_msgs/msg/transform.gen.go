@@ -9,8 +9,8 @@ import (
 
 // Transform is the ROS 2 type geometry_msgs/msg/Transform.
 type Transform struct {
-	Translation Vector3    `ros:"translation" rostype:"geometry_msgs/Vector3"`
-	Rotation    Quaternion `ros:"rotation" rostype:"geometry_msgs/Quaternion"`
+	Translation Vector3    `ros:"translation" rostype:"geometry_msgs/msg/Vector3"`
+	Rotation    Quaternion `ros:"rotation" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
 // Transform_TypeInfo describes geometry_msgs/msg/Transform.

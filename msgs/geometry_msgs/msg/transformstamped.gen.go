@@ -11,9 +11,9 @@ import (
 // TransformStamped is the ROS 2 type geometry_msgs/msg/TransformStamped.
 type TransformStamped struct {
 	// header.frame_id is the parent frame; the transform maps child_frame_id into it.
-	Header       std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Header       std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
 	ChildFrameId string              `ros:"child_frame_id" rostype:"string"`
-	Transform    Transform           `ros:"transform" rostype:"geometry_msgs/Transform"`
+	Transform    Transform           `ros:"transform" rostype:"geometry_msgs/msg/Transform"`
 }
 
 // TransformStamped_TypeInfo describes geometry_msgs/msg/TransformStamped.

@@ -9,8 +9,8 @@ import (
 
 // Twist is the ROS 2 type geometry_msgs/msg/Twist.
 type Twist struct {
-	Linear  Vector3 `ros:"linear" rostype:"geometry_msgs/Vector3"`
-	Angular Vector3 `ros:"angular" rostype:"geometry_msgs/Vector3"`
+	Linear  Vector3 `ros:"linear" rostype:"geometry_msgs/msg/Vector3"`
+	Angular Vector3 `ros:"angular" rostype:"geometry_msgs/msg/Vector3"`
 }
 
 // Twist_TypeInfo describes geometry_msgs/msg/Twist.

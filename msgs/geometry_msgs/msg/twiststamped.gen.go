@@ -10,8 +10,8 @@ import (
 
 // TwistStamped is the ROS 2 type geometry_msgs/msg/TwistStamped.
 type TwistStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Twist  Twist               `ros:"twist" rostype:"geometry_msgs/Twist"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Twist  Twist               `ros:"twist" rostype:"geometry_msgs/msg/Twist"`
 }
 
 // TwistStamped_TypeInfo describes geometry_msgs/msg/TwistStamped.

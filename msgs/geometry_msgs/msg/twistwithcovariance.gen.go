@@ -9,7 +9,7 @@ import (
 
 // TwistWithCovariance is the ROS 2 type geometry_msgs/msg/TwistWithCovariance.
 type TwistWithCovariance struct {
-	Twist      Twist       `ros:"twist" rostype:"geometry_msgs/Twist"`
+	Twist      Twist       `ros:"twist" rostype:"geometry_msgs/msg/Twist"`
 	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }
 

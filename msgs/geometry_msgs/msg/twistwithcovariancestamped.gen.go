@@ -10,8 +10,8 @@ import (
 
 // TwistWithCovarianceStamped is the ROS 2 type geometry_msgs/msg/TwistWithCovarianceStamped.
 type TwistWithCovarianceStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Twist  TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/TwistWithCovariance"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Twist  TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/msg/TwistWithCovariance"`
 }
 
 // TwistWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/TwistWithCovarianceStamped.

@@ -10,8 +10,8 @@ import (
 
 // Vector3Stamped is the ROS 2 type geometry_msgs/msg/Vector3Stamped.
 type Vector3Stamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Vector Vector3             `ros:"vector" rostype:"geometry_msgs/Vector3"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Vector Vector3             `ros:"vector" rostype:"geometry_msgs/msg/Vector3"`
 }
 
 // Vector3Stamped_TypeInfo describes geometry_msgs/msg/Vector3Stamped.

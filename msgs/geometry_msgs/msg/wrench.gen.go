@@ -9,8 +9,8 @@ import (
 
 // Wrench is the ROS 2 type geometry_msgs/msg/Wrench.
 type Wrench struct {
-	Force  Vector3 `ros:"force" rostype:"geometry_msgs/Vector3"`
-	Torque Vector3 `ros:"torque" rostype:"geometry_msgs/Vector3"`
+	Force  Vector3 `ros:"force" rostype:"geometry_msgs/msg/Vector3"`
+	Torque Vector3 `ros:"torque" rostype:"geometry_msgs/msg/Vector3"`
 }
 
 // Wrench_TypeInfo describes geometry_msgs/msg/Wrench.

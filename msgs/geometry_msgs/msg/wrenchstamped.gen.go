@@ -10,8 +10,8 @@ import (
 
 // WrenchStamped is the ROS 2 type geometry_msgs/msg/WrenchStamped.
 type WrenchStamped struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Wrench Wrench              `ros:"wrench" rostype:"geometry_msgs/Wrench"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Wrench Wrench              `ros:"wrench" rostype:"geometry_msgs/msg/Wrench"`
 }
 
 // WrenchStamped_TypeInfo describes geometry_msgs/msg/WrenchStamped.

@@ -13,7 +13,7 @@ import (
 // NavigateThroughPoses_Goal is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Goal.
 type NavigateThroughPoses_Goal struct {
 	// Jazzy layout (nav2 1.3.x).
-	Poses        []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/PoseStamped[]"`
+	Poses        []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/msg/PoseStamped[]"`
 	BehaviorTree string                          `ros:"behavior_tree" rostype:"string"`
 }
 
@@ -152,9 +152,9 @@ func (m *NavigateThroughPoses_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateThroughPoses_Feedback is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_Feedback.
 type NavigateThroughPoses_Feedback struct {
-	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/PoseStamped"`
-	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/Duration"`
-	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/Duration"`
+	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/msg/PoseStamped"`
+	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/msg/Duration"`
+	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/msg/Duration"`
 	NumberOfRecoveries     int16                           `ros:"number_of_recoveries" rostype:"int16"`
 	DistanceRemaining      float32                         `ros:"distance_remaining" rostype:"float32"`
 	NumberOfPosesRemaining int16                           `ros:"number_of_poses_remaining" rostype:"int16"`
@@ -229,8 +229,8 @@ func (m *NavigateThroughPoses_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateThroughPoses_SendGoal_Request is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
 type NavigateThroughPoses_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Goal   NavigateThroughPoses_Goal       `ros:"goal" rostype:"nav2_msgs/NavigateThroughPoses_Goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Goal   NavigateThroughPoses_Goal       `ros:"goal" rostype:"nav2_msgs/action/NavigateThroughPoses_Goal"`
 }
 
 // NavigateThroughPoses_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
@@ -291,7 +291,7 @@ func (m *NavigateThroughPoses_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) err
 // NavigateThroughPoses_SendGoal_Response is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
 type NavigateThroughPoses_SendGoal_Response struct {
 	Accepted bool                        `ros:"accepted" rostype:"bool"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // NavigateThroughPoses_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
@@ -364,7 +364,7 @@ builtin_interfaces/Time stamp
 
 // NavigateThroughPoses_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
 type NavigateThroughPoses_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
 // NavigateThroughPoses_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
@@ -421,7 +421,7 @@ func (m *NavigateThroughPoses_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) er
 // NavigateThroughPoses_GetResult_Response is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
 type NavigateThroughPoses_GetResult_Response struct {
 	Status int8                        `ros:"status" rostype:"int8"`
-	Result NavigateThroughPoses_Result `ros:"result" rostype:"nav2_msgs/NavigateThroughPoses_Result"`
+	Result NavigateThroughPoses_Result `ros:"result" rostype:"nav2_msgs/action/NavigateThroughPoses_Result"`
 }
 
 // NavigateThroughPoses_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
@@ -493,8 +493,8 @@ NavigateThroughPoses_Result result
 
 // NavigateThroughPoses_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.
 type NavigateThroughPoses_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Feedback NavigateThroughPoses_Feedback   `ros:"feedback" rostype:"nav2_msgs/NavigateThroughPoses_Feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Feedback NavigateThroughPoses_Feedback   `ros:"feedback" rostype:"nav2_msgs/action/NavigateThroughPoses_Feedback"`
 }
 
 // NavigateThroughPoses_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.

@@ -13,7 +13,7 @@ import (
 // NavigateToPose_Goal is the ROS 2 type nav2_msgs/action/NavigateToPose_Goal.
 type NavigateToPose_Goal struct {
 	// Jazzy layout (nav2 1.3.x): the result carries an error code and message.
-	Pose         geometry_msgs_msg.PoseStamped `ros:"pose" rostype:"geometry_msgs/PoseStamped"`
+	Pose         geometry_msgs_msg.PoseStamped `ros:"pose" rostype:"geometry_msgs/msg/PoseStamped"`
 	BehaviorTree string                        `ros:"behavior_tree" rostype:"string"` // empty selects the default tree
 }
 
@@ -135,9 +135,9 @@ func (m *NavigateToPose_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_Feedback is the ROS 2 type nav2_msgs/action/NavigateToPose_Feedback.
 type NavigateToPose_Feedback struct {
-	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/PoseStamped"`
-	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/Duration"`
-	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/Duration"`
+	CurrentPose            geometry_msgs_msg.PoseStamped   `ros:"current_pose" rostype:"geometry_msgs/msg/PoseStamped"`
+	NavigationTime         builtin_interfaces_msg.Duration `ros:"navigation_time" rostype:"builtin_interfaces/msg/Duration"`
+	EstimatedTimeRemaining builtin_interfaces_msg.Duration `ros:"estimated_time_remaining" rostype:"builtin_interfaces/msg/Duration"`
 	NumberOfRecoveries     int16                           `ros:"number_of_recoveries" rostype:"int16"`
 	DistanceRemaining      float32                         `ros:"distance_remaining" rostype:"float32"`
 }
@@ -206,8 +206,8 @@ func (m *NavigateToPose_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // NavigateToPose_SendGoal_Request is the ROS 2 type nav2_msgs/action/NavigateToPose_SendGoal_Request.
 type NavigateToPose_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Goal   NavigateToPose_Goal             `ros:"goal" rostype:"nav2_msgs/NavigateToPose_Goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Goal   NavigateToPose_Goal             `ros:"goal" rostype:"nav2_msgs/action/NavigateToPose_Goal"`
 }
 
 // NavigateToPose_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Request.
@@ -268,7 +268,7 @@ func (m *NavigateToPose_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // NavigateToPose_SendGoal_Response is the ROS 2 type nav2_msgs/action/NavigateToPose_SendGoal_Response.
 type NavigateToPose_SendGoal_Response struct {
 	Accepted bool                        `ros:"accepted" rostype:"bool"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // NavigateToPose_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Response.
@@ -341,7 +341,7 @@ builtin_interfaces/Time stamp
 
 // NavigateToPose_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Request.
 type NavigateToPose_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
 // NavigateToPose_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Request.
@@ -398,7 +398,7 @@ func (m *NavigateToPose_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 // NavigateToPose_GetResult_Response is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Response.
 type NavigateToPose_GetResult_Response struct {
 	Status int8                  `ros:"status" rostype:"int8"`
-	Result NavigateToPose_Result `ros:"result" rostype:"nav2_msgs/NavigateToPose_Result"`
+	Result NavigateToPose_Result `ros:"result" rostype:"nav2_msgs/action/NavigateToPose_Result"`
 }
 
 // NavigateToPose_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Response.
@@ -470,8 +470,8 @@ NavigateToPose_Result result
 
 // NavigateToPose_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateToPose_FeedbackMessage.
 type NavigateToPose_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Feedback NavigateToPose_Feedback         `ros:"feedback" rostype:"nav2_msgs/NavigateToPose_Feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Feedback NavigateToPose_Feedback         `ros:"feedback" rostype:"nav2_msgs/action/NavigateToPose_Feedback"`
 }
 
 // NavigateToPose_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateToPose_FeedbackMessage.

@@ -11,11 +11,11 @@ import (
 
 // MapMetaData is the ROS 2 type nav_msgs/msg/MapMetaData.
 type MapMetaData struct {
-	MapLoadTime builtin_interfaces_msg.Time `ros:"map_load_time" rostype:"builtin_interfaces/Time"`
+	MapLoadTime builtin_interfaces_msg.Time `ros:"map_load_time" rostype:"builtin_interfaces/msg/Time"`
 	Resolution  float32                     `ros:"resolution" rostype:"float32"` // m/cell
 	Width       uint32                      `ros:"width" rostype:"uint32"`       // cells
 	Height      uint32                      `ros:"height" rostype:"uint32"`      // cells
-	Origin      geometry_msgs_msg.Pose      `ros:"origin" rostype:"geometry_msgs/Pose"`
+	Origin      geometry_msgs_msg.Pose      `ros:"origin" rostype:"geometry_msgs/msg/Pose"`
 }
 
 // MapMetaData_TypeInfo describes nav_msgs/msg/MapMetaData.

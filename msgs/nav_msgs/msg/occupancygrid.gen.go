@@ -11,8 +11,8 @@ import (
 // OccupancyGrid is the ROS 2 type nav_msgs/msg/OccupancyGrid.
 type OccupancyGrid struct {
 	// data is row-major from (0,0); 0..100 occupancy probability, -1 unknown.
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
-	Info   MapMetaData         `ros:"info" rostype:"nav_msgs/MapMetaData"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
+	Info   MapMetaData         `ros:"info" rostype:"nav_msgs/msg/MapMetaData"`
 	Data   []int8              `ros:"data" rostype:"int8[]"`
 }
 

@@ -12,10 +12,10 @@ import (
 // Odometry is the ROS 2 type nav_msgs/msg/Odometry.
 type Odometry struct {
 	// pose is in header.frame_id, twist in child_frame_id.
-	Header       std_msgs_msg.Header                   `ros:"header" rostype:"std_msgs/Header"`
+	Header       std_msgs_msg.Header                   `ros:"header" rostype:"std_msgs/msg/Header"`
 	ChildFrameId string                                `ros:"child_frame_id" rostype:"string"`
-	Pose         geometry_msgs_msg.PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/PoseWithCovariance"`
-	Twist        geometry_msgs_msg.TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/TwistWithCovariance"`
+	Pose         geometry_msgs_msg.PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/msg/PoseWithCovariance"`
+	Twist        geometry_msgs_msg.TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/msg/TwistWithCovariance"`
 }
 
 // Odometry_TypeInfo describes nav_msgs/msg/Odometry.

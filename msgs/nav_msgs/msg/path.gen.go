@@ -11,8 +11,8 @@ import (
 
 // Path is the ROS 2 type nav_msgs/msg/Path.
 type Path struct {
-	Header std_msgs_msg.Header             `ros:"header" rostype:"std_msgs/Header"`
-	Poses  []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/PoseStamped[]"`
+	Header std_msgs_msg.Header             `ros:"header" rostype:"std_msgs/msg/Header"`
+	Poses  []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/msg/PoseStamped[]"`
 }
 
 // Path_TypeInfo describes nav_msgs/msg/Path.

@@ -10,7 +10,7 @@ import (
 
 // Log is the ROS 2 type rcl_interfaces/msg/Log.
 type Log struct {
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 	Level    uint8                       `ros:"level" rostype:"uint8"` // one of the constants above
 	Name     string                      `ros:"name" rostype:"string"` // logger name
 	Msg      string                      `ros:"msg" rostype:"string"`

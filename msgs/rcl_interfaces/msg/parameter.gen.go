@@ -10,7 +10,7 @@ import (
 // Parameter is the ROS 2 type rcl_interfaces/msg/Parameter.
 type Parameter struct {
 	Name  string         `ros:"name" rostype:"string"`
-	Value ParameterValue `ros:"value" rostype:"rcl_interfaces/ParameterValue"`
+	Value ParameterValue `ros:"value" rostype:"rcl_interfaces/msg/ParameterValue"`
 }
 
 // Parameter_TypeInfo describes rcl_interfaces/msg/Parameter.

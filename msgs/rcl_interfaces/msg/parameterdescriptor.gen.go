@@ -18,8 +18,8 @@ type ParameterDescriptor struct {
 	ReadOnly              bool   `ros:"read_only" rostype:"bool"`      // default: false
 	DynamicTyping         bool   `ros:"dynamic_typing" rostype:"bool"` // default: false
 	// At most one of the two ranges is set.
-	FloatingPointRange []FloatingPointRange `ros:"floating_point_range" rostype:"rcl_interfaces/FloatingPointRange[<=1]"`
-	IntegerRange       []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/IntegerRange[<=1]"`
+	FloatingPointRange []FloatingPointRange `ros:"floating_point_range" rostype:"rcl_interfaces/msg/FloatingPointRange[<=1]"`
+	IntegerRange       []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/msg/IntegerRange[<=1]"`
 }
 
 // ParameterDescriptor_TypeInfo describes rcl_interfaces/msg/ParameterDescriptor.

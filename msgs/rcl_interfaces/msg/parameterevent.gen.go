@@ -10,11 +10,11 @@ import (
 
 // ParameterEvent is the ROS 2 type rcl_interfaces/msg/ParameterEvent.
 type ParameterEvent struct {
-	Stamp             builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp             builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 	Node              string                      `ros:"node" rostype:"string"` // fully qualified node name
-	NewParameters     []Parameter                 `ros:"new_parameters" rostype:"rcl_interfaces/Parameter[]"`
-	ChangedParameters []Parameter                 `ros:"changed_parameters" rostype:"rcl_interfaces/Parameter[]"`
-	DeletedParameters []Parameter                 `ros:"deleted_parameters" rostype:"rcl_interfaces/Parameter[]"`
+	NewParameters     []Parameter                 `ros:"new_parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
+	ChangedParameters []Parameter                 `ros:"changed_parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
+	DeletedParameters []Parameter                 `ros:"deleted_parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
 // ParameterEvent_TypeInfo describes rcl_interfaces/msg/ParameterEvent.

@@ -11,9 +11,9 @@ import (
 
 // ParameterEventDescriptors is the ROS 2 type rcl_interfaces/msg/ParameterEventDescriptors.
 type ParameterEventDescriptors struct {
-	NewParameters     []ParameterDescriptor `ros:"new_parameters" rostype:"rcl_interfaces/ParameterDescriptor[]"`
-	ChangedParameters []ParameterDescriptor `ros:"changed_parameters" rostype:"rcl_interfaces/ParameterDescriptor[]"`
-	DeletedParameters []ParameterDescriptor `ros:"deleted_parameters" rostype:"rcl_interfaces/ParameterDescriptor[]"`
+	NewParameters     []ParameterDescriptor `ros:"new_parameters" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
+	ChangedParameters []ParameterDescriptor `ros:"changed_parameters" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
+	DeletedParameters []ParameterDescriptor `ros:"deleted_parameters" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
 }
 
 // ParameterEventDescriptors_TypeInfo describes rcl_interfaces/msg/ParameterEventDescriptors.

@@ -81,7 +81,7 @@ func (m *DescribeParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // DescribeParameters_Response is the ROS 2 type rcl_interfaces/srv/DescribeParameters_Response.
 type DescribeParameters_Response struct {
-	Descriptors []rcl_interfaces_msg.ParameterDescriptor `ros:"descriptors" rostype:"rcl_interfaces/ParameterDescriptor[]"`
+	Descriptors []rcl_interfaces_msg.ParameterDescriptor `ros:"descriptors" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
 }
 
 // DescribeParameters_Response_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Response.

@@ -77,7 +77,7 @@ func (m *GetParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetParameters_Response is the ROS 2 type rcl_interfaces/srv/GetParameters_Response.
 type GetParameters_Response struct {
-	Values []rcl_interfaces_msg.ParameterValue `ros:"values" rostype:"rcl_interfaces/ParameterValue[]"`
+	Values []rcl_interfaces_msg.ParameterValue `ros:"values" rostype:"rcl_interfaces/msg/ParameterValue[]"`
 }
 
 // GetParameters_Response_TypeInfo describes rcl_interfaces/srv/GetParameters_Response.

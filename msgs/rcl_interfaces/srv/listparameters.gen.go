@@ -87,7 +87,7 @@ func (m *ListParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // ListParameters_Response is the ROS 2 type rcl_interfaces/srv/ListParameters_Response.
 type ListParameters_Response struct {
-	Result rcl_interfaces_msg.ListParametersResult `ros:"result" rostype:"rcl_interfaces/ListParametersResult"`
+	Result rcl_interfaces_msg.ListParametersResult `ros:"result" rostype:"rcl_interfaces/msg/ListParametersResult"`
 }
 
 // ListParameters_Response_TypeInfo describes rcl_interfaces/srv/ListParameters_Response.

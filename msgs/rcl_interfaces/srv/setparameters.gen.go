@@ -10,7 +10,7 @@ import (
 
 // SetParameters_Request is the ROS 2 type rcl_interfaces/srv/SetParameters_Request.
 type SetParameters_Request struct {
-	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/Parameter[]"`
+	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
 // SetParameters_Request_TypeInfo describes rcl_interfaces/srv/SetParameters_Request.
@@ -79,7 +79,7 @@ func (m *SetParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetParameters_Response is the ROS 2 type rcl_interfaces/srv/SetParameters_Response.
 type SetParameters_Response struct {
-	Results []rcl_interfaces_msg.SetParametersResult `ros:"results" rostype:"rcl_interfaces/SetParametersResult[]"`
+	Results []rcl_interfaces_msg.SetParametersResult `ros:"results" rostype:"rcl_interfaces/msg/SetParametersResult[]"`
 }
 
 // SetParameters_Response_TypeInfo describes rcl_interfaces/srv/SetParameters_Response.

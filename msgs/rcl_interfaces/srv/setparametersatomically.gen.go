@@ -10,7 +10,7 @@ import (
 
 // SetParametersAtomically_Request is the ROS 2 type rcl_interfaces/srv/SetParametersAtomically_Request.
 type SetParametersAtomically_Request struct {
-	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/Parameter[]"`
+	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
 // SetParametersAtomically_Request_TypeInfo describes rcl_interfaces/srv/SetParametersAtomically_Request.
@@ -81,7 +81,7 @@ func (m *SetParametersAtomically_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // SetParametersAtomically_Response is the ROS 2 type rcl_interfaces/srv/SetParametersAtomically_Response.
 type SetParametersAtomically_Response struct {
-	Result rcl_interfaces_msg.SetParametersResult `ros:"result" rostype:"rcl_interfaces/SetParametersResult"`
+	Result rcl_interfaces_msg.SetParametersResult `ros:"result" rostype:"rcl_interfaces/msg/SetParametersResult"`
 }
 
 // SetParametersAtomically_Response_TypeInfo describes rcl_interfaces/srv/SetParametersAtomically_Response.

@@ -13,8 +13,8 @@ import (
 type NodeEntitiesInfo struct {
 	NodeNamespace string `ros:"node_namespace" rostype:"string<=256"`
 	NodeName      string `ros:"node_name" rostype:"string<=256"`
-	ReaderGidSeq  []Gid  `ros:"reader_gid_seq" rostype:"rmw_dds_common/Gid[]"`
-	WriterGidSeq  []Gid  `ros:"writer_gid_seq" rostype:"rmw_dds_common/Gid[]"`
+	ReaderGidSeq  []Gid  `ros:"reader_gid_seq" rostype:"rmw_dds_common/msg/Gid[]"`
+	WriterGidSeq  []Gid  `ros:"writer_gid_seq" rostype:"rmw_dds_common/msg/Gid[]"`
 }
 
 // NodeEntitiesInfo_TypeInfo describes rmw_dds_common/msg/NodeEntitiesInfo.

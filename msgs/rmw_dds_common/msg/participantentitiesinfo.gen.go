@@ -11,8 +11,8 @@ import (
 
 // ParticipantEntitiesInfo is the ROS 2 type rmw_dds_common/msg/ParticipantEntitiesInfo.
 type ParticipantEntitiesInfo struct {
-	Gid                 Gid                `ros:"gid" rostype:"rmw_dds_common/Gid"`
-	NodeEntitiesInfoSeq []NodeEntitiesInfo `ros:"node_entities_info_seq" rostype:"rmw_dds_common/NodeEntitiesInfo[]"`
+	Gid                 Gid                `ros:"gid" rostype:"rmw_dds_common/msg/Gid"`
+	NodeEntitiesInfoSeq []NodeEntitiesInfo `ros:"node_entities_info_seq" rostype:"rmw_dds_common/msg/NodeEntitiesInfo[]"`
 }
 
 // ParticipantEntitiesInfo_TypeInfo describes rmw_dds_common/msg/ParticipantEntitiesInfo.

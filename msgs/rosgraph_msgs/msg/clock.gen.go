@@ -10,7 +10,7 @@ import (
 
 // Clock is the ROS 2 type rosgraph_msgs/msg/Clock.
 type Clock struct {
-	Clock builtin_interfaces_msg.Time `ros:"clock" rostype:"builtin_interfaces/Time"`
+	Clock builtin_interfaces_msg.Time `ros:"clock" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // Clock_TypeInfo describes rosgraph_msgs/msg/Clock.

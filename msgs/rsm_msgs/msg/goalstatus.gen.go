@@ -10,8 +10,8 @@ import (
 
 // GoalStatus is the ROS 2 type rsm_msgs/msg/GoalStatus.
 type GoalStatus struct {
-	Goal       geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"` // goal in the map frame
-	GoalStatus uint8                  `ros:"goal_status" rostype:"uint8"`       // one of the constants above
+	Goal       geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/msg/Pose"` // goal in the map frame
+	GoalStatus uint8                  `ros:"goal_status" rostype:"uint8"`           // one of the constants above
 }
 
 // Constants of rsm_msgs/msg/GoalStatus.

@@ -11,10 +11,10 @@ import (
 // Waypoint is the ROS 2 type rsm_msgs/msg/Waypoint.
 type Waypoint struct {
 	// A waypoint for waypoint following.
-	Pose        geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/Pose"` // waypoint pose in the map frame
-	Visited     bool                   `ros:"visited" rostype:"bool"`            // true once the waypoint was reached
-	Unreachable bool                   `ros:"unreachable" rostype:"bool"`        // true if no path to the waypoint could be found
-	Routine     string                 `ros:"routine" rostype:"string"`          // routine to run on arrival ("" = none)
+	Pose        geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"` // waypoint pose in the map frame
+	Visited     bool                   `ros:"visited" rostype:"bool"`                // true once the waypoint was reached
+	Unreachable bool                   `ros:"unreachable" rostype:"bool"`            // true if no path to the waypoint could be found
+	Routine     string                 `ros:"routine" rostype:"string"`              // routine to run on arrival ("" = none)
 }
 
 // Waypoint_TypeInfo describes rsm_msgs/msg/Waypoint.

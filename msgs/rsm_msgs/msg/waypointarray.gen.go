@@ -11,11 +11,11 @@ import (
 // WaypointArray is the ROS 2 type rsm_msgs/msg/WaypointArray.
 type WaypointArray struct {
 	// All waypoints plus the waypoint following mode.
-	Header        std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"` // frame_id is "map"
-	Ns            string              `ros:"ns" rostype:"string"`              // unused by the core
-	Mode          uint8               `ros:"mode" rostype:"uint8"`             // waypoint following mode, see constants
-	Reverse       bool                `ros:"reverse" rostype:"bool"`           // false: traverse start to end, true: end to start
-	Waypoints     []Waypoint          `ros:"waypoints" rostype:"rsm_msgs/Waypoint[]"`
+	Header        std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"` // frame_id is "map"
+	Ns            string              `ros:"ns" rostype:"string"`                  // unused by the core
+	Mode          uint8               `ros:"mode" rostype:"uint8"`                 // waypoint following mode, see constants
+	Reverse       bool                `ros:"reverse" rostype:"bool"`               // false: traverse start to end, true: end to start
+	Waypoints     []Waypoint          `ros:"waypoints" rostype:"rsm_msgs/msg/Waypoint[]"`
 	WaypointsSize int32               `ros:"waypoints_size" rostype:"int32"` // kept equal to the length of waypoints
 }
 

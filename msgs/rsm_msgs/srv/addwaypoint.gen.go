@@ -10,7 +10,7 @@ import (
 
 // AddWaypoint_Request is the ROS 2 type rsm_msgs/srv/AddWaypoint_Request.
 type AddWaypoint_Request struct {
-	Waypoint rsm_msgs_msg.Waypoint `ros:"waypoint" rostype:"rsm_msgs/Waypoint"`
+	Waypoint rsm_msgs_msg.Waypoint `ros:"waypoint" rostype:"rsm_msgs/msg/Waypoint"`
 	Position int64                 `ros:"position" rostype:"int64"` // index to insert at; -1 (or out of range) appends
 }
 

@@ -66,7 +66,7 @@ func (m *GetCmdVelRecording_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetCmdVelRecording_Response is the ROS 2 type rsm_msgs/srv/GetCmdVelRecording_Response.
 type GetCmdVelRecording_Response struct {
-	CmdVelMsgs     []geometry_msgs_msg.Twist `ros:"cmd_vel_msgs" rostype:"geometry_msgs/Twist[]"`
+	CmdVelMsgs     []geometry_msgs_msg.Twist `ros:"cmd_vel_msgs" rostype:"geometry_msgs/msg/Twist[]"`
 	NavigationMode int8                      `ros:"navigation_mode" rostype:"int8"` // 0 exploration, 1 waypoint following, 2 simple goal
 }
 

@@ -66,7 +66,7 @@ func (m *GetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetNavigationGoal_Response is the ROS 2 type rsm_msgs/srv/GetNavigationGoal_Response.
 type GetNavigationGoal_Response struct {
-	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
+	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/msg/Pose"`
 	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`    // 0 exploration, 1 waypoint following, 2 simple goal, -1 none
 	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"` // index of the waypoint, -1 if none
 	Routine          string                 `ros:"routine" rostype:"string"`          // routine of the waypoint

@@ -64,7 +64,7 @@ func (m *GetRobotPose_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetRobotPose_Response is the ROS 2 type rsm_msgs/srv/GetRobotPose_Response.
 type GetRobotPose_Response struct {
-	Pose geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Pose geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 }
 
 // GetRobotPose_Response_TypeInfo describes rsm_msgs/srv/GetRobotPose_Response.

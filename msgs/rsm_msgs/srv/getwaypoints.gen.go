@@ -64,7 +64,7 @@ func (m *GetWaypoints_Request) UnmarshalCDR(d *cdr.Decoder) error {
 
 // GetWaypoints_Response is the ROS 2 type rsm_msgs/srv/GetWaypoints_Response.
 type GetWaypoints_Response struct {
-	WaypointArray rsm_msgs_msg.WaypointArray `ros:"waypoint_array" rostype:"rsm_msgs/WaypointArray"`
+	WaypointArray rsm_msgs_msg.WaypointArray `ros:"waypoint_array" rostype:"rsm_msgs/msg/WaypointArray"`
 }
 
 // GetWaypoints_Response_TypeInfo describes rsm_msgs/srv/GetWaypoints_Response.

@@ -10,7 +10,7 @@ import (
 
 // GoalCompleted_Request is the ROS 2 type rsm_msgs/srv/GoalCompleted_Request.
 type GoalCompleted_Request struct {
-	Status           rsm_msgs_msg.GoalStatus `ros:"status" rostype:"rsm_msgs/GoalStatus"`
+	Status           rsm_msgs_msg.GoalStatus `ros:"status" rostype:"rsm_msgs/msg/GoalStatus"`
 	NavigationStatus bool                    `ros:"navigation_status" rostype:"bool"` // true if the status comes from the navigation state
 }
 

@@ -11,7 +11,7 @@ import (
 // MoveWaypoint_Request is the ROS 2 type rsm_msgs/srv/MoveWaypoint_Request.
 type MoveWaypoint_Request struct {
 	Position int64                  `ros:"position" rostype:"int64"`
-	Pose     geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/Pose"`
+	Pose     geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 }
 
 // MoveWaypoint_Request_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Request.

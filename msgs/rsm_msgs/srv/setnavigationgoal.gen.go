@@ -10,7 +10,7 @@ import (
 
 // SetNavigationGoal_Request is the ROS 2 type rsm_msgs/srv/SetNavigationGoal_Request.
 type SetNavigationGoal_Request struct {
-	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/Pose"`
+	Goal             geometry_msgs_msg.Pose `ros:"goal" rostype:"geometry_msgs/msg/Pose"`
 	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`    // 0 exploration, 1 waypoint following, 2 simple goal
 	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"` // index of the waypoint (waypoint following only)
 	Routine          string                 `ros:"routine" rostype:"string"`          // routine to run on arrival

@@ -10,7 +10,7 @@ import (
 
 // SetOperationMode_Request is the ROS 2 type rsm_msgs/srv/SetOperationMode_Request.
 type SetOperationMode_Request struct {
-	OperationMode rsm_msgs_msg.OperationMode `ros:"operation_mode" rostype:"rsm_msgs/OperationMode"`
+	OperationMode rsm_msgs_msg.OperationMode `ros:"operation_mode" rostype:"rsm_msgs/msg/OperationMode"`
 }
 
 // SetOperationMode_Request_TypeInfo describes rsm_msgs/srv/SetOperationMode_Request.

@@ -10,7 +10,7 @@ import (
 
 // CompressedImage is the ROS 2 type sensor_msgs/msg/CompressedImage.
 type CompressedImage struct {
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
 	Format string              `ros:"format" rostype:"string"`
 	Data   []uint8             `ros:"data" rostype:"uint8[]"`
 }

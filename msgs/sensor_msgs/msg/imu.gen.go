@@ -11,12 +11,12 @@ import (
 
 // Imu is the ROS 2 type sensor_msgs/msg/Imu.
 type Imu struct {
-	Header                       std_msgs_msg.Header          `ros:"header" rostype:"std_msgs/Header"`
-	Orientation                  geometry_msgs_msg.Quaternion `ros:"orientation" rostype:"geometry_msgs/Quaternion"`
+	Header                       std_msgs_msg.Header          `ros:"header" rostype:"std_msgs/msg/Header"`
+	Orientation                  geometry_msgs_msg.Quaternion `ros:"orientation" rostype:"geometry_msgs/msg/Quaternion"`
 	OrientationCovariance        [9]float64                   `ros:"orientation_covariance" rostype:"float64[9]"`
-	AngularVelocity              geometry_msgs_msg.Vector3    `ros:"angular_velocity" rostype:"geometry_msgs/Vector3"`
+	AngularVelocity              geometry_msgs_msg.Vector3    `ros:"angular_velocity" rostype:"geometry_msgs/msg/Vector3"`
 	AngularVelocityCovariance    [9]float64                   `ros:"angular_velocity_covariance" rostype:"float64[9]"`
-	LinearAcceleration           geometry_msgs_msg.Vector3    `ros:"linear_acceleration" rostype:"geometry_msgs/Vector3"`
+	LinearAcceleration           geometry_msgs_msg.Vector3    `ros:"linear_acceleration" rostype:"geometry_msgs/msg/Vector3"`
 	LinearAccelerationCovariance [9]float64                   `ros:"linear_acceleration_covariance" rostype:"float64[9]"`
 }
 

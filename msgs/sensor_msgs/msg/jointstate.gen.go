@@ -11,7 +11,7 @@ import (
 // JointState is the ROS 2 type sensor_msgs/msg/JointState.
 type JointState struct {
 	// position, velocity and effort are parallel to name; any may be empty.
-	Header   std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Header   std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
 	Name     []string            `ros:"name" rostype:"string[]"`
 	Position []float64           `ros:"position" rostype:"float64[]"`
 	Velocity []float64           `ros:"velocity" rostype:"float64[]"`

@@ -10,7 +10,7 @@ import (
 
 // Joy is the ROS 2 type sensor_msgs/msg/Joy.
 type Joy struct {
-	Header  std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Header  std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
 	Axes    []float32           `ros:"axes" rostype:"float32[]"`
 	Buttons []int32             `ros:"buttons" rostype:"int32[]"`
 }

@@ -10,7 +10,7 @@ import (
 
 // LaserScan is the ROS 2 type sensor_msgs/msg/LaserScan.
 type LaserScan struct {
-	Header         std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"`
+	Header         std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"`
 	AngleMin       float32             `ros:"angle_min" rostype:"float32"`       // rad
 	AngleMax       float32             `ros:"angle_max" rostype:"float32"`       // rad
 	AngleIncrement float32             `ros:"angle_increment" rostype:"float32"` // rad between measurements

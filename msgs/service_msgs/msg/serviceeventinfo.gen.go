@@ -11,7 +11,7 @@ import (
 // ServiceEventInfo is the ROS 2 type service_msgs/msg/ServiceEventInfo.
 type ServiceEventInfo struct {
 	EventType      uint8                       `ros:"event_type" rostype:"uint8"`
-	Stamp          builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp          builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 	ClientGid      [16]uint8                   `ros:"client_gid" rostype:"char[16]"`
 	SequenceNumber int64                       `ros:"sequence_number" rostype:"int64"`
 }

@@ -9,7 +9,7 @@ import (
 
 // ByteMultiArray is the ROS 2 type std_msgs/msg/ByteMultiArray.
 type ByteMultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []byte           `ros:"data" rostype:"byte[]"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Float32MultiArray is the ROS 2 type std_msgs/msg/Float32MultiArray.
 type Float32MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []float32        `ros:"data" rostype:"float32[]"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Float64MultiArray is the ROS 2 type std_msgs/msg/Float64MultiArray.
 type Float64MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []float64        `ros:"data" rostype:"float64[]"`
 }
 

@@ -11,7 +11,7 @@ import (
 // Header is the ROS 2 type std_msgs/msg/Header.
 type Header struct {
 	// Time stamp and coordinate frame of stamped data.
-	Stamp   builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp   builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 	FrameId string                      `ros:"frame_id" rostype:"string"`
 }
 

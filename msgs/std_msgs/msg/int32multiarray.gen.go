@@ -9,7 +9,7 @@ import (
 
 // Int32MultiArray is the ROS 2 type std_msgs/msg/Int32MultiArray.
 type Int32MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []int32          `ros:"data" rostype:"int32[]"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Int64MultiArray is the ROS 2 type std_msgs/msg/Int64MultiArray.
 type Int64MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []int64          `ros:"data" rostype:"int64[]"`
 }
 

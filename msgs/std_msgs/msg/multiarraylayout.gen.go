@@ -9,8 +9,8 @@ import (
 
 // MultiArrayLayout is the ROS 2 type std_msgs/msg/MultiArrayLayout.
 type MultiArrayLayout struct {
-	Dim        []MultiArrayDimension `ros:"dim" rostype:"std_msgs/MultiArrayDimension[]"` // outermost dimension first
-	DataOffset uint32                `ros:"data_offset" rostype:"uint32"`                 // padding elements at the front of data
+	Dim        []MultiArrayDimension `ros:"dim" rostype:"std_msgs/msg/MultiArrayDimension[]"` // outermost dimension first
+	DataOffset uint32                `ros:"data_offset" rostype:"uint32"`                     // padding elements at the front of data
 }
 
 // MultiArrayLayout_TypeInfo describes std_msgs/msg/MultiArrayLayout.

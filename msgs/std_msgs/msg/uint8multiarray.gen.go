@@ -9,7 +9,7 @@ import (
 
 // UInt8MultiArray is the ROS 2 type std_msgs/msg/UInt8MultiArray.
 type UInt8MultiArray struct {
-	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/MultiArrayLayout"`
+	Layout MultiArrayLayout `ros:"layout" rostype:"std_msgs/msg/MultiArrayLayout"`
 	Data   []uint8          `ros:"data" rostype:"uint8[]"`
 }
 

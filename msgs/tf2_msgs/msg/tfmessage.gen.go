@@ -10,7 +10,7 @@ import (
 
 // TFMessage is the ROS 2 type tf2_msgs/msg/TFMessage.
 type TFMessage struct {
-	Transforms []geometry_msgs_msg.TransformStamped `ros:"transforms" rostype:"geometry_msgs/TransformStamped[]"`
+	Transforms []geometry_msgs_msg.TransformStamped `ros:"transforms" rostype:"geometry_msgs/msg/TransformStamped[]"`
 }
 
 // TFMessage_TypeInfo describes tf2_msgs/msg/TFMessage.

@@ -10,9 +10,9 @@ import (
 
 // JointTrajectory is the ROS 2 type trajectory_msgs/msg/JointTrajectory.
 type JointTrajectory struct {
-	Header     std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/Header"`
+	Header     std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/msg/Header"`
 	JointNames []string               `ros:"joint_names" rostype:"string[]"`
-	Points     []JointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/JointTrajectoryPoint[]"`
+	Points     []JointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/msg/JointTrajectoryPoint[]"`
 }
 
 // JointTrajectory_TypeInfo describes trajectory_msgs/msg/JointTrajectory.

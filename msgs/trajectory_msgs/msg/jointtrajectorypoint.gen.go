@@ -14,7 +14,7 @@ type JointTrajectoryPoint struct {
 	Velocities    []float64                       `ros:"velocities" rostype:"float64[]"`
 	Accelerations []float64                       `ros:"accelerations" rostype:"float64[]"`
 	Effort        []float64                       `ros:"effort" rostype:"float64[]"`
-	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/Duration"`
+	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/msg/Duration"`
 }
 
 // JointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/JointTrajectoryPoint.

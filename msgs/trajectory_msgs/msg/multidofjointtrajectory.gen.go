@@ -10,9 +10,9 @@ import (
 
 // MultiDOFJointTrajectory is the ROS 2 type trajectory_msgs/msg/MultiDOFJointTrajectory.
 type MultiDOFJointTrajectory struct {
-	Header     std_msgs_msg.Header            `ros:"header" rostype:"std_msgs/Header"`
+	Header     std_msgs_msg.Header            `ros:"header" rostype:"std_msgs/msg/Header"`
 	JointNames []string                       `ros:"joint_names" rostype:"string[]"`
-	Points     []MultiDOFJointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/MultiDOFJointTrajectoryPoint[]"`
+	Points     []MultiDOFJointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint[]"`
 }
 
 // MultiDOFJointTrajectory_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectory.

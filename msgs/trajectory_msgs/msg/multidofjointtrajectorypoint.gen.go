@@ -11,10 +11,10 @@ import (
 
 // MultiDOFJointTrajectoryPoint is the ROS 2 type trajectory_msgs/msg/MultiDOFJointTrajectoryPoint.
 type MultiDOFJointTrajectoryPoint struct {
-	Transforms    []geometry_msgs_msg.Transform   `ros:"transforms" rostype:"geometry_msgs/Transform[]"`
-	Velocities    []geometry_msgs_msg.Twist       `ros:"velocities" rostype:"geometry_msgs/Twist[]"`
-	Accelerations []geometry_msgs_msg.Twist       `ros:"accelerations" rostype:"geometry_msgs/Twist[]"`
-	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/Duration"`
+	Transforms    []geometry_msgs_msg.Transform   `ros:"transforms" rostype:"geometry_msgs/msg/Transform[]"`
+	Velocities    []geometry_msgs_msg.Twist       `ros:"velocities" rostype:"geometry_msgs/msg/Twist[]"`
+	Accelerations []geometry_msgs_msg.Twist       `ros:"accelerations" rostype:"geometry_msgs/msg/Twist[]"`
+	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/msg/Duration"`
 }
 
 // MultiDOFJointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectoryPoint.

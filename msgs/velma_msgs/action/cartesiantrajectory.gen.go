@@ -17,16 +17,16 @@ type CartesianTrajectory_Goal struct {
 	// Cartesian impedance motion of one wrist (cs behaviour cart_imp) along a
 	// pose trajectory, served on ~/right_arm/cartesian_trajectory and
 	// ~/left_arm/cartesian_trajectory.
-	Header std_msgs_msg.Header                       `ros:"header" rostype:"std_msgs/Header"`                       // frame_id "torso_base" or empty; stamp 0 = start now
-	Points []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points" rostype:"velma_msgs/CartesianTrajectoryPoint[]"` // 1..50 points, increasing times
+	Header std_msgs_msg.Header                       `ros:"header" rostype:"std_msgs/msg/Header"`                       // frame_id "torso_base" or empty; stamp 0 = start now
+	Points []velma_msgs_msg.CartesianTrajectoryPoint `ros:"points" rostype:"velma_msgs/msg/CartesianTrajectoryPoint[]"` // 1..50 points, increasing times
 	// Stiffness per direction of the wrist frame: force x, y, z [N/m], torque
 	// x, y, z [Nm/rad]; 0 selects the default (1500 N/m, 150 Nm/rad).
-	Stiffness geometry_msgs_msg.Wrench `ros:"stiffness" rostype:"geometry_msgs/Wrench"`
+	Stiffness geometry_msgs_msg.Wrench `ros:"stiffness" rostype:"geometry_msgs/msg/Wrench"`
 	// Damping ratio per direction (0..2); 0 selects the default 0.35.
-	Damping           geometry_msgs_msg.Wrench          `ros:"damping" rostype:"geometry_msgs/Wrench"`
-	PathTolerance     velma_msgs_msg.CartesianTolerance `ros:"path_tolerance" rostype:"velma_msgs/CartesianTolerance"`
-	GoalTolerance     velma_msgs_msg.CartesianTolerance `ros:"goal_tolerance" rostype:"velma_msgs/CartesianTolerance"`
-	GoalTimeTolerance builtin_interfaces_msg.Duration   `ros:"goal_time_tolerance" rostype:"builtin_interfaces/Duration"`
+	Damping           geometry_msgs_msg.Wrench          `ros:"damping" rostype:"geometry_msgs/msg/Wrench"`
+	PathTolerance     velma_msgs_msg.CartesianTolerance `ros:"path_tolerance" rostype:"velma_msgs/msg/CartesianTolerance"`
+	GoalTolerance     velma_msgs_msg.CartesianTolerance `ros:"goal_tolerance" rostype:"velma_msgs/msg/CartesianTolerance"`
+	GoalTimeTolerance builtin_interfaces_msg.Duration   `ros:"goal_time_tolerance" rostype:"builtin_interfaces/msg/Duration"`
 }
 
 // CartesianTrajectory_Goal_TypeInfo describes velma_msgs/action/CartesianTrajectory_Goal.
@@ -194,9 +194,9 @@ func (m *CartesianTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CartesianTrajectory_Feedback is the ROS 2 type velma_msgs/action/CartesianTrajectory_Feedback.
 type CartesianTrajectory_Feedback struct {
-	Header        std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/Header"`
-	Desired       geometry_msgs_msg.Pose `ros:"desired" rostype:"geometry_msgs/Pose"`
-	Actual        geometry_msgs_msg.Pose `ros:"actual" rostype:"geometry_msgs/Pose"`
+	Header        std_msgs_msg.Header    `ros:"header" rostype:"std_msgs/msg/Header"`
+	Desired       geometry_msgs_msg.Pose `ros:"desired" rostype:"geometry_msgs/msg/Pose"`
+	Actual        geometry_msgs_msg.Pose `ros:"actual" rostype:"geometry_msgs/msg/Pose"`
 	PositionError float64                `ros:"position_error" rostype:"float64"` // m
 	RotationError float64                `ros:"rotation_error" rostype:"float64"` // rad
 }
@@ -268,8 +268,8 @@ func (m *CartesianTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 
 // CartesianTrajectory_SendGoal_Request is the ROS 2 type velma_msgs/action/CartesianTrajectory_SendGoal_Request.
 type CartesianTrajectory_SendGoal_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Goal   CartesianTrajectory_Goal        `ros:"goal" rostype:"velma_msgs/CartesianTrajectory_Goal"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Goal   CartesianTrajectory_Goal        `ros:"goal" rostype:"velma_msgs/action/CartesianTrajectory_Goal"`
 }
 
 // CartesianTrajectory_SendGoal_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Request.
@@ -330,7 +330,7 @@ func (m *CartesianTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) erro
 // CartesianTrajectory_SendGoal_Response is the ROS 2 type velma_msgs/action/CartesianTrajectory_SendGoal_Response.
 type CartesianTrajectory_SendGoal_Response struct {
 	Accepted bool                        `ros:"accepted" rostype:"bool"`
-	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/Time"`
+	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
 // CartesianTrajectory_SendGoal_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Response.
@@ -403,7 +403,7 @@ builtin_interfaces/Time stamp
 
 // CartesianTrajectory_GetResult_Request is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Request.
 type CartesianTrajectory_GetResult_Request struct {
-	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
+	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
 // CartesianTrajectory_GetResult_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Request.
@@ -460,7 +460,7 @@ func (m *CartesianTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) err
 // CartesianTrajectory_GetResult_Response is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Response.
 type CartesianTrajectory_GetResult_Response struct {
 	Status int8                       `ros:"status" rostype:"int8"`
-	Result CartesianTrajectory_Result `ros:"result" rostype:"velma_msgs/CartesianTrajectory_Result"`
+	Result CartesianTrajectory_Result `ros:"result" rostype:"velma_msgs/action/CartesianTrajectory_Result"`
 }
 
 // CartesianTrajectory_GetResult_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Response.
@@ -532,8 +532,8 @@ CartesianTrajectory_Result result
 
 // CartesianTrajectory_FeedbackMessage is the ROS 2 type velma_msgs/action/CartesianTrajectory_FeedbackMessage.
 type CartesianTrajectory_FeedbackMessage struct {
-	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/UUID"`
-	Feedback CartesianTrajectory_Feedback    `ros:"feedback" rostype:"velma_msgs/CartesianTrajectory_Feedback"`
+	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
+	Feedback CartesianTrajectory_Feedback    `ros:"feedback" rostype:"velma_msgs/action/CartesianTrajectory_Feedback"`
 }
 
 // CartesianTrajectory_FeedbackMessage_TypeInfo describes velma_msgs/action/CartesianTrajectory_FeedbackMessage.

@@ -12,8 +12,8 @@ import (
 // CartesianTrajectoryPoint is the ROS 2 type velma_msgs/msg/CartesianTrajectoryPoint.
 type CartesianTrajectoryPoint struct {
 	// One wrist pose of a Cartesian trajectory.
-	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/Duration"`
-	Pose          geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/Pose"` // right/left_arm_7_link in torso_base
+	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/msg/Duration"`
+	Pose          geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/msg/Pose"` // right/left_arm_7_link in torso_base
 }
 
 // CartesianTrajectoryPoint_TypeInfo describes velma_msgs/msg/CartesianTrajectoryPoint.

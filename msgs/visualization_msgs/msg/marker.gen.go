@@ -13,24 +13,24 @@ import (
 
 // Marker is the ROS 2 type visualization_msgs/msg/Marker.
 type Marker struct {
-	Header                   std_msgs_msg.Header             `ros:"header" rostype:"std_msgs/Header"`
+	Header                   std_msgs_msg.Header             `ros:"header" rostype:"std_msgs/msg/Header"`
 	Ns                       string                          `ros:"ns" rostype:"string"`
 	Id                       int32                           `ros:"id" rostype:"int32"`
 	Type                     int32                           `ros:"type" rostype:"int32"`
 	Action                   int32                           `ros:"action" rostype:"int32"`
-	Pose                     geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/Pose"`
-	Scale                    geometry_msgs_msg.Vector3       `ros:"scale" rostype:"geometry_msgs/Vector3"`
-	Color                    std_msgs_msg.ColorRGBA          `ros:"color" rostype:"std_msgs/ColorRGBA"`
-	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime" rostype:"builtin_interfaces/Duration"` // 0 means forever
+	Pose                     geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
+	Scale                    geometry_msgs_msg.Vector3       `ros:"scale" rostype:"geometry_msgs/msg/Vector3"`
+	Color                    std_msgs_msg.ColorRGBA          `ros:"color" rostype:"std_msgs/msg/ColorRGBA"`
+	Lifetime                 builtin_interfaces_msg.Duration `ros:"lifetime" rostype:"builtin_interfaces/msg/Duration"` // 0 means forever
 	FrameLocked              bool                            `ros:"frame_locked" rostype:"bool"`
-	Points                   []geometry_msgs_msg.Point       `ros:"points" rostype:"geometry_msgs/Point[]"`
-	Colors                   []std_msgs_msg.ColorRGBA        `ros:"colors" rostype:"std_msgs/ColorRGBA[]"`
+	Points                   []geometry_msgs_msg.Point       `ros:"points" rostype:"geometry_msgs/msg/Point[]"`
+	Colors                   []std_msgs_msg.ColorRGBA        `ros:"colors" rostype:"std_msgs/msg/ColorRGBA[]"`
 	TextureResource          string                          `ros:"texture_resource" rostype:"string"`
-	Texture                  sensor_msgs_msg.CompressedImage `ros:"texture" rostype:"sensor_msgs/CompressedImage"`
-	UvCoordinates            []UVCoordinate                  `ros:"uv_coordinates" rostype:"visualization_msgs/UVCoordinate[]"`
+	Texture                  sensor_msgs_msg.CompressedImage `ros:"texture" rostype:"sensor_msgs/msg/CompressedImage"`
+	UvCoordinates            []UVCoordinate                  `ros:"uv_coordinates" rostype:"visualization_msgs/msg/UVCoordinate[]"`
 	Text                     string                          `ros:"text" rostype:"string"`
 	MeshResource             string                          `ros:"mesh_resource" rostype:"string"`
-	MeshFile                 MeshFile                        `ros:"mesh_file" rostype:"visualization_msgs/MeshFile"`
+	MeshFile                 MeshFile                        `ros:"mesh_file" rostype:"visualization_msgs/msg/MeshFile"`
 	MeshUseEmbeddedMaterials bool                            `ros:"mesh_use_embedded_materials" rostype:"bool"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // MarkerArray is the ROS 2 type visualization_msgs/msg/MarkerArray.
 type MarkerArray struct {
-	Markers []Marker `ros:"markers" rostype:"visualization_msgs/Marker[]"`
+	Markers []Marker `ros:"markers" rostype:"visualization_msgs/msg/Marker[]"`
 }
 
 // MarkerArray_TypeInfo describes visualization_msgs/msg/MarkerArray.
