@@ -196,6 +196,10 @@ func SymEigen(a Mat) ([]float64, Mat) {
 	n := a.R
 	m := a.Clone()
 	v := Identity(n)
+	scale := 0.0
+	for _, x := range m.D {
+		scale += x * x
+	}
 	for sweep := 0; sweep < 50; sweep++ {
 		off := 0.0
 		for i := range n {
@@ -203,7 +207,7 @@ func SymEigen(a Mat) ([]float64, Mat) {
 				off += m.D[i*n+j] * m.D[i*n+j]
 			}
 		}
-		if off < 1e-22 {
+		if off <= 1e-26*scale {
 			break
 		}
 		for p := range n {
