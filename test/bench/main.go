@@ -19,7 +19,7 @@
 // (dds_write_set_batch); our publisher gets the same through Cyclone's
 // Internal/WriteBatch setting, and runs once more without it.
 //
-// Usage: go run ./test/bench [-d 5s] [-domain 58]
+// Usage: go run ./test/bench [-d 3s] [-rounds 2] [-domain 58]
 package main
 
 import (
@@ -58,7 +58,7 @@ func loopbackConfigWith(extra string) string {
 // Benchmark settings shared by ddsperf and ours.
 const (
 	payloadBody = 1024 // ddsperf "size 1k": 1024 bytes of sample after the encapsulation header
-	depth       = 10   // keep-last depth of the throughput reader and writer
+	depth       = 10   // keep-last depth of the throughput reader and writer (0: keep-all)
 )
 
 func main() {
@@ -70,69 +70,89 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	dur := fs.Duration("d", 5*time.Second, "duration of each measurement")
+	dur := fs.Duration("d", 3*time.Second, "duration of each measurement")
+	rounds := fs.Int("rounds", 2, "number of interleaved rounds (median is reported)")
 	domain := fs.Int("domain", 58, "DDS domain id (private to the benchmark)")
 	role := fs.String("role", "", "internal: run as a helper process (sub, pub, ping, pong)")
+	roleDepth := fs.Int("depth", depth, "internal: history depth of a helper process (0: keep-all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *role != "" {
-		return runRole(*role, uint32(*domain), *dur, out)
+		return runRole(*role, uint32(*domain), *dur, *roleDepth, out)
 	}
 	if _, err := exec.LookPath("ddsperf"); err != nil {
 		return fmt.Errorf("ddsperf not found (Debian package cyclonedds-tools): %w", err)
 	}
-	fmt.Fprintf(out, "settings: %d-byte samples, reliable, keep-last %d, 2 processes on loopback, %v per run\n", payloadBody, depth, *dur)
+	fmt.Fprintf(out, "settings: %d-byte samples, reliable, keep-last %d (and keep-all, ddsperf's default), 2 processes on loopback, %v per run, %d rounds\n", payloadBody, depth, *dur, *rounds)
 	fmt.Fprintln(out, "(round trips: ddsperf prints half the round trip; it is doubled here)")
 
-	type tputRun struct {
+	tputRuns := []struct {
 		name string
 		f    func() (throughput, error)
+	}{
+		{"ddsperf (listener)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "listener", depth) }},
+		{"ddsperf (waitset)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "waitset", depth) }},
+		{"ours (write batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, true, depth) }},
+		{"ours (no batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, false, depth) }},
+		{"keep-all ddsperf", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "listener", 0) }},
+		{"keep-all ours (batch)", func() (throughput, error) { return oursThroughput(*domain, *dur, true, 0) }},
 	}
-	var perfTput, oursTput throughput
-	for _, r := range []tputRun{
-		{"ddsperf (listener)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "listener") }},
-		{"ddsperf (waitset)", func() (throughput, error) { return ddsperfThroughput(*domain, *dur, "waitset") }},
-		{"ours (write batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, true) }},
-		{"ours (no batching)", func() (throughput, error) { return oursThroughput(*domain, *dur, false) }},
-	} {
-		t, err := r.f()
-		if err != nil {
-			return fmt.Errorf("%s throughput: %w", r.name, err)
-		}
-		fmt.Fprintf(out, "throughput %-22s %9.0f samples/s %6.0f Mb/s, lost %d\n", r.name, t.rate, t.rate*payloadBody*8/1e6, t.lost)
-		switch r.name {
-		case "ddsperf (listener)":
-			perfTput = t
-		case "ours (write batching)":
-			oursTput = t
-		}
-	}
-
-	type latRun struct {
+	latRuns := []struct {
 		name string
 		f    func() (latency, error)
-	}
-	var perfLat, oursLat latency
-	for _, r := range []latRun{
+	}{
 		{"ddsperf (listener)", func() (latency, error) { return ddsperfLatency(*domain, *dur, "listener") }},
 		{"ddsperf (waitset)", func() (latency, error) { return ddsperfLatency(*domain, *dur, "waitset") }},
 		{"ours", func() (latency, error) { return oursLatency(*domain, *dur) }},
-	} {
-		l, err := r.f()
-		if err != nil {
-			return fmt.Errorf("%s latency: %w", r.name, err)
+	}
+	// Rounds interleave the runs so that load changes on a shared machine
+	// hit both sides alike; the summary takes the median over rounds.
+	tputs := make([][]float64, len(tputRuns))
+	lats := make([][]float64, len(latRuns))
+	for round := 1; round <= *rounds; round++ {
+		for i, r := range tputRuns {
+			t, err := r.f()
+			if err != nil {
+				return fmt.Errorf("%s throughput: %w", r.name, err)
+			}
+			fmt.Fprintf(out, "round %d throughput %-22s %9.0f samples/s, lost %d\n", round, r.name, t.rate, t.lost)
+			tputs[i] = append(tputs[i], t.rate)
 		}
-		fmt.Fprintf(out, "round trip %-22s median %6.1f us  p90 %6.1f us  p99 %6.1f us\n", r.name, us(l.median), us(l.p90), us(l.p99))
-		switch r.name {
-		case "ddsperf (listener)":
-			perfLat = l
-		case "ours":
-			oursLat = l
+		for i, r := range latRuns {
+			l, err := r.f()
+			if err != nil {
+				return fmt.Errorf("%s latency: %w", r.name, err)
+			}
+			fmt.Fprintf(out, "round %d round trip %-22s median %6.1f us  p90 %6.1f us  p99 %6.1f us\n", round, r.name, us(l.median), us(l.p90), us(l.p99))
+			lats[i] = append(lats[i], float64(l.median))
 		}
 	}
-	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", oursTput.rate/perfTput.rate, float64(oursLat.median)/float64(perfLat.median))
+	fmt.Fprintln(out, "summary (median over rounds):")
+	for i, r := range tputRuns {
+		v := median(tputs[i])
+		fmt.Fprintf(out, "  throughput %-22s %9.0f samples/s %6.0f Mb/s\n", r.name, v, v*payloadBody*8/1e6)
+	}
+	for i, r := range latRuns {
+		fmt.Fprintf(out, "  round trip %-22s median %6.1f us\n", r.name, median(lats[i])/1e3)
+	}
+	// ddsperf's default mode (listener) against ours with the same write
+	// batching ddsperf uses; keep-all for information, keep-last last.
+	fmt.Fprintf(out, "keep-all ratio throughput=%.2f\n", median(tputs[5])/median(tputs[4]))
+	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", median(tputs[2])/median(tputs[0]), median(lats[2])/median(lats[0]))
 	return nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
@@ -201,7 +221,7 @@ func steady(xs []float64) (float64, error) {
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d.Round(time.Second) / time.Second)) }
 
-func ddsperfThroughput(domain int, dur time.Duration, mode string) (throughput, error) {
+func ddsperfThroughput(domain int, dur time.Duration, mode string, depth int) (throughput, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
 	defer cancel()
 	dom := strconv.Itoa(domain)
@@ -280,18 +300,19 @@ func ddsperfLatency(domain int, dur time.Duration, mode string) (latency, error)
 }
 
 // self starts this program in a helper role.
-func self(ctx context.Context, role string, domain int, dur time.Duration) (*proc, error) {
+func self(ctx context.Context, role string, domain int, dur time.Duration, extra ...string) (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, exe, "-role", role, "-domain", strconv.Itoa(domain), "-d", dur.String())
+	args := append([]string{"-role", role, "-domain", strconv.Itoa(domain), "-d", dur.String()}, extra...)
+	return start(ctx, exe, args...)
 }
 
-func oursThroughput(domain int, dur time.Duration, batch bool) (throughput, error) {
+func oursThroughput(domain int, dur time.Duration, batch bool, depth int) (throughput, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
 	defer cancel()
-	sub, err := self(ctx, "sub", domain, dur+2*time.Second)
+	sub, err := self(ctx, "sub", domain, dur+2*time.Second, "-depth", strconv.Itoa(depth))
 	if err != nil {
 		return throughput{}, err
 	}
@@ -299,7 +320,7 @@ func oursThroughput(domain int, dur time.Duration, batch bool) (throughput, erro
 	if batch {
 		pubRole = "pub-batch"
 	}
-	pub, err := self(ctx, pubRole, domain, dur+time.Second)
+	pub, err := self(ctx, pubRole, domain, dur+time.Second, "-depth", strconv.Itoa(depth))
 	if err != nil {
 		return throughput{}, err
 	}

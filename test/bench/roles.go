@@ -25,13 +25,20 @@ const (
 	typeName  = "fsm_bench::msg::dds_::Blob_"
 )
 
-var (
-	dataQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepAll, Depth: depth}
-	pingQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepLast, Depth: 1}
-)
+// pingQoS is ddsperf's ping/pong QoS: reliable, keep-last 1.
+var pingQoS = dds.QoS{Reliability: dds.Reliable, History: dds.KeepLast, Depth: 1}
+
+// dataQoS is the throughput QoS: reliable, keep-last depth (keep-all for
+// depth 0), as ddsperf's -k option.
+func dataQoS(depth int) dds.QoS {
+	if depth == 0 {
+		return dds.QoS{Reliability: dds.Reliable, History: dds.KeepAll}
+	}
+	return dds.QoS{Reliability: dds.Reliable, History: dds.KeepLast, Depth: int32(depth)}
+}
 
 // runRole runs one helper process of the benchmark.
-func runRole(role string, domain uint32, dur time.Duration, out io.Writer) error {
+func runRole(role string, domain uint32, dur time.Duration, depth int, out io.Writer) error {
 	config := loopbackConfig()
 	if role == "pub-batch" {
 		// What ddsperf's dds_write_set_batch(true) does, via the config.
@@ -56,9 +63,9 @@ func runRole(role string, domain uint32, dur time.Duration, out io.Writer) error
 	defer p.Close()
 	switch role {
 	case "sub":
-		return roleSub(p, dur, out)
+		return roleSub(p, dur, dataQoS(depth), out)
 	case "pub":
-		return rolePub(p, dur)
+		return rolePub(p, dur, dataQoS(depth))
 	case "ping":
 		return rolePing(p, dur, out)
 	case "pong":
@@ -94,7 +101,7 @@ func waitMatched(what string, f func() ([]dds.Endpoint, error)) error {
 	return fmt.Errorf("%s: no match within 15 s", what)
 }
 
-func roleSub(p *dds.Participant, dur time.Duration, out io.Writer) error {
+func roleSub(p *dds.Participant, dur time.Duration, q dds.QoS, out io.Writer) error {
 	topic, typ := dataTopic, typeName
 	if os.Getenv("FSM_BENCH_DDSPERF_TOPIC") != "" { // receive ddsperf's data (experiments)
 		topic, typ = "DDSPerfRDataKS", "KeyedSeq"
@@ -105,7 +112,7 @@ func roleSub(p *dds.Participant, dur time.Duration, out io.Writer) error {
 	}
 	var count, lost atomic.Int64
 	var next uint32
-	_, err = p.NewReader(t, dataQoS, func(batch []dds.Sample) {
+	_, err = p.NewReader(t, q, func(batch []dds.Sample) {
 		for _, s := range batch {
 			if len(s.Data) < 8 {
 				continue
@@ -137,12 +144,12 @@ func roleSub(p *dds.Participant, dur time.Duration, out io.Writer) error {
 	}
 }
 
-func rolePub(p *dds.Participant, dur time.Duration) error {
+func rolePub(p *dds.Participant, dur time.Duration, q dds.QoS) error {
 	t, err := p.Topic(dataTopic, typeName)
 	if err != nil {
 		return err
 	}
-	w, err := p.NewWriter(t, dataQoS)
+	w, err := p.NewWriter(t, q)
 	if err != nil {
 		return err
 	}
@@ -157,7 +164,6 @@ func rolePub(p *dds.Participant, dur time.Duration) error {
 			return err
 		}
 		if seq&1023 == 0 && time.Now().After(end) {
-			fmt.Fprintf(os.Stderr, "pub: %d samples in %v\n", seq, dur)
 			return nil
 		}
 	}
