@@ -99,8 +99,13 @@ type Logger interface {
 
 type nopLogger struct{}
 
-func (nopLogger) Infof(string, ...any)  {}
-func (nopLogger) Warnf(string, ...any)  {}
+// Infof discards.
+func (nopLogger) Infof(string, ...any) {}
+
+// Warnf discards.
+func (nopLogger) Warnf(string, ...any) {}
+
+// Errorf discards.
 func (nopLogger) Errorf(string, ...any) {}
 
 // onceReporter logs a failure the first time it happens and stays silent

@@ -99,6 +99,7 @@ func (s *remoteStore) check(err error) error {
 	return err
 }
 
+// GetWaypoints calls /rsm/getWaypoints.
 func (s *remoteStore) GetWaypoints(ctx context.Context) (rsm.WaypointArray, error) {
 	r, err := call(ctx, s.getWaypoints, &rsm_msgs_srv.GetWaypoints_Request{})
 	if s.check(err) != nil {
@@ -107,6 +108,7 @@ func (s *remoteStore) GetWaypoints(ctx context.Context) (rsm.WaypointArray, erro
 	return WaypointArrayFromMsg(&r.WaypointArray), nil
 }
 
+// SetWaypointFollowingMode calls /rsm/setWaypointFollowingMode.
 func (s *remoteStore) SetWaypointFollowingMode(ctx context.Context, mode rsm.WaypointMode, reverse bool) (rsm.Reply, error) {
 	r, err := call(ctx, s.setWaypointMode, &rsm_msgs_srv.SetWaypointFollowingMode_Request{Mode: uint8(mode), Reverse: reverse})
 	if s.check(err) != nil {
@@ -115,6 +117,7 @@ func (s *remoteStore) SetWaypointFollowingMode(ctx context.Context, mode rsm.Way
 	return rsm.Reply{Success: r.Success, Message: r.Message}, nil
 }
 
+// ResetWaypoints calls /rsm/resetWaypoints.
 func (s *remoteStore) ResetWaypoints(ctx context.Context) (rsm.Reply, error) {
 	r, err := call(ctx, s.resetWaypoints, &std_srvs_srv.Trigger_Request{})
 	if s.check(err) != nil {
@@ -123,6 +126,7 @@ func (s *remoteStore) ResetWaypoints(ctx context.Context) (rsm.Reply, error) {
 	return rsm.Reply{Success: r.Success, Message: r.Message}, nil
 }
 
+// WaypointVisited calls /rsm/waypointVisited.
 func (s *remoteStore) WaypointVisited(ctx context.Context, position int64) (rsm.Reply, error) {
 	r, err := call(ctx, s.waypointVisited, &rsm_msgs_srv.WaypointVisited_Request{Position: position})
 	if s.check(err) != nil {
@@ -131,6 +135,7 @@ func (s *remoteStore) WaypointVisited(ctx context.Context, position int64) (rsm.
 	return rsm.Reply{Success: r.Success, Message: r.Message}, nil
 }
 
+// SetNavigationGoal calls /rsm/setNavigationGoal.
 func (s *remoteStore) SetNavigationGoal(ctx context.Context, g rsm.NavigationGoal) (rsm.Reply, error) {
 	r, err := call(ctx, s.setNavigationGoal, &rsm_msgs_srv.SetNavigationGoal_Request{
 		Goal: PoseToMsg(g.Goal), NavigationMode: int8(g.Mode), WaypointPosition: g.WaypointPosition, Routine: g.Routine,
@@ -141,6 +146,7 @@ func (s *remoteStore) SetNavigationGoal(ctx context.Context, g rsm.NavigationGoa
 	return rsm.Reply{Success: r.Success, Message: r.Message}, nil
 }
 
+// GetNavigationGoal calls /rsm/getNavigationGoal.
 func (s *remoteStore) GetNavigationGoal(ctx context.Context) (rsm.NavigationGoal, error) {
 	r, err := call(ctx, s.getNavigationGoal, &rsm_msgs_srv.GetNavigationGoal_Request{})
 	if s.check(err) != nil {
@@ -150,6 +156,7 @@ func (s *remoteStore) GetNavigationGoal(ctx context.Context) (rsm.NavigationGoal
 		WaypointPosition: r.WaypointPosition, Routine: r.Routine}, nil
 }
 
+// NavigationGoalCompleted calls /rsm/navigationGoalCompleted.
 func (s *remoteStore) NavigationGoalCompleted(ctx context.Context, st rsm.GoalStatus, navigationStatus bool) (rsm.Reply, error) {
 	r, err := call(ctx, s.goalCompleted, &rsm_msgs_srv.GoalCompleted_Request{
 		Status: rsm_msgs_msg.GoalStatus{Goal: PoseToMsg(st.Goal), GoalStatus: uint8(st.Status)}, NavigationStatus: navigationStatus,
@@ -164,6 +171,7 @@ func (s *remoteStore) NavigationGoalCompleted(ctx context.Context, st rsm.GoalSt
 // answers an identity-free zero pose then).
 var errNoPose = errors.New("service provider has no robot pose (no TF map → robot_frame)")
 
+// GetRobotPose calls /rsm/getRobotPose.
 func (s *remoteStore) GetRobotPose(ctx context.Context) (rsm.Pose, error) {
 	r, err := call(ctx, s.getRobotPose, &rsm_msgs_srv.GetRobotPose_Request{})
 	if s.check(err) != nil {
@@ -176,6 +184,7 @@ func (s *remoteStore) GetRobotPose(ctx context.Context) (rsm.Pose, error) {
 	return p, nil
 }
 
+// GetExplorationMode calls /rsm/getExplorationMode.
 func (s *remoteStore) GetExplorationMode(ctx context.Context) (bool, error) {
 	r, err := call(ctx, s.getExplorationMode, &std_srvs_srv.Trigger_Request{})
 	if s.check(err) != nil {
@@ -184,6 +193,7 @@ func (s *remoteStore) GetExplorationMode(ctx context.Context) (bool, error) {
 	return r.Success, nil
 }
 
+// GetReverseMode calls /rsm/getReverseMode.
 func (s *remoteStore) GetReverseMode(ctx context.Context) (bool, error) {
 	r, err := call(ctx, s.getReverseMode, &std_srvs_srv.Trigger_Request{})
 	if s.check(err) != nil {
@@ -192,6 +202,7 @@ func (s *remoteStore) GetReverseMode(ctx context.Context) (bool, error) {
 	return r.Success, nil
 }
 
+// SetReverseMode calls /rsm/setReverseMode.
 func (s *remoteStore) SetReverseMode(ctx context.Context, reverse bool) (rsm.Reply, error) {
 	r, err := call(ctx, s.setReverseMode, &std_srvs_srv.SetBool_Request{Data: reverse})
 	if s.check(err) != nil {
@@ -205,6 +216,7 @@ type bootClient struct {
 	c *ros.Client[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response]
 }
 
+// BootUpFinished calls /rsm/bootUpFinished with data=true.
 func (b bootClient) BootUpFinished(ctx context.Context) (rsm.Reply, error) {
 	r, err := call(ctx, b.c, &std_srvs_srv.SetBool_Request{Data: true})
 	if err != nil {
@@ -218,6 +230,7 @@ type reverseClient struct {
 	c *ros.Client[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response]
 }
 
+// SetNavigationToReverse calls /rsm/setNavigationToReverse.
 func (r reverseClient) SetNavigationToReverse(ctx context.Context, reverse bool) (rsm.Reply, error) {
 	resp, err := call(ctx, r.c, &std_srvs_srv.SetBool_Request{Data: reverse})
 	if err != nil {
