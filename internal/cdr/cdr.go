@@ -63,12 +63,15 @@ func (e *Encoder) Reset(buf []byte) {
 }
 
 // Bytes returns the payload, padded with zeros to a multiple of 4 bytes as
-// rmw_cyclonedds_cpp does. The options bytes of the header stay zero.
+// rmw_cyclonedds_cpp does. The options bytes of the header stay zero. The
+// padding is not part of the encoder's state: writing may continue after
+// Bytes (the returned slice shares memory with the encoder's buffer).
 func (e *Encoder) Bytes() []byte {
-	for len(e.buf)%4 != 0 {
-		e.buf = append(e.buf, 0)
+	b := e.buf
+	for len(b)%4 != 0 {
+		b = append(b, 0)
 	}
-	return e.buf
+	return b
 }
 
 // Len returns the number of bytes written so far, header included, without

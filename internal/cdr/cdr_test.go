@@ -290,6 +290,18 @@ func TestEncoderReset(t *testing.T) {
 	}
 }
 
+func TestBytesThenContinue(t *testing.T) {
+	e := NewEncoder(nil)
+	e.Uint8(1)
+	if got := e.Bytes(); !bytes.Equal(got, unhex(t, "00010000 01000000")) {
+		t.Errorf("padded: % x", got)
+	}
+	e.Uint8(2) // must follow the first byte, not the padding
+	if got := e.Bytes(); !bytes.Equal(got, unhex(t, "00010000 01020000")) {
+		t.Errorf("continued: % x", got)
+	}
+}
+
 func TestOffsets(t *testing.T) {
 	d, _ := NewDecoder(unhex(t, "00010000 | 01 000000 | 02000000"))
 	d.Uint8()
