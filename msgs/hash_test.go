@@ -29,6 +29,23 @@ var publishedHashes = map[string]string{
 	"std_srvs/srv/SetBool_Response":              "RIHS01_d0814e7f7b4880ab77e9c57426c7aa1562ab69f11eef8e2e968812f9cbd0b059",
 	"std_srvs/srv/Trigger_Request":               "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199",
 	"std_srvs/srv/Trigger_Response":              "RIHS01_2d946c21e2fc3f1e9ca6986a8191d85fcc70097a8bb7771a053564bc47009cdf",
+	"geometry_msgs/msg/Accel":                    "RIHS01_dc448243ded9b1fcbcca24aba0c22f013dae06c354ba2d849571c0a2a3f57ca0",
+	"rosgraph_msgs/msg/Clock":                    "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564",
+	"std_msgs/msg/Float32":                       "RIHS01_7170d3d8f841f7be3172ce5f4f59f3a4d7f63b0447e8b33327601ad64d83d6e2",
+	"std_msgs/msg/Header":                        "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01",
+	"geometry_msgs/msg/Point":                    "RIHS01_6963084842a9b04494d6b2941d11444708d892da2f4b09843b9c43f42a7f6881",
+	"geometry_msgs/msg/Point32":                  "RIHS01_2fc4db7cae16a4582c79a56b66173a8d48d52c7dc520ddc55a0d4bcf2a4bfdbc",
+	"geometry_msgs/msg/Pose":                     "RIHS01_d501954e9476cea2996984e812054b68026ae0bfae789d9a10b23daf35cc90fa",
+	"geometry_msgs/msg/PoseStamped":              "RIHS01_10f3786d7d40fd2b54367835614bff85d4ad3b5dab62bf8bca0cc232d73b4cd8",
+	"geometry_msgs/msg/PoseWithCovariance":       "RIHS01_9a7c0fd234b7f45c6098745ecccd773ca1085670e64107135397aee31c02e1bb",
+	"geometry_msgs/msg/Quaternion":               "RIHS01_8a765f66778c8ff7c8ab94afcc590a2ed5325a1d9a076ffff38fbce36f458684",
+	"tf2_msgs/msg/TFMessage":                     "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
+	"builtin_interfaces/msg/Time":                "RIHS01_b106235e25a4c5ed35098aa0a61a3ee9c9b18d197f398b0e4206cea9acf9c197",
+	"geometry_msgs/msg/Transform":                "RIHS01_beb83fbe698636351461f6f35d1abb20010c43d55374d81bd041f1ba2581fddc",
+	"geometry_msgs/msg/TransformStamped":         "RIHS01_0a241f87d04668d94099cbb5ba11691d5ad32c2f29682e4eb5653424bd275206",
+	"geometry_msgs/msg/TwistWithCovariance":      "RIHS01_49f574f033f095d8b6cd1beaca5ca7925e296e84af1716d16c89d38b059c8c18",
+	"geometry_msgs/msg/Vector3":                  "RIHS01_cc12fe83e4c02719f1ce8070bfd14aecd40f75a96696a67a2a1f37f7dbb0765d",
+	"nav_msgs/msg/OccupancyGrid":                 "RIHS01_8d348150c12913a31ee0ec170fbf25089e4745d17035792a1ba94d6f0bc0cfc7",
 }
 
 func TestPublishedHashes(t *testing.T) {
