@@ -13,25 +13,25 @@ import (
 type Status struct {
 	// Status of the Velma core agent (velma_core: ve_body + cs), published on
 	// ~/status. Joint positions and velocities are on /joint_states.
-	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/Header"` // frame_id "torso_base" (frame of the wrist poses)
+	Header std_msgs_msg.Header `ros:"header" rostype:"std_msgs/msg/Header"` // frame_id "torso_base" (frame of the wrist poses)
 	// ve_body (safety layer): idle, safe, safe_st, safe_st_ok, transp, transp_st
 	VeBodyState string `ros:"ve_body_state" rostype:"string"`
 	// cs (control subsystem): idle, safe, relax, cart_imp, jnt_imp
 	CsState        string `ros:"cs_state" rostype:"string"`
 	SubsystemState uint32 `ros:"subsystem_state" rostype:"uint32"` // cs state as the original constants below
 	// StatusSC of ve_body
-	SafeBehavior    bool                   `ros:"safe_behavior" rostype:"bool"`             // ve_body is in one of its safe states
-	Error           bool                   `ros:"error" rostype:"bool"`                     // a fault bit is set this cycle
-	FaultType       int32                  `ros:"fault_type" rostype:"int32"`               // bit set of the FAULT_* constants
-	FaultyModuleId  int32                  `ros:"faulty_module_id" rostype:"int32"`         // bit set of the MODULE_* constants
-	Motors          []MotorState           `ros:"motors" rostype:"velma_msgs/MotorState[]"` // torso, head pan, head tilt
-	MotorsReady     bool                   `ros:"motors_ready" rostype:"bool"`              // all three enabled and homed
-	RightArm        ArmState               `ros:"right_arm" rostype:"velma_msgs/ArmState"`
-	LeftArm         ArmState               `ros:"left_arm" rostype:"velma_msgs/ArmState"`
-	RightWrist      geometry_msgs_msg.Pose `ros:"right_wrist" rostype:"geometry_msgs/Pose"` // measured right_arm_7_link in torso_base
-	LeftWrist       geometry_msgs_msg.Pose `ros:"left_wrist" rostype:"geometry_msgs/Pose"`
-	RightWristCmd   geometry_msgs_msg.Pose `ros:"right_wrist_cmd" rostype:"geometry_msgs/Pose"` // cart_imp setpoint
-	LeftWristCmd    geometry_msgs_msg.Pose `ros:"left_wrist_cmd" rostype:"geometry_msgs/Pose"`
+	SafeBehavior    bool                   `ros:"safe_behavior" rostype:"bool"`                 // ve_body is in one of its safe states
+	Error           bool                   `ros:"error" rostype:"bool"`                         // a fault bit is set this cycle
+	FaultType       int32                  `ros:"fault_type" rostype:"int32"`                   // bit set of the FAULT_* constants
+	FaultyModuleId  int32                  `ros:"faulty_module_id" rostype:"int32"`             // bit set of the MODULE_* constants
+	Motors          []MotorState           `ros:"motors" rostype:"velma_msgs/msg/MotorState[]"` // torso, head pan, head tilt
+	MotorsReady     bool                   `ros:"motors_ready" rostype:"bool"`                  // all three enabled and homed
+	RightArm        ArmState               `ros:"right_arm" rostype:"velma_msgs/msg/ArmState"`
+	LeftArm         ArmState               `ros:"left_arm" rostype:"velma_msgs/msg/ArmState"`
+	RightWrist      geometry_msgs_msg.Pose `ros:"right_wrist" rostype:"geometry_msgs/msg/Pose"` // measured right_arm_7_link in torso_base
+	LeftWrist       geometry_msgs_msg.Pose `ros:"left_wrist" rostype:"geometry_msgs/msg/Pose"`
+	RightWristCmd   geometry_msgs_msg.Pose `ros:"right_wrist_cmd" rostype:"geometry_msgs/msg/Pose"` // cart_imp setpoint
+	LeftWristCmd    geometry_msgs_msg.Pose `ros:"left_wrist_cmd" rostype:"geometry_msgs/msg/Pose"`
 	InSelfCollision bool                   `ros:"in_self_collision" rostype:"bool"` // closer than the collision distance
 	MinDistance     float64                `ros:"min_distance" rostype:"float64"`   // smallest self-collision distance checked [m]
 	Iteration       uint64                 `ros:"iteration" rostype:"uint64"`       // control iterations since start
