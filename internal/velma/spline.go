@@ -146,6 +146,7 @@ func newCartSpline(from kin.Frame, start float64, pts []CartPoint) cartSpline {
 	return s
 }
 
+// End returns the time of the last knot.
 func (s *cartSpline) End() float64 { return s.t[len(s.t)-1] }
 
 // Goal returns the last pose.

@@ -34,7 +34,9 @@ type GoalError struct {
 	Err  error
 }
 
+// Error returns the reason.
 func (e *GoalError) Error() string { return e.Err.Error() }
+// Unwrap returns the underlying error.
 func (e *GoalError) Unwrap() error { return e.Err }
 
 func goalErr(code int32, format string, a ...any) error {
