@@ -36,6 +36,7 @@ type GoalError struct {
 
 // Error returns the reason.
 func (e *GoalError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the underlying error.
 func (e *GoalError) Unwrap() error { return e.Err }
 
