@@ -39,7 +39,7 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 
 	params, _ := filepath.Abs("../../params/hexapod.yaml")
 	child := exec.Command(os.Args[0], "--ros-args", "--params-file", params,
-		"-p", "servo.driver:=dynamixel", "-p", "servo.port:="+slave)
+		"-p", "servo.driver:=dynamixel", "-p", "servo.port:="+slave, "-p", "servo.timeout:=0.5")
 	child.Env = append(os.Environ(), childEnv+"=1", "ROS_DOMAIN_ID=62")
 	out := &syncBuf{}
 	child.Stdout, child.Stderr = out, out

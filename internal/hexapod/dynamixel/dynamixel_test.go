@@ -152,6 +152,9 @@ func newRig(t *testing.T) *rig {
 		t.Fatalf("open %s: %v", slave, err)
 	}
 	cfg := DefaultConfig()
+	// generous: a loaded test machine can delay the pty round trip; the
+	// timeout tests shorten it themselves
+	cfg.Timeout = time.Second
 	var ids []byte
 	for _, s := range cfg.Servos {
 		ids = append(ids, s.ID)
@@ -274,6 +277,7 @@ func TestDriver_BadChecksum_Reported(t *testing.T) {
 
 func TestDriver_SilentServo_TimesOutAndTorqueOnFreesAll(t *testing.T) {
 	r := newRig(t)
+	r.drv.cfg.Timeout = 50 * time.Millisecond
 	r.bus.SetFault(5, FaultSilent) // FEMUR_LF
 	start := time.Now()
 	err := r.drv.Ping(5)
