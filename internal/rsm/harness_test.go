@@ -105,7 +105,7 @@ func (l *recLog) errorsContaining(s string) int {
 
 // harness is a state machine wired to a real Store and fakes.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	si     *StateInterface
 	store  *Store
@@ -118,12 +118,12 @@ type harness struct {
 	states []string // names announced on stateInfo
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	return newHarnessCfg(t, Config{})
 }
 
-func newHarnessCfg(t *testing.T, cfg Config) *harness {
+func newHarnessCfg(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, ctx: context.Background(),

@@ -313,6 +313,22 @@ func (si *StateInterface) Plugin(kind PluginKind, name string) State {
 	return s
 }
 
+// CheckPlugins reports configured plugin names that are not registered
+// (each would turn into Idle when used), so a node can say so at start.
+func (si *StateInterface) CheckPlugins() error {
+	var errs []error
+	for _, p := range []struct{ param, name string }{
+		{"calculate_goal_plugin", si.cfg.CalculateGoalPlugin},
+		{"navigation_plugin", si.cfg.NavigationPlugin},
+		{"mapping_plugin", si.cfg.MappingPlugin},
+	} {
+		if _, err := si.deps.Registry.New(p.name); err != nil {
+			errs = append(errs, fmt.Errorf("parameter %s: %w", p.param, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // StartStopExploration answers /rsm/startStopExploration.
 func (si *StateInterface) StartStopExploration(ctx context.Context, start bool) Reply {
 	if si.current == nil {

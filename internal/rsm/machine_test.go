@@ -301,3 +301,15 @@ func TestConfig_Validate(t *testing.T) {
 		t.Error("missing deps accepted")
 	}
 }
+
+func TestStateInterface_CheckPlugins(t *testing.T) {
+	if err := newHarness(t).si.CheckPlugins(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	h := newHarnessCfg(t, Config{NavigationPlugin: "rsm::MoveBaseState", MappingPlugin: "rsm::KinectMappingState"})
+	err := h.si.CheckPlugins()
+	if err == nil || !strings.Contains(err.Error(), "navigation_plugin") || !strings.Contains(err.Error(), "rsm::KinectMappingState") ||
+		strings.Contains(err.Error(), "calculate_goal_plugin") {
+		t.Errorf("err = %v", err)
+	}
+}

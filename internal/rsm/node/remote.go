@@ -91,8 +91,9 @@ func newRemoteStore(n *ros.Node) (*remoteStore, error) {
 // check reports a missing service provider once per outage.
 func (s *remoteStore) check(err error) error {
 	if errors.Is(err, rsm.ErrUnavailable) {
-		s.outage.fail(s.log, "rsm: the service provider is not running (%v); start it: "+
-			"`fsmnodes run fsmnodes service_provider` or launch rsm.launch.xml", err)
+		s.outage.fail(s.log, "rsm: the service provider is not running (%v); start serviceProviderNode: "+
+			"`fsmnodes launch fsmnodes rsm.launch.xml` starts it with the other RSM nodes, "+
+			"or run the service_provider executable", err)
 	} else if err == nil {
 		s.outage.ok(s.log, "rsm: the service provider is available again")
 	}

@@ -67,6 +67,9 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 	if err != nil {
 		return nil, err
 	}
+	if err := si.CheckPlugins(); err != nil {
+		log.Errorf("rsm: %v; states using it fall back to Idle", err)
+	}
 	warn := func(err error) {
 		if err != nil {
 			log.Warnf("%v", err)
