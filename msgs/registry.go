@@ -30,6 +30,8 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
 	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
+	type_description_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/type_description_interfaces/msg"
+	type_description_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/type_description_interfaces/srv"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 	velma_msgs_action "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/action"
 	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
@@ -166,6 +168,13 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(trajectory_msgs_msg.JointTrajectoryPoint_TypeInfo)
 	r.AddMessage(trajectory_msgs_msg.MultiDOFJointTrajectory_TypeInfo)
 	r.AddMessage(trajectory_msgs_msg.MultiDOFJointTrajectoryPoint_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.Field_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.FieldType_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.IndividualTypeDescription_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.KeyValue_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.TypeDescription_TypeInfo)
+	r.AddMessage(type_description_interfaces_msg.TypeSource_TypeInfo)
+	r.AddService(type_description_interfaces_srv.GetTypeDescription_ServiceType)
 	r.AddMessage(unique_identifier_msgs_msg.UUID_TypeInfo)
 	r.AddMessage(velma_msgs_msg.ArmState_TypeInfo)
 	r.AddMessage(velma_msgs_msg.CartesianTolerance_TypeInfo)
