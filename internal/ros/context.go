@@ -34,6 +34,10 @@ type ContextOptions struct {
 	// (optional) LogOutput receives the console log lines of all nodes.
 	// Default os.Stderr (as rcutils).
 	LogOutput io.Writer
+	// (optional) Getenv replaces os.Getenv for reading ROS_DOMAIN_ID,
+	// ROS_DISTRO, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE,
+	// ROS_STATIC_PEERS and CYCLONEDDS_URI (tests use it to stay hermetic).
+	Getenv func(string) string
 	// (optional) NoSignals disables the SIGINT/SIGTERM handler that shuts
 	// the Context down.
 	NoSignals bool
@@ -81,7 +85,11 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := readEnv(os.Getenv)
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env, err := readEnv(getenv, opts.Distro)
 	if err != nil {
 		return nil, fmt.Errorf("ros: NewContext: %w", err)
 	}
@@ -90,9 +98,6 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			return nil, fmt.Errorf("ros: NewContext: domain id %d is above the maximum %d", *opts.DomainID, MaxDomainID)
 		}
 		env.DomainID = *opts.DomainID
-	}
-	if opts.Distro != "" {
-		env.Distro = distroFromEnv(opts.Distro)
 	}
 	c := &Context{
 		args:     args,

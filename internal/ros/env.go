@@ -191,13 +191,18 @@ type envConfig struct {
 	Warnings []string
 }
 
-func readEnv(getenv func(string) string) (envConfig, error) {
+// readEnv reads the environment; a non-empty distro overrides ROS_DISTRO
+// (and so decides which discovery variables apply).
+func readEnv(getenv func(string) string, distro string) (envConfig, error) {
 	var c envConfig
 	var err error
 	if c.DomainID, err = parseDomainID(getenv("ROS_DOMAIN_ID")); err != nil {
 		return c, err
 	}
-	c.Distro = distroFromEnv(getenv("ROS_DISTRO"))
+	if distro == "" {
+		distro = getenv("ROS_DISTRO")
+	}
+	c.Distro = distroFromEnv(distro)
 	s, err := readDiscoverySettings(getenv, c.Distro)
 	if err != nil {
 		return c, err

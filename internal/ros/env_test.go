@@ -85,18 +85,22 @@ func TestCycloneConfig(t *testing.T) {
 }
 
 func TestReadEnv(t *testing.T) {
-	c, err := readEnv(envFunc(map[string]string{"ROS_DOMAIN_ID": "0x0b", "ROS_DISTRO": "Humble"}))
+	c, err := readEnv(envFunc(map[string]string{"ROS_DOMAIN_ID": "0x0b", "ROS_DISTRO": "Humble"}), "")
 	if err != nil || c.DomainID != 11 || c.Distro != Humble || c.Distro.gidSize() != 24 {
 		t.Errorf("readEnv = %+v, %v", c, err)
 	}
-	c, err = readEnv(envFunc(map[string]string{}))
+	c, err = readEnv(envFunc(map[string]string{}), "")
 	if err != nil || c.DomainID != 0 || c.Distro != Jazzy || c.Distro.gidSize() != 16 {
 		t.Errorf("readEnv default = %+v, %v", c, err)
 	}
-	if _, err := readEnv(envFunc(map[string]string{"ROS_DOMAIN_ID": "x"})); err == nil {
+	c, err = readEnv(envFunc(map[string]string{"ROS_DISTRO": "jazzy", "ROS_LOCALHOST_ONLY": "1"}), "humble")
+	if err != nil || c.Distro != Humble || !strings.Contains(c.Config, "127.0.0.1") {
+		t.Errorf("distro override = %+v, %v; want Humble localhost config", c, err)
+	}
+	if _, err := readEnv(envFunc(map[string]string{"ROS_DOMAIN_ID": "x"}), ""); err == nil {
 		t.Error("bad ROS_DOMAIN_ID accepted")
 	}
-	if _, err := readEnv(envFunc(map[string]string{"ROS_STATIC_PEERS": strings.Repeat("a", 300)})); err == nil {
+	if _, err := readEnv(envFunc(map[string]string{"ROS_STATIC_PEERS": strings.Repeat("a", 300)}), ""); err == nil {
 		t.Error("overlong static peer accepted")
 	}
 }
