@@ -44,8 +44,12 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// errUnsupported marks verbs that this build cannot serve yet.
-var errUnsupported = errors.New("not yet supported")
+// reportedError is a failure the verb has already described on stderr in
+// ros2's words; Main exits with status 1 without printing it again.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
 
 // Main runs the tool with args (without the program name) and returns the
 // exit status: 0 on success, 1 on failure, 2 on a usage error. SIGINT and
@@ -56,9 +60,12 @@ func Main(reg *rosidl.Registry, args []string, stdin io.Reader, stdout, stderr i
 	app := &App{Registry: reg, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	err := app.Run(ctx, args)
 	var ue *UsageError
+	var re *reportedError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &re):
+		return 1
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "fsmnodes: %v\n", err)
 		fmt.Fprintln(stderr, "run 'fsmnodes --help' for the list of commands")

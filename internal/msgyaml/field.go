@@ -48,3 +48,48 @@ func EchoValue(x any) (string, error) {
 	}
 	return scalarYAML(v, 2) + "\n...\n---\n", nil
 }
+
+// SetField assigns value to the field at a dotted path of ROS field names
+// ("goal_id.uuid") of msg, a pointer to a message struct. value must be
+// assignable to the field's type; a pointer to a struct is dereferenced.
+func SetField(msg any, path string, value any) error {
+	v, ok := structValue(msg)
+	if !ok || !v.CanSet() {
+		return fmt.Errorf("SetField needs a pointer to a message struct, got %T", msg)
+	}
+	parts := strings.Split(path, ".")
+	for i, part := range parts {
+		if v.Kind() != reflect.Struct {
+			return fmt.Errorf("cannot select field %q of %s", part, v.Type())
+		}
+		found := false
+		for _, f := range fieldsOf(v.Type()) {
+			if f.name == part {
+				v = v.Field(f.index)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("%s has no field %q", typeName(v.Type()), strings.Join(parts[:i+1], "."))
+		}
+	}
+	x := reflect.ValueOf(value)
+	if x.Kind() == reflect.Pointer && x.Elem().Kind() == reflect.Struct && v.Kind() == reflect.Struct {
+		x = x.Elem()
+	}
+	if !x.IsValid() || !x.Type().AssignableTo(v.Type()) {
+		return fmt.Errorf("cannot assign %T to field %q of type %s", value, path, v.Type())
+	}
+	v.Set(x)
+	return nil
+}
+
+// Len returns the length of a slice or array value, or -1 for other values.
+func Len(x any) int {
+	v := reflect.ValueOf(x)
+	if v.Kind() == reflect.Slice || v.Kind() == reflect.Array {
+		return v.Len()
+	}
+	return -1
+}

@@ -426,3 +426,50 @@ func TestFieldAndEchoValue(t *testing.T) {
 		t.Error("Field on a non-struct must fail")
 	}
 }
+
+func TestDump(t *testing.T) {
+	v := map[string]any{
+		"/talker": map[string]any{"ros__parameters": map[string]any{
+			"rate": int64(10), "scale": 1.0, "name": "base link: x", "ids": []int64{1, 2},
+			"flags": []bool{}, "group": map[string]any{"sub": "yes"}, "use_sim_time": false,
+		}},
+	}
+	want := `/talker:
+  ros__parameters:
+    flags: []
+    group:
+      sub: 'yes'
+    ids:
+    - 1
+    - 2
+    name: 'base link: x'
+    rate: 10
+    scale: 1.0
+    use_sim_time: false
+`
+	if got := Dump(v); got != want {
+		t.Errorf("Dump =\n%s\nwant\n%s", got, want)
+	}
+	if got := Dump("x"); got != "x\n...\n" {
+		t.Errorf("Dump(scalar) = %q", got)
+	}
+}
+
+func TestSetField(t *testing.T) {
+	var m kitchen
+	if err := SetField(&m, "header.stamp.sec", int32(5)); err != nil || m.Header.Stamp.Sec != 5 {
+		t.Errorf("SetField sec: %v %+v", err, m.Header)
+	}
+	if err := SetField(&m, "header.stamp", &stamp{Nanosec: 7}); err != nil || m.Header.Stamp.Nanosec != 7 {
+		t.Errorf("SetField stamp pointer: %v %+v", err, m.Header)
+	}
+	if err := SetField(&m, "covariance", [3]float64{1, 2, 3}); err != nil || m.Covariance[2] != 3 {
+		t.Errorf("SetField array: %v", err)
+	}
+	if err := SetField(&m, "header.nope", 1); err == nil || err.Error() != `msgyaml.header has no field "header.nope"` {
+		t.Errorf("SetField unknown: %v", err)
+	}
+	if err := SetField(&m, "flag", 1); err == nil || err.Error() != `cannot assign int to field "flag" of type bool` {
+		t.Errorf("SetField wrong type: %v", err)
+	}
+}

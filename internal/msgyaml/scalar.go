@@ -315,3 +315,9 @@ func pyStrRepr(s string) string {
 	b.WriteByte(q)
 	return b.String()
 }
+
+// PyFloat formats f as Python's repr(float) ("0.0", "1e-05", "inf").
+func PyFloat(f float64) string { return pyFloatRepr(f) }
+
+// PyStr formats s as Python's repr(str) ("'hello'", "\"it's\"").
+func PyStr(s string) string { return pyStrRepr(s) }

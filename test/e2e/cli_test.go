@@ -16,13 +16,15 @@ import (
 	"time"
 )
 
-// Domain ids of the CLI tests (40-49; launch_test.go uses 45+).
+// Domain ids of the CLI tests (40-49; launch_test.go uses 45).
 const (
 	domainCLIPubEcho  = 40
 	domainCLIService  = 41
 	domainCLIGraph    = 42
 	domainCLIEchoType = 43
 	domainCLILatched  = 44
+	domainCLIParam    = 46
+	domainCLIAction   = 47
 )
 
 // cliWait bounds every wait of these tests; reaching it is a failure.
@@ -319,7 +321,7 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"topic", "list", "--bogus"}, 2, `unknown option "--bogus"`},
 		{[]string{"launch", "/no/such.launch.xml"}, 1, "launch file: open /no/such.launch.xml: no such file or directory"},
-		{[]string{"param", "list"}, 1, "not yet supported"},
+		{[]string{"param", "get", "/n"}, 2, "usage: fsmnodes param get NODE NAME"},
 	}
 	for _, c := range cases {
 		out, errs, code := cliRun(t, bin, 49, c.args...)
@@ -350,4 +352,76 @@ func cliStripComments(s string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n") + "\n"
+}
+
+func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLIParam, "cliserver")
+	node := "/cli_test/cli_peer"
+	list := cliPoll(t, bin, domainCLIParam, func(s string) bool { return strings.Contains(s, "  rate\n") },
+		"param", "list", node)
+	if !strings.Contains(list, "  use_sim_time\n") {
+		t.Errorf("param list:\n%s", list)
+	}
+	if out, errs, code := cliRun(t, bin, domainCLIParam, "param", "get", node, "rate"); code != 0 || out != "Integer value is: 10\n" {
+		t.Errorf("param get: exit %d %q %s", code, out, errs)
+	}
+	if out, errs, code := cliRun(t, bin, domainCLIParam, "param", "set", node, "rate", "42"); code != 0 || out != "Set parameter successful\n" {
+		t.Errorf("param set: exit %d %q %s", code, out, errs)
+	}
+	if out, errs, code := cliRun(t, bin, domainCLIParam, "param", "get", node, "rate", "--hide-type"); code != 0 || out != "42\n" {
+		t.Errorf("param get after set: exit %d %q %s", code, out, errs)
+	}
+	// Out of the declared range: rejected with the node's reason.
+	_, errs, code := cliRun(t, bin, domainCLIParam, "param", "set", node, "rate", "500")
+	if code != 1 || !strings.HasPrefix(errs, "Setting parameter failed: ") || !strings.Contains(errs, "500") {
+		t.Errorf("rejected param set: exit %d, stderr %q", code, errs)
+	}
+	desc, errs, code := cliRun(t, bin, domainCLIParam, "param", "describe", node, "rate")
+	want := "Parameter name: rate\n  Type: integer\n  Description: test rate\n  Constraints:\n    Min value: 1\n    Max value: 100\n"
+	if code != 0 || desc != want {
+		t.Errorf("param describe: exit %d %s\n%s\nwant\n%s", code, errs, desc, want)
+	}
+	dump, errs, code := cliRun(t, bin, domainCLIParam, "param", "dump", node)
+	if code != 0 || !strings.HasPrefix(dump, "/cli_test/cli_peer:\n  ros__parameters:\n") || !strings.Contains(dump, "    rate: 42\n") {
+		t.Errorf("param dump: exit %d %s\n%s", code, errs, dump)
+	}
+	if _, errs, code := cliRun(t, bin, domainCLIParam, "param", "get", "/no_such_node", "rate"); code != 1 ||
+		!strings.Contains(errs, "node not found: /no_such_node") {
+		t.Errorf("param get on a missing node: exit %d %s", code, errs)
+	}
+}
+
+func TestCLI_ActionSendGoalWithFeedbackAndRejection(t *testing.T) {
+	bin := cliBins(t)
+	cliStart(t, bin, domainCLIAction, "cliserver")
+	const action, typ = "/cli_test/navigate_to_pose", "nav2_msgs/action/NavigateToPose"
+	acts := cliPoll(t, bin, domainCLIAction, func(s string) bool { return strings.Contains(s, action) }, "action", "list", "-t")
+	if !strings.Contains(acts, action+" ["+typ+"]\n") {
+		t.Errorf("action list -t:\n%s", acts)
+	}
+	info := cliPoll(t, bin, domainCLIAction, func(s string) bool { return strings.Contains(s, "Action servers: 1") }, "action", "info", action)
+	if info != "Action: "+action+"\nAction clients: 0\nAction servers: 1\n    /cli_test/cli_peer\n" {
+		t.Errorf("action info:\n%s", info)
+	}
+	out, errs, code := cliRun(t, bin, domainCLIAction, "action", "send_goal", action, typ,
+		"{pose: {header: {frame_id: map}, pose: {position: {x: 2.5}}}}", "--feedback")
+	if code != 0 {
+		t.Fatalf("send_goal exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Sending goal:\n     pose:\n  header:\n", "Goal accepted with ID: ",
+		"Feedback:\n    current_pose:\n", "distance_remaining: 2.5\n",
+		"Result:\n    error_code: 0\nerror_msg: reached map\n\nGoal finished with status: SUCCEEDED\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("send_goal output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errs, code = cliRun(t, bin, domainCLIAction, "action", "send_goal", action, typ, "{pose: {pose: {position: {x: -1}}}}")
+	if code != 0 || !strings.HasSuffix(out, "Goal was rejected.\n") {
+		t.Errorf("rejected goal: exit %d %s\n%s", code, errs, out)
+	}
+	_, errs, code = cliRun(t, bin, domainCLIAction, "action", "send_goal", action, typ, "{pose: {pose: {position: {q: 1}}}}")
+	if code != 1 || !strings.Contains(errs, `unknown field "q" in geometry_msgs/msg/Point`) {
+		t.Errorf("bad goal: exit %d %s", code, errs)
+	}
 }

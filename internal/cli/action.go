@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/msgyaml"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+)
+
+func actionVerbs() map[string]verb {
+	return map[string]verb{
+		"action list": {
+			usage: "action list [-t] [-c]",
+			help:  "List the actions served in the graph (-t with types, -c only count them).",
+			run:   (*App).actionList,
+		},
+		"action info": {
+			usage: "action info ACTION [-t]",
+			help:  "Print the action clients and servers of an action.",
+			run:   (*App).actionInfo,
+		},
+		"action send_goal": {
+			usage: "action send_goal ACTION TYPE [GOAL] [-f|--feedback]",
+			help: "Send a goal built from YAML GOAL, wait for the result and print it (with --feedback also\n" +
+				"every feedback message). Ctrl-C cancels the goal.",
+			run: (*App).actionSendGoal,
+		},
+	}
+}
+
+const actionSendGoalSuffix = "/_action/send_goal"
+
+// actionsInGraph derives actions from the hidden send_goal services.
+func actionsInGraph(s *session) []ros.NameAndTypes {
+	return actionsOf(s.rc.ServiceNamesAndTypes())
+}
+
+func (a *App) actionList(ctx context.Context, args []string) error {
+	s, p, err := a.graphSession(ctx, args, flagSpec{"-t": false, "--show-types": false, "-c": false, "--count-actions": false},
+		0, "action list [-t] [-c]")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	acts := actionsInGraph(s)
+	if p.has("-c", "--count-actions") {
+		fmt.Fprintln(a.Stdout, len(acts))
+		return nil
+	}
+	for _, act := range acts {
+		if p.has("-t", "--show-types") {
+			fmt.Fprintf(a.Stdout, "%s [%s]\n", act.Name, strings.Join(act.Types, ", "))
+		} else {
+			fmt.Fprintln(a.Stdout, act.Name)
+		}
+	}
+	return nil
+}
+
+func (a *App) actionInfo(ctx context.Context, args []string) error {
+	s, p, err := a.graphSession(ctx, args, flagSpec{"-t": false, "--show-types": false, "-c": false, "--count": false},
+		1, "action info ACTION [-t]")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	fqn, err := s.node.ResolveServiceName(p.pos[0])
+	if err != nil {
+		return fmt.Errorf("invalid action name %q: %w", p.pos[0], err)
+	}
+	var types []string
+	for _, act := range actionsInGraph(s) {
+		if act.Name == fqn {
+			types = act.Types
+		}
+	}
+	type entry struct{ node, typ string }
+	var servers, clients []entry
+	for _, n := range s.rc.NodeNames() {
+		srvs, err := s.rc.ServiceNamesAndTypesByNode(n.Name, n.Namespace)
+		if err != nil {
+			continue
+		}
+		clis, err := s.rc.ClientNamesAndTypesByNode(n.Name, n.Namespace)
+		if err != nil {
+			continue
+		}
+		for _, act := range actionsOf(srvs) {
+			if act.Name == fqn {
+				servers = append(servers, entry{n.FullyQualifiedName(), strings.Join(act.Types, ", ")})
+			}
+		}
+		for _, act := range actionsOf(clis) {
+			if act.Name == fqn {
+				clients = append(clients, entry{n.FullyQualifiedName(), strings.Join(act.Types, ", ")})
+			}
+		}
+	}
+	if len(types) == 0 && len(clients) == 0 {
+		return fmt.Errorf("unknown action '%s'", fqn)
+	}
+	fmt.Fprintf(a.Stdout, "Action: %s\n", fqn)
+	list := func(title string, es []entry) {
+		fmt.Fprintf(a.Stdout, "Action %s: %d\n", title, len(es))
+		if p.has("-c", "--count") {
+			return
+		}
+		sort.Slice(es, func(i, j int) bool { return es[i].node < es[j].node })
+		for _, e := range es {
+			if p.has("-t", "--show-types") {
+				fmt.Fprintf(a.Stdout, "    %s [%s]\n", e.node, e.typ)
+			} else {
+				fmt.Fprintf(a.Stdout, "    %s\n", e.node)
+			}
+		}
+	}
+	list("clients", clients)
+	list("servers", servers)
+	return nil
+}
+
+// goalStatusNames are the action_msgs/GoalStatus values as ros2 prints them.
+var goalStatusNames = map[int8]string{1: "ACCEPTED", 2: "EXECUTING", 3: "CANCELING", 4: "SUCCEEDED", 5: "CANCELED", 6: "ABORTED"}
+
+func goalStatusName(s int8) string {
+	if n, ok := goalStatusNames[s]; ok {
+		return n
+	}
+	return "UNKNOWN"
+}
+
+// actionTypeOf resolves an action type name with a clear error.
+func (a *App) actionTypeOf(name string) (*rosidl.ActionType, error) {
+	at, err := a.Registry.Action(name)
+	if err != nil || at.Goal == nil || at.Goal.New == nil || at.SendGoal == nil || at.GetResult == nil || at.FeedbackMessage == nil {
+		return nil, fmt.Errorf("the passed action type %q is invalid or unknown (see 'fsmnodes interface list -a')", name)
+	}
+	return at, nil
+}
+
+// lockedPrinter serializes output from the feedback callback and the main
+// goroutine.
+type lockedPrinter struct {
+	mu  sync.Mutex
+	app *App
+}
+
+func (l *lockedPrinter) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.app.Stdout, format, args...)
+}
+
+func (a *App) actionSendGoal(ctx context.Context, args []string) error {
+	p, err := parseFlags(args, flagSpec{"-f": false, "--feedback": false, "--no-daemon": false})
+	if err != nil {
+		return err
+	}
+	if len(p.pos) < 2 || len(p.pos) > 3 {
+		return usagef("usage: fsmnodes action send_goal ACTION TYPE [GOAL]")
+	}
+	at, err := a.actionTypeOf(p.pos[1])
+	if err != nil {
+		return err
+	}
+	values := "{}"
+	if len(p.pos) == 3 {
+		values = p.pos[2]
+	}
+	goal, err := buildMessage(at.Goal, values)
+	if err != nil {
+		return err
+	}
+	var uuid [16]byte
+	if _, err := rand.Read(uuid[:]); err != nil {
+		return fmt.Errorf("goal id: %w", err)
+	}
+	sendReq := at.SendGoal.Request.New()
+	if err := msgyaml.SetField(sendReq, "goal_id.uuid", uuid); err != nil {
+		return fmt.Errorf("build the send_goal request: %w", err)
+	}
+	if err := msgyaml.SetField(sendReq, "goal", goal); err != nil {
+		return fmt.Errorf("build the send_goal request: %w", err)
+	}
+	s, err := a.open(ctx, "send_goal")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	fqn, err := s.node.ResolveServiceName(p.pos[0])
+	if err != nil {
+		return fmt.Errorf("invalid action name %q: %w", p.pos[0], err)
+	}
+	sendCli, err := ros.NewDynamicClient(s.node, fqn+actionSendGoalSuffix, at.SendGoal)
+	if err != nil {
+		return fmt.Errorf("action client %s: %w", fqn, err)
+	}
+	defer sendCli.Close()
+	resultCli, err := ros.NewDynamicClient(s.node, fqn+"/_action/get_result", at.GetResult)
+	if err != nil {
+		return fmt.Errorf("action client %s: %w", fqn, err)
+	}
+	defer resultCli.Close()
+	out := &lockedPrinter{app: a}
+	if p.has("-f", "--feedback") {
+		_, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/feedback", at.FeedbackMessage, ros.QoSDefault,
+			func(m rosidl.Message) {
+				id, err := msgyaml.Field(m, "goal_id")
+				if err != nil {
+					return
+				}
+				if raw, err := msgyaml.Field(id, "uuid"); err != nil || raw != any(uuid) {
+					return
+				}
+				fb, err := msgyaml.Field(m, "feedback")
+				if err != nil {
+					return
+				}
+				text, err := msgyaml.Marshal(fb)
+				if err == nil {
+					out.printf("Feedback:\n    %s\n", text)
+				}
+			})
+		if err != nil {
+			return fmt.Errorf("feedback of %s: %w", fqn, err)
+		}
+	}
+	out.printf("Waiting for an action server to become available...\n")
+	for _, c := range []*ros.DynamicClient{sendCli, resultCli} {
+		if err := c.WaitForService(ctx); err != nil {
+			return nilIfCanceled(err)
+		}
+	}
+	goalText, err := msgyaml.Marshal(goal)
+	if err != nil {
+		return err
+	}
+	out.printf("Sending goal:\n     %s\n", goalText)
+	resp, err := sendCli.Call(ctx, sendReq)
+	if err != nil {
+		return nilIfCanceled(fmt.Errorf("exception while sending goal: %w", err))
+	}
+	accepted, err := msgyaml.Field(resp, "accepted")
+	if err != nil {
+		return err
+	}
+	if ok, _ := accepted.(bool); !ok {
+		out.printf("Goal was rejected.\n")
+		return nil
+	}
+	out.printf("Goal accepted with ID: %s\n\n", hex.EncodeToString(uuid[:]))
+
+	resultReq := at.GetResult.Request.New()
+	if err := msgyaml.SetField(resultReq, "goal_id.uuid", uuid); err != nil {
+		return err
+	}
+	res, err := resultCli.Call(ctx, resultReq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return a.cancelGoal(s, fqn, uuid, out)
+		}
+		return fmt.Errorf("exception while getting result: %w", err)
+	}
+	status, err := msgyaml.Field(res, "status")
+	if err != nil {
+		return err
+	}
+	result, err := msgyaml.Field(res, "result")
+	if err != nil {
+		return err
+	}
+	text, err := msgyaml.Marshal(result)
+	if err != nil {
+		return err
+	}
+	st, _ := status.(int8)
+	out.printf("Result:\n    %s\n", text)
+	out.printf("Goal finished with status: %s\n", goalStatusName(st))
+	return nil
+}
+
+// cancelGoal asks the server to cancel goal uuid after Ctrl-C.
+func (a *App) cancelGoal(s *session, fqn string, uuid [16]byte, out *lockedPrinter) error {
+	st, err := a.Registry.Service("action_msgs/srv/CancelGoal")
+	if err != nil {
+		return err
+	}
+	cli, err := ros.NewDynamicClient(s.node, fqn+"/_action/cancel_goal", st)
+	if err != nil {
+		return fmt.Errorf("cancel client %s: %w", fqn, err)
+	}
+	defer cli.Close()
+	req := st.Request.New()
+	if err := msgyaml.SetField(req, "goal_info.goal_id.uuid", uuid); err != nil {
+		return err
+	}
+	out.printf("Canceling goal...\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cli.Call(ctx, req)
+	if err != nil {
+		return fmt.Errorf("exception while canceling goal: %w", err)
+	}
+	goals, err := msgyaml.Field(resp, "goals_canceling")
+	if err != nil {
+		return err
+	}
+	if n := msgyaml.Len(goals); n != 1 {
+		return fmt.Errorf("failed to cancel goal (%d goals canceling)", n)
+	}
+	out.printf("Goal canceled.\n")
+	return nil
+}
