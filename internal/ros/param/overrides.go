@@ -259,15 +259,32 @@ func parseFileBytes(b []byte) ([]NodeParams, error) {
 		return nil, fmt.Errorf("line %d: the top level must be a map of node names", root.Line)
 	}
 	var out []NodeParams
-	if err := walkNodes(root, nil, &out); err != nil {
+	w := &walker{}
+	if err := w.nodes(root, nil, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// walkNodes descends through node name / namespace keys until it finds
+// Limits that keep hostile files (alias loops, alias "bombs") from
+// exhausting the stack or memory.
+const (
+	maxNodeDepth  = 32
+	maxFileParams = 100000 // counts every key visited, maps included
+)
+
+// walker carries the running parameter count of one file.
+type walker struct{ visited int }
+
+// nodes descends through node name / namespace keys until it finds
 // ros__parameters.
-func walkNodes(m *yaml.Node, path []string, out *[]NodeParams) error {
+func (w *walker) nodes(m *yaml.Node, path []string, out *[]NodeParams) error {
+	if len(path) > maxNodeDepth {
+		return fmt.Errorf("line %d: node keys nested deeper than %d levels", m.Line, maxNodeDepth)
+	}
+	if w.visited += len(m.Content) / 2; w.visited > maxFileParams {
+		return fmt.Errorf("line %d: more than %d keys in one file", m.Line, maxFileParams)
+	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], resolveAlias(m.Content[i+1])
 		key := k.Value
@@ -284,7 +301,7 @@ func walkNodes(m *yaml.Node, path []string, out *[]NodeParams) error {
 			if v.Kind != yaml.MappingNode {
 				return fmt.Errorf("node %q: line %d: ros__parameters must be a map of parameters", node, v.Line)
 			}
-			if err := flattenParams(v, "", &np.Params); err != nil {
+			if err := w.params(v, "", &np.Params); err != nil {
 				return fmt.Errorf("node %q: %w", node, err)
 			}
 			*out = append(*out, np)
@@ -296,7 +313,7 @@ func walkNodes(m *yaml.Node, path []string, out *[]NodeParams) error {
 		if v.Kind != yaml.MappingNode {
 			return fmt.Errorf("line %d: node key %q must hold a map with ros__parameters", k.Line, joinKey(path, key))
 		}
-		if err := walkNodes(v, append(append([]string(nil), path...), strings.Trim(key, "/")), out); err != nil {
+		if err := w.nodes(v, append(append([]string(nil), path...), strings.Trim(key, "/")), out); err != nil {
 			return err
 		}
 	}
@@ -323,9 +340,12 @@ func validateNodeKey(key string) error {
 	return nil
 }
 
-func flattenParams(m *yaml.Node, prefix string, out *[]Parameter) error {
+func (w *walker) params(m *yaml.Node, prefix string, out *[]Parameter) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], resolveAlias(m.Content[i+1])
+		if w.visited++; w.visited > maxFileParams {
+			return fmt.Errorf("line %d: more than %d parameter keys in one file", k.Line, maxFileParams)
+		}
 		name := k.Value
 		if prefix != "" {
 			name = prefix + "." + k.Value
@@ -334,11 +354,12 @@ func flattenParams(m *yaml.Node, prefix string, out *[]Parameter) error {
 			return fmt.Errorf("line %d: %w", k.Line, err)
 		}
 		if v.Kind == yaml.MappingNode {
-			if err := flattenParams(v, name, out); err != nil {
+			if err := w.params(v, name, out); err != nil {
 				return err
 			}
 			continue
 		}
+
 		val, err := yamlValue(v)
 		if err != nil {
 			return fmt.Errorf("parameter %q: line %d: %w", name, v.Line, err)

@@ -227,3 +227,24 @@ func TestStore_WrongTypedOverride_NamesFileNodeAndParameter(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFile_HostileAliases_ErrorNotHang(t *testing.T) {
+	bomb := "n:\n  ros__parameters:\n    a: &a {x: 1, y: 1}\n"
+	prev := "a"
+	for i := 0; i < 40; i++ {
+		name := "b" + strings.Repeat("x", i)
+		bomb += "    " + name + ": &" + name + " {p: *" + prev + ", q: *" + prev + "}\n"
+		prev = name
+	}
+	for name, in := range map[string]string{
+		"node key loop": "a: &x {b: *x}\n",
+		"param loop":    "n:\n  ros__parameters: &p {q: *p}\n",
+		"alias bomb":    bomb,
+	} {
+		if _, err := parseFileBytes([]byte(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
