@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -148,8 +149,11 @@ func (r *Runner) Snapshot() Snapshot {
 	return r.snap
 }
 
-// Run runs the loop until ctx is done.
+// Run runs the loop until ctx is done, on a goroutine locked to its OS
+// thread (fewer migrations, steadier period).
 func (r *Runner) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return r.loop.Run(ctx, func(now time.Time) bool {
 		r.Step(now)
 		return true
