@@ -56,17 +56,17 @@ func DefaultConfig() Config {
 // Validate checks the whole configuration; errors name the field.
 func (c Config) Validate() error {
 	errs := []error{c.Geometry.Validate(), c.Gait.Validate()}
-	for _, f := range []struct {
-		name string
-		v    float64
-		min  float64
-	}{{"SittingHeight", c.SittingHeight, math.Inf(-1)}, {"SitStep", c.SitStep, 0},
-		{"SittingServoSpeed", c.SittingServoSpeed, 0}, {"PitchGain", c.PitchGain, math.Inf(-1)},
-		{"RollGain", c.RollGain, math.Inf(-1)}, {"YawGain", c.YawGain, math.Inf(-1)}} {
-		if !isFinite(f.v) || f.v < f.min || (f.name == "SitStep" && f.v == 0) {
-			errs = append(errs, fmt.Errorf("config: %s = %v is not allowed", f.name, f.v))
+	check := func(name string, v float64, ok bool, want string) {
+		if !isFinite(v) || !ok {
+			errs = append(errs, fmt.Errorf("config: %s = %v, want %s", name, v, want))
 		}
 	}
+	check("SittingHeight", c.SittingHeight, true, "a finite height")
+	check("SitStep", c.SitStep, c.SitStep > 0, "> 0")
+	check("SittingServoSpeed", c.SittingServoSpeed, c.SittingServoSpeed >= 0, ">= 0")
+	check("PitchGain", c.PitchGain, true, "a finite gain")
+	check("RollGain", c.RollGain, true, "a finite gain")
+	check("YawGain", c.YawGain, true, "a finite gain")
 	if c.SittingHeight <= -c.Geometry.WalkingHeight {
 		errs = append(errs, fmt.Errorf("config: SittingHeight %v must be above the walking foot height %v",
 			c.SittingHeight, -c.Geometry.WalkingHeight))
