@@ -46,6 +46,19 @@ const (
 // deadline bounds every wait; reaching it is a failure, never a result.
 const deadline = 60 * time.Second
 
+// TestMain keeps the whole package on loopback: contexts of the test
+// process that read the real environment (the other tests of this package
+// rely on it) get ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and no peers,
+// like the child processes.
+func TestMain(m *testing.M) {
+	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+	os.Unsetenv("ROS_STATIC_PEERS")
+	os.Unsetenv("ROS_LOCALHOST_ONLY")
+	os.Unsetenv("ROS_DISTRO")
+	os.Unsetenv("CYCLONEDDS_URI")
+	os.Exit(m.Run())
+}
+
 // jazzyEnv and humbleEnv are the ROS environments of both sides of a test
 // (plus ROS_DOMAIN_ID): loopback only.
 var (
