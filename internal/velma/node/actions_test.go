@@ -127,6 +127,26 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 		t.Fatalf("after cancel right_arm_1 moved %.3f, want a partial move", d)
 	}
 
+	// 3b. a head goal on ~/head_spline_trajectory_action_joint
+	hc, err := ros.NewActionClient[control_msgs_action.FollowJointTrajectory_Goal, control_msgs_action.FollowJointTrajectory_Result, control_msgs_action.FollowJointTrajectory_Feedback](
+		cn, "/velma_core/head_spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hc.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hg := control_msgs_action.NewFollowJointTrajectory_Goal()
+	hg.Trajectory.JointNames = []string{"head_tilt_joint", "head_pan_joint"}
+	hg.Trajectory.Points = []trajectory_msgs_msg.JointTrajectoryPoint{{Positions: []float64{-0.2, 0.4},
+		TimeFromStart: builtin_interfaces_msg.Duration{Sec: 1}}}
+	if res, st, err := hc.Execute(ctx, hg, nil); err != nil || st != action.StatusSucceeded {
+		t.Fatalf("head goal: %+v %v %v", res, st, err)
+	}
+	if s := r.Snapshot().Report.Status; math.Abs(s.HeadPan.Q-0.4) > 0.02 || math.Abs(s.HeadTilt.Q+0.2) > 0.02 {
+		t.Fatalf("head at %.3f/%.3f, want 0.4/-0.2", s.HeadPan.Q, s.HeadTilt.Q)
+	}
+
 	// 4. a Cartesian goal for the right wrist
 	cc, err := ros.NewActionClient[velma_msgs_action.CartesianTrajectory_Goal, velma_msgs_action.CartesianTrajectory_Result, velma_msgs_action.CartesianTrajectory_Feedback](
 		cn, "/velma_core/right_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory_ActionType)
