@@ -227,3 +227,20 @@ func TestEncodeDeterministic(t *testing.T) {
 		t.Errorf("% x != % x", a, b)
 	}
 }
+
+// TestDecodeReuse decodes into a value that already holds longer slices:
+// the result must equal the new message exactly.
+func TestDecodeReuse(t *testing.T) {
+	long := &sensor_msgs_msg.JointState{Name: []string{"a", "b", "c"}, Position: []float64{1, 2, 3}, Effort: []float64{4}}
+	short := &sensor_msgs_msg.JointState{Name: []string{"x"}, Velocity: []float64{9}}
+	var m sensor_msgs_msg.JointState
+	if err := rosidl.Unmarshal(rosidl.Marshal(long, nil), &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := rosidl.Unmarshal(rosidl.Marshal(short, nil), &m); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&m, short) {
+		t.Errorf("reused decode\n got %+v\nwant %+v", m, short)
+	}
+}

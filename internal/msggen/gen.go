@@ -531,7 +531,7 @@ func (f *file) message(m *MsgSpec) error {
 	f.p("}\n\n")
 
 	// UnmarshalCDR.
-	f.p("// UnmarshalCDR reads the CDR body of m from d and returns d.Err().\n")
+	f.p("// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every\n// field is overwritten; like encoding/json it reuses the backing arrays of\n// m's slices when they are large enough, so decode into a fresh value if\n// the old one's slices are still in use.\n")
 	f.p("func (m *%s) UnmarshalCDR(d *%s.Decoder) error {\n", T, c)
 	if len(m.Fields) == 0 {
 		f.p("d.Uint8() // structure_needs_at_least_one_member\n")
@@ -577,7 +577,7 @@ func (f *file) message(m *MsgSpec) error {
 			} else {
 				f.p("if n := d.SeqLen(%d); n > 0 {\n", min)
 			}
-			f.p("%s = make(%s, n)\n", name, f.fieldType(fl.Type))
+			f.p("if cap(%s) >= n {\n%s = %s[:n]\n} else {\n%s = make(%s, n)\n}\n", name, name, name, name, f.fieldType(fl.Type))
 			if b.IsNested() || b.IsString() {
 				f.p("for i := 0; i < n && d.Err() == nil; i++ {\n")
 				readScalar(name + "[i]")

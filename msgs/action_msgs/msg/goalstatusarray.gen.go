@@ -62,10 +62,17 @@ func (m *GoalStatusArray) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GoalStatusArray) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(25); n > 0 {
-		m.StatusList = make([]GoalStatus, n)
+		if cap(m.StatusList) >= n {
+			m.StatusList = m.StatusList[:n]
+		} else {
+			m.StatusList = make([]GoalStatus, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.StatusList[i].UnmarshalCDR(d)
 		}

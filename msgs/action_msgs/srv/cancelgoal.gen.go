@@ -61,7 +61,10 @@ func (m *CancelGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalInfo.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CancelGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalInfo.UnmarshalCDR(d)
 	return d.Err()
@@ -137,11 +140,18 @@ func (m *CancelGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CancelGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ReturnCode = d.Int8()
 	if n := d.SeqLen(24); n > 0 {
-		m.GoalsCanceling = make([]action_msgs_msg.GoalInfo, n)
+		if cap(m.GoalsCanceling) >= n {
+			m.GoalsCanceling = m.GoalsCanceling[:n]
+		} else {
+			m.GoalsCanceling = make([]action_msgs_msg.GoalInfo, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.GoalsCanceling[i].UnmarshalCDR(d)
 		}

@@ -109,12 +109,19 @@ func (m *FollowJointTrajectory_Goal) MarshalCDR(e *cdr.Encoder) {
 	m.GoalTimeTolerance.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Trajectory.UnmarshalCDR(d)
 	m.MultiDofTrajectory.UnmarshalCDR(d)
 	if n := d.SeqLen(28); n > 0 {
-		m.PathTolerance = make([]control_msgs_msg.JointTolerance, n)
+		if cap(m.PathTolerance) >= n {
+			m.PathTolerance = m.PathTolerance[:n]
+		} else {
+			m.PathTolerance = make([]control_msgs_msg.JointTolerance, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.PathTolerance[i].UnmarshalCDR(d)
 		}
@@ -122,7 +129,11 @@ func (m *FollowJointTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 		m.PathTolerance = nil
 	}
 	if n := d.SeqLen(30); n > 0 {
-		m.ComponentPathTolerance = make([]control_msgs_msg.JointComponentTolerance, n)
+		if cap(m.ComponentPathTolerance) >= n {
+			m.ComponentPathTolerance = m.ComponentPathTolerance[:n]
+		} else {
+			m.ComponentPathTolerance = make([]control_msgs_msg.JointComponentTolerance, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ComponentPathTolerance[i].UnmarshalCDR(d)
 		}
@@ -130,7 +141,11 @@ func (m *FollowJointTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 		m.ComponentPathTolerance = nil
 	}
 	if n := d.SeqLen(28); n > 0 {
-		m.GoalTolerance = make([]control_msgs_msg.JointTolerance, n)
+		if cap(m.GoalTolerance) >= n {
+			m.GoalTolerance = m.GoalTolerance[:n]
+		} else {
+			m.GoalTolerance = make([]control_msgs_msg.JointTolerance, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.GoalTolerance[i].UnmarshalCDR(d)
 		}
@@ -138,7 +153,11 @@ func (m *FollowJointTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 		m.GoalTolerance = nil
 	}
 	if n := d.SeqLen(30); n > 0 {
-		m.ComponentGoalTolerance = make([]control_msgs_msg.JointComponentTolerance, n)
+		if cap(m.ComponentGoalTolerance) >= n {
+			m.ComponentGoalTolerance = m.ComponentGoalTolerance[:n]
+		} else {
+			m.ComponentGoalTolerance = make([]control_msgs_msg.JointComponentTolerance, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ComponentGoalTolerance[i].UnmarshalCDR(d)
 		}
@@ -217,7 +236,10 @@ func (m *FollowJointTrajectory_Result) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.ErrorString)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Int32()
 	m.ErrorString = d.String()
@@ -318,11 +340,18 @@ func (m *FollowJointTrajectory_Feedback) MarshalCDR(e *cdr.Encoder) {
 	m.MultiDofError.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(4); n > 0 {
-		m.JointNames = make([]string, n)
+		if cap(m.JointNames) >= n {
+			m.JointNames = m.JointNames[:n]
+		} else {
+			m.JointNames = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.JointNames[i] = d.String()
 		}
@@ -333,7 +362,11 @@ func (m *FollowJointTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Actual.UnmarshalCDR(d)
 	m.Error.UnmarshalCDR(d)
 	if n := d.SeqLen(4); n > 0 {
-		m.MultiDofJointNames = make([]string, n)
+		if cap(m.MultiDofJointNames) >= n {
+			m.MultiDofJointNames = m.MultiDofJointNames[:n]
+		} else {
+			m.MultiDofJointNames = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.MultiDofJointNames[i] = d.String()
 		}
@@ -400,7 +433,10 @@ func (m *FollowJointTrajectory_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.Goal.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -460,7 +496,10 @@ func (m *FollowJointTrajectory_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Stamp.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -531,7 +570,10 @@ func (m *FollowJointTrajectory_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalId.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -590,7 +632,10 @@ func (m *FollowJointTrajectory_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -664,7 +709,10 @@ func (m *FollowJointTrajectory_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 	m.Feedback.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *FollowJointTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

@@ -68,11 +68,18 @@ func (m *DiagnosticArray) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *DiagnosticArray) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(17); n > 0 {
-		m.Status = make([]DiagnosticStatus, n)
+		if cap(m.Status) >= n {
+			m.Status = m.Status[:n]
+		} else {
+			m.Status = make([]DiagnosticStatus, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Status[i].UnmarshalCDR(d)
 		}

@@ -86,14 +86,21 @@ func (m *DiagnosticStatus) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *DiagnosticStatus) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Level = d.Uint8()
 	m.Name = d.String()
 	m.Message = d.String()
 	m.HardwareId = d.String()
 	if n := d.SeqLen(8); n > 0 {
-		m.Values = make([]KeyValue, n)
+		if cap(m.Values) >= n {
+			m.Values = m.Values[:n]
+		} else {
+			m.Values = make([]KeyValue, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Values[i].UnmarshalCDR(d)
 		}

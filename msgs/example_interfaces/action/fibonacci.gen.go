@@ -56,7 +56,10 @@ func (m *Fibonacci_Goal) MarshalCDR(e *cdr.Encoder) {
 	e.Int32(m.Order)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Order = d.Int32()
 	return d.Err()
@@ -114,10 +117,17 @@ func (m *Fibonacci_Result) MarshalCDR(e *cdr.Encoder) {
 	e.Int32s(m.Sequence)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Sequence = make([]int32, n)
+		if cap(m.Sequence) >= n {
+			m.Sequence = m.Sequence[:n]
+		} else {
+			m.Sequence = make([]int32, n)
+		}
 		d.Int32s(m.Sequence)
 	} else {
 		m.Sequence = nil
@@ -178,10 +188,17 @@ func (m *Fibonacci_Feedback) MarshalCDR(e *cdr.Encoder) {
 	e.Int32s(m.Sequence)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Sequence = make([]int32, n)
+		if cap(m.Sequence) >= n {
+			m.Sequence = m.Sequence[:n]
+		} else {
+			m.Sequence = make([]int32, n)
+		}
 		d.Int32s(m.Sequence)
 	} else {
 		m.Sequence = nil
@@ -242,7 +259,10 @@ func (m *Fibonacci_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.Goal.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -302,7 +322,10 @@ func (m *Fibonacci_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Stamp.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -373,7 +396,10 @@ func (m *Fibonacci_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalId.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -433,7 +459,10 @@ func (m *Fibonacci_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -507,7 +536,10 @@ func (m *Fibonacci_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 	m.Feedback.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Fibonacci_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

@@ -62,10 +62,17 @@ func (m *Polygon) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Polygon) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(12); n > 0 {
-		m.Points = make([]Point32, n)
+		if cap(m.Points) >= n {
+			m.Points = m.Points[:n]
+		} else {
+			m.Points = make([]Point32, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Points[i].UnmarshalCDR(d)
 		}

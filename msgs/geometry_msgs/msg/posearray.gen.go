@@ -66,11 +66,18 @@ func (m *PoseArray) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *PoseArray) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(56); n > 0 {
-		m.Poses = make([]Pose, n)
+		if cap(m.Poses) >= n {
+			m.Poses = m.Poses[:n]
+		} else {
+			m.Poses = make([]Pose, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Poses[i].UnmarshalCDR(d)
 		}

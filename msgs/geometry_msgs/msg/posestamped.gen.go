@@ -60,7 +60,10 @@ func (m *PoseStamped) MarshalCDR(e *cdr.Encoder) {
 	m.Pose.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *PoseStamped) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Pose.UnmarshalCDR(d)

@@ -58,7 +58,10 @@ func (m *TwistWithCovariance) MarshalCDR(e *cdr.Encoder) {
 	e.Float64s(m.Covariance[:])
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *TwistWithCovariance) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Twist.UnmarshalCDR(d)
 	d.Float64s(m.Covariance[:])

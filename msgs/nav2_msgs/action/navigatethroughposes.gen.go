@@ -71,10 +71,17 @@ func (m *NavigateThroughPoses_Goal) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.BehaviorTree)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(68); n > 0 {
-		m.Poses = make([]geometry_msgs_msg.PoseStamped, n)
+		if cap(m.Poses) >= n {
+			m.Poses = m.Poses[:n]
+		} else {
+			m.Poses = make([]geometry_msgs_msg.PoseStamped, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Poses[i].UnmarshalCDR(d)
 		}
@@ -143,7 +150,10 @@ func (m *NavigateThroughPoses_Result) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.ErrorMsg)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Uint16()
 	m.ErrorMsg = d.String()
@@ -216,7 +226,10 @@ func (m *NavigateThroughPoses_Feedback) MarshalCDR(e *cdr.Encoder) {
 	e.Int16(m.NumberOfPosesRemaining)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.CurrentPose.UnmarshalCDR(d)
 	m.NavigationTime.UnmarshalCDR(d)
@@ -281,7 +294,10 @@ func (m *NavigateThroughPoses_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.Goal.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -341,7 +357,10 @@ func (m *NavigateThroughPoses_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Stamp.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -412,7 +431,10 @@ func (m *NavigateThroughPoses_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalId.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -471,7 +493,10 @@ func (m *NavigateThroughPoses_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -545,7 +570,10 @@ func (m *NavigateThroughPoses_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 	m.Feedback.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateThroughPoses_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

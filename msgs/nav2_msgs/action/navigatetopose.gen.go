@@ -63,7 +63,10 @@ func (m *NavigateToPose_Goal) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.BehaviorTree)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Pose.UnmarshalCDR(d)
 	m.BehaviorTree = d.String()
@@ -126,7 +129,10 @@ func (m *NavigateToPose_Result) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.ErrorMsg)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Uint16()
 	m.ErrorMsg = d.String()
@@ -194,7 +200,10 @@ func (m *NavigateToPose_Feedback) MarshalCDR(e *cdr.Encoder) {
 	e.Float32(m.DistanceRemaining)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.CurrentPose.UnmarshalCDR(d)
 	m.NavigationTime.UnmarshalCDR(d)
@@ -258,7 +267,10 @@ func (m *NavigateToPose_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.Goal.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -318,7 +330,10 @@ func (m *NavigateToPose_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Stamp.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -389,7 +404,10 @@ func (m *NavigateToPose_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalId.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -448,7 +466,10 @@ func (m *NavigateToPose_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -522,7 +543,10 @@ func (m *NavigateToPose_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 	m.Feedback.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NavigateToPose_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

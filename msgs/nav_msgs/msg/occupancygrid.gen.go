@@ -70,12 +70,19 @@ func (m *OccupancyGrid) MarshalCDR(e *cdr.Encoder) {
 	e.Int8s(m.Data)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *OccupancyGrid) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Info.UnmarshalCDR(d)
 	if n := d.SeqLen(1); n > 0 {
-		m.Data = make([]int8, n)
+		if cap(m.Data) >= n {
+			m.Data = m.Data[:n]
+		} else {
+			m.Data = make([]int8, n)
+		}
 		d.Int8s(m.Data)
 	} else {
 		m.Data = nil

@@ -72,10 +72,17 @@ func (m *ListParametersResult) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ListParametersResult) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Names = make([]string, n)
+		if cap(m.Names) >= n {
+			m.Names = m.Names[:n]
+		} else {
+			m.Names = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Names[i] = d.String()
 		}
@@ -83,7 +90,11 @@ func (m *ListParametersResult) UnmarshalCDR(d *cdr.Decoder) error {
 		m.Names = nil
 	}
 	if n := d.SeqLen(4); n > 0 {
-		m.Prefixes = make([]string, n)
+		if cap(m.Prefixes) >= n {
+			m.Prefixes = m.Prefixes[:n]
+		} else {
+			m.Prefixes = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Prefixes[i] = d.String()
 		}

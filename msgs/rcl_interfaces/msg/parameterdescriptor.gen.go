@@ -100,7 +100,10 @@ func (m *ParameterDescriptor) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ParameterDescriptor) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Name = d.String()
 	m.Type = d.Uint8()
@@ -109,7 +112,11 @@ func (m *ParameterDescriptor) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ReadOnly = d.Bool()
 	m.DynamicTyping = d.Bool()
 	if n := d.BoundedSeqLen(24, 1); n > 0 {
-		m.FloatingPointRange = make([]FloatingPointRange, n)
+		if cap(m.FloatingPointRange) >= n {
+			m.FloatingPointRange = m.FloatingPointRange[:n]
+		} else {
+			m.FloatingPointRange = make([]FloatingPointRange, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.FloatingPointRange[i].UnmarshalCDR(d)
 		}
@@ -117,7 +124,11 @@ func (m *ParameterDescriptor) UnmarshalCDR(d *cdr.Decoder) error {
 		m.FloatingPointRange = nil
 	}
 	if n := d.BoundedSeqLen(24, 1); n > 0 {
-		m.IntegerRange = make([]IntegerRange, n)
+		if cap(m.IntegerRange) >= n {
+			m.IntegerRange = m.IntegerRange[:n]
+		} else {
+			m.IntegerRange = make([]IntegerRange, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.IntegerRange[i].UnmarshalCDR(d)
 		}

@@ -95,12 +95,19 @@ func (m *ParameterEvent) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ParameterEvent) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Stamp.UnmarshalCDR(d)
 	m.Node = d.String()
 	if n := d.SeqLen(46); n > 0 {
-		m.NewParameters = make([]Parameter, n)
+		if cap(m.NewParameters) >= n {
+			m.NewParameters = m.NewParameters[:n]
+		} else {
+			m.NewParameters = make([]Parameter, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.NewParameters[i].UnmarshalCDR(d)
 		}
@@ -108,7 +115,11 @@ func (m *ParameterEvent) UnmarshalCDR(d *cdr.Decoder) error {
 		m.NewParameters = nil
 	}
 	if n := d.SeqLen(46); n > 0 {
-		m.ChangedParameters = make([]Parameter, n)
+		if cap(m.ChangedParameters) >= n {
+			m.ChangedParameters = m.ChangedParameters[:n]
+		} else {
+			m.ChangedParameters = make([]Parameter, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ChangedParameters[i].UnmarshalCDR(d)
 		}
@@ -116,7 +127,11 @@ func (m *ParameterEvent) UnmarshalCDR(d *cdr.Decoder) error {
 		m.ChangedParameters = nil
 	}
 	if n := d.SeqLen(46); n > 0 {
-		m.DeletedParameters = make([]Parameter, n)
+		if cap(m.DeletedParameters) >= n {
+			m.DeletedParameters = m.DeletedParameters[:n]
+		} else {
+			m.DeletedParameters = make([]Parameter, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.DeletedParameters[i].UnmarshalCDR(d)
 		}

@@ -107,10 +107,17 @@ func (m *ParameterEventDescriptors) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ParameterEventDescriptors) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(23); n > 0 {
-		m.NewParameters = make([]ParameterDescriptor, n)
+		if cap(m.NewParameters) >= n {
+			m.NewParameters = m.NewParameters[:n]
+		} else {
+			m.NewParameters = make([]ParameterDescriptor, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.NewParameters[i].UnmarshalCDR(d)
 		}
@@ -118,7 +125,11 @@ func (m *ParameterEventDescriptors) UnmarshalCDR(d *cdr.Decoder) error {
 		m.NewParameters = nil
 	}
 	if n := d.SeqLen(23); n > 0 {
-		m.ChangedParameters = make([]ParameterDescriptor, n)
+		if cap(m.ChangedParameters) >= n {
+			m.ChangedParameters = m.ChangedParameters[:n]
+		} else {
+			m.ChangedParameters = make([]ParameterDescriptor, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ChangedParameters[i].UnmarshalCDR(d)
 		}
@@ -126,7 +137,11 @@ func (m *ParameterEventDescriptors) UnmarshalCDR(d *cdr.Decoder) error {
 		m.ChangedParameters = nil
 	}
 	if n := d.SeqLen(23); n > 0 {
-		m.DeletedParameters = make([]ParameterDescriptor, n)
+		if cap(m.DeletedParameters) >= n {
+			m.DeletedParameters = m.DeletedParameters[:n]
+		} else {
+			m.DeletedParameters = make([]ParameterDescriptor, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.DeletedParameters[i].UnmarshalCDR(d)
 		}

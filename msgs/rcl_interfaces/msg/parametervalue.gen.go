@@ -111,7 +111,10 @@ func (m *ParameterValue) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ParameterValue) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Type = d.Uint8()
 	m.BoolValue = d.Bool()
@@ -119,31 +122,51 @@ func (m *ParameterValue) UnmarshalCDR(d *cdr.Decoder) error {
 	m.DoubleValue = d.Float64()
 	m.StringValue = d.String()
 	if n := d.SeqLen(1); n > 0 {
-		m.ByteArrayValue = make([]byte, n)
+		if cap(m.ByteArrayValue) >= n {
+			m.ByteArrayValue = m.ByteArrayValue[:n]
+		} else {
+			m.ByteArrayValue = make([]byte, n)
+		}
 		d.ReadRawBytes(m.ByteArrayValue)
 	} else {
 		m.ByteArrayValue = nil
 	}
 	if n := d.SeqLen(1); n > 0 {
-		m.BoolArrayValue = make([]bool, n)
+		if cap(m.BoolArrayValue) >= n {
+			m.BoolArrayValue = m.BoolArrayValue[:n]
+		} else {
+			m.BoolArrayValue = make([]bool, n)
+		}
 		d.Bools(m.BoolArrayValue)
 	} else {
 		m.BoolArrayValue = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.IntegerArrayValue = make([]int64, n)
+		if cap(m.IntegerArrayValue) >= n {
+			m.IntegerArrayValue = m.IntegerArrayValue[:n]
+		} else {
+			m.IntegerArrayValue = make([]int64, n)
+		}
 		d.Int64s(m.IntegerArrayValue)
 	} else {
 		m.IntegerArrayValue = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.DoubleArrayValue = make([]float64, n)
+		if cap(m.DoubleArrayValue) >= n {
+			m.DoubleArrayValue = m.DoubleArrayValue[:n]
+		} else {
+			m.DoubleArrayValue = make([]float64, n)
+		}
 		d.Float64s(m.DoubleArrayValue)
 	} else {
 		m.DoubleArrayValue = nil
 	}
 	if n := d.SeqLen(4); n > 0 {
-		m.StringArrayValue = make([]string, n)
+		if cap(m.StringArrayValue) >= n {
+			m.StringArrayValue = m.StringArrayValue[:n]
+		} else {
+			m.StringArrayValue = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.StringArrayValue[i] = d.String()
 		}

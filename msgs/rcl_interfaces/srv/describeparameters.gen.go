@@ -66,10 +66,17 @@ func (m *DescribeParameters_Request) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *DescribeParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Names = make([]string, n)
+		if cap(m.Names) >= n {
+			m.Names = m.Names[:n]
+		} else {
+			m.Names = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Names[i] = d.String()
 		}
@@ -143,10 +150,17 @@ func (m *DescribeParameters_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *DescribeParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(23); n > 0 {
-		m.Descriptors = make([]rcl_interfaces_msg.ParameterDescriptor, n)
+		if cap(m.Descriptors) >= n {
+			m.Descriptors = m.Descriptors[:n]
+		} else {
+			m.Descriptors = make([]rcl_interfaces_msg.ParameterDescriptor, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Descriptors[i].UnmarshalCDR(d)
 		}

@@ -62,10 +62,17 @@ func (m *GetParameters_Request) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Names = make([]string, n)
+		if cap(m.Names) >= n {
+			m.Names = m.Names[:n]
+		} else {
+			m.Names = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Names[i] = d.String()
 		}
@@ -132,10 +139,17 @@ func (m *GetParameters_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(42); n > 0 {
-		m.Values = make([]rcl_interfaces_msg.ParameterValue, n)
+		if cap(m.Values) >= n {
+			m.Values = m.Values[:n]
+		} else {
+			m.Values = make([]rcl_interfaces_msg.ParameterValue, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Values[i].UnmarshalCDR(d)
 		}

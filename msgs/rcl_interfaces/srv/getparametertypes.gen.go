@@ -63,10 +63,17 @@ func (m *GetParameterTypes_Request) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetParameterTypes_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Names = make([]string, n)
+		if cap(m.Names) >= n {
+			m.Names = m.Names[:n]
+		} else {
+			m.Names = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Names[i] = d.String()
 		}
@@ -131,10 +138,17 @@ func (m *GetParameterTypes_Response) MarshalCDR(e *cdr.Encoder) {
 	e.RawBytes(m.Types)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetParameterTypes_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(1); n > 0 {
-		m.Types = make([]uint8, n)
+		if cap(m.Types) >= n {
+			m.Types = m.Types[:n]
+		} else {
+			m.Types = make([]uint8, n)
+		}
 		d.ReadRawBytes(m.Types)
 	} else {
 		m.Types = nil

@@ -71,10 +71,17 @@ func (m *ListParameters_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Uint64(m.Depth)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ListParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.Prefixes = make([]string, n)
+		if cap(m.Prefixes) >= n {
+			m.Prefixes = m.Prefixes[:n]
+		} else {
+			m.Prefixes = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Prefixes[i] = d.String()
 		}
@@ -134,7 +141,10 @@ func (m *ListParameters_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ListParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Result.UnmarshalCDR(d)
 	return d.Err()

@@ -64,10 +64,17 @@ func (m *SetParameters_Request) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetParameters_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(46); n > 0 {
-		m.Parameters = make([]rcl_interfaces_msg.Parameter, n)
+		if cap(m.Parameters) >= n {
+			m.Parameters = m.Parameters[:n]
+		} else {
+			m.Parameters = make([]rcl_interfaces_msg.Parameter, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Parameters[i].UnmarshalCDR(d)
 		}
@@ -132,10 +139,17 @@ func (m *SetParameters_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(5); n > 0 {
-		m.Results = make([]rcl_interfaces_msg.SetParametersResult, n)
+		if cap(m.Results) >= n {
+			m.Results = m.Results[:n]
+		} else {
+			m.Results = make([]rcl_interfaces_msg.SetParametersResult, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Results[i].UnmarshalCDR(d)
 		}

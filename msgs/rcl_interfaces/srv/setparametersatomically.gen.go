@@ -66,10 +66,17 @@ func (m *SetParametersAtomically_Request) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetParametersAtomically_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(46); n > 0 {
-		m.Parameters = make([]rcl_interfaces_msg.Parameter, n)
+		if cap(m.Parameters) >= n {
+			m.Parameters = m.Parameters[:n]
+		} else {
+			m.Parameters = make([]rcl_interfaces_msg.Parameter, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Parameters[i].UnmarshalCDR(d)
 		}
@@ -129,7 +136,10 @@ func (m *SetParametersAtomically_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetParametersAtomically_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Result.UnmarshalCDR(d)
 	return d.Err()

@@ -57,7 +57,10 @@ func (m *Gid) MarshalCDR(e *cdr.Encoder) {
 	e.RawBytes(m.Data[:])
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Gid) UnmarshalCDR(d *cdr.Decoder) error {
 	d.ReadRawBytes(m.Data[:])
 	return d.Err()

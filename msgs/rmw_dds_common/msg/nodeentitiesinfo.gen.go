@@ -86,12 +86,19 @@ func (m *NodeEntitiesInfo) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *NodeEntitiesInfo) UnmarshalCDR(d *cdr.Decoder) error {
 	m.NodeNamespace = d.BoundedString(256)
 	m.NodeName = d.BoundedString(256)
 	if n := d.SeqLen(16); n > 0 {
-		m.ReaderGidSeq = make([]Gid, n)
+		if cap(m.ReaderGidSeq) >= n {
+			m.ReaderGidSeq = m.ReaderGidSeq[:n]
+		} else {
+			m.ReaderGidSeq = make([]Gid, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ReaderGidSeq[i].UnmarshalCDR(d)
 		}
@@ -99,7 +106,11 @@ func (m *NodeEntitiesInfo) UnmarshalCDR(d *cdr.Decoder) error {
 		m.ReaderGidSeq = nil
 	}
 	if n := d.SeqLen(16); n > 0 {
-		m.WriterGidSeq = make([]Gid, n)
+		if cap(m.WriterGidSeq) >= n {
+			m.WriterGidSeq = m.WriterGidSeq[:n]
+		} else {
+			m.WriterGidSeq = make([]Gid, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.WriterGidSeq[i].UnmarshalCDR(d)
 		}

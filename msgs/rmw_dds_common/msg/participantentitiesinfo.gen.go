@@ -74,11 +74,18 @@ func (m *ParticipantEntitiesInfo) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ParticipantEntitiesInfo) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Gid.UnmarshalCDR(d)
 	if n := d.SeqLen(16); n > 0 {
-		m.NodeEntitiesInfoSeq = make([]NodeEntitiesInfo, n)
+		if cap(m.NodeEntitiesInfoSeq) >= n {
+			m.NodeEntitiesInfoSeq = m.NodeEntitiesInfoSeq[:n]
+		} else {
+			m.NodeEntitiesInfoSeq = make([]NodeEntitiesInfo, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.NodeEntitiesInfoSeq[i].UnmarshalCDR(d)
 		}

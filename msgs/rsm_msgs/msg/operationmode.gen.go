@@ -71,7 +71,10 @@ func (m *OperationMode) MarshalCDR(e *cdr.Encoder) {
 	e.Uint8(m.Mode)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *OperationMode) UnmarshalCDR(d *cdr.Decoder) error {
 	m.EmergencyStop = d.Bool()
 	m.Mode = d.Uint8()

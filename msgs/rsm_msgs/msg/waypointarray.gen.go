@@ -91,14 +91,21 @@ func (m *WaypointArray) MarshalCDR(e *cdr.Encoder) {
 	e.Int32(m.WaypointsSize)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *WaypointArray) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Ns = d.String()
 	m.Mode = d.Uint8()
 	m.Reverse = d.Bool()
 	if n := d.SeqLen(62); n > 0 {
-		m.Waypoints = make([]Waypoint, n)
+		if cap(m.Waypoints) >= n {
+			m.Waypoints = m.Waypoints[:n]
+		} else {
+			m.Waypoints = make([]Waypoint, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Waypoints[i].UnmarshalCDR(d)
 		}

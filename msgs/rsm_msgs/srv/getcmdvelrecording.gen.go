@@ -58,7 +58,10 @@ func (m *GetCmdVelRecording_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Uint8(0) // structure_needs_at_least_one_member
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetCmdVelRecording_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	d.Uint8() // structure_needs_at_least_one_member
 	return d.Err()
@@ -124,10 +127,17 @@ func (m *GetCmdVelRecording_Response) MarshalCDR(e *cdr.Encoder) {
 	e.Int8(m.NavigationMode)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetCmdVelRecording_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(48); n > 0 {
-		m.CmdVelMsgs = make([]geometry_msgs_msg.Twist, n)
+		if cap(m.CmdVelMsgs) >= n {
+			m.CmdVelMsgs = m.CmdVelMsgs[:n]
+		} else {
+			m.CmdVelMsgs = make([]geometry_msgs_msg.Twist, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.CmdVelMsgs[i].UnmarshalCDR(d)
 		}

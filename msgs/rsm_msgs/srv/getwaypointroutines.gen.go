@@ -57,7 +57,10 @@ func (m *GetWaypointRoutines_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Uint8(0) // structure_needs_at_least_one_member
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetWaypointRoutines_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	d.Uint8() // structure_needs_at_least_one_member
 	return d.Err()
@@ -120,10 +123,17 @@ func (m *GetWaypointRoutines_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetWaypointRoutines_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(4); n > 0 {
-		m.WaypointRoutines = make([]string, n)
+		if cap(m.WaypointRoutines) >= n {
+			m.WaypointRoutines = m.WaypointRoutines[:n]
+		} else {
+			m.WaypointRoutines = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.WaypointRoutines[i] = d.String()
 		}

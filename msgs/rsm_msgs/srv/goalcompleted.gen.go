@@ -59,7 +59,10 @@ func (m *GoalCompleted_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Bool(m.NavigationStatus)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GoalCompleted_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status.UnmarshalCDR(d)
 	m.NavigationStatus = d.Bool()
@@ -117,7 +120,10 @@ func (m *GoalCompleted_Response) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Message)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GoalCompleted_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

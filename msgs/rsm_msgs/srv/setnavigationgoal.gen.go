@@ -67,7 +67,10 @@ func (m *SetNavigationGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Routine)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Goal.UnmarshalCDR(d)
 	m.NavigationMode = d.Int8()
@@ -129,7 +132,10 @@ func (m *SetNavigationGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Message)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

@@ -57,7 +57,10 @@ func (m *SetOperationMode_Request) MarshalCDR(e *cdr.Encoder) {
 	m.OperationMode.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetOperationMode_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.OperationMode.UnmarshalCDR(d)
 	return d.Err()
@@ -116,7 +119,10 @@ func (m *SetOperationMode_Response) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Message)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetOperationMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

@@ -59,7 +59,10 @@ func (m *SetWaypointRoutine_Request) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Routine)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetWaypointRoutine_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Position = d.Int64()
 	m.Routine = d.String()
@@ -119,7 +122,10 @@ func (m *SetWaypointRoutine_Response) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Message)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *SetWaypointRoutine_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

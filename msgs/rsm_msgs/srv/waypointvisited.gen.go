@@ -54,7 +54,10 @@ func (m *WaypointVisited_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Int64(m.Position)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *WaypointVisited_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Position = d.Int64()
 	return d.Err()
@@ -113,7 +116,10 @@ func (m *WaypointVisited_Response) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.Message)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *WaypointVisited_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

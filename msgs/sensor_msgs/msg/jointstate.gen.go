@@ -92,11 +92,18 @@ func (m *JointState) MarshalCDR(e *cdr.Encoder) {
 	e.Float64s(m.Effort)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *JointState) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(4); n > 0 {
-		m.Name = make([]string, n)
+		if cap(m.Name) >= n {
+			m.Name = m.Name[:n]
+		} else {
+			m.Name = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Name[i] = d.String()
 		}
@@ -104,19 +111,31 @@ func (m *JointState) UnmarshalCDR(d *cdr.Decoder) error {
 		m.Name = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Position = make([]float64, n)
+		if cap(m.Position) >= n {
+			m.Position = m.Position[:n]
+		} else {
+			m.Position = make([]float64, n)
+		}
 		d.Float64s(m.Position)
 	} else {
 		m.Position = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Velocity = make([]float64, n)
+		if cap(m.Velocity) >= n {
+			m.Velocity = m.Velocity[:n]
+		} else {
+			m.Velocity = make([]float64, n)
+		}
 		d.Float64s(m.Velocity)
 	} else {
 		m.Velocity = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Effort = make([]float64, n)
+		if cap(m.Effort) >= n {
+			m.Effort = m.Effort[:n]
+		} else {
+			m.Effort = make([]float64, n)
+		}
 		d.Float64s(m.Effort)
 	} else {
 		m.Effort = nil

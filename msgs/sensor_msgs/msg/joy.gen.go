@@ -72,17 +72,28 @@ func (m *Joy) MarshalCDR(e *cdr.Encoder) {
 	e.Int32s(m.Buttons)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Joy) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(4); n > 0 {
-		m.Axes = make([]float32, n)
+		if cap(m.Axes) >= n {
+			m.Axes = m.Axes[:n]
+		} else {
+			m.Axes = make([]float32, n)
+		}
 		d.Float32s(m.Axes)
 	} else {
 		m.Axes = nil
 	}
 	if n := d.SeqLen(4); n > 0 {
-		m.Buttons = make([]int32, n)
+		if cap(m.Buttons) >= n {
+			m.Buttons = m.Buttons[:n]
+		} else {
+			m.Buttons = make([]int32, n)
+		}
 		d.Int32s(m.Buttons)
 	} else {
 		m.Buttons = nil

@@ -93,7 +93,10 @@ func (m *LaserScan) MarshalCDR(e *cdr.Encoder) {
 	e.Float32s(m.Intensities)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *LaserScan) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.AngleMin = d.Float32()
@@ -104,13 +107,21 @@ func (m *LaserScan) UnmarshalCDR(d *cdr.Decoder) error {
 	m.RangeMin = d.Float32()
 	m.RangeMax = d.Float32()
 	if n := d.SeqLen(4); n > 0 {
-		m.Ranges = make([]float32, n)
+		if cap(m.Ranges) >= n {
+			m.Ranges = m.Ranges[:n]
+		} else {
+			m.Ranges = make([]float32, n)
+		}
 		d.Float32s(m.Ranges)
 	} else {
 		m.Ranges = nil
 	}
 	if n := d.SeqLen(4); n > 0 {
-		m.Intensities = make([]float32, n)
+		if cap(m.Intensities) >= n {
+			m.Intensities = m.Intensities[:n]
+		} else {
+			m.Intensities = make([]float32, n)
+		}
 		d.Float32s(m.Intensities)
 	} else {
 		m.Intensities = nil

@@ -77,7 +77,10 @@ func (m *ServiceEventInfo) MarshalCDR(e *cdr.Encoder) {
 	e.Int64(m.SequenceNumber)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ServiceEventInfo) UnmarshalCDR(d *cdr.Decoder) error {
 	m.EventType = d.Uint8()
 	m.Stamp.UnmarshalCDR(d)

@@ -64,11 +64,18 @@ func (m *Float64MultiArray) MarshalCDR(e *cdr.Encoder) {
 	e.Float64s(m.Data)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Float64MultiArray) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Layout.UnmarshalCDR(d)
 	if n := d.SeqLen(8); n > 0 {
-		m.Data = make([]float64, n)
+		if cap(m.Data) >= n {
+			m.Data = m.Data[:n]
+		} else {
+			m.Data = make([]float64, n)
+		}
 		d.Float64s(m.Data)
 	} else {
 		m.Data = nil

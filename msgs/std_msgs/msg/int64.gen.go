@@ -55,7 +55,10 @@ func (m *Int64) MarshalCDR(e *cdr.Encoder) {
 	e.Int64(m.Data)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Int64) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Data = d.Int64()
 	return d.Err()

@@ -65,10 +65,17 @@ func (m *MultiArrayLayout) MarshalCDR(e *cdr.Encoder) {
 	e.Uint32(m.DataOffset)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *MultiArrayLayout) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(12); n > 0 {
-		m.Dim = make([]MultiArrayDimension, n)
+		if cap(m.Dim) >= n {
+			m.Dim = m.Dim[:n]
+		} else {
+			m.Dim = make([]MultiArrayDimension, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Dim[i].UnmarshalCDR(d)
 		}

@@ -64,11 +64,18 @@ func (m *UInt8MultiArray) MarshalCDR(e *cdr.Encoder) {
 	e.RawBytes(m.Data)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *UInt8MultiArray) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Layout.UnmarshalCDR(d)
 	if n := d.SeqLen(1); n > 0 {
-		m.Data = make([]uint8, n)
+		if cap(m.Data) >= n {
+			m.Data = m.Data[:n]
+		} else {
+			m.Data = make([]uint8, n)
+		}
 		d.ReadRawBytes(m.Data)
 	} else {
 		m.Data = nil

@@ -63,10 +63,17 @@ func (m *TFMessage) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *TFMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(72); n > 0 {
-		m.Transforms = make([]geometry_msgs_msg.TransformStamped, n)
+		if cap(m.Transforms) >= n {
+			m.Transforms = m.Transforms[:n]
+		} else {
+			m.Transforms = make([]geometry_msgs_msg.TransformStamped, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Transforms[i].UnmarshalCDR(d)
 		}

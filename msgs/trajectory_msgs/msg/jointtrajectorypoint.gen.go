@@ -88,28 +88,47 @@ func (m *JointTrajectoryPoint) MarshalCDR(e *cdr.Encoder) {
 	m.TimeFromStart.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *JointTrajectoryPoint) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(8); n > 0 {
-		m.Positions = make([]float64, n)
+		if cap(m.Positions) >= n {
+			m.Positions = m.Positions[:n]
+		} else {
+			m.Positions = make([]float64, n)
+		}
 		d.Float64s(m.Positions)
 	} else {
 		m.Positions = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Velocities = make([]float64, n)
+		if cap(m.Velocities) >= n {
+			m.Velocities = m.Velocities[:n]
+		} else {
+			m.Velocities = make([]float64, n)
+		}
 		d.Float64s(m.Velocities)
 	} else {
 		m.Velocities = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Accelerations = make([]float64, n)
+		if cap(m.Accelerations) >= n {
+			m.Accelerations = m.Accelerations[:n]
+		} else {
+			m.Accelerations = make([]float64, n)
+		}
 		d.Float64s(m.Accelerations)
 	} else {
 		m.Accelerations = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.Effort = make([]float64, n)
+		if cap(m.Effort) >= n {
+			m.Effort = m.Effort[:n]
+		} else {
+			m.Effort = make([]float64, n)
+		}
 		d.Float64s(m.Effort)
 	} else {
 		m.Effort = nil

@@ -78,11 +78,18 @@ func (m *MultiDOFJointTrajectory) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *MultiDOFJointTrajectory) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(4); n > 0 {
-		m.JointNames = make([]string, n)
+		if cap(m.JointNames) >= n {
+			m.JointNames = m.JointNames[:n]
+		} else {
+			m.JointNames = make([]string, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.JointNames[i] = d.String()
 		}
@@ -90,7 +97,11 @@ func (m *MultiDOFJointTrajectory) UnmarshalCDR(d *cdr.Decoder) error {
 		m.JointNames = nil
 	}
 	if n := d.SeqLen(20); n > 0 {
-		m.Points = make([]MultiDOFJointTrajectoryPoint, n)
+		if cap(m.Points) >= n {
+			m.Points = m.Points[:n]
+		} else {
+			m.Points = make([]MultiDOFJointTrajectoryPoint, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Points[i].UnmarshalCDR(d)
 		}

@@ -89,10 +89,17 @@ func (m *MultiDOFJointTrajectoryPoint) MarshalCDR(e *cdr.Encoder) {
 	m.TimeFromStart.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *MultiDOFJointTrajectoryPoint) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(56); n > 0 {
-		m.Transforms = make([]geometry_msgs_msg.Transform, n)
+		if cap(m.Transforms) >= n {
+			m.Transforms = m.Transforms[:n]
+		} else {
+			m.Transforms = make([]geometry_msgs_msg.Transform, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Transforms[i].UnmarshalCDR(d)
 		}
@@ -100,7 +107,11 @@ func (m *MultiDOFJointTrajectoryPoint) UnmarshalCDR(d *cdr.Decoder) error {
 		m.Transforms = nil
 	}
 	if n := d.SeqLen(48); n > 0 {
-		m.Velocities = make([]geometry_msgs_msg.Twist, n)
+		if cap(m.Velocities) >= n {
+			m.Velocities = m.Velocities[:n]
+		} else {
+			m.Velocities = make([]geometry_msgs_msg.Twist, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Velocities[i].UnmarshalCDR(d)
 		}
@@ -108,7 +119,11 @@ func (m *MultiDOFJointTrajectoryPoint) UnmarshalCDR(d *cdr.Decoder) error {
 		m.Velocities = nil
 	}
 	if n := d.SeqLen(48); n > 0 {
-		m.Accelerations = make([]geometry_msgs_msg.Twist, n)
+		if cap(m.Accelerations) >= n {
+			m.Accelerations = m.Accelerations[:n]
+		} else {
+			m.Accelerations = make([]geometry_msgs_msg.Twist, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Accelerations[i].UnmarshalCDR(d)
 		}

@@ -77,11 +77,18 @@ func (m *IndividualTypeDescription) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *IndividualTypeDescription) UnmarshalCDR(d *cdr.Decoder) error {
 	m.TypeName = d.BoundedString(255)
 	if n := d.SeqLen(29); n > 0 {
-		m.Fields = make([]Field, n)
+		if cap(m.Fields) >= n {
+			m.Fields = m.Fields[:n]
+		} else {
+			m.Fields = make([]Field, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Fields[i].UnmarshalCDR(d)
 		}

@@ -78,11 +78,18 @@ func (m *TypeDescription) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *TypeDescription) UnmarshalCDR(d *cdr.Decoder) error {
 	m.TypeDescription.UnmarshalCDR(d)
 	if n := d.SeqLen(8); n > 0 {
-		m.ReferencedTypeDescriptions = make([]IndividualTypeDescription, n)
+		if cap(m.ReferencedTypeDescriptions) >= n {
+			m.ReferencedTypeDescriptions = m.ReferencedTypeDescriptions[:n]
+		} else {
+			m.ReferencedTypeDescriptions = make([]IndividualTypeDescription, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ReferencedTypeDescriptions[i].UnmarshalCDR(d)
 		}

@@ -66,7 +66,10 @@ func (m *GetTypeDescription_Request) MarshalCDR(e *cdr.Encoder) {
 	e.Bool(m.IncludeTypeSources)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetTypeDescription_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.TypeName = d.String()
 	m.TypeHash = d.String()
@@ -154,13 +157,20 @@ func (m *GetTypeDescription_Response) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *GetTypeDescription_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Successful = d.Bool()
 	m.FailureReason = d.String()
 	m.TypeDescription.UnmarshalCDR(d)
 	if n := d.SeqLen(12); n > 0 {
-		m.TypeSources = make([]type_description_interfaces_msg.TypeSource, n)
+		if cap(m.TypeSources) >= n {
+			m.TypeSources = m.TypeSources[:n]
+		} else {
+			m.TypeSources = make([]type_description_interfaces_msg.TypeSource, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.TypeSources[i].UnmarshalCDR(d)
 		}
@@ -168,7 +178,11 @@ func (m *GetTypeDescription_Response) UnmarshalCDR(d *cdr.Decoder) error {
 		m.TypeSources = nil
 	}
 	if n := d.SeqLen(8); n > 0 {
-		m.ExtraInformation = make([]type_description_interfaces_msg.KeyValue, n)
+		if cap(m.ExtraInformation) >= n {
+			m.ExtraInformation = m.ExtraInformation[:n]
+		} else {
+			m.ExtraInformation = make([]type_description_interfaces_msg.KeyValue, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.ExtraInformation[i].UnmarshalCDR(d)
 		}

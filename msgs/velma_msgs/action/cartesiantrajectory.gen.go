@@ -98,11 +98,18 @@ func (m *CartesianTrajectory_Goal) MarshalCDR(e *cdr.Encoder) {
 	m.GoalTimeTolerance.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	if n := d.SeqLen(64); n > 0 {
-		m.Points = make([]velma_msgs_msg.CartesianTrajectoryPoint, n)
+		if cap(m.Points) >= n {
+			m.Points = m.Points[:n]
+		} else {
+			m.Points = make([]velma_msgs_msg.CartesianTrajectoryPoint, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Points[i].UnmarshalCDR(d)
 		}
@@ -185,7 +192,10 @@ func (m *CartesianTrajectory_Result) MarshalCDR(e *cdr.Encoder) {
 	e.String(m.ErrorString)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Int32()
 	m.ErrorString = d.String()
@@ -256,7 +266,10 @@ func (m *CartesianTrajectory_Feedback) MarshalCDR(e *cdr.Encoder) {
 	e.Float64(m.RotationError)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Desired.UnmarshalCDR(d)
@@ -320,7 +333,10 @@ func (m *CartesianTrajectory_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 	m.Goal.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -380,7 +396,10 @@ func (m *CartesianTrajectory_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Stamp.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -451,7 +470,10 @@ func (m *CartesianTrajectory_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 	m.GoalId.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -510,7 +532,10 @@ func (m *CartesianTrajectory_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 	m.Result.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -584,7 +609,10 @@ func (m *CartesianTrajectory_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 	m.Feedback.MarshalCDR(e)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *CartesianTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

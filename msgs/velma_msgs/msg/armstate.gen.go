@@ -66,7 +66,10 @@ func (m *ArmState) MarshalCDR(e *cdr.Encoder) {
 	e.Float64s(m.TorqueCommanded[:])
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *ArmState) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Ok = d.Bool()
 	m.InCommandState = d.Bool()

@@ -77,7 +77,10 @@ func (m *MotorState) MarshalCDR(e *cdr.Encoder) {
 	e.Bool(m.Ok)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *MotorState) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Name = d.String()
 	m.Position = d.Float64()

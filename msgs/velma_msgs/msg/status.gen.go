@@ -193,7 +193,10 @@ func (m *Status) MarshalCDR(e *cdr.Encoder) {
 	e.Uint64(m.Overruns)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Status) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.VeBodyState = d.String()
@@ -204,7 +207,11 @@ func (m *Status) UnmarshalCDR(d *cdr.Decoder) error {
 	m.FaultType = d.Int32()
 	m.FaultyModuleId = d.Int32()
 	if n := d.SeqLen(24); n > 0 {
-		m.Motors = make([]MotorState, n)
+		if cap(m.Motors) >= n {
+			m.Motors = m.Motors[:n]
+		} else {
+			m.Motors = make([]MotorState, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Motors[i].UnmarshalCDR(d)
 		}

@@ -175,7 +175,10 @@ func (m *Marker) MarshalCDR(e *cdr.Encoder) {
 	e.Bool(m.MeshUseEmbeddedMaterials)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *Marker) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Ns = d.String()
@@ -188,7 +191,11 @@ func (m *Marker) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Lifetime.UnmarshalCDR(d)
 	m.FrameLocked = d.Bool()
 	if n := d.SeqLen(24); n > 0 {
-		m.Points = make([]geometry_msgs_msg.Point, n)
+		if cap(m.Points) >= n {
+			m.Points = m.Points[:n]
+		} else {
+			m.Points = make([]geometry_msgs_msg.Point, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Points[i].UnmarshalCDR(d)
 		}
@@ -196,7 +203,11 @@ func (m *Marker) UnmarshalCDR(d *cdr.Decoder) error {
 		m.Points = nil
 	}
 	if n := d.SeqLen(16); n > 0 {
-		m.Colors = make([]std_msgs_msg.ColorRGBA, n)
+		if cap(m.Colors) >= n {
+			m.Colors = m.Colors[:n]
+		} else {
+			m.Colors = make([]std_msgs_msg.ColorRGBA, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Colors[i].UnmarshalCDR(d)
 		}
@@ -206,7 +217,11 @@ func (m *Marker) UnmarshalCDR(d *cdr.Decoder) error {
 	m.TextureResource = d.String()
 	m.Texture.UnmarshalCDR(d)
 	if n := d.SeqLen(8); n > 0 {
-		m.UvCoordinates = make([]UVCoordinate, n)
+		if cap(m.UvCoordinates) >= n {
+			m.UvCoordinates = m.UvCoordinates[:n]
+		} else {
+			m.UvCoordinates = make([]UVCoordinate, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.UvCoordinates[i].UnmarshalCDR(d)
 		}

@@ -64,10 +64,17 @@ func (m *MarkerArray) MarshalCDR(e *cdr.Encoder) {
 	}
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *MarkerArray) UnmarshalCDR(d *cdr.Decoder) error {
 	if n := d.SeqLen(186); n > 0 {
-		m.Markers = make([]Marker, n)
+		if cap(m.Markers) >= n {
+			m.Markers = m.Markers[:n]
+		} else {
+			m.Markers = make([]Marker, n)
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			m.Markers[i].UnmarshalCDR(d)
 		}

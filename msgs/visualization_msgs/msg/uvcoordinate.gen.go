@@ -58,7 +58,10 @@ func (m *UVCoordinate) MarshalCDR(e *cdr.Encoder) {
 	e.Float32(m.V)
 }
 
-// UnmarshalCDR reads the CDR body of m from d and returns d.Err().
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten; like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
 func (m *UVCoordinate) UnmarshalCDR(d *cdr.Decoder) error {
 	m.U = d.Float32()
 	m.V = d.Float32()
