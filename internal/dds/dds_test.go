@@ -49,7 +49,24 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 			t.Errorf("sample %d: missing info %+v", i, c.info[i])
 		}
 	}
-	_ = r
+	// GUIDs: participant entity id 00 00 01 c1; endpoints share its prefix.
+	if g := a.GUID(); g[12] != 0 || g[13] != 0 || g[14] != 1 || g[15] != 0xc1 {
+		t.Errorf("participant GUID %v has no participant entity id", g)
+	}
+	if w.GUID().Prefix() != a.GUID().Prefix() || r.GUID().Prefix() != b.GUID().Prefix() || a.GUID() == b.GUID() {
+		t.Errorf("GUID prefixes: writer %v of %v, reader %v of %v", w.GUID(), a.GUID(), r.GUID(), b.GUID())
+	}
+	if w.Handle() == 0 || r.Handle() == 0 || w.Handle() == r.Handle() {
+		t.Errorf("handles: writer %d reader %d", w.Handle(), r.Handle())
+	}
+	// The reader reports the writer's handle as the publication handle.
+	mw, err := r.MatchedWriters()
+	if err != nil || len(mw) != 1 || mw[0].Key != w.GUID() {
+		t.Fatalf("MatchedWriters = %+v, %v", mw, err)
+	}
+	if c.info[0].PublicationHandle != mw[0].Handle {
+		t.Errorf("publication handle %d, matched writer handle %d", c.info[0].PublicationHandle, mw[0].Handle)
+	}
 }
 
 func TestPubSub_TwoProcesses(t *testing.T) {
