@@ -56,6 +56,11 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 	if w.GUID().Prefix() != a.GUID().Prefix() || r.GUID().Prefix() != b.GUID().Prefix() || a.GUID() == b.GUID() {
 		t.Errorf("GUID prefixes: writer %v of %v, reader %v of %v", w.GUID(), a.GUID(), r.GUID(), b.GUID())
 	}
+	// Keyless topic kind: RTPS entity kinds "writer no key" (0x03) and
+	// "reader no key" (0x04), as rmw_cyclonedds' endpoints.
+	if wk, rk := w.GUID()[15], r.GUID()[15]; wk != 0x03 || rk != 0x04 {
+		t.Errorf("entity kinds writer %#x reader %#x, want 0x03 and 0x04 (no key)", wk, rk)
+	}
 	if w.Handle() == 0 || r.Handle() == 0 || w.Handle() == r.Handle() {
 		t.Errorf("handles: writer %d reader %d", w.Handle(), r.Handle())
 	}
