@@ -20,6 +20,9 @@ type MuxConfig struct {
 	// joystick_used: whether Joy messages may switch to TELEOPERATION.
 	// FIX: the original read this parameter but always used the joystick.
 	JoystickUsed bool
+	// (optional) Initial is the operation mode at start; default STOPPED
+	// without e-stop (the original's). Simulations may start AUTONOMOUS.
+	Initial OperationMode
 }
 
 // Joy is the part of sensor_msgs/Joy the mux looks at.
@@ -58,7 +61,7 @@ const (
 // STOPPED, AUTONOMOUS and TELEOPERATION.
 var ErrUnknownMode = errors.New("unknown operation mode")
 
-// NewMux returns a mux in STOPPED without e-stop.
+// NewMux returns a mux in cfg.Initial (STOPPED without e-stop by default).
 func NewMux(cfg MuxConfig) (*Mux, error) {
 	if cfg.TeleopIdle == 0 {
 		cfg.TeleopIdle = 500 * time.Millisecond
@@ -66,7 +69,10 @@ func NewMux(cfg MuxConfig) (*Mux, error) {
 	if cfg.TeleopIdle < 0 {
 		return nil, fmt.Errorf("teleoperation_idle_timer %v: must be positive", cfg.TeleopIdle)
 	}
-	return &Mux{cfg: cfg}, nil
+	if !cfg.Initial.Mode.Valid() {
+		return nil, fmt.Errorf("initial operation mode %d: %w", cfg.Initial.Mode, ErrUnknownMode)
+	}
+	return &Mux{cfg: cfg, op: cfg.Initial}, nil
 }
 
 // OperationMode returns the current operation mode.

@@ -1,6 +1,7 @@
 package rsm
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -226,5 +227,19 @@ func TestNewMux_Defaults(t *testing.T) {
 	}
 	if _, err := NewMux(MuxConfig{TeleopIdle: -time.Second}); err == nil {
 		t.Error("negative timer accepted")
+	}
+}
+
+func TestNewMux_InitialMode(t *testing.T) {
+	m, err := NewMux(MuxConfig{Initial: OperationMode{Mode: ModeAutonomous}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.OnAutonomy(lin(0.2))
+	if tw, op := m.Tick(t0); tw != lin(0.2) || op.Mode != ModeAutonomous {
+		t.Errorf("Tick = %v, %+v; want autonomy forwarded", tw, op)
+	}
+	if _, err := NewMux(MuxConfig{Initial: OperationMode{Mode: 9}}); !errors.Is(err, ErrUnknownMode) {
+		t.Errorf("mode 9: err = %v", err)
 	}
 }

@@ -54,7 +54,16 @@ func SetupMux(n *ros.Node) error {
 	if idle == 0 {
 		return fmt.Errorf("parameter teleoperation_idle_timer must be > 0")
 	}
-	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: idle, JoystickUsed: joyUsed})
+	initial, err := ros.DeclareParam(n, "initial_operation_mode", int64(0), ros.ParamDescriptor{
+		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	if initial < 0 || initial > 2 {
+		return fmt.Errorf("parameter initial_operation_mode = %d: want 0 STOPPED, 1 AUTONOMOUS or 2 TELEOPERATION", initial)
+	}
+	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: idle, JoystickUsed: joyUsed,
+		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}})
 	if err != nil {
 		return err
 	}
