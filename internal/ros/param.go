@@ -2,8 +2,10 @@ package ros
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 )
@@ -214,3 +216,36 @@ func (n *Node) notifyChanged(ev param.Event) {
 // Params returns the node's parameter store, for code that needs the
 // lower-level API of package param.
 func (n *Node) Params() *param.Store { return n.ext.params.store }
+
+// DeclareDuration declares a double parameter that holds seconds (the ROS
+// convention for durations, e.g. teleoperation_idle_timer: 0.5) and returns
+// it as a time.Duration. Unless d sets its own FloatRange, negative values
+// are rejected; a value too large for a Duration is an error.
+//
+//	timeout, err := ros.DeclareDuration(node, "teleoperation_idle_timer", 500*time.Millisecond, ros.ParamDescriptor{})
+func DeclareDuration(n *Node, name string, def time.Duration, d ParamDescriptor) (time.Duration, error) {
+	if d.FloatRange == nil && d.IntegerRange == nil {
+		d.FloatRange = &param.FloatRange{From: 0, To: math.Inf(1)}
+	}
+	sec, err := DeclareParam(n, name, def.Seconds(), d)
+	if err != nil {
+		return 0, err
+	}
+	return secondsToDuration(n, name, sec)
+}
+
+// ParamDuration returns a double parameter holding seconds as a Duration.
+func (n *Node) ParamDuration(name string) (time.Duration, error) {
+	sec, err := n.ParamFloat64(name)
+	if err != nil {
+		return 0, err
+	}
+	return secondsToDuration(n, name, sec)
+}
+
+func secondsToDuration(n *Node, name string, sec float64) (time.Duration, error) {
+	if math.IsNaN(sec) || math.Abs(sec) > float64(math.MaxInt64)/1e9 {
+		return 0, fmt.Errorf("ros: node %s: parameter %q: %g s does not fit a duration", n.fqn, name, sec)
+	}
+	return time.Duration(math.Round(sec * 1e9)), nil
+}

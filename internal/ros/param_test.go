@@ -116,6 +116,24 @@ func TestParams_OverridesFromFileAndCommandLine(t *testing.T) {
 	if err != nil || mode != "default" {
 		t.Fatalf("mode = %q, %v; a -p for node other must not apply", mode, err)
 	}
+	if d, err := DeclareDuration(n, "timeout", 1500*time.Millisecond, ParamDescriptor{}); err != nil || d != 1500*time.Millisecond {
+		t.Fatalf("timeout = %v, %v", d, err)
+	}
+	if err := n.SetParameter("timeout", -1.0); err == nil {
+		t.Fatal("negative duration accepted")
+	}
+	if err := n.SetParameter("timeout", 0.25); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := n.ParamDuration("timeout"); err != nil || d != 250*time.Millisecond {
+		t.Fatalf("ParamDuration = %v, %v", d, err)
+	}
+	if err := n.SetParameter("timeout", 1e300); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.ParamDuration("timeout"); err == nil {
+		t.Fatal("1e300 s converted to a duration")
+	}
 	if sim, err := n.ParamBool("use_sim_time"); err != nil || sim {
 		t.Fatalf("use_sim_time = %v, %v", sim, err)
 	}
