@@ -127,6 +127,11 @@ func (c *client) onReplies(batch []dds.Sample) {
 }
 
 func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, error) {
+	if v, ok := req.(validator); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("ros: call %s: %w", c.name, err)
+		}
+	}
 	seq := c.n.ctx.seq.Add(1)
 	ch := make(chan rosidl.Message, 1)
 	c.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,8 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Domain ids 10-14 belong to this package's tests (test/e2e uses 15-29).
+// Domain ids 10-14 and 22-23 belong to these tests (test/e2e/ros_test.go
+// uses 15-21).
 // Each test that talks over DDS uses its own id, so parallel tests never
 // hear each other.
 const (
@@ -24,10 +26,22 @@ const (
 	domainExecutor = 12
 	domainGraph    = 13
 	domainMalform  = 14
+	domainArgs     = 22
 )
 
 // failAfter is a failure timeout only; nothing asserts on timing.
 const failAfter = 20 * time.Second
+
+// TestMain keeps contexts that read the real environment (other tests of
+// this package) on loopback too.
+func TestMain(m *testing.M) {
+	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+	os.Unsetenv("ROS_STATIC_PEERS")
+	os.Unsetenv("ROS_LOCALHOST_ONLY")
+	os.Unsetenv("ROS_DISTRO")
+	os.Unsetenv("CYCLONEDDS_URI")
+	os.Exit(m.Run())
+}
 
 // testEnv keeps all test traffic on this machine, whatever the environment
 // of the test run says.
@@ -417,7 +431,7 @@ func TestMalformedSamplesAreCounted(t *testing.T) {
 
 func TestNodeNamesFromArgs(t *testing.T) {
 	t.Parallel()
-	c := newTestContext(t, domainExecutor, "--ros-args", "-r", "orig:__node:=renamed", "-r", "__ns:=/robot", "-r", "chatter:=/remapped", "--log-level", "debug")
+	c := newTestContext(t, domainArgs, "--ros-args", "-r", "orig:__node:=renamed", "-r", "__ns:=/robot", "-r", "chatter:=/remapped", "--log-level", "debug")
 	n := mustNode(t, c, "orig", "/ignored")
 	if n.Name() != "renamed" || n.Namespace() != "/robot" || n.FullyQualifiedName() != "/robot/renamed" || n.LoggerName() != "robot.renamed" {
 		t.Errorf("node = %s %s %s %s", n.Name(), n.Namespace(), n.FullyQualifiedName(), n.LoggerName())

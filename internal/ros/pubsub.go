@@ -89,7 +89,15 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publish
 	return p, nil
 }
 
+// validator is implemented by generated messages with bounded fields.
+type validator interface{ Validate() error }
+
 func (p *publisher) publish(m rosidl.Message) error {
+	if v, ok := m.(validator); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("ros: publish on %s: %w", p.topic, err)
+		}
+	}
 	var buf []byte
 	if b, ok := p.bufs.Get().(*[]byte); ok {
 		buf = *b
@@ -144,8 +152,9 @@ func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS) (*Publ
 	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }}, nil
 }
 
-// Publish serializes and sends m. A reliable publisher blocks while its
-// history is full of unacknowledged samples.
+// Publish validates (bounded strings and sequences), serializes and sends
+// m. A reliable publisher blocks while its history is full of
+// unacknowledged samples.
 func (p *Publisher[T]) Publish(m *T) error {
 	if m == nil {
 		return fmt.Errorf("ros: publish on %s: nil message", p.p.topic)

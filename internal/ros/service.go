@@ -189,6 +189,12 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 // gone, drop silently; if it has no clientid, send at once; otherwise wait
 // up to 100 ms for the reply writer to match a reader with that clientid.
 func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
+	if v, ok := resp.(validator); ok {
+		if err := v.Validate(); err != nil {
+			s.lost.Add(1)
+			return fmt.Errorf("invalid response not sent: %w", err)
+		}
+	}
 	clientID, known, err := s.clientIDOf(r.writer)
 	if err != nil {
 		return err

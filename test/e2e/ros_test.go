@@ -1,7 +1,7 @@
 // Package e2e holds multi-process tests: they build real executables, start
 // them as separate processes and talk to them over Cyclone DDS.
 //
-// Every test uses its own ROS_DOMAIN_ID (15-29 belong to the ros tests
+// Every test uses its own ROS_DOMAIN_ID (15-21 belong to the ros tests
 // here) and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, so nothing leaves the
 // machine and parallel tests never hear each other. Timeouts are failure
 // deadlines only; no assertion depends on timing. The tests are skipped
