@@ -479,6 +479,11 @@ func (f *file) message(m *MsgSpec) error {
 				if fl.Type.Base.IsNested() {
 					f.p("if err := %s.Validate(); err != nil {\nreturn %s.Errorf(\"%s.%s%s: %%w\"%s, err)\n}\n",
 						expr, fm, m.FullName(), fl.Name, label, labelArgs)
+				} else if fl.Type.Base.Prim == "wstring" {
+					// The bound of a wstring counts characters, not bytes.
+					n := f.use("utf8", "unicode/utf8") + ".RuneCountInString(" + expr + ")"
+					f.p("if %s > %d {\nreturn %s.Errorf(\"%s.%s%s: wstring of %%d characters exceeds the bound %d\"%s, %s)\n}\n",
+						n, fl.Type.Base.StringBound, fm, m.FullName(), fl.Name, label, fl.Type.Base.StringBound, labelArgs, n)
 				} else {
 					f.p("if len(%s) > %d {\nreturn %s.Errorf(\"%s.%s%s: string of %%d bytes exceeds the bound %d\"%s, len(%s))\n}\n",
 						expr, fl.Type.Base.StringBound, fm, m.FullName(), fl.Name, label, fl.Type.Base.StringBound, labelArgs, expr)
@@ -546,8 +551,8 @@ func (f *file) message(m *MsgSpec) error {
 			case b.Prim == "string" && b.StringBound > 0:
 				f.p("%s = d.BoundedString(%d)\n", dst, b.StringBound)
 			case b.Prim == "wstring" && b.StringBound > 0:
-				f.p("%s = d.WString()\nif n := len([]rune(%s)); n > %d {\nd.Fail(%s.Errorf(\"%%w: wstring of %%d characters exceeds bound %d\", %s.ErrLength, n))\n}\n",
-					dst, dst, b.StringBound, f.use("fmt", "fmt"), b.StringBound, c)
+				f.p("%s = d.WString()\nif n := %s.RuneCountInString(%s); n > %d {\nd.Fail(%s.Errorf(\"%%w: wstring of %%d characters exceeds bound %d\", %s.ErrLength, n))\n}\n",
+					dst, f.use("utf8", "unicode/utf8"), dst, b.StringBound, f.use("fmt", "fmt"), b.StringBound, c)
 			default:
 				f.p("%s = d.%s()\n", dst, cdrName[b.Prim])
 			}

@@ -232,8 +232,84 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// edgeTest runs inside the generated demo_msgs/msg package of edgeTree and
+// checks defaults, constants, bounds and round trips of the unusual shapes.
+const edgeTest = `package demo_msgs_msg
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+)
+
+func TestEdge(t *testing.T) {
+	if w := NewWithDefaults(); !math.IsNaN(float64(w.F)) || w.G != [2]float64{1, math.Inf(1)} {
+		t.Errorf("float defaults %+v", w)
+	}
+	if f := NewFlags(); f.Flags != [3]bool{true, false, true} {
+		t.Errorf("bool array default %+v", f)
+	}
+	if s := NewStrings(); s.Pair != [2]string{"a", "b"} {
+		t.Errorf("string array default %+v", s)
+	}
+	if s := NewStr(); s.S != "q\"uote" {
+		t.Errorf("escaped string default %q", s.S)
+	}
+	if NewNeg().N != math.MinInt64 || NewMax().N != math.MaxUint64 || !NewBoolDefault().B || NewCharDefault().C != 10 {
+		t.Error("integer/bool/char defaults")
+	}
+	if fs := NewFloat32Seq(); !reflect.DeepEqual(fs.F, []float32{0.25}) {
+		t.Errorf("sequence default %+v", fs)
+	}
+	if NewStamped().Tag != "ab" || NewNested().Pair[1].Tag != "ab" || NewSeqs().Items != nil {
+		t.Error("nested defaults")
+	}
+	if WithConsts_PI != 3.14 || WithConsts_NAME != "x" || !WithConsts_ON || WithConsts_NEG != -5 || ByteConst_B != 255 || Stamped_K != 3 {
+		t.Error("constants")
+	}
+	for _, c := range []struct {
+		m    interface{ Validate() error }
+		want string
+	}{
+		{&Wide{W: "héé"}, ""},
+		{&Wide{W: "abcd"}, "demo_msgs/msg/Wide.w: wstring of 4 characters exceeds the bound 3"},
+		{&StrFixedBounded{S: [3]string{"", "abc"}}, "demo_msgs/msg/StrFixedBounded.s[1]: string of 3 bytes exceeds the bound 2"},
+		{&NestedSeqBounded{B: []Bounded{{}, {V: make([]int32, 4)}}}, "demo_msgs/msg/NestedSeqBounded.b[1]: demo_msgs/msg/Bounded.v: 4 elements exceed the bound 3"},
+		{&NestedBoundedBounded{B: make([]Bounded, 2)}, "demo_msgs/msg/NestedBoundedBounded.b: 2 elements exceed the bound 1"},
+		{&Seqs{Few: make([]Stamped, 3)}, "demo_msgs/msg/Seqs.few: 3 elements exceed the bound 2"},
+		{&Deep{S: Seqs{Items: []Stamped{{Tag: "toolong"}}}}, "demo_msgs/msg/Deep.s: demo_msgs/msg/Seqs.items[0]: demo_msgs/msg/Stamped.tag: string of 7 bytes exceeds the bound 4"},
+	} {
+		err := c.m.Validate()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("Validate %T: %q, want %q", c.m, got, c.want)
+		}
+	}
+	for _, m := range []rosidl.Message{
+		&Wide{W: "hé"}, &Flags{Flags: [3]bool{true, true, false}}, &Strings{Pair: [2]string{"", "z"}},
+		&Deep{N: Nested{Pair: [2]Stamped{{Tag: "a"}, {Tag: "b"}}}, S: Seqs{Items: []Stamped{{}}, Few: []Stamped{{Tag: "c"}}}},
+		&Ints{A: []int16{-1, 2}, B: [4]uint64{1, 2, 3, 4}}, &Bytes{Raw: []byte{1, 2}, Fixed: [3]uint8{3, 4, 5}},
+		&Chars{C: 'a', B: 0xff}, &Empty{}, &BoolSeq{B: []bool{true, false}}, &Int8Fixed{A: [4]int8{-1, 0, 1, 2}},
+		&WstrSeq{W: []string{"x", ""}}, &LongStrBound{S: []string{"a"}},
+	} {
+		got := m.ROSType().New()
+		if err := rosidl.Unmarshal(rosidl.Marshal(m, nil), got); err != nil {
+			t.Fatalf("%T: %v", m, err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("round trip %T\n got %+v\nwant %+v", m, got, m)
+		}
+	}
+}
+`
+
 // TestEdgeCasesCompile generates edgeTree inside the module (so the internal
-// imports resolve) and runs go vet on the result.
+// imports resolve), then vets it and runs edgeTest in it.
 func TestEdgeCasesCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
@@ -262,9 +338,13 @@ func TestEdgeCasesCompile(t *testing.T) {
 	if err := run([]string{"-root", dir, "-module", module}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "vet", "./"+dir+"/...")
+	if err := os.WriteFile(filepath.Join(dir, "demo_msgs/msg/edge_test.go"), []byte(edgeTest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// go test vets the generated code and runs edgeTest against it.
+	cmd := exec.Command("go", "test", "-count=1", "./"+dir+"/...")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generated code does not vet: %v\n%s", err, out)
+		t.Fatalf("generated code fails vet or its behaviour test: %v\n%s", err, out)
 	}
 }
 
