@@ -61,9 +61,12 @@ func Main(reg *rosidl.Registry, args []string, stdin io.Reader, stdout, stderr i
 	err := app.Run(ctx, args)
 	var ue *UsageError
 	var re *reportedError
+	var es *exitStatus
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &es):
+		return es.code
 	case errors.As(err, &re):
 		return 1
 	case errors.As(err, &ue):
@@ -88,13 +91,16 @@ type verb struct {
 	usage string // "topic echo TOPIC [TYPE] [--once]"
 	help  string
 	run   func(a *App, ctx context.Context, args []string) error
+	// passThrough verbs hand their arguments to another program: only a
+	// first argument -h/--help asks for help.
+	passThrough bool
 }
 
 // commands maps "group verb" (or "group" for single-word commands) to its
 // implementation.
 func commands() map[string]verb {
 	m := map[string]verb{}
-	for _, set := range []map[string]verb{interfaceVerbs(), launchVerbs(), graphVerbs(), topicVerbs(),
+	for _, set := range []map[string]verb{interfaceVerbs(), launchVerbs(), runVerbs(), graphVerbs(), topicVerbs(),
 		serviceVerbs(), paramVerbs(), actionVerbs()} {
 		for k, v := range set {
 			m[k] = v
@@ -113,8 +119,12 @@ func (a *App) Run(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if v, ok := cmds[args[0]]; ok { // single-word commands: launch
-		if wantsHelp(args[1:]) {
+	if v, ok := cmds[args[0]]; ok { // single-word commands: launch, run
+		help := wantsHelp(args[1:])
+		if v.passThrough {
+			help = len(args) > 1 && (args[1] == "-h" || args[1] == "--help")
+		}
+		if help {
 			fmt.Fprintf(a.Stdout, "usage: fsmnodes %s\n\n%s\n", v.usage, v.help)
 			return nil
 		}

@@ -311,3 +311,19 @@ func TestSplitNodeName(t *testing.T) {
 		t.Errorf("shellJoin = %s", got)
 	}
 }
+
+func TestRunPassesArgumentsAndExitStatus(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\necho \"args: $*\"\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(bin, "tool"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := run(t, "run", "--bin-dir", bin, "fsmnodes", "tool", "--help", "--ros-args", "-p", "a:=1")
+	if code != 3 || out != "args: --help --ros-args -p a:=1\n" || errs != "" {
+		t.Errorf("run: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := run(t, "run", "--bin-dir", bin, "fsmnodes", "nope"); code != 1 ||
+		!strings.Contains(errs, `executable "nope" of package "fsmnodes" not found`) {
+		t.Errorf("run of a missing executable: exit %d %s", code, errs)
+	}
+}

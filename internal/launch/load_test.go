@@ -305,3 +305,18 @@ func TestProcessEnviron(t *testing.T) {
 		t.Errorf("Environ = %q, want %q", got, want)
 	}
 }
+
+func TestFindExecutable(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	p, err := FindExecutable("fsmnodes", "talker", Options{LookupEnv: env(EnvBin, bin)})
+	if err != nil || p != filepath.Join(bin, "talker") {
+		t.Errorf("FindExecutable = %q, %v", p, err)
+	}
+	if _, err := FindExecutable("fsmnodes", "nope", Options{BinDir: bin, LookupEnv: env()}); err == nil ||
+		!strings.Contains(err.Error(), `executable "nope" of package "fsmnodes" not found`) {
+		t.Errorf("missing executable: %v", err)
+	}
+	if _, err := FindExecutable("other_pkg", "x", Options{LookupEnv: env()}); err == nil {
+		t.Error("executable of an unknown package found")
+	}
+}

@@ -188,3 +188,18 @@ func FindLaunchFile(pkg, name string, opts Options) (string, error) {
 	}
 	return "", fmt.Errorf("file %q is ambiguous in package %q: %s", name, pkg, strings.Join(found, ", "))
 }
+
+// FindExecutable finds executable exe of package pkg the way <node pkg exec>
+// does (see Options.BinDir), for `fsmnodes run`.
+func FindExecutable(pkg, exe string, opts Options) (string, error) {
+	l := &loader{opts: opts}
+	if wd, err := os.Getwd(); err == nil {
+		l.shareDir = l.discoverShare(wd)
+	}
+	if l.shareDir == "" {
+		if self, err := os.Executable(); err == nil {
+			l.shareDir = l.discoverShare(filepath.Dir(self))
+		}
+	}
+	return l.findExecutable(pkg, exe)
+}
