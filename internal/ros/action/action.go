@@ -124,6 +124,7 @@ type TransitionError struct {
 	Event Event
 }
 
+// Error implements error.
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("goal %s: event %q is not allowed in status %s", e.ID, e.Event, e.From)
 }

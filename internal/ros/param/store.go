@@ -46,6 +46,7 @@ type RejectedError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *RejectedError) Error() string { return "parameter change rejected: " + e.Reason }
 
 // Is makes errors.Is(err, ErrRejected) true.
