@@ -420,6 +420,23 @@ func TestCLI_ActionSendGoalWithFeedbackAndRejection(t *testing.T) {
 	if code != 0 || !strings.HasSuffix(out, "Goal was rejected.\n") {
 		t.Errorf("rejected goal: exit %d %s\n%s", code, errs, out)
 	}
+	// The server logged the rejection; /rosout carries it (transient
+	// local, so a late echo still sees it).
+	rosout := cliStart(t, bin, domainCLIAction, "fsmnodes", "topic", "echo", "/rosout")
+	deadline := time.Now().Add(cliWait)
+	for {
+		out, _ := rosout.output()
+		if strings.Contains(out, "name: cli_test.cli_peer\n") && strings.Contains(out, "rejected: negative x") {
+			if !strings.Contains(out, "level: 20\n") {
+				t.Errorf("rosout record without INFO level:\n%s", out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic echo /rosout never showed the rejection:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	_, errs, code = cliRun(t, bin, domainCLIAction, "action", "send_goal", action, typ, "{pose: {pose: {position: {q: 1}}}}")
 	if code != 1 || !strings.Contains(errs, `unknown field "q" in geometry_msgs/msg/Point`) {
 		t.Errorf("bad goal: exit %d %s", code, errs)
