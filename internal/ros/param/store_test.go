@@ -363,3 +363,23 @@ func mustDeclare(t *testing.T, s *Store, name string, v Value, d Descriptor) {
 		t.Fatalf("Declare(%q): %v", name, err)
 	}
 }
+
+func TestValue_YAML_RoundTripsThroughParseValue(t *testing.T) {
+	vals := []Value{
+		BoolValue(true), IntegerValue(-3), DoubleValue(2), DoubleValue(1e-7), DoubleValue(math.Inf(-1)),
+		StringValue("plain"), StringValue("true"), StringValue("42"), StringValue(""), StringValue("it's: [x]"),
+		StringValue(" padded "), StringValue("0x10"), StringValue("a\nb"),
+		BoolArrayValue([]bool{true, false}), IntegerArrayValue([]int64{1, 2}), DoubleArrayValue([]float64{0.5, 3}),
+		StringArrayValue([]string{"a", "yes", "c, d"}),
+	}
+	for _, v := range vals {
+		text := v.YAML()
+		back, err := ParseValue(text)
+		if err != nil || !back.Equal(v) {
+			t.Errorf("%v (%v) -> %q -> %v (%v), %v", v, v.Type(), text, back, back.Type(), err)
+		}
+	}
+	if got := ByteArrayValue([]byte{1, 255}).YAML(); got != "[1, 255]" {
+		t.Errorf("byte array YAML = %q", got)
+	}
+}

@@ -413,3 +413,59 @@ type Parameter struct {
 
 // String formats p as "name: value".
 func (p Parameter) String() string { return p.Name + ": " + p.Value.String() }
+
+// YAML formats v as a YAML value that ParseValue reads back as the same
+// value (for `param dump`, launch files and -p): true, 42, 1.5, .inf,
+// plain or quoted strings, and flow lists such as [1, 2]. Byte arrays,
+// which parameter files cannot express, come out as integer lists.
+func (v Value) YAML() string {
+	switch v.typ {
+	case TypeBool:
+		return strconv.FormatBool(v.b)
+	case TypeInteger:
+		return strconv.FormatInt(v.i, 10)
+	case TypeDouble:
+		return yamlDouble(v.f)
+	case TypeString:
+		return yamlString(v.s)
+	case TypeByteArray:
+		return joinList(v.bytes, func(b byte) string { return strconv.Itoa(int(b)) })
+	case TypeBoolArray:
+		return joinList(v.bools, strconv.FormatBool)
+	case TypeIntegerArray:
+		return joinList(v.ints, func(i int64) string { return strconv.FormatInt(i, 10) })
+	case TypeDoubleArray:
+		return joinList(v.floats, yamlDouble)
+	case TypeStringArray:
+		return joinList(v.strs, yamlString)
+	}
+	return "null"
+}
+
+func yamlDouble(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return ".inf"
+	case math.IsInf(f, -1):
+		return "-.inf"
+	case math.IsNaN(f):
+		return ".nan"
+	}
+	return formatDouble(f)
+}
+
+// yamlString writes s plain when that reads back as the same string, else
+// single-quoted (a quote doubled), or double-quoted with escapes when it
+// holds control characters.
+func yamlString(s string) string {
+	if back, err := ParseValue(s); err == nil && back.typ == TypeString && back.s == s &&
+		!strings.ContainsAny(s, ",[]{}#&*!|>'\"%@`:\n") && strings.TrimSpace(s) == s {
+		return s
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f {
+			return strconv.Quote(s) // YAML double quotes take the same escapes
+		}
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
