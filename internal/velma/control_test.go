@@ -256,3 +256,26 @@ func TestControl_Head_TrajectoryAndRejectionInSafe(t *testing.T) {
 		t.Fatalf("head at %v", hq)
 	}
 }
+
+func TestControl_Relax_WristConstraintKeepsQ5Q6InTheirRegion(t *testing.T) {
+	r := readyRig(t)
+	r.step(&velma.TaskCommand{Relax: true})
+	var ext [velma.BodyDOF]float64
+	ext[6] = 3 // Nm on right_arm_5_joint, towards the forbidden notch at q5 ≈ 0.04
+	r.sim.SetExternalTorque(ext)
+	worst := 0.0
+	for range 1500 {
+		r.step(nil)
+		q := r.sim.BodyQ()
+		if in, d := velma.WristRegion(kin.Right, q[6], q[7]); !in {
+			worst = math.Max(worst, d)
+		}
+	}
+	q := r.sim.BodyQ()
+	if q[6] < 0.1 {
+		t.Fatalf("right_arm_5 at %.3f: the push should have moved it along the region's edge", q[6])
+	}
+	if worst > 0.05 {
+		t.Fatalf("(q5, q6) left the wrist region by %.3f rad", worst)
+	}
+}

@@ -154,7 +154,8 @@ type CS struct {
 		status   TrajStatus
 		active   bool
 	}
-	st CSStatus
+	st      CSStatus
+	wccLeft [][2]float64 // left wrist polygon (negated right)
 }
 
 // NewCS returns cs in its initial state idle.
@@ -162,7 +163,8 @@ func NewCS(cfg CSConfig) (*CS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &CS{cfg: cfg, fsm: NewCSFSM(), state: CSIdle, ok: true, col: kin.DefaultCollisionModel()}, nil
+	return &CS{cfg: cfg, fsm: NewCSFSM(), state: CSIdle, ok: true, col: kin.DefaultCollisionModel(),
+		wccLeft: negatePolygon(wccPolygonRight)}, nil
 }
 
 // State returns the current state.
@@ -455,6 +457,7 @@ func (c *CS) behave(bs *BodyStatus) error {
 		return c.jointImpedance(&k, c.cfg.SafeDamping, &c.hold, &zero)
 	case CSRelax:
 		c.repulse()
+		c.wristConstraints()
 		return nil
 	case CSJntImp:
 		c.jntStep()
@@ -469,6 +472,7 @@ func (c *CS) behave(bs *BodyStatus) error {
 		}
 		c.jointLimits()
 		c.repulse()
+		c.wristConstraints()
 		return nil
 	}
 	return fmt.Errorf("no behaviour for state %v", c.state)
