@@ -15,8 +15,10 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
+	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
@@ -275,6 +277,14 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := make(chan *rcl_interfaces_msg.ParameterEvent, 100)
+	rosout := make(chan *rcl_interfaces_msg.Log, 1000)
+	if _, err := ros.NewSubscription(n, "/rosout", ros.QoSRosout, func(m *rcl_interfaces_msg.Log) {
+		if m.Name == "param_node" {
+			rosout <- m
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	eventsSub, err := ros.NewSubscription(n, "/parameter_events", ros.QoSParameterEvents, func(m *rcl_interfaces_msg.ParameterEvent) {
 		if m.Node == "/param_node" {
 			events <- m
@@ -322,6 +332,15 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 			}
 		case <-ctx.Done():
 			t.Fatal("no /parameter_events message with rate=42.0")
+		}
+	}
+	// Its log line reaches /rosout (INFO = 20, logger name = node name).
+	for found := false; !found; {
+		select {
+		case m := <-rosout:
+			found = m.Msg == "parameter rate changed to 42.0" && m.Level == 20
+		case <-ctx.Done():
+			t.Fatal("no /rosout record of the change")
 		}
 	}
 	// A rejected set: successful=false with the validator's reason; the
@@ -389,5 +408,57 @@ func TestParams_BadInput_StartupErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// domainSimTime shares its id with TestParams_BadInput_StartupErrors, whose
+// processes exit before creating any endpoint; the tests do not run in
+// parallel.
+const domainSimTime = domainParamsBad
+
+func TestSimTime_TimerFollowsClockFromAnotherProcess(t *testing.T) {
+	startParamnodes(t, domainSimTime, "sim", "--ros-args", "-p", "use_sim_time:=true")
+	n, err := pnContext(t, domainSimTime).NewNode("clock_source", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := make(chan float64, 100)
+	sub, err := ros.NewSubscription(n, "/sim_node/tick", ros.QoSDefault.KeepLast(100), func(m *std_msgs_msg.Float64) { ticks <- m.Data })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock, err := ros.NewPublisher[rosgraph_msgs_msg.Clock](n, "/clock", ros.QoSClock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := pnWait(t)
+	pnWaitFor(t, ctx, "sim_node's /clock subscription and ~/tick publisher", func() bool {
+		c, _ := clock.SubscriptionCount()
+		p, _ := sub.PublisherCount()
+		return c >= 1 && p >= 1
+	})
+	// Sim time runs from 1000 s in 100 ms steps; the node's 1 s timer must
+	// tick with times from that range, not the wall clock.
+	var got []float64
+	for step := 0; len(got) < 2; step++ {
+		if step > 200 {
+			t.Fatalf("ticks by sim time 1020 s: %v", got)
+		}
+		sec := int32(1000 + step/10)
+		if err := clock.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.Time{Sec: sec, Nanosec: uint32(step%10) * 1e8}}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case v := <-ticks:
+			got = append(got, v)
+		case <-time.After(10 * time.Millisecond): // pacing only
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+	for _, v := range got {
+		if v < 1000 || v > 1021 {
+			t.Errorf("tick at %v s, outside the published sim time", v)
+		}
 	}
 }

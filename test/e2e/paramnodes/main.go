@@ -11,6 +11,10 @@
 //	                          frame  string, read-only, default "map"
 //	                        and publishing every accepted change as
 //	                        "name=value" on ~/changed (std_msgs/String).
+//	paramnodes sim          node "sim_node" with a timer on its ROS clock
+//	                        (period 1 s) that publishes the clock's time
+//	                        in seconds on ~/tick (std_msgs/Float64); run it
+//	                        with -p use_sim_time:=true to follow /clock.
 //	paramnodes nav_server   node "nav_server": action navigate_to_pose
 //	                        (nav2_msgs/action/NavigateToPose). Goals with
 //	                        behavior_tree "reject" are rejected; "loop"
@@ -69,6 +73,8 @@ func run(args []string) error {
 	switch mode {
 	case "params":
 		err = params(rc)
+	case "sim":
+		err = sim(rc)
 	case "nav_server":
 		instance := "a"
 		if len(plain) > 0 {
@@ -127,6 +133,24 @@ func params(rc *ros.Context) error {
 		}
 	})
 	return nil
+}
+
+func sim(rc *ros.Context) error {
+	n, err := rc.NewNode("sim_node", "")
+	if err != nil {
+		return err
+	}
+	pub, err := ros.NewPublisher[std_msgs_msg.Float64](n, "~/tick", ros.QoSDefault.KeepLast(100))
+	if err != nil {
+		return err
+	}
+	_, err = n.NewROSTimer(time.Second, func() {
+		now := n.Clock().Now()
+		if err := pub.Publish(&std_msgs_msg.Float64{Data: float64(now.UnixNano()) / 1e9}); err != nil {
+			n.Logger().Errorf("publish: %v", err)
+		}
+	})
+	return err
 }
 
 type (
