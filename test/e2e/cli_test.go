@@ -274,7 +274,7 @@ func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
 		"/cli_test/cli_peer\n  Subscribers:\n",
 		"  Publishers:\n", "    /cli_test/status: std_msgs/msg/String\n",
 		"  Service Servers:\n", "    /cli_test/set_bool: std_srvs/srv/SetBool\n",
-		"  Action Servers:\n\n  Action Clients:\n\n",
+		"  Action Servers:\n    /cli_test/navigate_to_pose: nav2_msgs/action/NavigateToPose\n  Action Clients:\n\n",
 	} {
 		if !strings.Contains(info, want) {
 			t.Errorf("node info lacks %q:\n%s", want, info)
