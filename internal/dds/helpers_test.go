@@ -1,6 +1,7 @@
 package dds
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"testing"
@@ -71,6 +72,19 @@ func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.got)
+}
+
+// has reports whether a received sample equals want, allowing for the
+// up to 3 padding bytes Cyclone may add.
+func (c *collector) has(want []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.got {
+		if len(g) >= len(want) && len(g) <= (len(want)+3)&^3 && bytes.Equal(g[:len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *collector) get(i int) []byte {
