@@ -232,7 +232,8 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[gp.Dir+"/doc.gen.go"] = formatted
+		// Type names have no underscore, so this name cannot collide.
+		out[gp.Dir+"/package_doc.gen.go"] = formatted
 		for _, m := range gp.Msgs {
 			f := &file{gp: gp, g: g, imports: map[string]string{}}
 			if err := f.message(m); err != nil {
@@ -242,7 +243,9 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[gp.Dir+"/"+strings.ToLower(m.Name)+".gen.go"] = b
+			if err := put(out, gp.Dir+"/"+strings.ToLower(m.Name)+".gen.go", b); err != nil {
+				return nil, err
+			}
 		}
 		for _, s := range gp.Srvs {
 			f := &file{gp: gp, g: g, imports: map[string]string{}}
@@ -253,7 +256,9 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[gp.Dir+"/"+strings.ToLower(s.Name)+".gen.go"] = b
+			if err := put(out, gp.Dir+"/"+strings.ToLower(s.Name)+".gen.go", b); err != nil {
+				return nil, err
+			}
 		}
 		for _, a := range gp.Actions {
 			f := &file{gp: gp, g: g, imports: map[string]string{}}
@@ -264,7 +269,9 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[gp.Dir+"/"+strings.ToLower(a.Name)+".gen.go"] = b
+			if err := put(out, gp.Dir+"/"+strings.ToLower(a.Name)+".gen.go", b); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
@@ -702,4 +709,14 @@ func rosTypeTag(t FieldType) string {
 		return t.String()
 	}
 	return strings.Replace(t.String(), t.Base.String(), t.Base.FullName(), 1)
+}
+
+// put stores a generated file, refusing two types whose file names differ
+// only in case (e.g. Foo.msg and FOO.msg).
+func put(out map[string][]byte, path string, b []byte) error {
+	if _, dup := out[path]; dup {
+		return fmt.Errorf("two interfaces generate %s (names differing only in case)", path)
+	}
+	out[path] = b
+	return nil
 }

@@ -153,7 +153,7 @@ func TestRunWritesAndCleans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"demo_msgs/msg/stamped.gen.go", "demo_msgs/srv/ask.gen.go", "demo_msgs/action/go.gen.go",
-		"demo_msgs/msg/doc.gen.go", "registry.go", "demo_msgs/msg/handwritten.go", "demo_msgs/msg/notours.gen.go"} {
+		"demo_msgs/msg/package_doc.gen.go", "registry.go", "demo_msgs/msg/handwritten.go", "demo_msgs/msg/notours.gen.go"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("missing %s", p)
 		}
@@ -213,6 +213,8 @@ func TestLoadErrors(t *testing.T) {
 			"a_msgs/msg/A.msg:2: fields x1 and x_1 both map to Go name X1"},
 		{map[string]string{"a_msgs/msg/A.msg": "float64 NOPE=nan\n"},
 			"a_msgs/msg/A.msg:1: constant NOPE: value nan cannot be a Go constant"},
+		{map[string]string{"a_msgs/msg/Foo.msg": "int32 a\n", "a_msgs/msg/FOO.msg": "int32 b\n"},
+			"two interfaces generate a_msgs/msg/foo.gen.go (names differing only in case)"},
 		{map[string]string{"a_msgs/srv/S.srv": "int32 a\n"},
 			`a_msgs/srv/S.srv:1: a service needs exactly one "---" separator, found 0`},
 	}
