@@ -121,21 +121,34 @@ func (c *ActionClient[G, R, F]) onStatus(m *action_msgs_msg.GoalStatusArray) {
 // Name returns the fully qualified action name.
 func (c *ActionClient[G, R, F]) Name() string { return c.name }
 
-// ServerIsReady reports whether an action server is available (its three
-// services are).
+// ServerIsReady reports whether an action server is available, as
+// rcl_action_server_is_available does: its three services are ready and
+// the feedback and status subscriptions have matched a publisher.
 func (c *ActionClient[G, R, F]) ServerIsReady() bool {
-	return c.sendGoal.serviceIsReady() && c.getRes.serviceIsReady() && c.cancel.ServiceIsReady()
+	fb, _ := c.fbSub.PublisherCount()
+	st, _ := c.stSub.PublisherCount()
+	return fb > 0 && st > 0 &&
+		c.sendGoal.serviceIsReady() && c.getRes.serviceIsReady() && c.cancel.ServiceIsReady()
 }
 
-// WaitForServer blocks until the action server is available or ctx is done.
+// WaitForServer blocks until ServerIsReady or ctx is done. It re-checks on
+// every graph change and, since endpoint matching can complete slightly
+// after the discovery event, at least every 50 ms.
 func (c *ActionClient[G, R, F]) WaitForServer(ctx context.Context) error {
-	if err := c.sendGoal.waitForService(ctx); err != nil {
-		return err
+	t := time.NewTicker(availabilityPoll)
+	defer t.Stop()
+	for {
+		ch := c.n.ctx.GraphChanged()
+		if c.ServerIsReady() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("ros: waiting for action server %s: %w", c.name, ctx.Err())
+		}
 	}
-	if err := c.getRes.waitForService(ctx); err != nil {
-		return err
-	}
-	return c.cancel.WaitForService(ctx)
 }
 
 // ClientGoal is a goal accepted by the server.
