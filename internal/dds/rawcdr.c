@@ -82,16 +82,17 @@ static struct ddsi_serdata *sd_from_ser (const struct ddsi_sertype *type, enum d
   uint32_t off = 0;
   for (; frag != NULL; frag = frag->nextfrag)
   {
-    if (frag->min > off || frag->maxp1 > size)
+    if (frag->min > off)
     {
-      free (d); /* a hole or overrun: not a fragment chain we understand */
+      free (d); /* a hole: not a fragment chain we understand */
       return NULL;
     }
-    if (frag->maxp1 > off)
+    const uint32_t end = (frag->maxp1 < size) ? frag->maxp1 : (uint32_t) size;
+    if (end > off)
     {
       const unsigned char *payload = NN_RMSG_PAYLOADOFF (frag->rmsg, NN_RDATA_PAYLOAD_OFF (frag));
-      memcpy (d->data + off, payload + (off - frag->min), frag->maxp1 - off);
-      off = frag->maxp1;
+      memcpy (d->data + off, payload + (off - frag->min), end - off);
+      off = end;
     }
   }
   if (off < size)
