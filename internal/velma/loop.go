@@ -15,16 +15,29 @@ type Clock interface {
 	SleepUntil(ctx context.Context, t time.Time) error
 }
 
+// preciseSleep is the longest wait RealClock does with nanosleep.
+const preciseSleep = 10 * time.Millisecond
+
 // RealClock is the monotonic wall clock.
 type RealClock struct{}
 
 // Now returns time.Now().
 func (RealClock) Now() time.Time { return time.Now() }
 
-// SleepUntil sleeps until t (returns at once if t has passed).
+// SleepUntil sleeps until t (returns at once if t has passed). Waits of at
+// most preciseSleep block the calling thread in nanosleep, which wakes far
+// more punctually than a runtime timer (whose wake-ups are coarser); longer
+// waits use a timer and honour ctx.
 func (RealClock) SleepUntil(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
+		return ctx.Err()
+	}
+	if d <= preciseSleep {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		preciseWait(d)
 		return ctx.Err()
 	}
 	tm := time.NewTimer(d)
