@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/msgyaml"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/msgs"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -325,5 +326,20 @@ func TestRunPassesArgumentsAndExitStatus(t *testing.T) {
 	if _, errs, code := run(t, "run", "--bin-dir", bin, "fsmnodes", "nope"); code != 1 ||
 		!strings.Contains(errs, `executable "nope" of package "fsmnodes" not found`) {
 		t.Errorf("run of a missing executable: exit %d %s", code, errs)
+	}
+}
+
+func TestBuildMessage_NowKeyword(t *testing.T) {
+	ti, err := msgs.Registry().Message("geometry_msgs/msg/PoseStamped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := buildMessage(ti, "{header: {stamp: now, frame_id: map}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := msgyaml.Repr(m)
+	if !strings.Contains(text, "frame_id='map'") || strings.Contains(text, "sec=0,") {
+		t.Errorf("stamp: now not applied: %s", text)
 	}
 }

@@ -51,7 +51,8 @@ func (a *App) messageType(name string) (*rosidl.TypeInfo, error) {
 // buildMessage makes a message of ti from YAML values and checks it.
 func buildMessage(ti *rosidl.TypeInfo, values string) (rosidl.Message, error) {
 	m := ti.New()
-	if err := msgyaml.Decode(values, m); err != nil {
+	// "now" / "auto" stamp fields with the wall clock, as ros2 topic pub does.
+	if err := msgyaml.DecodeWith(values, m, msgyaml.Options{Now: time.Now}); err != nil {
 		return nil, fmt.Errorf("failed to populate field: %w", err)
 	}
 	if v, ok := m.(interface{ Validate() error }); ok {

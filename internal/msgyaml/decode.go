@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -32,10 +33,22 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", where, e.Reason)
 }
 
+// Options adjust Decode.
+type Options struct {
+	// (optional) Now enables the keywords of ros2 topic pub: the scalar
+	// "now" for a builtin_interfaces/msg/Time field and "auto" for a
+	// std_msgs/msg/Header field set the time (and leave frame_id empty).
+	// Without Now the keywords are errors like any other wrong value.
+	Now func() time.Time
+}
+
 // Decode fills msg, a pointer to a message struct, from YAML text. Fields
 // not mentioned keep their current values. Empty text and "{}" change
 // nothing.
-func Decode(text string, msg any) error {
+func Decode(text string, msg any) error { return DecodeWith(text, msg, Options{}) }
+
+// DecodeWith is Decode with options.
+func DecodeWith(text string, msg any, opts Options) error {
 	v, ok := structValue(msg)
 	if !ok || !v.CanSet() {
 		return fmt.Errorf("msgyaml: Decode needs a non-nil pointer to a message struct, got %T", msg)
@@ -51,7 +64,7 @@ func Decode(text string, msg any) error {
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 		return nil
 	}
-	d := decoder{top: typeName(v.Type())}
+	d := decoder{top: typeName(v.Type()), now: opts.Now}
 	return d.value(root, v, "")
 }
 
@@ -67,7 +80,8 @@ func DecodeNode(n *yaml.Node, msg any) error {
 }
 
 type decoder struct {
-	top string // top-level type name, for errors
+	top string           // top-level type name, for errors
+	now func() time.Time // nil: no "now"/"auto" keywords
 }
 
 func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) error {
@@ -114,6 +128,23 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) error {
 
 func (d *decoder) message(n *yaml.Node, v reflect.Value, path string) error {
 	t := v.Type()
+	if d.now != nil && n.Kind == yaml.ScalarNode && n.Style == 0 {
+		switch {
+		case n.Value == "now" && typeName(t) == "builtin_interfaces/msg/Time":
+			return setTime(v, d.now())
+		case n.Value == "auto" && typeName(t) == "std_msgs/msg/Header":
+			fresh := reflect.New(t).Elem()
+			for _, f := range fieldsOf(t) {
+				if f.name == "stamp" {
+					if err := setTime(fresh.Field(f.index), d.now()); err != nil {
+						return d.fail(n, path, "%v", err)
+					}
+				}
+			}
+			v.Set(fresh)
+			return nil
+		}
+	}
 	if n.Kind != yaml.MappingNode {
 		return d.fail(n, path, "expected a mapping of the fields of %s, got %s", typeName(t), describe(n))
 	}
@@ -276,4 +307,24 @@ func yamlBool(n *yaml.Node) (bool, bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// setTime writes t into a builtin_interfaces/msg/Time struct value.
+func setTime(v reflect.Value, t time.Time) error {
+	set := 0
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.Field(f.index)
+		switch {
+		case f.name == "sec" && fv.CanInt():
+			fv.SetInt(t.Unix())
+			set++
+		case f.name == "nanosec" && fv.CanUint():
+			fv.SetUint(uint64(t.Nanosecond()))
+			set++
+		}
+	}
+	if set != 2 {
+		return fmt.Errorf("%s has no sec/nanosec fields", v.Type())
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
@@ -471,5 +472,54 @@ func TestSetField(t *testing.T) {
 	}
 	if err := SetField(&m, "flag", 1); err == nil || err.Error() != `cannot assign int to field "flag" of type bool` {
 		t.Errorf("SetField wrong type: %v", err)
+	}
+}
+
+// stampMsg and stampHeader carry the ROS names that enable "now"/"auto".
+type stampMsg struct {
+	Sec     int32  `ros:"sec"`
+	Nanosec uint32 `ros:"nanosec"`
+}
+
+func (*stampMsg) MarshalCDR(*cdr.Encoder)           {}
+func (*stampMsg) UnmarshalCDR(d *cdr.Decoder) error { return nil }
+func (*stampMsg) ROSType() *rosidl.TypeInfo {
+	return &rosidl.TypeInfo{Name: "builtin_interfaces/msg/Time"}
+}
+
+type stampHeader struct {
+	Stamp   stampMsg `ros:"stamp"`
+	FrameID string   `ros:"frame_id"`
+}
+
+func (*stampHeader) MarshalCDR(*cdr.Encoder)           {}
+func (*stampHeader) UnmarshalCDR(d *cdr.Decoder) error { return nil }
+func (*stampHeader) ROSType() *rosidl.TypeInfo {
+	return &rosidl.TypeInfo{Name: "std_msgs/msg/Header"}
+}
+
+type stamped struct {
+	Header stampHeader `ros:"header"`
+	When   stampMsg    `ros:"when"`
+}
+
+func TestDecode_NowAndAuto(t *testing.T) {
+	now := func() time.Time { return time.Unix(1700000000, 250) }
+	var m stamped
+	if err := DecodeWith("{header: auto, when: now}", &m, Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Stamp.Sec != 1700000000 || m.Header.Stamp.Nanosec != 250 || m.When.Sec != 1700000000 {
+		t.Errorf("now/auto: %+v", m)
+	}
+	m = stamped{}
+	if err := DecodeWith("{header: {stamp: now, frame_id: map}}", &m, Options{Now: now}); err != nil || m.Header.FrameID != "map" || m.Header.Stamp.Nanosec != 250 {
+		t.Errorf("stamp: now: %+v %v", m, err)
+	}
+	if err := Decode("{when: now}", &m); err == nil {
+		t.Error("now accepted without Options.Now")
+	}
+	if err := DecodeWith("{when: 'now'}", &m, Options{Now: now}); err == nil {
+		t.Error("quoted 'now' accepted as the keyword")
 	}
 }
