@@ -73,6 +73,12 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 	if c.info[0].PublicationHandle != mw[0].Handle {
 		t.Errorf("publication handle %d, matched writer handle %d", c.info[0].PublicationHandle, mw[0].Handle)
 	}
+	if ep, ok, err := r.MatchedWriter(c.info[0].PublicationHandle); err != nil || !ok || ep.Key != w.GUID() {
+		t.Errorf("MatchedWriter(publication handle) = %+v, %v, %v", ep, ok, err)
+	}
+	if _, ok, err := r.MatchedWriter(12345); err != nil || ok {
+		t.Errorf("MatchedWriter(unknown) = %v, %v", ok, err)
+	}
 }
 
 func TestPubSub_TwoProcesses(t *testing.T) {

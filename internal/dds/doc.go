@@ -50,8 +50,9 @@
 //     profile: Reliable, Volatile, KeepLast, depth 1. Hence Reliable is
 //     the zero Reliability (the sketch listed BestEffort first).
 //   - Additions: Participant.Handle and DomainID, Topic.Name and TypeName,
-//     Writer.Topic, Reader.Topic, GUID.String and Prefix, EntityKind.String,
-//     ErrTimeout, and the *Error type.
+//     Writer.Topic, Reader.Topic, Reader.MatchedWriter (look-up by a
+//     sample's publication handle, for services), GUID.String and Prefix,
+//     EntityKind.String, ErrTimeout, and the *Error type.
 //   - WatchDiscovery may be called once per participant.
 //   - Endpoint.UserData and Endpoint.QoS.UserData are the same bytes (so
 //     are DiscoveryEvent's). Remote durabilities TRANSIENT and PERSISTENT

@@ -93,6 +93,23 @@ func (r *Reader) MatchedWriters() ([]Endpoint, error) {
 	return matched(r.ent, true)
 }
 
+// MatchedWriter returns the matched writer with instance handle h (for
+// example a Sample's PublicationHandle); ok is false when no such writer is
+// matched (any more).
+func (r *Reader) MatchedWriter(h InstanceHandle) (ep Endpoint, ok bool, err error) {
+	if r.closed.Load() {
+		return Endpoint{}, false, ErrClosed
+	}
+	cep := C.dds_get_matched_publication_data(r.ent, C.dds_instance_handle_t(h))
+	if cep == nil {
+		return Endpoint{}, false, nil
+	}
+	defer C.dds_builtintopic_free_endpoint(cep)
+	ep = endpointFromC(cep)
+	ep.Handle = h
+	return ep, true, nil
+}
+
 // Close deletes the reader. Idempotent. From a goroutine other than the
 // receive goroutine it returns once the handler is no longer running.
 func (r *Reader) Close() error {
