@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fsmnodes/fsmnodes/internal/launch"
 )
@@ -69,11 +71,23 @@ func (a *App) launch(ctx context.Context, args []string) error {
 	if p.has("--print", "-p", "--print-description") {
 		return a.printDescription(d)
 	}
-	var env []string
-	for _, k := range os.Environ() {
-		env = append(env, k)
-	}
-	return launch.Run(ctx, d, launch.RunOptions{Stdout: a.Stdout, Stderr: a.Stderr, Env: env, LogDir: p.get("", "--log-dir")})
+	// The first Ctrl-C cancels ctx (Main's handler): a clean shutdown. A
+	// second one skips the grace periods.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	kill := make(chan struct{})
+	go func() {
+		n := 0
+		for range sigs {
+			if n++; n == 2 {
+				close(kill)
+				return
+			}
+		}
+	}()
+	return launch.Run(ctx, d, launch.RunOptions{Stdout: a.Stdout, Stderr: a.Stderr, Env: os.Environ(),
+		LogDir: p.get("", "--log-dir"), Kill: kill})
 }
 
 func (a *App) showArgs(d *launch.Description) {

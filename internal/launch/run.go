@@ -32,6 +32,9 @@ type RunOptions struct {
 	// (optional) LogDir receives "<label>.log" with the standard output of
 	// processes whose output is "log" or "both". Default: not written.
 	LogDir string
+	// (optional) Kill, when closed during shutdown, skips the remaining
+	// grace periods and sends SIGKILL at once (a second Ctrl-C).
+	Kill <-chan struct{}
 }
 
 // lockedWriter serializes whole lines from many processes.
@@ -229,6 +232,8 @@ func (r *runner) terminate(p *Process, pid int, done <-chan error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
+	case <-r.opts.Kill:
+		return r.kill(p, pid, done)
 	}
 	r.logf("ERROR", p.Label, "process[%s] failed to terminate '%g' seconds after receiving 'SIGINT', escalating to 'SIGTERM'",
 		p.Label, p.SigtermTimeout.Seconds())
@@ -238,9 +243,18 @@ func (r *runner) terminate(p *Process, pid int, done <-chan error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
+	case <-r.opts.Kill:
+		return r.kill(p, pid, done)
 	}
 	r.logf("ERROR", p.Label, "process[%s] failed to terminate '%g' seconds after receiving 'SIGTERM', escalating to 'SIGKILL'",
 		p.Label, p.SigkillTimeout.Seconds())
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	return <-done
+}
+
+// kill ends a process group at once after a second interrupt.
+func (r *runner) kill(p *Process, pid int, done <-chan error) error {
+	r.logf("WARNING", p.Label, "killing process[%s] (SIGKILL) on a second interrupt", p.Label)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	return <-done
 }

@@ -285,3 +285,37 @@ func TestRun_StartFailureIsReported(t *testing.T) {
 		t.Errorf("stderr: %s", stderr.String())
 	}
 }
+
+func TestRun_KillSkipsTheGracePeriods(t *testing.T) {
+	bin := helperBin(t, "immortal")
+	dir := t.TempDir()
+	file := writeLaunch(t, `<arg name="dir"/>
+<node pkg="fsmnodes" exec="immortal" sigterm_timeout="1000" sigkill_timeout="1000">
+  <env name="LAUNCH_TEST_HELPER" value="immortal"/><env name="LAUNCH_TEST_DIR" value="$(var dir)"/>
+</node>`)
+	d := load(t, file, bin, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kill := make(chan struct{})
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, d, RunOptions{Stderr: &stderr, Kill: kill}) }()
+	waitFor(t, "the immortal helper", func() bool { return len(pids(t, dir)) == 1 })
+	cancel()
+	waitFor(t, "the SIGINT to be ignored", func() bool { return strings.Contains(stderr.String(), "user interrupted") })
+	close(kill)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after Kill although the grace periods are 1000 s")
+	}
+	for pid := range pids(t, dir) {
+		if alive(pid) {
+			t.Errorf("helper %d still running", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if !strings.Contains(stderr.String(), "[WARNING] [immortal-1]: killing process[immortal-1] (SIGKILL) on a second interrupt") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
