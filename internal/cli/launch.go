@@ -75,7 +75,7 @@ func (a *App) launch(ctx context.Context, args []string) error {
 	// second one skips the grace periods.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer func() { signal.Stop(sigs); close(sigs) }()
 	kill := make(chan struct{})
 	go func() {
 		n := 0
