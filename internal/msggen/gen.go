@@ -543,7 +543,11 @@ func (f *file) message(m *MsgSpec) error {
 	f.p("}\n\n")
 
 	// UnmarshalCDR.
-	f.p("// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every\n// field is overwritten; like encoding/json it reuses the backing arrays of\n// m's slices when they are large enough, so decode into a fresh value if\n// the old one's slices are still in use.\n")
+	f.p("// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every\n// field is overwritten.")
+	if g.needsDeepCopy(self) {
+		f.p(" Like encoding/json it reuses the backing arrays of\n// m's slices when they are large enough, so decode into a fresh value if\n// the old one's slices are still in use.")
+	}
+	f.p("\n")
 	f.p("func (m *%s) UnmarshalCDR(d *%s.Decoder) error {\n", T, c)
 	if len(m.Fields) == 0 {
 		f.p("d.Uint8() // structure_needs_at_least_one_member\n")

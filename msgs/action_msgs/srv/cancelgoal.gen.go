@@ -62,9 +62,7 @@ func (m *CancelGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CancelGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalInfo.UnmarshalCDR(d)
 	return d.Err()
@@ -141,7 +139,7 @@ func (m *CancelGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *CancelGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {

@@ -110,7 +110,7 @@ func (m *FollowJointTrajectory_Goal) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *FollowJointTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
@@ -237,9 +237,7 @@ func (m *FollowJointTrajectory_Result) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *FollowJointTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Int32()
 	m.ErrorString = d.String()
@@ -341,7 +339,7 @@ func (m *FollowJointTrajectory_Feedback) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *FollowJointTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
@@ -434,7 +432,7 @@ func (m *FollowJointTrajectory_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *FollowJointTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
@@ -497,9 +495,7 @@ func (m *FollowJointTrajectory_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *FollowJointTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -571,9 +567,7 @@ func (m *FollowJointTrajectory_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *FollowJointTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -633,9 +627,7 @@ func (m *FollowJointTrajectory_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *FollowJointTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -710,7 +702,7 @@ func (m *FollowJointTrajectory_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *FollowJointTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {

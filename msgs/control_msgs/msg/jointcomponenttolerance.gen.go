@@ -82,9 +82,7 @@ func (m *JointComponentTolerance) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *JointComponentTolerance) UnmarshalCDR(d *cdr.Decoder) error {
 	m.JointName = d.String()
 	m.Component = d.Uint16()

@@ -57,9 +57,7 @@ func (m *Fibonacci_Goal) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Fibonacci_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Order = d.Int32()
 	return d.Err()
@@ -118,7 +116,7 @@ func (m *Fibonacci_Result) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *Fibonacci_Result) UnmarshalCDR(d *cdr.Decoder) error {
@@ -189,7 +187,7 @@ func (m *Fibonacci_Feedback) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *Fibonacci_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
@@ -260,9 +258,7 @@ func (m *Fibonacci_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Fibonacci_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -323,9 +319,7 @@ func (m *Fibonacci_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Fibonacci_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -397,9 +391,7 @@ func (m *Fibonacci_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Fibonacci_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -460,7 +452,7 @@ func (m *Fibonacci_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *Fibonacci_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
@@ -537,7 +529,7 @@ func (m *Fibonacci_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *Fibonacci_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {

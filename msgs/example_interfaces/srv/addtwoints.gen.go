@@ -58,9 +58,7 @@ func (m *AddTwoInts_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *AddTwoInts_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.A = d.Int64()
 	m.B = d.Int64()
@@ -116,9 +114,7 @@ func (m *AddTwoInts_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *AddTwoInts_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Sum = d.Int64()
 	return d.Err()

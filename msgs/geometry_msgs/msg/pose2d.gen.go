@@ -62,9 +62,7 @@ func (m *Pose2D) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Pose2D) UnmarshalCDR(d *cdr.Decoder) error {
 	m.X = d.Float64()
 	m.Y = d.Float64()

@@ -59,9 +59,7 @@ func (m *Twist) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Twist) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Linear.UnmarshalCDR(d)
 	m.Angular.UnmarshalCDR(d)

@@ -72,7 +72,7 @@ func (m *NavigateThroughPoses_Goal) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *NavigateThroughPoses_Goal) UnmarshalCDR(d *cdr.Decoder) error {
@@ -151,9 +151,7 @@ func (m *NavigateThroughPoses_Result) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Uint16()
 	m.ErrorMsg = d.String()
@@ -227,9 +225,7 @@ func (m *NavigateThroughPoses_Feedback) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.CurrentPose.UnmarshalCDR(d)
 	m.NavigationTime.UnmarshalCDR(d)
@@ -295,7 +291,7 @@ func (m *NavigateThroughPoses_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *NavigateThroughPoses_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
@@ -358,9 +354,7 @@ func (m *NavigateThroughPoses_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -432,9 +426,7 @@ func (m *NavigateThroughPoses_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -494,9 +486,7 @@ func (m *NavigateThroughPoses_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -571,9 +561,7 @@ func (m *NavigateThroughPoses_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateThroughPoses_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

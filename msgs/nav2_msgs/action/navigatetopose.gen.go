@@ -64,9 +64,7 @@ func (m *NavigateToPose_Goal) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_Goal) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Pose.UnmarshalCDR(d)
 	m.BehaviorTree = d.String()
@@ -130,9 +128,7 @@ func (m *NavigateToPose_Result) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Uint16()
 	m.ErrorMsg = d.String()
@@ -201,9 +197,7 @@ func (m *NavigateToPose_Feedback) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.CurrentPose.UnmarshalCDR(d)
 	m.NavigationTime.UnmarshalCDR(d)
@@ -268,9 +262,7 @@ func (m *NavigateToPose_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Goal.UnmarshalCDR(d)
@@ -331,9 +323,7 @@ func (m *NavigateToPose_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -405,9 +395,7 @@ func (m *NavigateToPose_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -467,9 +455,7 @@ func (m *NavigateToPose_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -544,9 +530,7 @@ func (m *NavigateToPose_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *NavigateToPose_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

@@ -71,9 +71,7 @@ func (m *MapMetaData) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *MapMetaData) UnmarshalCDR(d *cdr.Decoder) error {
 	m.MapLoadTime.UnmarshalCDR(d)
 	m.Resolution = d.Float32()

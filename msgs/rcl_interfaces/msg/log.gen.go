@@ -89,9 +89,7 @@ func (m *Log) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Log) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Stamp.UnmarshalCDR(d)
 	m.Level = d.Uint8()

@@ -80,9 +80,7 @@ func (m *ParameterType) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *ParameterType) UnmarshalCDR(d *cdr.Decoder) error {
 	d.Uint8() // structure_needs_at_least_one_member
 	return d.Err()

@@ -67,7 +67,7 @@ func (m *SetParametersAtomically_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *SetParametersAtomically_Request) UnmarshalCDR(d *cdr.Decoder) error {
@@ -137,9 +137,7 @@ func (m *SetParametersAtomically_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetParametersAtomically_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Result.UnmarshalCDR(d)
 	return d.Err()

@@ -58,9 +58,7 @@ func (m *Gid) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Gid) UnmarshalCDR(d *cdr.Decoder) error {
 	d.ReadRawBytes(m.Data[:])
 	return d.Err()

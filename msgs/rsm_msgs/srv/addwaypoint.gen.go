@@ -60,9 +60,7 @@ func (m *AddWaypoint_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *AddWaypoint_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Waypoint.UnmarshalCDR(d)
 	m.Position = d.Int64()
@@ -121,9 +119,7 @@ func (m *AddWaypoint_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *AddWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

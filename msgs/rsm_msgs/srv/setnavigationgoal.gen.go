@@ -68,9 +68,7 @@ func (m *SetNavigationGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetNavigationGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Goal.UnmarshalCDR(d)
 	m.NavigationMode = d.Int8()
@@ -133,9 +131,7 @@ func (m *SetNavigationGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

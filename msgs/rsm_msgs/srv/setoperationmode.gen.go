@@ -58,9 +58,7 @@ func (m *SetOperationMode_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetOperationMode_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.OperationMode.UnmarshalCDR(d)
 	return d.Err()
@@ -120,9 +118,7 @@ func (m *SetOperationMode_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetOperationMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

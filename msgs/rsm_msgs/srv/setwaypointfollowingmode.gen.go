@@ -60,9 +60,7 @@ func (m *SetWaypointFollowingMode_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetWaypointFollowingMode_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Mode = d.Uint8()
 	m.Reverse = d.Bool()
@@ -123,9 +121,7 @@ func (m *SetWaypointFollowingMode_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *SetWaypointFollowingMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

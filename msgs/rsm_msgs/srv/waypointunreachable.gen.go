@@ -57,9 +57,7 @@ func (m *WaypointUnreachable_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *WaypointUnreachable_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Position = d.Int64()
 	return d.Err()
@@ -119,9 +117,7 @@ func (m *WaypointUnreachable_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *WaypointUnreachable_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Success = d.Bool()
 	m.Message = d.String()

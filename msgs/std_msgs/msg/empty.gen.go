@@ -57,9 +57,7 @@ func (m *Empty) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *Empty) UnmarshalCDR(d *cdr.Decoder) error {
 	d.Uint8() // structure_needs_at_least_one_member
 	return d.Err()

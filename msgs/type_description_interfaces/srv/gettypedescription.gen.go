@@ -67,9 +67,7 @@ func (m *GetTypeDescription_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *GetTypeDescription_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.TypeName = d.String()
 	m.TypeHash = d.String()
@@ -158,7 +156,7 @@ func (m *GetTypeDescription_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *GetTypeDescription_Response) UnmarshalCDR(d *cdr.Decoder) error {

@@ -99,7 +99,7 @@ func (m *CartesianTrajectory_Goal) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *CartesianTrajectory_Goal) UnmarshalCDR(d *cdr.Decoder) error {
@@ -193,9 +193,7 @@ func (m *CartesianTrajectory_Result) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_Result) UnmarshalCDR(d *cdr.Decoder) error {
 	m.ErrorCode = d.Int32()
 	m.ErrorString = d.String()
@@ -267,9 +265,7 @@ func (m *CartesianTrajectory_Feedback) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_Feedback) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Header.UnmarshalCDR(d)
 	m.Desired.UnmarshalCDR(d)
@@ -334,7 +330,7 @@ func (m *CartesianTrajectory_SendGoal_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *CartesianTrajectory_SendGoal_Request) UnmarshalCDR(d *cdr.Decoder) error {
@@ -397,9 +393,7 @@ func (m *CartesianTrajectory_SendGoal_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Accepted = d.Bool()
 	m.Stamp.UnmarshalCDR(d)
@@ -471,9 +465,7 @@ func (m *CartesianTrajectory_GetResult_Request) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_GetResult_Request) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	return d.Err()
@@ -533,9 +525,7 @@ func (m *CartesianTrajectory_GetResult_Response) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	m.Status = d.Int8()
 	m.Result.UnmarshalCDR(d)
@@ -610,9 +600,7 @@ func (m *CartesianTrajectory_FeedbackMessage) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *CartesianTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	m.GoalId.UnmarshalCDR(d)
 	m.Feedback.UnmarshalCDR(d)

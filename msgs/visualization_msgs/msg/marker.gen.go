@@ -176,7 +176,7 @@ func (m *Marker) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
+// field is overwritten. Like encoding/json it reuses the backing arrays of
 // m's slices when they are large enough, so decode into a fresh value if
 // the old one's slices are still in use.
 func (m *Marker) UnmarshalCDR(d *cdr.Decoder) error {

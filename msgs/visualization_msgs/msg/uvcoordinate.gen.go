@@ -59,9 +59,7 @@ func (m *UVCoordinate) MarshalCDR(e *cdr.Encoder) {
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
-// field is overwritten; like encoding/json it reuses the backing arrays of
-// m's slices when they are large enough, so decode into a fresh value if
-// the old one's slices are still in use.
+// field is overwritten.
 func (m *UVCoordinate) UnmarshalCDR(d *cdr.Decoder) error {
 	m.U = d.Float32()
 	m.V = d.Float32()
