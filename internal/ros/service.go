@@ -86,6 +86,13 @@ type Service struct {
 	in        *inbox[incomingRequest]
 	malformed atomic.Uint64
 	lost      atomic.Uint64
+
+	// Caches of respond (node goroutine only): the clientid of request
+	// writers seen, and the clientids whose reply reader has matched.
+	// Instance handles are never reused within a process, and a client
+	// that leaves only makes a later write go nowhere, as in rmw.
+	clientIDs      map[dds.InstanceHandle]string
+	matchedClients map[string]bool
 }
 
 // NewService creates a service server under name (relative, absolute or
@@ -136,7 +143,8 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID()}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(),
+		clientIDs: map[dds.InstanceHandle]string{}, matchedClients: map[string]bool{}}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {
@@ -195,15 +203,19 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 			return fmt.Errorf("invalid response not sent: %w", err)
 		}
 	}
-	clientID, known, err := s.clientIDOf(r.writer)
-	if err != nil {
-		return err
-	}
+	clientID, known := s.clientIDs[r.writer]
 	if !known {
-		s.lost.Add(1)
-		return nil // client gone
+		var err error
+		if clientID, known, err = s.clientIDOf(r.writer); err != nil {
+			return err
+		}
+		if !known {
+			s.lost.Add(1)
+			return nil // client gone
+		}
+		s.clientIDs[r.writer] = clientID
 	}
-	if clientID != "" {
+	if clientID != "" && !s.matchedClients[clientID] {
 		deadline := time.Now().Add(replyMatchTimeout)
 		for !s.replyReaderMatched(clientID) {
 			if time.Now().After(deadline) {
@@ -212,6 +224,7 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 			}
 			time.Sleep(replyMatchPoll)
 		}
+		s.matchedClients[clientID] = true
 	}
 	if err := s.repWriter.Write(encodeWithHeader(r.h, resp, nil)); err != nil {
 		return fmt.Errorf("sending response: %w", err)
