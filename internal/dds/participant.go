@@ -149,7 +149,8 @@ func (p *Participant) DomainID() uint32 { return p.domainID }
 // Close stops the receive goroutine and deletes the participant and every
 // entity created through it. It is idempotent. Called from a handler, it
 // does not wait for the receive goroutine (which exits after the handler
-// returns).
+// returns); from elsewhere it waits for the running handler, if any, so it
+// must not be called while holding a lock that a handler may wait for.
 func (p *Participant) Close() error {
 	p.mu.Lock()
 	if p.closed {

@@ -111,7 +111,9 @@ func (r *Reader) MatchedWriter(h InstanceHandle) (ep Endpoint, ok bool, err erro
 }
 
 // Close deletes the reader. Idempotent. From a goroutine other than the
-// receive goroutine it returns once the handler is no longer running.
+// receive goroutine it returns once no handler of the participant is
+// running, so it must not be called while holding a lock that a handler of
+// the same participant may wait for.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return nil
