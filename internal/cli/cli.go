@@ -48,7 +48,10 @@ func usagef(format string, args ...any) error {
 // ros2's words; Main exits with status 1 without printing it again.
 type reportedError struct{ err error }
 
+// Error implements error.
 func (e *reportedError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *reportedError) Unwrap() error { return e.err }
 
 // Main runs the tool with args (without the program name) and returns the

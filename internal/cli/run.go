@@ -26,6 +26,7 @@ func runVerbs() map[string]verb {
 // exitStatus makes Main exit with a program's own status.
 type exitStatus struct{ code int }
 
+// Error implements error.
 func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func (a *App) run(ctx context.Context, args []string) error {
