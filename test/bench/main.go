@@ -1,8 +1,9 @@
 // Command bench compares the Go DDS layer (internal/dds) with Cyclone's
 // own ddsperf on this machine, in one run:
 //
-//   - throughput: 1 KiB samples, reliable, keep-last, publisher and
-//     subscriber in two processes (ddsperf pub/sub, then ours);
+//   - throughput: 1 KiB samples, reliable, keep-last 10, publisher and
+//     subscriber in two processes (ddsperf pub/sub, then ours), and the
+//     same with keep-all (ddsperf's default history, flow-controlled);
 //   - latency: ping-pong round trips between two processes (ddsperf
 //     ping/pong, then ours), median of the round-trip times.
 //
@@ -18,6 +19,9 @@
 // in waitset mode for comparison. ddsperf enables write batching
 // (dds_write_set_batch); our publisher gets the same through Cyclone's
 // Internal/WriteBatch setting, and runs once more without it.
+//
+// The runs are interleaved over a few rounds and medians reported, since
+// the machine may be shared. docs/dds.md discusses the figures.
 //
 // Usage: go run ./test/bench [-d 3s] [-rounds 2] [-domain 58]
 package main

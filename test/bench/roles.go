@@ -102,11 +102,7 @@ func waitMatched(what string, f func() ([]dds.Endpoint, error)) error {
 }
 
 func roleSub(p *dds.Participant, dur time.Duration, q dds.QoS, out io.Writer) error {
-	topic, typ := dataTopic, typeName
-	if os.Getenv("FSM_BENCH_DDSPERF_TOPIC") != "" { // receive ddsperf's data (experiments)
-		topic, typ = "DDSPerfRDataKS", "KeyedSeq"
-	}
-	t, err := p.Topic(topic, typ)
+	t, err := p.Topic(dataTopic, typeName)
 	if err != nil {
 		return err
 	}
