@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,10 +88,12 @@ type Service struct {
 	malformed atomic.Uint64
 	lost      atomic.Uint64
 
-	// Caches of respond (node goroutine only): the clientid of request
-	// writers seen, and the clientids whose reply reader has matched.
-	// Instance handles are never reused within a process, and a client
-	// that leaves only makes a later write go nowhere, as in rmw.
+	// Caches of respond (created lazily, guarded by cacheMu since
+	// deferred responses may come from any goroutine): the clientid of
+	// request writers seen, and the clientids whose reply reader has
+	// matched. Instance handles are never reused within a process, and a
+	// client that leaves only makes a later write go nowhere, as in rmw.
+	cacheMu        sync.Mutex
 	clientIDs      map[dds.InstanceHandle]string
 	matchedClients map[string]bool
 }
@@ -143,8 +146,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(),
-		clientIDs: map[dds.InstanceHandle]string{}, matchedClients: map[string]bool{}}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID()}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {
@@ -203,7 +205,10 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 			return fmt.Errorf("invalid response not sent: %w", err)
 		}
 	}
+	s.cacheMu.Lock()
 	clientID, known := s.clientIDs[r.writer]
+	matched := s.matchedClients[clientID]
+	s.cacheMu.Unlock()
 	if !known {
 		var err error
 		if clientID, known, err = s.clientIDOf(r.writer); err != nil {
@@ -213,9 +218,15 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 			s.lost.Add(1)
 			return nil // client gone
 		}
+		s.cacheMu.Lock()
+		if s.clientIDs == nil {
+			s.clientIDs = map[dds.InstanceHandle]string{}
+		}
 		s.clientIDs[r.writer] = clientID
+		matched = s.matchedClients[clientID]
+		s.cacheMu.Unlock()
 	}
-	if clientID != "" && !s.matchedClients[clientID] {
+	if clientID != "" && !matched {
 		deadline := time.Now().Add(replyMatchTimeout)
 		for !s.replyReaderMatched(clientID) {
 			if time.Now().After(deadline) {
@@ -224,7 +235,12 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 			}
 			time.Sleep(replyMatchPoll)
 		}
+		s.cacheMu.Lock()
+		if s.matchedClients == nil {
+			s.matchedClients = map[string]bool{}
+		}
 		s.matchedClients[clientID] = true
+		s.cacheMu.Unlock()
 	}
 	if err := s.repWriter.Write(encodeWithHeader(r.h, resp, nil)); err != nil {
 		return fmt.Errorf("sending response: %w", err)
