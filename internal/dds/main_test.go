@@ -1,11 +1,13 @@
 package dds
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -24,9 +26,14 @@ func TestMain(m *testing.M) {
 }
 
 // runChild is the helper process: role "echo:<domain>" reads rt/ping and
-// writes every sample back on rt/pong until stdin closes.
+// writes every sample back on rt/pong until stdin closes; role
+// "latched:<domain>" writes samples 0..4 on the transient-local topic
+// rt/latched (depth 1), prints "ready" and waits for stdin to close.
 func runChild(role string) error {
 	var domain int
+	if _, err := fmt.Sscanf(role, "latched:%d", &domain); err == nil {
+		return runLatched(uint32(domain))
+	}
 	if _, err := fmt.Sscanf(role, "echo:%d", &domain); err != nil {
 		return fmt.Errorf("bad role %q", role)
 	}
@@ -62,18 +69,62 @@ func runChild(role string) error {
 	return nil
 }
 
+// latchedQoS is the QoS of the rt/latched topic of runLatched.
+var latchedQoS = QoS{Reliability: Reliable, Durability: TransientLocal, History: KeepLast, Depth: 1}
+
+func runLatched(domain uint32) error {
+	p, err := NewParticipant(domain, loopbackConfig, nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	t, err := p.Topic("rt/latched", "test::Latched_")
+	if err != nil {
+		return err
+	}
+	w, err := p.NewWriter(t, latchedQoS)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 5; i++ {
+		if err := w.Write(payload(3000, byte(i))); err != nil {
+			return err
+		}
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
 // startChild starts the test binary as an echo helper on domain.
 func startChild(t *testing.T, domain int) {
 	t.Helper()
+	startRole(t, "echo:"+strconv.Itoa(domain))
+}
+
+// startRole starts the test binary as a helper process in role and waits
+// for its first output line, if any, before returning.
+func startRole(t *testing.T, role string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=echo:"+strconv.Itoa(domain))
+	cmd.Env = append(os.Environ(), childEnv+"="+role)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if strings.HasPrefix(role, "latched:") {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || line != "ready\n" {
+			t.Fatalf("helper %s: %q, %v", role, line, err)
+		}
 	}
 	t.Cleanup(func() {
 		stdin.Close()

@@ -37,6 +37,22 @@ func TestTransientLocal_LateJoinerGetsLastSample(t *testing.T) {
 	}
 }
 
+func TestTransientLocal_LateJoinerAcrossProcesses(t *testing.T) {
+	const domain = 57
+	startRole(t, "latched:57") // has written samples 0..4 when it returns
+	p := newTestParticipant(t, domain)
+	tp, _ := p.Topic("rt/latched", "test::Latched_")
+	c := newCollector()
+	if _, err := p.NewReader(tp, latchedQoS, c.handle); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "historical sample", 20*time.Second, func() bool { return c.count() >= 1 })
+	time.Sleep(100 * time.Millisecond) // anything else would arrive with it
+	if n := c.count(); n != 1 || !c.has(payload(3000, 4)) {
+		t.Errorf("late joiner got %d samples (last sample among them: %v), want only the last", n, c.has(payload(3000, 4)))
+	}
+}
+
 func TestQoS_ReliabilityCompatibility(t *testing.T) {
 	const domain = 53
 	a := newTestParticipant(t, domain)
