@@ -110,6 +110,9 @@ func yamlScalar(v any) string {
 	return fmt.Sprintf("%q", fmt.Sprint(v))
 }
 
+// unsafeChars are replaced in file names made from labels.
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
 // plainKey matches names that YAML reads back unchanged without quotes.
 var plainKey = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./*]*$`)
 
@@ -155,7 +158,7 @@ func (p *Process) Command(tmpDir string) ([]string, error) {
 	for i, ps := range p.Params {
 		f := ps.File
 		if f == "" {
-			f = filepath.Join(tmpDir, fmt.Sprintf("launch_params_%s_%d.yaml", p.Label, i))
+			f = filepath.Join(tmpDir, fmt.Sprintf("launch_params_%s_%d.yaml", unsafeChars.ReplaceAllString(p.Label, "_"), i))
 			if err := os.WriteFile(f, []byte(p.ParamsYAML(ps.Inline)), 0o600); err != nil {
 				return nil, fmt.Errorf("write parameters of %s: %w", p.Label, err)
 			}

@@ -320,3 +320,15 @@ func TestFindExecutable(t *testing.T) {
 		t.Error("executable of an unknown package found")
 	}
 }
+
+func TestCommand_LabelWithSlashMakesAFileName(t *testing.T) {
+	p := &Process{Kind: KindNode, Label: "a/b c-1", Path: "/bin/x", Params: []ParamSource{{Inline: []ParamValue{{Name: "p", Value: int64(1)}}}}}
+	dir := t.TempDir()
+	argv, err := p.Command(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "launch_params_a_b_c-1_0.yaml"); argv[len(argv)-1] != want {
+		t.Errorf("argv = %q, want the file %s", argv, want)
+	}
+}
