@@ -159,10 +159,11 @@ func tiName(ti *rosidl.TypeInfo) string {
 	return ti.Name
 }
 
-// deferredService is a service whose handler answers later, from any
-// goroutine, by calling reply (used by get_result, which answers when the
-// goal finishes). The handler itself runs on the node's callback goroutine
-// and must not block.
+// newDeferredService creates a service whose handler answers later by
+// calling reply, from any goroutine (used by get_result, which answers when
+// the goal finishes). The handler runs on the node's callback goroutine and
+// must not block; reply queues the response there too, because Service's
+// respond keeps per-service caches that belong to that goroutine.
 func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message,
 	handle func(ctx context.Context, req rosidl.Message, reply func(rosidl.Message)), qos QoS) (*Service, error) {
 	if err := serviceTypes(reqT, respT); err != nil {
@@ -181,7 +182,8 @@ func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newR
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID()}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(),
+		clientIDs: map[dds.InstanceHandle]string{}, matchedClients: map[string]bool{}}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {
@@ -196,9 +198,12 @@ func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newR
 	}
 	s.in = newInbox(n, 0, func(r incomingRequest) {
 		handle(n.runCtx, r.req, func(resp rosidl.Message) {
-			if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
-				n.Logger().Warnf("service %s: %v", fqn, err)
-			}
+			// ErrClosed from Post: the node is gone, and so is the reply.
+			_ = n.Post(func() {
+				if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
+					n.Logger().Warnf("service %s: %v", fqn, err)
+				}
+			})
 		})
 	})
 	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
