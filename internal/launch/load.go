@@ -333,7 +333,7 @@ func (l *loader) action(s *scope, e *element) error {
 	case "set_remap", "set-remap":
 		allowed = []string{"from", "to", "if", "unless"}
 	case "log":
-		allowed = []string{"message", "level", "if", "unless"}
+		allowed = []string{"message", "if", "unless"}
 	default:
 		return e.errorf("unknown tag <%s> (supported: arg, let, node, executable, group, push_ros_namespace, include, set_env, unset_env, set_remap, log)", e.tag)
 	}
