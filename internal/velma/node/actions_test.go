@@ -36,6 +36,7 @@ func bodyGoal(q [velma.BodyDOF]float64, dq float64, dur time.Duration) *control_
 // participant succeeds while ~/cs/state shows jnt_imp; a Cartesian goal
 // succeeds; cancelling and losing the client stop the motion.
 func TestBridge_OverDDS_Actions(t *testing.T) {
+	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("DDS test")
 	}

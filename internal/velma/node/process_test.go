@@ -106,6 +106,7 @@ func helperMain(mode string) error {
 // Multi-process test (ROS_DOMAIN_ID 72): the velma_bridge executable, the
 // test as observer/service caller, and goal senders in separate processes.
 func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
+	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}

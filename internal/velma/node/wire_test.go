@@ -59,6 +59,7 @@ func newCtx(t *testing.T, domain uint32) *ros.Context {
 // The bridge over DDS (ROS_DOMAIN_ID 70): states, joint states, status and
 // the Trigger services driving the robot from start-up to relax.
 func TestBridge_OverDDS_StartUpMotorsRelax(t *testing.T) {
+	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("DDS test")
 	}
