@@ -83,7 +83,6 @@ type ActionServer[G, R, F any] struct {
 	mu      sync.Mutex
 	cancels map[action.GoalID]context.CancelFunc
 	goals   map[action.GoalID]*ServerGoal[G, F]
-	timers  []*time.Timer
 	closed  bool
 	wg      sync.WaitGroup
 }
@@ -263,10 +262,12 @@ func (s *ActionServer[G, R, F]) finish(id action.GoalID, ev action.Event, res ro
 	s.mu.Lock()
 	delete(s.cancels, id)
 	delete(s.goals, id)
-	if !s.closed {
-		s.timers = append(s.timers, time.AfterFunc(s.retention(), s.expire))
-	}
+	closed := s.closed
 	s.mu.Unlock()
+	if !closed {
+		// One timer per finished goal; it only drops retained results.
+		time.AfterFunc(s.retention(), s.expire)
+	}
 	s.publishStatus()
 }
 
@@ -278,7 +279,10 @@ func (s *ActionServer[G, R, F]) retention() time.Duration {
 }
 
 func (s *ActionServer[G, R, F]) expire() {
-	if len(s.tracker.Expire(time.Now())) > 0 {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed && len(s.tracker.Expire(time.Now())) > 0 {
 		s.publishStatus()
 	}
 }
@@ -349,9 +353,6 @@ func (s *ActionServer[G, R, F]) Close() error {
 	s.closed = true
 	for _, c := range s.cancels {
 		c()
-	}
-	for _, t := range s.timers {
-		t.Stop()
 	}
 	s.mu.Unlock()
 	if !s.n.OnCallbackGoroutine() {

@@ -173,3 +173,44 @@ func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 		t.Fatal("mismatched action type accepted")
 	}
 }
+
+func TestAction_ResultRetentionExpires(t *testing.T) {
+	n := extNode(t, extContext(t, domainAction), "retention_node")
+	srv, err := NewActionServer(n, "short_memory", nav2_msgs_action.NavigateToPose_ActionType,
+		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
+			return &navResult{ErrorMsg: "done"}, nil
+		}, ActionServerOptions[navGoal]{ResultRetention: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cli, err := NewActionClient[navGoal, navResult, navFeedback](n, "short_memory", nav2_msgs_action.NavigateToPose_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := waitCtx(t)
+	if err := cli.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, err := cli.SendGoal(ctx, &navGoal{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, st, err := g.Result(ctx); err != nil || st != action.StatusSucceeded || res.ErrorMsg != "done" {
+		t.Fatalf("Result = %+v, %v, %v", res, st, err)
+	}
+	// Poll until the retained result is dropped; the deadline is a failure.
+	for {
+		_, _, err := g.Result(ctx)
+		if errors.Is(err, ErrUnknownGoal) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("result still retained: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(srv.Goals()) != 0 {
+		t.Fatalf("server still tracks %+v", srv.Goals())
+	}
+}
