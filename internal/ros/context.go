@@ -140,6 +140,9 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		go func() {
 			select {
 			case <-ch:
+				// A second signal gets the default behaviour (exit), in
+				// case shutting down hangs.
+				signal.Stop(ch)
 				c.Shutdown()
 			case <-stop:
 			}
