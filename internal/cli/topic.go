@@ -19,9 +19,12 @@ import (
 func topicVerbs() map[string]verb {
 	return map[string]verb{
 		"topic echo": {
-			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--qos-profile P] [--qos-depth N] [--qos-history H] [--qos-reliability R] [--qos-durability D]",
+			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length] [--qos-*]",
 			help: "Print the messages of a topic as YAML, each followed by '---'. Without TYPE the type\n" +
-				"is taken from the graph. Reliability and durability follow the publishers unless given.",
+				"is taken from the graph. Reliability and durability follow the publishers unless given\n" +
+				"(--qos-profile, --qos-depth, --qos-history, --qos-reliability, --qos-durability).\n" +
+				"Strings and sequences longer than --truncate-length (default 128) end in '...' unless\n" +
+				"--full-length; --no-arr and --no-str replace sequences and strings by a summary.",
 			run: (*App).topicEcho,
 		},
 		"topic pub": {
@@ -131,10 +134,19 @@ func fieldOf(m rosidl.Message, path string) (any, error) {
 
 func (a *App) topicEcho(ctx context.Context, args []string) error {
 	p, err := parseFlags(args, addFlags(flagSpec{"--once": false, "--field": true, "--no-daemon": false,
-		"--full-length": false, "-f": false}, qosFlags))
+		"--full-length": false, "-f": false, "--truncate-length": true, "-l": true, "--no-arr": false,
+		"--no-str": false}, qosFlags))
 	if err != nil {
 		return err
 	}
+	trunc, err := nonNegativeInt(p, "128", "--truncate-length", "-l")
+	if err != nil {
+		return err
+	}
+	if p.has("--full-length", "-f") {
+		trunc = 0
+	}
+	show := msgyaml.EchoOptions{TruncateLength: trunc, NoArr: p.has("--no-arr"), NoStr: p.has("--no-str")}
 	s, fqn, ti, q, err := a.subscribeArgs(ctx, p, "echo")
 	if err != nil {
 		return err
@@ -157,10 +169,10 @@ func (a *App) topicEcho(ctx context.Context, args []string) error {
 		if field != "" {
 			var v any
 			if v, err = fieldOf(m, field); err == nil {
-				text, err = msgyaml.EchoValue(v)
+				text, err = msgyaml.EchoValueWith(v, show)
 			}
 		} else {
-			text, err = msgyaml.Echo(m)
+			text, err = msgyaml.EchoWith(m, show)
 		}
 		if err == nil {
 			_, err = fmt.Fprint(a.Stdout, text)

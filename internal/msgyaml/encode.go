@@ -7,10 +7,25 @@ import (
 	"strings"
 )
 
+// EchoOptions are the display options of `ros2 topic echo`.
+type EchoOptions struct {
+	// TruncateLength cuts strings and sequences longer than it to that many
+	// characters or items followed by "..." (ros2's default is 128, with
+	// --full-length meaning 0). 0 disables truncation.
+	TruncateLength int
+	// NoArr replaces sequences and arrays by "<sequence type: T, length: N>"
+	// ("<array type: T[N]>"); NoStr replaces strings by
+	// "<string length: <N>>".
+	NoArr, NoStr bool
+}
+
 // Marshal renders msg (a pointer to or value of a message struct) as
-// `ros2 topic echo` prints it, without the trailing "---" line. The result
-// ends with a newline.
-func Marshal(msg any) (string, error) {
+// `ros2 topic echo --full-length` prints it, without the trailing "---"
+// line. The result ends with a newline.
+func Marshal(msg any) (string, error) { return MarshalWith(msg, EchoOptions{}) }
+
+// MarshalWith is Marshal with display options.
+func MarshalWith(msg any, opts EchoOptions) (string, error) {
 	v := reflect.ValueOf(msg)
 	for v.Kind() == reflect.Pointer {
 		if v.IsNil() {
@@ -26,79 +41,153 @@ func Marshal(msg any) (string, error) {
 		b.WriteString("{}\n")
 		return b.String(), nil
 	}
-	writeMapping(&b, v, 0, false)
+	e := encoder{opts: opts, b: &b}
+	e.mapping(v, 0, false)
 	return b.String(), nil
 }
 
 // Echo is Marshal followed by the "---" separator line, exactly one message
-// of `ros2 topic echo` output.
-func Echo(msg any) (string, error) {
-	s, err := Marshal(msg)
+// of `ros2 topic echo --full-length` output.
+func Echo(msg any) (string, error) { return EchoWith(msg, EchoOptions{}) }
+
+// EchoWith is Echo with display options.
+func EchoWith(msg any, opts EchoOptions) (string, error) {
+	s, err := MarshalWith(msg, opts)
 	if err != nil {
 		return "", err
 	}
 	return s + "---\n", nil
 }
 
-// writeMapping writes the fields of struct v as a block mapping at indent.
-// If inSeq is true the first key continues a "- " already written.
-func writeMapping(b *strings.Builder, v reflect.Value, indent int, inSeq bool) {
+type encoder struct {
+	opts EchoOptions
+	b    *strings.Builder
+}
+
+// mapping writes the fields of struct v as a block mapping at indent. If
+// inSeq is true the first key continues a "- " already written.
+func (e *encoder) mapping(v reflect.Value, indent int, inSeq bool) {
 	pad := strings.Repeat(" ", indent)
 	for i, f := range fieldsOf(v.Type()) {
 		if i > 0 || !inSeq {
-			b.WriteString(pad)
+			e.b.WriteString(pad)
 		}
-		b.WriteString(f.name)
-		b.WriteByte(':')
-		writeValue(b, v.Field(f.index), indent)
+		e.b.WriteString(f.name)
+		e.b.WriteByte(':')
+		e.value(v.Field(f.index), f.rosType, indent)
 	}
 }
 
-// writeValue writes the value part of "key:" whose key sits at indent.
-func writeValue(b *strings.Builder, v reflect.Value, indent int) {
+// value writes the value part of "key:" whose key sits at indent.
+func (e *encoder) value(v reflect.Value, rosType string, indent int) {
 	switch v.Kind() {
 	case reflect.Struct:
 		if len(fieldsOf(v.Type())) == 0 {
-			b.WriteString(" {}\n")
+			e.b.WriteString(" {}\n")
 			return
 		}
-		b.WriteByte('\n')
-		writeMapping(b, v, indent+2, false)
+		e.b.WriteByte('\n')
+		e.mapping(v, indent+2, false)
 	case reflect.Slice, reflect.Array:
-		if v.Len() == 0 {
-			b.WriteString(" []\n")
+		if e.opts.NoArr {
+			e.b.WriteString(" " + yamlString(abbreviateArray(v, rosType), indent+2) + "\n")
 			return
 		}
-		b.WriteByte('\n')
-		writeSequence(b, v, indent)
+		if v.Len() == 0 {
+			e.b.WriteString(" []\n")
+			return
+		}
+		e.b.WriteByte('\n')
+		e.sequence(v, indent)
 	default:
-		b.WriteByte(' ')
-		b.WriteString(scalarYAML(v, indent+2))
-		b.WriteByte('\n')
+		e.b.WriteString(" " + e.scalar(v, indent+2) + "\n")
 	}
 }
 
-// writeSequence writes the items of v as an indentless block sequence at
-// indent (PyYAML does not indent a sequence that is a mapping value).
-func writeSequence(b *strings.Builder, v reflect.Value, indent int) {
+// sequence writes the items of v as an indentless block sequence at indent
+// (PyYAML does not indent a sequence that is a mapping value).
+func (e *encoder) sequence(v reflect.Value, indent int) {
 	pad := strings.Repeat(" ", indent)
-	for i := 0; i < v.Len(); i++ {
-		e := v.Index(i)
-		b.WriteString(pad)
-		b.WriteString("-")
-		if e.Kind() == reflect.Struct {
-			if len(fieldsOf(e.Type())) == 0 {
-				b.WriteString(" {}\n")
+	n := v.Len()
+	truncated := e.opts.TruncateLength > 0 && n > e.opts.TruncateLength
+	if truncated {
+		n = e.opts.TruncateLength
+	}
+	for i := 0; i < n; i++ {
+		item := v.Index(i)
+		e.b.WriteString(pad + "-")
+		if item.Kind() == reflect.Struct {
+			if len(fieldsOf(item.Type())) == 0 {
+				e.b.WriteString(" {}\n")
 				continue
 			}
-			b.WriteByte(' ')
-			writeMapping(b, e, indent+2, true)
+			e.b.WriteByte(' ')
+			e.mapping(item, indent+2, true)
 			continue
 		}
-		b.WriteByte(' ')
-		b.WriteString(scalarYAML(e, indent+2))
-		b.WriteByte('\n')
+		e.b.WriteString(" " + e.scalar(item, indent+2) + "\n")
 	}
+	if truncated {
+		e.b.WriteString(pad + "- '...'\n")
+	}
+}
+
+// scalar renders a basic value, applying NoStr and truncation to strings.
+func (e *encoder) scalar(v reflect.Value, indent int) string {
+	if v.Kind() == reflect.String {
+		s := v.String()
+		switch {
+		case e.opts.NoStr:
+			s = fmt.Sprintf("<string length: <%d>>", len([]rune(s)))
+		case e.opts.TruncateLength > 0 && len([]rune(s)) > e.opts.TruncateLength:
+			s = string([]rune(s)[:e.opts.TruncateLength]) + "..."
+		}
+		return yamlString(s, indent)
+	}
+	return scalarYAML(v, indent)
+}
+
+// idlNames maps .msg primitive names to the IDL names ros2 prints in
+// abbreviations.
+var idlNames = map[string]string{"float64": "double", "float32": "float", "bool": "boolean", "byte": "octet", "char": "uint8"}
+
+// abbreviateArray renders ros2's no_arr placeholder for a sequence or array
+// field of ROS type rosType ("float64[36]", "int8[]", "pkg/Name[<=3]").
+func abbreviateArray(v reflect.Value, rosType string) string {
+	base, bound := rosType, ""
+	if i := strings.LastIndexByte(rosType, '['); i >= 0 && strings.HasSuffix(rosType, "]") {
+		base, bound = rosType[:i], rosType[i+1:len(rosType)-1]
+	}
+	elem := elemTypeName(base, v.Type().Elem())
+	if v.Kind() == reflect.Array {
+		return fmt.Sprintf("<array type: %s[%d]>", elem, v.Len())
+	}
+	if max, ok := strings.CutPrefix(bound, "<="); ok {
+		return fmt.Sprintf("<sequence type: %s[%s], length: %d>", elem, max, v.Len())
+	}
+	return fmt.Sprintf("<sequence type: %s, length: %d>", elem, v.Len())
+}
+
+func elemTypeName(base string, t reflect.Type) string {
+	if base == "" {
+		if t.Kind() == reflect.Struct {
+			return typeName(t)
+		}
+		base = kindName(t)
+	}
+	if n, ok := idlNames[base]; ok {
+		return n
+	}
+	if strings.HasPrefix(base, "string") {
+		return "string"
+	}
+	if strings.HasPrefix(base, "wstring") {
+		return "wstring"
+	}
+	if pkg, name, ok := strings.Cut(base, "/"); ok && !strings.Contains(name, "/") {
+		return pkg + "/msg/" + name
+	}
+	return base
 }
 
 // scalarYAML renders a basic value as PyYAML does.

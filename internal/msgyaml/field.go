@@ -27,26 +27,33 @@ func Field(msg any, name string) (any, error) {
 // EchoValue renders any message, sequence or basic value as
 // `ros2 topic echo --field` does (PyYAML document of the value; a bare
 // scalar gets the "..." document end marker) followed by "---".
-func EchoValue(x any) (string, error) {
+func EchoValue(x any) (string, error) { return EchoValueWith(x, EchoOptions{}) }
+
+// EchoValueWith is EchoValue with display options.
+func EchoValueWith(x any, opts EchoOptions) (string, error) {
 	v := reflect.ValueOf(x)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
+	var b strings.Builder
+	e := encoder{opts: opts, b: &b}
 	switch v.Kind() {
 	case reflect.Struct:
-		return Echo(x)
+		return EchoWith(x, opts)
 	case reflect.Slice, reflect.Array:
-		var b strings.Builder
-		if v.Len() == 0 {
+		switch {
+		case opts.NoArr:
+			b.WriteString(yamlString(abbreviateArray(v, ""), 2) + "\n...\n")
+		case v.Len() == 0:
 			b.WriteString("[]\n")
-		} else {
-			writeSequence(&b, v, 0)
+		default:
+			e.sequence(v, 0)
 		}
 		return b.String() + "---\n", nil
 	case reflect.Invalid, reflect.Pointer:
 		return "null\n...\n---\n", nil
 	}
-	return scalarYAML(v, 2) + "\n...\n---\n", nil
+	return e.scalar(v, 2) + "\n...\n---\n", nil
 }
 
 // SetField assigns value to the field at a dotted path of ROS field names

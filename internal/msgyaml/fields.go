@@ -9,8 +9,9 @@ import (
 
 // field is one ROS field of a message struct.
 type field struct {
-	name  string // ROS name from the ros tag
-	index int    // Go struct field index
+	name    string // ROS name from the ros tag
+	index   int    // Go struct field index
+	rosType string // ROS type from the rostype tag ("float64[36]"), may be ""
 }
 
 // fieldsOf returns the ROS fields of struct type t in declaration order.
@@ -33,7 +34,7 @@ func fieldsOf(t reflect.Type) []field {
 		case "":
 			name = strings.ToLower(sf.Name)
 		}
-		out = append(out, field{name: name, index: i})
+		out = append(out, field{name: name, index: i, rosType: sf.Tag.Get("rostype")})
 	}
 	return out
 }

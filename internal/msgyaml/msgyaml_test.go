@@ -523,3 +523,63 @@ func TestDecode_NowAndAuto(t *testing.T) {
 		t.Error("quoted 'now' accepted as the keyword")
 	}
 }
+
+type tagged struct {
+	Ranges     []float32  `ros:"ranges" rostype:"float32[]"`
+	Covariance [3]float64 `ros:"covariance" rostype:"float64[3]"`
+	Names      []string   `ros:"names" rostype:"string<=8[<=4]"`
+	Points     []vector3  `ros:"points" rostype:"geometry_msgs/Point[]"`
+	Label      string     `ros:"label" rostype:"string"`
+	Flags      []bool     `ros:"flags"`
+}
+
+func TestMarshalWith_NoArrNoStr(t *testing.T) {
+	m := tagged{Ranges: []float32{1, 2}, Names: []string{"a"}, Label: "héllo"}
+	got, err := MarshalWith(&m, EchoOptions{NoArr: true, NoStr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ranges: '<sequence type: float, length: 2>'
+covariance: '<array type: double[3]>'
+names: '<sequence type: string[4], length: 1>'
+points: '<sequence type: geometry_msgs/msg/Point, length: 0>'
+label: '<string length: <5>>'
+flags: '<sequence type: boolean, length: 0>'
+`
+	if got != want {
+		t.Errorf("MarshalWith(NoArr, NoStr) =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestMarshalWith_Truncate(t *testing.T) {
+	m := tagged{Ranges: []float32{1, 2, 3, 4}, Names: []string{"abcdef", "ab"}, Label: "abc"}
+	got, err := MarshalWith(&m, EchoOptions{TruncateLength: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ranges:
+- 1.0
+- 2.0
+- 3.0
+- '...'
+covariance:
+- 0.0
+- 0.0
+- 0.0
+names:
+- abc...
+- ab
+points: []
+label: abc
+flags: []
+`
+	if got != want {
+		t.Errorf("MarshalWith(Truncate 3) =\n%s\nwant\n%s", got, want)
+	}
+	if got, _ := EchoValueWith([]int32{1, 2, 3}, EchoOptions{TruncateLength: 2}); got != "- 1\n- 2\n- '...'\n---\n" {
+		t.Errorf("EchoValueWith truncated = %q", got)
+	}
+	if got, _ := EchoValueWith([]int32{1, 2, 3}, EchoOptions{NoArr: true}); got != "'<sequence type: int32, length: 3>'\n...\n---\n" {
+		t.Errorf("EchoValueWith no_arr = %q", got)
+	}
+}
