@@ -25,9 +25,11 @@ type (
 // feedbackPeriod is how often a running goal publishes feedback.
 const feedbackPeriod = 100 * time.Millisecond
 
-// clientLostAfter is how long a running goal may have no subscriber on its
-// feedback topic (i.e. no live action client) before it is treated as a
-// lost command source: the goal is aborted and the motion stopped.
+// clientLostAfter is how long a running goal may go without any subscriber
+// on its action's feedback and status topics, after having had one, before
+// its client counts as lost (command source gone): the goal is aborted and
+// the motion stopped. Clients that subscribe to neither (e.g. `fsmnodes
+// action send_goal` without --feedback) are never treated as lost.
 const clientLostAfter = 500 * time.Millisecond
 
 // actions serves the four trajectory actions.
@@ -66,8 +68,12 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 	done := b.runner.Track(kind, id)
 	tk := time.NewTicker(feedbackPeriod)
 	defer tk.Stop()
-	feedbackTopic, _ := b.node.ResolveServiceName(action)
-	feedbackTopic += "/_action/feedback"
+	base, _ := b.node.ResolveServiceName(action)
+	listeners := func() int {
+		c := b.node.Context()
+		return c.CountSubscribers(base+"/_action/feedback") + c.CountSubscribers(base+"/_action/status")
+	}
+	seen := listeners() > 0
 	var lonely time.Time
 	for {
 		select {
@@ -77,11 +83,13 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 			return velma.TrajAborted, ctx.Err()
 		case now := <-tk.C:
 			tick()
-			if b.node.Context().CountSubscribers(feedbackTopic) > 0 {
-				lonely = time.Time{}
-			} else if lonely.IsZero() {
+			switch {
+			case listeners() > 0:
+				seen, lonely = true, time.Time{}
+			case !seen:
+			case lonely.IsZero():
 				lonely = now
-			} else if now.Sub(lonely) > clientLostAfter {
+			case now.Sub(lonely) > clientLostAfter:
 				return velma.TrajAborted, errClientLost
 			}
 		}
