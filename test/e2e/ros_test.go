@@ -517,8 +517,12 @@ func TestClientWhoseServerAppearsLate(t *testing.T) {
 	if err != nil || r.Message != "echo: true" {
 		t.Fatalf("Call = %+v, %v", r, err)
 	}
-	// The server goes away and a new one comes.
+	// The server goes away (SIGTERM shuts it down cleanly) and a new one
+	// comes.
 	server.stop()
+	if server.err != nil {
+		t.Errorf("server after SIGTERM: %v, want exit status 0", server.err)
+	}
 	waitGraph(t, c, "the server to leave", func() bool { return !cli.ServiceIsReady() && !hasNodes(c, "/server") })
 	startNodes(t, bin, domainLate, nil, "server")
 	if err := cli.WaitForService(ctx); err != nil {
