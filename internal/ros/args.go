@@ -103,6 +103,7 @@ type ArgsError struct {
 	Reason string
 }
 
+// Error formats the argument and the reason.
 func (e *ArgsError) Error() string {
 	return fmt.Sprintf("--ros-args: %q: %s", e.Arg, e.Reason)
 }

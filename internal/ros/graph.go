@@ -76,13 +76,12 @@ type EndpointInfo struct {
 
 // gEndpoint is a reader or writer seen by built-in discovery.
 type gEndpoint struct {
-	kind        dds.EntityKind
-	key, part   dds.GUID
-	topic, typ  string
-	qos         dds.QoS
-	userData    []byte
-	local       bool
-	participant dds.GUID
+	kind       dds.EntityKind
+	key, part  dds.GUID
+	topic, typ string
+	qos        dds.QoS
+	userData   []byte
+	local      bool
 }
 
 // graph is the graph cache: built-in discovery plus ros_discovery_info.

@@ -25,6 +25,7 @@ type NameError struct {
 	Index  int
 }
 
+// Error formats the name, the reason and the index.
 func (e *NameError) Error() string {
 	if e.Index >= 0 {
 		return fmt.Sprintf("invalid %s %q: %s (at index %d)", e.Kind, e.Name, e.Reason, e.Index)

@@ -16,8 +16,8 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Domain ids 10-14 and 22-23 belong to these tests (test/e2e/ros_test.go
-// uses 15-21).
+// Domain ids 10-14 and 22-24 belong to these tests (test/e2e/ros_test.go
+// uses 15-21; bench_test.go 23).
 // Each test that talks over DDS uses its own id, so parallel tests never
 // hear each other.
 const (
@@ -27,6 +27,7 @@ const (
 	domainGraph    = 13
 	domainMalform  = 14
 	domainArgs     = 22
+	domainLog      = 24
 )
 
 // failAfter is a failure timeout only; nothing asserts on timing.
