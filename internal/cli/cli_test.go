@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -342,4 +343,57 @@ func TestBuildMessage_NowKeyword(t *testing.T) {
 	if !strings.Contains(text, "frame_id='map'") || strings.Contains(text, "sec=0,") {
 		t.Errorf("stamp: now not applied: %s", text)
 	}
+}
+
+func TestParamsForNode(t *testing.T) {
+	file := []byte(`/**:
+  ros__parameters:
+    use_sim_time: true
+    rate: 1
+/ns/talker:
+  ros__parameters:
+    rate: 10
+    gains:
+      p: 0.5
+      names: [a, b]
+    label: "007"
+other:
+  ros__parameters:
+    rate: 99
+`)
+	ps, err := paramsForNode(file, "/ns/talker", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]rcl_interfaces_msg.ParameterValue{}
+	for _, p := range ps {
+		got[p.Name] = p.Value
+	}
+	if strings.Join(sortedParamNames(ps), " ") != "gains.names gains.p label rate use_sim_time" {
+		t.Errorf("names = %v", sortedParamNames(ps))
+	}
+	if got["rate"].IntegerValue != 10 || !got["use_sim_time"].BoolValue || got["gains.p"].DoubleValue != 0.5 ||
+		got["label"].StringValue != "007" || got["label"].Type != 4 || len(got["gains.names"].StringArrayValue) != 2 {
+		t.Errorf("values = %+v", got)
+	}
+	ps, _ = paramsForNode(file, "/ns/talker", false)
+	if len(ps) != 4 {
+		t.Errorf("without wildcard: %v", sortedParamNames(ps))
+	}
+	if _, err := paramsForNode([]byte("talker: {rate: 1}"), "/talker", true); err == nil ||
+		err.Error() != `node key "talker" has no ros__parameters` {
+		t.Errorf("missing ros__parameters: %v", err)
+	}
+	if _, err := paramsForNode([]byte("[1"), "/talker", true); err == nil {
+		t.Error("bad YAML accepted")
+	}
+}
+
+func sortedParamNames(ps []rcl_interfaces_msg.Parameter) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -47,6 +47,7 @@ func paramVerbs() map[string]verb {
 			help:  "Print every parameter of a node as a ROS 2 parameter file.",
 			run:   (*App).paramDump,
 		},
+		"param load": paramLoadVerb(),
 	}
 }
 

@@ -386,6 +386,17 @@ func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(dump, "/cli_test/cli_peer:\n  ros__parameters:\n") || !strings.Contains(dump, "    rate: 42\n") {
 		t.Errorf("param dump: exit %d %s\n%s", code, errs, dump)
 	}
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(file, []byte("/**:\n  ros__parameters:\n    rate: 7\ncli_peer:\n  ros__parameters:\n    use_sim_time: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load, errs, code := cliRun(t, bin, domainCLIParam, "param", "load", node, file)
+	if code != 0 || load != "Set parameter rate successful\nSet parameter use_sim_time successful\n" {
+		t.Errorf("param load: exit %d %s\n%s", code, errs, load)
+	}
+	if out, errs, code := cliRun(t, bin, domainCLIParam, "param", "get", node, "rate"); code != 0 || out != "Integer value is: 7\n" {
+		t.Errorf("param get after load: exit %d %q %s", code, out, errs)
+	}
 	if _, errs, code := cliRun(t, bin, domainCLIParam, "param", "get", "/no_such_node", "rate"); code != 1 ||
 		!strings.Contains(errs, "node not found: /no_such_node") {
 		t.Errorf("param get on a missing node: exit %d %s", code, errs)
