@@ -1,0 +1,92 @@
+package ros
+
+import (
+	"reflect"
+	"testing"
+
+	"go.uber.org/zap"
+)
+
+// bareNode is a Node with a running callback goroutine and nothing else.
+func bareNode(t *testing.T) *Node {
+	t.Helper()
+	n := &Node{wake: make(chan struct{}, 1), loopDone: make(chan struct{})}
+	n.logger.Store(zap.NewNop())
+	go n.loop()
+	n.start()
+	t.Cleanup(func() {
+		n.mu.Lock()
+		n.closed = true
+		n.mu.Unlock()
+		n.wake <- struct{}{}
+		<-n.loopDone
+	})
+	return n
+}
+
+// onNode runs f on the node's callback goroutine and waits for it.
+func onNode(n *Node, f func()) {
+	done := make(chan struct{})
+	n.Post(func() { f(); close(done) })
+	<-done
+}
+
+// untilHandled posts snapshots of *handled to the node until it holds
+// want items (each inbox handles one item per turn, so this converges).
+func untilHandled[T any](n *Node, handled *[]T, want int) []T {
+	for {
+		var snap []T
+		onNode(n, func() { snap = append(snap, *handled...) })
+		if len(snap) >= want {
+			return snap
+		}
+	}
+}
+
+func TestInboxKeepsLastDepthItems(t *testing.T) {
+	n := bareNode(t)
+	var got []int
+	q := newInbox(n, 5, func(v int) { got = append(got, v) })
+	release := make(chan struct{})
+	n.Post(func() { <-release })
+	for i := 0; i < 20; i++ {
+		q.push(i)
+	}
+	close(release)
+	if snap, want := untilHandled(n, &got, 5), []int{15, 16, 17, 18, 19}; !reflect.DeepEqual(snap, want) {
+		t.Errorf("handled %v, want %v", snap, want)
+	}
+	if q.dropped.Load() != 15 {
+		t.Errorf("dropped %d, want 15", q.dropped.Load())
+	}
+}
+
+func TestInboxKeepAllAndTakingTurns(t *testing.T) {
+	n := bareNode(t)
+	var order []string
+	a := newInbox(n, 0, func(v int) { order = append(order, "a") })
+	b := newInbox(n, 0, func(v int) { order = append(order, "b") })
+	release := make(chan struct{})
+	n.Post(func() { <-release })
+	for i := 0; i < 3; i++ {
+		a.push(i)
+	}
+	for i := 0; i < 3; i++ {
+		b.push(i)
+	}
+	close(release)
+	if snap, want := untilHandled(n, &order, 6), []string{"a", "b", "a", "b", "a", "b"}; !reflect.DeepEqual(snap, want) {
+		t.Errorf("order %v, want %v (entities take turns)", snap, want)
+	}
+	if a.dropped.Load() != 0 || b.dropped.Load() != 0 {
+		t.Error("keep-all inbox dropped items")
+	}
+	a.close()
+	a.push(99)
+	var snap []string
+	onNode(n, func() {})
+	onNode(n, func() { snap = append(snap, order...) })
+	if len(snap) != 6 {
+		t.Errorf("closed inbox still handled items: %v", snap)
+	}
+}
