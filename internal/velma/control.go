@@ -8,15 +8,6 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/velma/la"
 )
 
-// armMat converts an arm mass matrix.
-func armMat(m *kin.ArmMass) la.Mat {
-	a := la.New(ArmDOF, ArmDOF)
-	for i := range ArmDOF {
-		copy(a.D[i*ArmDOF:(i+1)*ArmDOF], m[i][:])
-	}
-	return a
-}
-
 // updateMass computes both arm mass matrices for the current configuration.
 func (c *CS) updateMass() {
 	c.mass[0] = c.body.Arm[0].MassMatrix()
@@ -33,21 +24,24 @@ func (c *CS) jointImpedance(k *[BodyDOF]float64, xi float64, qd, dqd *[BodyDOF]f
 	c.tau[0] += k[0]*(qd[0]-c.q[0]) + 2*xi*math.Sqrt(k[0]*kin.TorsoInertia)*(dqd[0]-c.dq[0])
 	for s := range 2 {
 		off := 1 + 7*s
-		km := la.New(ArmDOF, ArmDOF)
-		for i := range ArmDOF {
-			km.Set(i, i, k[off+i])
+		w := &c.jimp[s]
+		if w.work == nil {
+			w.work, w.k, w.m = la.NewModalWork(ArmDOF), la.New(ArmDOF, ArmDOF), la.New(ArmDOF, ArmDOF)
 		}
-		d, err := la.ModalDamping(km, armMat(&c.mass[s]), xi, 2)
+		for i := range ArmDOF {
+			w.k.Set(i, i, k[off+i])
+			copy(w.m.D[i*ArmDOF:(i+1)*ArmDOF], c.mass[s][i][:])
+		}
+		d, err := w.work.Damping(w.k, w.m, xi, 2)
 		if err != nil {
 			return fmt.Errorf("%v arm joint impedance: %w", kin.Side(s), err)
 		}
-		var ev [ArmDOF]float64
 		for i := range ArmDOF {
-			ev[i] = dqd[off+i] - c.dq[off+i]
-		}
-		dv := d.MulVec(ev[:])
-		for i := range ArmDOF {
-			c.tau[off+i] += k[off+i]*(qd[off+i]-c.q[off+i]) + dv[i]
+			t := k[off+i] * (qd[off+i] - c.q[off+i])
+			for j := range ArmDOF {
+				t += d.D[i*ArmDOF+j] * (dqd[off+j] - c.dq[off+j])
+			}
+			c.tau[off+i] += t
 		}
 	}
 	return nil
@@ -175,63 +169,102 @@ func (c *CS) cartStep() error {
 		qe := kin.QuatFromMat(errF.R)
 		disp := [6]float64{errF.P[0], errF.P[1], errF.P[2], qe.X, qe.Y, qe.Z}
 		// tool-frame Jacobian: rotate base-frame rows by Rᵀ
+		cw := &c.cimp
+		if cw.modal == nil {
+			cw.init()
+		}
 		jb := ch.WristJacobian()
 		rt := cur.R.T()
-		j := la.New(6, kin.ChainDOF)
+		J := cw.j
 		for k := range kin.ChainDOF {
 			v := rt.MulVec(kin.Vec3{jb[0][k], jb[1][k], jb[2][k]})
 			o := rt.MulVec(kin.Vec3{jb[3][k], jb[4][k], jb[5][k]})
 			for r := range 3 {
-				j.Set(r, k, v[r])
-				j.Set(3+r, k, o[r])
+				J.Set(r, k, v[r])
+				J.Set(3+r, k, o[r])
 			}
 		}
 		// M⁻¹ of diag(torso, arm)
-		minv := la.New(kin.ChainDOF, kin.ChainDOF)
-		minv.Set(0, 0, 1/kin.TorsoInertia)
-		ai, err := la.InvSPD(armMat(&c.mass[s]))
-		if err != nil {
+		for a := range ArmDOF {
+			copy(cw.mArm.D[a*ArmDOF:(a+1)*ArmDOF], c.mass[s][a][:])
+		}
+		if err := la.InvSPDInto(cw.aInv, cw.mArm, cw.lArm, cw.col[:2*ArmDOF]); err != nil {
 			return fmt.Errorf("%v wrist: arm inertia: %w", kin.Side(s), err)
 		}
-		for a := range ArmDOF {
+		// G = J·M⁻¹·Jᵀ, Λ = G⁻¹
+		for r := range 6 {
+			cw.jm[r][0] = J.At(r, 0) / kin.TorsoInertia
 			for b := range ArmDOF {
-				minv.Set(1+a, 1+b, ai.At(a, b))
+				t := 0.0
+				for a := range ArmDOF {
+					t += J.At(r, 1+a) * cw.aInv.At(a, b)
+				}
+				cw.jm[r][1+b] = t
 			}
 		}
-		g := la.Mul(la.Mul(j, minv), j.T())
-		lambda, err := la.InvSPD(g)
-		if err != nil {
-			return fmt.Errorf("%v wrist: singular operational-space inertia: %w", kin.Side(s), err)
+		for r := range 6 {
+			for q := range 6 {
+				t := 0.0
+				for k := range kin.ChainDOF {
+					t += cw.jm[r][k] * J.At(q, k)
+				}
+				cw.g.Set(r, q, t)
+			}
 		}
-		kc := la.New(6, 6)
-		for i := range 6 {
-			kc.Set(i, i, w.k[i])
+		if err := la.InvSPDInto(cw.lam, cw.g, cw.l6, cw.col[:12]); err != nil {
+			return fmt.Errorf("%v wrist: singular operational-space inertia: %w", kin.Side(s), err)
 		}
 		xi := 0.0
 		for i := range 6 {
+			cw.kc.Set(i, i, w.k[i])
 			xi += w.xi[i]
 		}
 		xi /= 6
-		dc, err := la.ModalDamping(kc, lambda, xi, 1)
+		dc, err := cw.modal.Damping(cw.kc, cw.lam, xi, 1)
 		if err != nil {
 			return fmt.Errorf("%v wrist damping: %w", kin.Side(s), err)
 		}
-		var dq8 [kin.ChainDOF]float64
-		for k := range kin.ChainDOF {
-			dq8[k] = c.dq[kin.BodyIndex(kin.Side(s), k)]
+		var xd [6]float64
+		for r := range 6 {
+			for k := range kin.ChainDOF {
+				xd[r] += J.At(r, k) * c.dq[kin.BodyIndex(kin.Side(s), k)]
+			}
 		}
-		xd := j.MulVec(dq8[:])
-		fd := dc.MulVec(xd)
 		var f [6]float64
-		for i := range 6 {
-			f[i] = w.k[i]*disp[i] - fd[i]
+		for r := range 6 {
+			fd := 0.0
+			for q := range 6 {
+				fd += dc.At(r, q) * xd[q]
+			}
+			f[r] = w.k[r]*disp[r] - fd
 		}
-		tq := j.MulTVec(f[:])
 		for k := range kin.ChainDOF {
-			c.tau[kin.BodyIndex(kin.Side(s), k)] += tq[k]
+			t := 0.0
+			for r := range 6 {
+				t += J.At(r, k) * f[r]
+			}
+			c.tau[kin.BodyIndex(kin.Side(s), k)] += t
 		}
 	}
 	return nil
+}
+
+// cartImpWork is the scratch space of cartStep.
+type cartImpWork struct {
+	j                la.Mat // 6×8 wrist-frame Jacobian
+	jm               [6][kin.ChainDOF]float64
+	mArm, lArm, aInv la.Mat // 7×7
+	g, lam, l6, kc   la.Mat // 6×6
+	col              []float64
+	modal            *la.ModalWork
+}
+
+func (w *cartImpWork) init() {
+	w.j = la.New(6, kin.ChainDOF)
+	w.mArm, w.lArm, w.aInv = la.New(ArmDOF, ArmDOF), la.New(ArmDOF, ArmDOF), la.New(ArmDOF, ArmDOF)
+	w.g, w.lam, w.l6, w.kc = la.New(6, 6), la.New(6, 6), la.New(6, 6), la.New(6, 6)
+	w.col = make([]float64, 2*ArmDOF)
+	w.modal = la.NewModalWork(6)
 }
 
 // cartTolerances checks a wrist's path and goal tolerances.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
+	"github.com/fsmnodes/fsmnodes/internal/velma/la"
 )
 
 // CSConfig configures the control subsystem (defaults: velma-kinematics.md §5).
@@ -156,6 +157,14 @@ type CS struct {
 	}
 	st      CSStatus
 	wccLeft [][2]float64 // left wrist polygon (negated right)
+	jimp    [2]jointImpWork
+	cimp    cartImpWork
+}
+
+// jointImpWork is the per-arm scratch space of joint impedance.
+type jointImpWork struct {
+	work *la.ModalWork
+	k, m la.Mat
 }
 
 // NewCS returns cs in its initial state idle.

@@ -12,7 +12,6 @@ package la
 import (
 	"errors"
 	"fmt"
-	"math"
 )
 
 // Mat is a dense row-major matrix.
@@ -108,25 +107,9 @@ func (m Mat) MulTVec(v []float64) []float64 {
 // Cholesky returns the lower-triangular L with L·Lᵀ = a for a symmetric
 // positive definite a.
 func Cholesky(a Mat) (Mat, error) {
-	n := a.R
-	l := New(n, n)
-	for j := range n {
-		s := a.D[j*n+j]
-		for k := range j {
-			s -= l.D[j*n+k] * l.D[j*n+k]
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return Mat{}, fmt.Errorf("cholesky pivot %d = %g: %w", j, s, ErrNotPositiveDefinite)
-		}
-		d := math.Sqrt(s)
-		l.D[j*n+j] = d
-		for i := j + 1; i < n; i++ {
-			s := a.D[i*n+j]
-			for k := range j {
-				s -= l.D[i*n+k] * l.D[j*n+k]
-			}
-			l.D[i*n+j] = s / d
-		}
+	l := New(a.R, a.R)
+	if err := choleskyInto(l, a); err != nil {
+		return Mat{}, err
 	}
 	return l, nil
 }
@@ -173,75 +156,11 @@ func InvSPD(a Mat) (Mat, error) {
 	return inv, nil
 }
 
-// lowerInv returns the inverse of a lower-triangular matrix.
-func lowerInv(l Mat) Mat {
-	n := l.R
-	inv := New(n, n)
-	for j := range n {
-		inv.D[j*n+j] = 1 / l.D[j*n+j]
-		for i := j + 1; i < n; i++ {
-			s := 0.0
-			for k := j; k < i; k++ {
-				s -= l.D[i*n+k] * inv.D[k*n+j]
-			}
-			inv.D[i*n+j] = s / l.D[i*n+i]
-		}
-	}
-	return inv
-}
-
 // SymEigen returns the eigenvalues and the eigenvectors (as columns of an
 // orthogonal matrix) of a symmetric matrix, by cyclic Jacobi rotations.
 func SymEigen(a Mat) ([]float64, Mat) {
-	n := a.R
-	m := a.Clone()
-	v := Identity(n)
-	scale := 0.0
-	for _, x := range m.D {
-		scale += x * x
-	}
-	for sweep := 0; sweep < 50; sweep++ {
-		off := 0.0
-		for i := range n {
-			for j := i + 1; j < n; j++ {
-				off += m.D[i*n+j] * m.D[i*n+j]
-			}
-		}
-		if off <= 1e-26*scale {
-			break
-		}
-		for p := range n {
-			for q := p + 1; q < n; q++ {
-				apq := m.D[p*n+q]
-				if math.Abs(apq) < 1e-300 {
-					continue
-				}
-				theta := (m.D[q*n+q] - m.D[p*n+p]) / (2 * apq)
-				t := math.Copysign(1, theta) / (math.Abs(theta) + math.Sqrt(theta*theta+1))
-				c := 1 / math.Sqrt(t*t+1)
-				s := t * c
-				for k := range n {
-					akp, akq := m.D[k*n+p], m.D[k*n+q]
-					m.D[k*n+p] = c*akp - s*akq
-					m.D[k*n+q] = s*akp + c*akq
-				}
-				for k := range n {
-					apk, aqk := m.D[p*n+k], m.D[q*n+k]
-					m.D[p*n+k] = c*apk - s*aqk
-					m.D[q*n+k] = s*apk + c*aqk
-				}
-				for k := range n {
-					vkp, vkq := v.D[k*n+p], v.D[k*n+q]
-					v.D[k*n+p] = c*vkp - s*vkq
-					v.D[k*n+q] = s*vkp + c*vkq
-				}
-			}
-		}
-	}
-	ev := make([]float64, n)
-	for i := range n {
-		ev[i] = m.D[i*n+i]
-	}
+	m, v, ev := a.Clone(), New(a.R, a.R), make([]float64, a.R)
+	symEigenInto(m, v, ev)
 	return ev, v
 }
 
@@ -251,32 +170,9 @@ func SymEigen(a Mat) ([]float64, Mat) {
 // Joint impedance uses f = 2, Cartesian impedance f = 1. K must be symmetric
 // positive semi-definite and M symmetric positive definite.
 func ModalDamping(k, m Mat, xi, f float64) (Mat, error) {
-	l, err := Cholesky(m)
+	d, err := NewModalWork(m.R).Damping(k, m, xi, f)
 	if err != nil {
-		return Mat{}, fmt.Errorf("modal damping: inertia: %w", err)
+		return Mat{}, err
 	}
-	li := lowerInv(l)
-	a := Mul(Mul(li, k), li.T())
-	ev, u := SymEigen(a)
-	n := m.R
-	// S = U·diag(√λ)·Uᵀ
-	s := New(n, n)
-	for i := range n {
-		for j := range n {
-			sum := 0.0
-			for e := range n {
-				lam := ev[e]
-				if lam < 0 {
-					lam = 0
-				}
-				sum += u.D[i*n+e] * math.Sqrt(lam) * u.D[j*n+e]
-			}
-			s.D[i*n+j] = sum
-		}
-	}
-	d := Mul(Mul(l, s), l.T())
-	for i := range d.D {
-		d.D[i] *= f * xi
-	}
-	return d, nil
+	return d.Clone(), nil
 }

@@ -101,3 +101,34 @@ func TestModalDamping_DiagonalisesInModalCoordinates(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkVariants_MatchAllocatingOnes(t *testing.T) {
+	a := Mat{R: 3, C: 3, D: []float64{4, 2, 0.4, 2, 5, 1, 0.4, 1, 3}}
+	inv, _ := InvSPD(a)
+	got, l, col := New(3, 3), New(3, 3), make([]float64, 6)
+	if err := InvSPDInto(got, a, l, col); err != nil {
+		t.Fatal(err)
+	}
+	for i := range inv.D {
+		if !approx(inv.D[i], got.D[i], 1e-12) {
+			t.Fatalf("InvSPDInto %v, want %v", got.D, inv.D)
+		}
+	}
+	k := Mat{R: 3, C: 3, D: []float64{100, 0, 0, 0, 50, 0, 0, 0, 10}}
+	d1, _ := ModalDamping(k, a, 0.7, 2)
+	w := NewModalWork(3)
+	for range 2 { // reuse must give the same answer
+		d2, err := w.Damping(k, a, 0.7, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range d1.D {
+			if !approx(d1.D[i], d2.D[i], 1e-12) {
+				t.Fatal("ModalWork.Damping differs from ModalDamping")
+			}
+		}
+	}
+	if _, err := w.Damping(New(2, 2), a, 1, 1); err == nil {
+		t.Fatal("size mismatch accepted")
+	}
+}

@@ -124,6 +124,7 @@ type Sim struct {
 	statusLost bool
 	fresh      bool // a command arrived for this step
 	steps      uint64
+	m, l       la.Mat // mass matrix and its Cholesky factor (scratch)
 }
 
 // New returns a simulator at its initial configuration: arms OK and in
@@ -132,7 +133,7 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg}
+	s := &Sim{cfg: cfg, m: la.New(kin.ArmDOF, kin.ArmDOF), l: la.New(kin.ArmDOF, kin.ArmDOF)}
 	s.arms[0] = arm{side: kin.Right, q: cfg.InitialRight, ok: true, inCmd: true}
 	s.arms[1] = arm{side: kin.Left, q: cfg.InitialLeft, ok: true, inCmd: true}
 	s.torso = motor{q: cfg.InitialTorso, ok: true}
@@ -296,19 +297,17 @@ func applyFriction(v, m, viscous, coulomb, dt float64) float64 {
 func (s *Sim) stepArm(a *arm, dt float64) {
 	ch := kin.Forward(a.side, s.torso.q, a.q)
 	mm := ch.MassMatrix()
-	m := la.New(kin.ArmDOF, kin.ArmDOF)
 	for i := range kin.ArmDOF {
-		copy(m.D[i*kin.ArmDOF:], mm[i][:])
+		copy(s.m.D[i*kin.ArmDOF:], mm[i][:])
 	}
-	l, err := la.Cholesky(m)
-	if err != nil {
+	if err := la.CholeskyInto(s.l, s.m); err != nil {
 		return // cannot happen for the model's inertials; freeze rather than integrate garbage
 	}
-	var f [kin.ArmDOF]float64
+	var f, y, acc [kin.ArmDOF]float64
 	for j := range kin.ArmDOF {
 		f[j] = a.cmd[j] + a.ext[j]
 	}
-	acc := la.SolveChol(l, f[:])
+	la.SolveCholInto(s.l, f[:], y[:], acc[:])
 	for j := range kin.ArmDOF {
 		a.dq[j] = applyFriction(a.dq[j]+acc[j]*dt, mm[j][j], s.cfg.ArmViscous[j], s.cfg.ArmCoulomb, dt)
 		a.q[j] += a.dq[j] * dt
