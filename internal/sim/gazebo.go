@@ -6,16 +6,18 @@ import (
 )
 
 // Topics of the built-in differential-drive simulator (nodes/diff_drive_sim)
-// and of the navigator and frontier detector. The Gazebo launch files bridge
-// exactly these names (see launch/gz_bridge.yaml), so the rest of the system
-// cannot tell the two simulators apart.
+// and of the navigator and frontier detector. Relative names resolve in the
+// node's namespace, so a launch file can put a robot in a namespace; TF and
+// the clock are absolute, as in ROS 2. The Gazebo launch files bridge
+// exactly these names (see params/gz_bridge.yaml), so the rest of the
+// system cannot tell the two simulators apart.
 const (
-	TopicCmdVel = "/cmd_vel"   // geometry_msgs/msg/Twist, in
-	TopicOdom   = "/odom"      // nav_msgs/msg/Odometry, out
+	TopicCmdVel = "cmd_vel"    // geometry_msgs/msg/Twist, in
+	TopicOdom   = "odom"       // nav_msgs/msg/Odometry, out
 	TopicTF     = "/tf"        // tf2_msgs/msg/TFMessage, out (odom -> base_footprint)
 	TopicTFStat = "/tf_static" // tf2_msgs/msg/TFMessage, out (map -> odom, base_footprint -> base_scan)
-	TopicScan   = "/scan"      // sensor_msgs/msg/LaserScan, out
-	TopicMap    = "/map"       // nav_msgs/msg/OccupancyGrid, out (what the robot has seen)
+	TopicScan   = "scan"       // sensor_msgs/msg/LaserScan, out
+	TopicMap    = "map"        // nav_msgs/msg/OccupancyGrid, out (what the robot has seen)
 	TopicClock  = "/clock"     // rosgraph_msgs/msg/Clock, out when publish_clock is true
 )
 
