@@ -139,6 +139,9 @@ type loader struct {
 	counter  int
 	shareDir string
 	depth    int
+	// includeArgs names the arguments the <include> being evaluated passes
+	// (nil at the top level): an <arg> without default must be among them.
+	includeArgs map[string]bool
 }
 
 // scope is the set of launch configurations and pushed state visible to an
@@ -457,6 +460,13 @@ func (l *loader) arg(s *scope, e *element) error {
 	if err != nil {
 		return err
 	}
+	_, conditional := e.attr("if")
+	if _, unless := e.attr("unless"); unless {
+		conditional = true
+	}
+	if !hasDef && !conditional && l.includeArgs != nil && !l.includeArgs[name] {
+		return e.errorf("included launch file needs the argument %q: pass it with <arg name=%q value=.../> in the <include>", name, name)
+	}
 	val, given := s.configs[name]
 	if !given {
 		if !hasDef {
@@ -532,6 +542,10 @@ func (l *loader) group(s *scope, e *element) error {
 	return l.actions(inner, body)
 }
 
+// include evaluates an included file. As in ROS 2's
+// IncludeLaunchDescription, an include is not a scope: its arguments and
+// whatever the included file sets (<let>, <arg>, <push_ros_namespace>, ...)
+// stay visible after it; wrap it in a <group> to scope it.
 func (l *loader) include(s *scope, e *element) error {
 	file, err := s.need(e, "file")
 	if err != nil {
@@ -540,7 +554,8 @@ func (l *loader) include(s *scope, e *element) error {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(filepath.Dir(s.file), file)
 	}
-	inner := s.child()
+	given := map[string]bool{}
+	var args [][2]string
 	for _, c := range e.children {
 		if c.tag != "arg" {
 			return c.errorf("unknown tag <%s> inside <include> (only <arg name value/>)", c.tag)
@@ -559,14 +574,20 @@ func (l *loader) include(s *scope, e *element) error {
 		if err != nil {
 			return err
 		}
-		inner.configs[name] = v
+		args = append(args, [2]string{name, v})
+		given[name] = true
 	}
 	if _, err := os.Stat(file); err != nil {
 		return e.errorf("include: %v", err)
 	}
+	for _, a := range args {
+		s.configs[a[0]] = a[1]
+	}
+	outerFile, outerGiven := s.file, l.includeArgs
+	l.includeArgs = given
 	l.depth++
-	defer func() { l.depth-- }()
-	return l.loadFile(inner, file)
+	defer func() { s.file, l.includeArgs = outerFile, outerGiven; l.depth-- }()
+	return l.loadFile(s, file)
 }
 
 // joinNamespace prefixes ns with base unless ns is absolute, as

@@ -332,3 +332,39 @@ func TestCommand_LabelWithSlashMakesAFileName(t *testing.T) {
 		t.Errorf("argv = %q, want the file %s", argv, want)
 	}
 }
+
+func TestLoad_IncludeIsNotAScope(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write("inner.launch.xml", `<launch><arg name="who"/><let name="leaked" value="from-$(var who)"/>
+<push_ros_namespace namespace="inner"/></launch>`)
+	top := write("top.launch.xml", `<launch>
+<include file="inner.launch.xml"><arg name="who" value="top"/></include>
+<node pkg="fsmnodes" exec="talker" name="t_$(var leaked)"/>
+<group><include file="inner.launch.xml"><arg name="who" value="grouped"/></include></group>
+<node pkg="fsmnodes" exec="talker" name="u_$(var leaked)"/>
+</launch>`)
+	d, err := Load(top, Options{BinDir: bin, ShareDir: dir, LookupEnv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As with ros2 launch: the first include's let and namespace leak; the
+	// grouped include's do not.
+	got := d.Processes[0].FQN() + " " + d.Processes[1].FQN()
+	if got != "/inner/t_from-top /inner/u_from-top" {
+		t.Errorf("got %s", got)
+	}
+	bad := write("bad.launch.xml", `<launch><let name="who" value="x"/>
+<include file="inner.launch.xml"/></launch>`)
+	_, err = Load(bad, Options{BinDir: bin, ShareDir: dir, LookupEnv: env()})
+	if err == nil || !strings.Contains(err.Error(), `inner.launch.xml:1: included launch file needs the argument "who": pass it with <arg name="who" value=.../> in the <include>`) {
+		t.Errorf("missing include argument: %v", err)
+	}
+}
