@@ -135,6 +135,12 @@ func (l *Loop) record(d time.Duration) {
 	}
 }
 
+// Counts returns the iteration and overrun counters (cheap; loop goroutine
+// or after Run returned).
+func (l *Loop) Counts() (iterations, overruns uint64) {
+	return l.stats.Iterations, l.stats.Overruns
+}
+
 // Stats returns the statistics so far; percentiles cover the window. Call
 // it from the loop goroutine (inside step) or after Run returned.
 func (l *Loop) Stats() LoopStats {

@@ -66,6 +66,7 @@ type Runner struct {
 	lastBody     velma.BodyState
 	bodyReported bool
 	lastBodyPub  time.Time
+	lastStats    time.Time
 }
 
 // NewRunner validates the parameters and builds the agent over the
@@ -177,7 +178,12 @@ func (r *Runner) Step(now time.Time) {
 	r.snap.Report = *rep
 	r.snap.Report.CS = nil
 	r.snap.CS = *rep.CS
-	r.snap.Loop = r.loop.Stats()
+	// percentiles sort the whole window: refresh them once a second only
+	if now.Sub(r.lastStats) >= time.Second {
+		r.snap.Loop, r.lastStats = r.loop.Stats(), now
+	} else {
+		r.snap.Loop.Iterations, r.snap.Loop.Overruns = r.loop.Counts()
+	}
 	r.checkTrackers(rep.CS)
 	r.mu.Unlock()
 
