@@ -25,6 +25,7 @@ const (
 	domainCLILatched  = 44
 	domainCLIParam    = 46
 	domainCLIAction   = 47
+	domainCLIRate     = 48
 )
 
 // cliWait bounds every wait of these tests; reaching it is a failure.
@@ -451,5 +452,39 @@ func TestCLI_ActionSendGoalWithFeedbackAndRejection(t *testing.T) {
 	_, errs, code = cliRun(t, bin, domainCLIAction, "action", "send_goal", action, typ, "{pose: {pose: {position: {q: 1}}}}")
 	if code != 1 || !strings.Contains(errs, `unknown field "q" in geometry_msgs/msg/Point`) {
 		t.Errorf("bad goal: exit %d %s", code, errs)
+	}
+}
+
+// cliWaitOutput waits until a running process's stdout satisfies ok.
+func cliWaitOutput(t *testing.T, p *cliProc, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(cliWait)
+	for {
+		out, errs := p.output()
+		if ok(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never happened; stdout:\n%s\nstderr:\n%s", what, out, errs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestCLI_PubTimesAndHz(t *testing.T) {
+	bin := cliBins(t)
+	echo := cliStart(t, bin, domainCLIRate, "fsmnodes", "topic", "echo", "/cli_counted", "std_msgs/msg/Int64")
+	out, errs, code := cliRun(t, bin, domainCLIRate, "topic", "pub", "/cli_counted", "std_msgs/msg/Int64", "{data: 5}",
+		"--times", "3", "-r", "20")
+	if code != 0 || strings.Count(out, "publishing #") != 3 {
+		t.Fatalf("pub --times 3: exit %d %s\n%s", code, errs, out)
+	}
+	cliWaitOutput(t, echo, "three echoed messages", func(s string) bool { return strings.Count(s, "data: 5\n---\n") == 3 })
+
+	cliStart(t, bin, domainCLIRate, "fsmnodes", "topic", "pub", "/cli_rate", "std_msgs/msg/Empty", "-r", "20")
+	hz := cliStart(t, bin, domainCLIRate, "fsmnodes", "topic", "hz", "/cli_rate", "std_msgs/msg/Empty")
+	got := cliWaitOutput(t, hz, "a rate report", func(s string) bool { return strings.Contains(s, "window: ") })
+	if !strings.Contains(got, "average rate: ") || !strings.Contains(got, "\tmin: ") {
+		t.Errorf("topic hz printed:\n%s", got)
 	}
 }
