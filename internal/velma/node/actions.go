@@ -98,6 +98,15 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 
 var errClientLost = errors.New("action client lost")
 
+// codeOf returns the result code of a goal conversion error.
+func codeOf(err error) int32 {
+	var ge *GoalError
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return codeInvalidGoal
+}
+
 // holdJoints stops a joint motion where it is: a one-point trajectory to
 // the current setpoint (body) or measured position (head).
 func (b *Bridge) holdJoints(kind TrajKind) {
@@ -124,9 +133,7 @@ func (b *Bridge) executeJoint(action string, set JointSet, kind TrajKind) ros.Ex
 		id := b.runner.NextID()
 		cmd, err := JointGoal(goal, set, b.runner.Params().Interface, StartDelay(goal.Trajectory.Header.Stamp, b.node.Clock().Now()), id)
 		if err != nil {
-			var ge *GoalError
-			errors.As(err, &ge)
-			return &fjtResult{ErrorCode: ge.Code, ErrorString: err.Error()}, err
+			return &fjtResult{ErrorCode: codeOf(err), ErrorString: err.Error()}, err
 		}
 		tc := &velma.TaskCommand{Jnt: cmd}
 		if kind == TrajHead {
@@ -184,9 +191,7 @@ func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoa
 		id := b.runner.NextID()
 		cmd, err := CartGoal(goal, b.runner.Params().Interface, StartDelay(goal.Header.Stamp, b.node.Clock().Now()), id)
 		if err != nil {
-			var ge *GoalError
-			errors.As(err, &ge)
-			return &ctResult{ErrorCode: ge.Code, ErrorString: err.Error()}, err
+			return &ctResult{ErrorCode: codeOf(err), ErrorString: err.Error()}, err
 		}
 		var tc velma.TaskCommand
 		tc.Cart[side] = cmd
