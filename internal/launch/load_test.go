@@ -368,3 +368,24 @@ func TestLoad_IncludeIsNotAScope(t *testing.T) {
 		t.Errorf("missing include argument: %v", err)
 	}
 }
+
+func TestFindLaunchFile(t *testing.T) {
+	share, _ := filepath.Abs("testdata/share")
+	f, err := FindLaunchFile("fsmnodes", "child.launch.xml", Options{ShareDir: share, LookupEnv: env()})
+	if err != nil || f != filepath.Join(share, "launch", "child.launch.xml") {
+		t.Errorf("FindLaunchFile = %q, %v", f, err)
+	}
+	// Found anywhere below the share directory, as ros2 launch searches it.
+	f, err = FindLaunchFile("fsmnodes", "talker.yaml", Options{ShareDir: share, LookupEnv: env()})
+	if err != nil || f != filepath.Join(share, "params", "talker.yaml") {
+		t.Errorf("FindLaunchFile (recursive) = %q, %v", f, err)
+	}
+	if _, err := FindLaunchFile("fsmnodes", "nope.launch.xml", Options{ShareDir: share, LookupEnv: env()}); err == nil ||
+		!strings.Contains(err.Error(), `file "nope.launch.xml" was not found in the share directory of package "fsmnodes"`) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := FindLaunchFile("no_such_pkg", "x.launch.xml", Options{LookupEnv: env()}); err == nil ||
+		err.Error() != `package "no_such_pkg" not found in AMENT_PREFIX_PATH` {
+		t.Errorf("missing package: %v", err)
+	}
+}
