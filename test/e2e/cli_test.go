@@ -45,14 +45,21 @@ func cliBins(t *testing.T) string {
 		t.Skip("multi-process test (skipped with -short)")
 	}
 	cliBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fsmnodes-cli-e2e-")
+		// build/ of the checkout is git-ignored; reusing one directory keeps
+		// repeated runs from filling the temporary directory.
+		root, err := filepath.Abs(filepath.Join("..", ".."))
 		if err != nil {
+			cliBuildErr = err
+			return
+		}
+		dir := filepath.Join(root, "build", "e2e-cli")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			cliBuildErr = err
 			return
 		}
 		cliBinDir = dir
 		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/fsmnodes", "./test/e2e/testdata/cliserver")
-		cmd.Dir = filepath.Join("..", "..")
+		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			cliBuildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
 		}
