@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -241,6 +242,9 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		v.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if tag == "!!float" && integerText.MatchString(n.Value) { // too big for YAML's int
+			return d.fail(n, path, "value %s is out of range for %s", n.Value, kindName(v.Type()))
+		}
 		if tag != "!!int" {
 			return d.fail(n, path, "expected an integer (%s), got %s", kindName(v.Type()), describe(n))
 		}
@@ -254,6 +258,10 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		v.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if tag == "!!float" && integerText.MatchString(n.Value) {
+			return d.fail(n, path, "value %s is out of range for %s [0, %d]", n.Value, kindName(v.Type()),
+				uint64(math.MaxUint64)>>(64-v.Type().Bits()))
+		}
 		if tag != "!!int" {
 			return d.fail(n, path, "expected an integer (%s), got %s", kindName(v.Type()), describe(n))
 		}
@@ -289,6 +297,10 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) error {
 	}
 	return nil
 }
+
+// integerText matches decimal integers that YAML resolved as floats
+// because they overflow 64 bits.
+var integerText = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 // yamlBool reads a bool the way PyYAML's safe_load (YAML 1.1) does, so the
 // plain words yes/no/on/off are accepted as well as true/false.

@@ -583,3 +583,19 @@ flags: []
 		t.Errorf("EchoValueWith no_arr = %q", got)
 	}
 }
+
+func TestDecode_Uint64Extremes(t *testing.T) {
+	var m struct {
+		U uint64 `ros:"u"`
+		I int16  `ros:"i"`
+	}
+	if err := Decode("{u: 18446744073709551615, i: -32768}", &m); err != nil || m.U != math.MaxUint64 || m.I != math.MinInt16 {
+		t.Errorf("extremes: %v %+v", err, m)
+	}
+	if err := Decode("{u: -1}", &m); err == nil || !strings.Contains(err.Error(), "value -1 is out of range for uint64 [0, 18446744073709551615]") {
+		t.Errorf("negative uint64: %v", err)
+	}
+	if err := Decode("{u: 18446744073709551616}", &m); err == nil || !strings.Contains(err.Error(), "out of range for uint64") {
+		t.Errorf("uint64 overflow: %v", err)
+	}
+}
