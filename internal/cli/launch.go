@@ -131,10 +131,16 @@ func (a *App) printDescription(d *launch.Description) error {
 		}
 		fmt.Fprintf(a.Stdout, "%s (%s:%d)\n  %s\n", p.Label, p.File, p.Line, shellJoin(argv))
 		for _, ps := range p.Params {
-			if ps.File == "" {
-				for _, line := range strings.Split(strings.TrimSuffix(p.ParamsYAML(ps.Inline), "\n"), "\n") {
-					fmt.Fprintf(a.Stdout, "    | %s\n", line)
-				}
+			if ps.File != "" {
+				continue
+			}
+			text := p.ParamsYAML(ps.Inline)
+			if ps.Content != nil {
+				fmt.Fprintf(a.Stdout, "    # %s with substitutions:\n", ps.Origin)
+				text = string(ps.Content)
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+				fmt.Fprintf(a.Stdout, "    | %s\n", line)
 			}
 		}
 	}

@@ -159,7 +159,11 @@ func (p *Process) Command(tmpDir string) ([]string, error) {
 		f := ps.File
 		if f == "" {
 			f = filepath.Join(tmpDir, fmt.Sprintf("launch_params_%s_%d.yaml", unsafeChars.ReplaceAllString(p.Label, "_"), i))
-			if err := os.WriteFile(f, []byte(p.ParamsYAML(ps.Inline)), 0o600); err != nil {
+			content := ps.Content
+			if content == nil {
+				content = []byte(p.ParamsYAML(ps.Inline))
+			}
+			if err := os.WriteFile(f, content, 0o600); err != nil {
 				return nil, fmt.Errorf("write parameters of %s: %w", p.Label, err)
 			}
 		}

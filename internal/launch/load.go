@@ -59,6 +59,11 @@ const (
 type ParamSource struct {
 	File   string       // path of a YAML file; empty for inline values
 	Inline []ParamValue // inline <param name value/> entries, in order
+	// Content is a parameter file after substitution (<param from
+	// allow_substs="true">), written to a temporary file at start; Origin
+	// is the file it came from.
+	Content []byte
+	Origin  string
 }
 
 // ParamValue is one inline parameter with its value already typed the way
@@ -795,7 +800,28 @@ func (l *loader) node(s *scope, e *element) error {
 				if _, err := os.Stat(f); err != nil {
 					return c.errorf("param file: %v", err)
 				}
-				p.Params = append(p.Params, ParamSource{File: f})
+				subst, err := s.get(c, "allow_substs", "false")
+				if err != nil {
+					return err
+				}
+				allow, err := parseBool(subst)
+				if err != nil {
+					return c.errorf("allow_substs: %v", err)
+				}
+				if !allow {
+					p.Params = append(p.Params, ParamSource{File: f})
+					continue
+				}
+				// The file's own $(...) are expanded; the node gets a copy.
+				data, err := os.ReadFile(f)
+				if err != nil {
+					return c.errorf("param file: %v", err)
+				}
+				text, err := s.substitute(c, string(data))
+				if err != nil {
+					return err
+				}
+				p.Params = append(p.Params, ParamSource{Content: []byte(text), Origin: f})
 				continue
 			}
 			vals, err := s.paramValues(c, "")

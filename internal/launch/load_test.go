@@ -389,3 +389,34 @@ func TestFindLaunchFile(t *testing.T) {
 		t.Errorf("missing package: %v", err)
 	}
 }
+
+func TestLoad_ParamFileWithSubstitutions(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("/**:\n  ros__parameters:\n    frame: $(var frame)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "t.launch.xml")
+	if err := os.WriteFile(file, []byte(`<launch><arg name="frame" default="base_link"/>
+<node pkg="fsmnodes" exec="talker"><param from="$(dirname)/p.yaml" allow_substs="true"/><param from="p.yaml"/></node></launch>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(file, Options{BinDir: bin, ShareDir: dir, LookupEnv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	argv, err := d.Processes[0].Command(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{bin + "/talker", "--ros-args", "--params-file", filepath.Join(tmp, "launch_params_talker-1_0.yaml"),
+		"--params-file", filepath.Join(dir, "p.yaml")}
+	if !reflect.DeepEqual(argv, want) {
+		t.Errorf("argv = %q\nwant %q", argv, want)
+	}
+	got, _ := os.ReadFile(filepath.Join(tmp, "launch_params_talker-1_0.yaml"))
+	if string(got) != "/**:\n  ros__parameters:\n    frame: base_link\n" {
+		t.Errorf("substituted file:\n%s", got)
+	}
+}
