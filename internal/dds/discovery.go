@@ -21,8 +21,9 @@ type discovery struct {
 type builtinReader struct {
 	p    *Participant
 	kind EntityKind
+	tok  uint64
 	ent  C.dds_entity_t
-	cond C.dds_entity_t
+	q    *C.fsm_rq // hub queue (signal only); freed with the hub
 	h    func(DiscoveryEvent)
 }
 
@@ -48,9 +49,16 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 	p.mu.Unlock()
 	defer func() {
 		if err != nil {
+			p.mu.Lock()
 			for _, br := range d.readers {
-				C.dds_delete(br.ent)
+				delete(p.recvs, br.tok)
+				if !p.closed {
+					C.dds_delete(br.ent)
+					C.fsm_rq_free(br.q)
+				}
 			}
+			p.disc = nil
+			p.mu.Unlock()
 		}
 	}()
 	topics := []struct {
@@ -62,27 +70,32 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 		{KindReader, C.DDS_BUILTIN_TOPIC_DCPSSUBSCRIPTION},
 	}
 	for _, tp := range topics {
-		ent := C.dds_create_reader(p.ent, tp.topic, nil, nil)
-		if ent < 0 {
-			return newError("dds_create_reader(builtin "+tp.kind.String()+")", C.dds_return_t(ent))
-		}
-		br := &builtinReader{p: p, kind: tp.kind, ent: ent, h: h}
-		d.readers = append(d.readers, br)
-		if br.cond = C.dds_create_readcondition(ent, C.DDS_ANY_STATE); br.cond < 0 {
-			return newError("dds_create_readcondition", C.dds_return_t(br.cond))
-		}
-	}
-	for _, br := range d.readers {
-		if _, err := p.attach(br.cond, br); err != nil {
+		br := &builtinReader{p: p, kind: tp.kind, h: h}
+		p.mu.Lock()
+		var err error
+		br.tok, br.q, err = p.register(br, C.FSM_RQ_SIGNAL, 0, 0)
+		if err != nil {
+			p.mu.Unlock()
 			return err
 		}
+		br.ent = C.fsm_create_reader(p.ent, tp.topic, nil, br.q)
+		if br.ent < 0 {
+			delete(p.recvs, br.tok)
+			C.fsm_rq_free(br.q)
+			p.mu.Unlock()
+			return newError("dds_create_reader(builtin "+tp.kind.String()+")", C.dds_return_t(br.ent))
+		}
+		d.readers = append(d.readers, br)
+		// Entities known before the listener was set: take them now.
+		C.fsm_rq_signal(br.q)
+		p.mu.Unlock()
 	}
 	return nil
 }
 
 // deliver takes discovery samples and calls the handler (receive
 // goroutine only).
-func (br *builtinReader) deliver(rs *recvState) {
+func (br *builtinReader) deliver(rs *recvState, _ C.int32_t) {
 	br.p.deliverMu.Lock()
 	defer br.p.deliverMu.Unlock()
 	if rs.disc == nil {
@@ -131,6 +144,7 @@ func (br *builtinReader) deliver(rs *recvState) {
 			return
 		}
 	}
+	C.fsm_rq_signal(br.q) // more to take: queue behind the other readers
 }
 
 // freeDisc releases the discovery take state (receive goroutine exit).

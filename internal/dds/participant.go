@@ -22,14 +22,25 @@ const (
 	maxRecvBuf  = 4 << 20
 )
 
-// maxRounds bounds how many batches one reader may deliver per waitset
-// wake-up, so that a busy reader does not starve the others.
+// maxRounds bounds how many batches one built-in reader may deliver per
+// wake-up, so that discovery bursts do not starve the data readers.
 const maxRounds = 8
 
-// receiver is something the receive goroutine takes samples from: a Reader
-// or one of the built-in discovery readers.
+// Bounds of a keep-last reader's queue in the receive hub (see hub.c and
+// docs/dds.md): at least Depth samples are kept, at most Depth*queueFactor,
+// and beyond Depth at most queueBytes of payload; the oldest sample is
+// dropped first and counted (Reader.Dropped).
+const (
+	queueFactor = 64
+	queueBytes  = 8 << 20
+)
+
+// receiver is something the receive goroutine delivers to: a Reader or
+// one of the built-in discovery readers.
 type receiver interface {
-	deliver(rs *recvState)
+	// deliver hands over the k samples of the last fsm_hub_next (a
+	// Reader), or takes and hands over discovery samples (k is 0).
+	deliver(rs *recvState, k C.int32_t)
 }
 
 // recvState is owned by the receive goroutine.
@@ -45,8 +56,8 @@ type recvState struct {
 type Participant struct {
 	domainID uint32
 	ent      C.dds_entity_t
-	ws       C.dds_entity_t
-	guard    C.dds_entity_t
+	hub      *C.fsm_hub
+	hubRefs  atomic.Int32 // Close and the receive goroutine; the last frees the hub
 	guid     GUID
 	handle   InstanceHandle
 	dom      *domainRef
@@ -54,10 +65,10 @@ type Participant struct {
 	mu        sync.Mutex // protects the fields below
 	closed    bool
 	topics    map[string]*Topic
-	recvs     map[C.dds_attach_t]receiver
+	recvs     map[uint64]receiver // by hub queue token
 	writers   map[*Writer]struct{}
 	readers   map[*Reader]struct{}
-	nextToken C.dds_attach_t
+	nextToken uint64
 	disc      *discovery
 
 	// deliverMu is held by the receive goroutine while it takes from a
@@ -83,7 +94,7 @@ func NewParticipant(domainID uint32, config string, userData []byte) (_ *Partici
 		domainID:  domainID,
 		dom:       dom,
 		topics:    make(map[string]*Topic),
-		recvs:     make(map[C.dds_attach_t]receiver),
+		recvs:     make(map[uint64]receiver),
 		writers:   make(map[*Writer]struct{}),
 		readers:   make(map[*Reader]struct{}),
 		nextToken: 1,
@@ -116,15 +127,6 @@ func NewParticipant(domainID uint32, config string, userData []byte) (_ *Partici
 	if p.handle, err = entityHandle(p.ent); err != nil {
 		return nil, err
 	}
-	if p.ws = C.dds_create_waitset(p.ent); p.ws < 0 {
-		return nil, newError("dds_create_waitset", C.dds_return_t(p.ws))
-	}
-	if p.guard = C.dds_create_guardcondition(p.ent); p.guard < 0 {
-		return nil, newError("dds_create_guardcondition", C.dds_return_t(p.guard))
-	}
-	if err := check("dds_waitset_attach", C.dds_waitset_attach(p.ws, p.guard, 0)); err != nil {
-		return nil, err
-	}
 	rs := &recvState{
 		c:       (*C.fsm_recv)(C.calloc(1, C.sizeof_fsm_recv)),
 		buf:     make([]byte, initRecvBuf),
@@ -133,6 +135,11 @@ func NewParticipant(domainID uint32, config string, userData []byte) (_ *Partici
 	if rs.c == nil {
 		return nil, errors.New("dds: NewParticipant: out of memory")
 	}
+	if p.hub = C.fsm_hub_new(); p.hub == nil {
+		C.free(unsafe.Pointer(rs.c))
+		return nil, errors.New("dds: NewParticipant: out of memory")
+	}
+	p.hubRefs.Store(2)
 	go p.run(rs)
 	return p, nil
 }
@@ -164,9 +171,9 @@ func (p *Participant) Close() error {
 	p.mu.Unlock()
 
 	p.closing.Store(true)
-	err := check("dds_set_guardcondition", C.dds_set_guardcondition(p.guard, true))
-	onLoop := goid() == p.loopID.Load()
-	if !onLoop && err == nil {
+	C.fsm_hub_close(p.hub)
+	var err error
+	if goid() != p.loopID.Load() {
 		<-p.done
 	}
 	for w := range writers {
@@ -175,67 +182,68 @@ func (p *Participant) Close() error {
 	for r := range readers {
 		r.closed.Store(true)
 	}
+	// Deleting the participant deletes its readers, which waits for their
+	// listeners to return and removes them: only then may the hub go.
 	if rc := C.dds_delete(p.ent); rc < 0 {
 		err = errors.Join(err, newError("dds_delete(participant)", rc))
 	}
+	p.releaseHub()
 	domains.release(p.dom)
 	return err
 }
 
-// run is the receive goroutine.
+// releaseHub drops one of the two references to the C hub (Close's,
+// after the participant was deleted, and the receive goroutine's, when it
+// exits); the last one frees it.
+func (p *Participant) releaseHub() {
+	if p.hubRefs.Add(-1) == 0 {
+		C.fsm_hub_free(p.hub)
+	}
+}
+
+// run is the receive goroutine: it blocks in fsm_hub_next and delivers
+// one batch per call.
 func (p *Participant) run(rs *recvState) {
 	p.loopID.Store(goid())
 	defer close(p.done)
+	defer p.releaseHub()
 	defer func() {
-		C.fsm_recv_drop(rs.c)
 		C.free(unsafe.Pointer(rs.c))
 		rs.freeDisc()
 	}()
-	var xs [16]C.dds_attach_t
 	for !p.closing.Load() {
-		n := C.dds_waitset_wait(p.ws, &xs[0], C.size_t(len(xs)), C.DDS_INFINITY)
-		if n < 0 {
-			return // the waitset is gone: the participant was deleted
+		k := C.fsm_hub_next(p.hub, rs.c, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)))
+		if k < 0 {
+			return // closing
 		}
-		for i := 0; i < int(n) && i < len(xs) && !p.closing.Load(); i++ {
-			if xs[i] == 0 {
-				continue // guard condition: Close
-			}
-			p.mu.Lock()
-			r := p.recvs[xs[i]]
-			p.mu.Unlock()
-			if r != nil {
-				r.deliver(rs)
-			}
+		if k == 0 && rs.c.need > 0 {
+			n := int(rs.c.need)
+			rs.buf = make([]byte, n+n/4)
+			continue
 		}
+		p.mu.Lock()
+		r := p.recvs[uint64(rs.c.token)]
+		p.mu.Unlock()
+		if r != nil {
+			r.deliver(rs, k)
+		}
+		rs.shrink()
 	}
 }
 
-// attach registers r with the receive goroutine, triggered by cond.
-func (p *Participant) attach(cond C.dds_entity_t, r receiver) (C.dds_attach_t, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// register allocates a hub queue for r (under p.mu; nil after Close).
+func (p *Participant) register(r receiver, kind C.int32_t, keep, limit uint32) (uint64, *C.fsm_rq, error) {
 	if p.closed {
-		return 0, ErrClosed
+		return 0, nil, ErrClosed
 	}
 	tok := p.nextToken
+	q := C.fsm_rq_new(p.hub, C.uint64_t(tok), kind, C.uint32_t(keep), C.uint32_t(limit), C.uint64_t(queueBytes))
+	if q == nil {
+		return 0, nil, errors.New("dds: out of memory")
+	}
 	p.nextToken++
 	p.recvs[tok] = r
-	if err := check("dds_waitset_attach", C.dds_waitset_attach(p.ws, cond, tok)); err != nil {
-		delete(p.recvs, tok)
-		return 0, err
-	}
-	return tok, nil
-}
-
-// detach unregisters a receiver (the caller deletes its condition).
-func (p *Participant) detach(cond C.dds_entity_t, tok C.dds_attach_t) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.recvs, tok)
-	if !p.closed {
-		C.dds_waitset_detach(p.ws, cond)
-	}
+	return tok, q, nil
 }
 
 // waitDelivery waits until no handler runs, unless called on the receive
@@ -246,21 +254,6 @@ func (p *Participant) waitDelivery() {
 	}
 	p.deliverMu.Lock()
 	p.deliverMu.Unlock() //nolint:staticcheck // an empty critical section is the point
-}
-
-// take runs one fsm_take into rs.buf, growing the buffer when a sample
-// does not fit. It returns the number of samples in rs.c.meta, or a
-// negative Cyclone return code.
-func (rs *recvState) take(cond C.dds_entity_t) C.int32_t {
-	for {
-		k := C.fsm_take(rs.c, cond, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)))
-		if k == 0 && rs.c.need > 0 {
-			n := int(rs.c.need)
-			rs.buf = make([]byte, n+n/4)
-			continue
-		}
-		return k
-	}
 }
 
 // shrink releases an oversized buffer after a large sample was delivered.

@@ -3,7 +3,7 @@
  * A keyless Cyclone sertype whose samples are opaque serialized CDR (the
  * 4-byte encapsulation header plus the body), in the manner of
  * rmw_cyclonedds_cpp, plus small helpers so that Go needs one cgo call per
- * write, per batch of taken samples and per QoS.  Every sertype and serdata
+ * write and per QoS (the receive path is in hub.c).  Every sertype and serdata
  * operation is implemented here, so Cyclone's threads never call into Go.
  *
  * from_ser walks the received fragment chain and therefore uses Cyclone's
@@ -449,62 +449,6 @@ dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const vo
   d->c.statusinfo = 0;
   d->c.timestamp.v = dds_time ();
   return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
-}
-
-int32_t fsm_take (fsm_recv *st, dds_entity_t rd, unsigned char *buf, uint32_t cap)
-{
-  st->more = 0;
-  st->need = 0;
-  if (st->pos >= st->n)
-  {
-    st->n = st->pos = 0;
-    dds_return_t rc = dds_takecdr (rd, st->sd, FSM_BATCH, st->si, DDS_ANY_STATE);
-    if (rc < 0)
-    {
-      st->full = 0;
-      return rc;
-    }
-    st->n = rc;
-    st->full = (rc == FSM_BATCH);
-  }
-  uint32_t off = 0;
-  int32_t k = 0;
-  while (st->pos < st->n)
-  {
-    struct ddsi_serdata *sd = st->sd[st->pos];
-    const dds_sample_info_t *si = &st->si[st->pos];
-    if (si->valid_data)
-    {
-      uint32_t len = ddsi_serdata_size (sd);
-      if (len > cap - off)
-      {
-        if (k == 0)
-          st->need = len;
-        st->more = 1;
-        return k;
-      }
-      if (len > 0)
-        ddsi_serdata_to_ser (sd, 0, len, buf + off);
-      fsm_meta *m = &st->meta[k++];
-      m->off = off;
-      m->len = len;
-      m->source_timestamp = si->source_timestamp;
-      m->publication_handle = si->publication_handle;
-      off += align4 (len);
-      if (off > cap)
-        off = cap;
-    }
-    ddsi_serdata_unref (sd);
-    st->pos++;
-  }
-  return k;
-}
-
-void fsm_recv_drop (fsm_recv *st)
-{
-  while (st->pos < st->n)
-    ddsi_serdata_unref (st->sd[st->pos++]);
-  st->n = st->pos = 0;
 }
 
 /* ---- built-in topics ---- */

@@ -21,7 +21,7 @@ typedef struct fsm_qos {
   size_t userdata_len;
 } fsm_qos;
 
-/* Metadata of one sample copied by fsm_take. */
+/* Metadata of one sample copied by fsm_hub_next. */
 typedef struct fsm_meta {
   uint32_t off;
   uint32_t len;
@@ -31,16 +31,13 @@ typedef struct fsm_meta {
 
 #define FSM_BATCH 64
 
-/* Receive state of one participant: the serdatas of the last take that
-   have not been copied out yet. Owned by the receive goroutine. */
+/* Per-call state of the receive goroutine (see hub.c). */
 typedef struct fsm_recv {
-  struct ddsi_serdata *sd[FSM_BATCH];
-  dds_sample_info_t si[FSM_BATCH];
-  int32_t n, pos;
-  fsm_meta meta[FSM_BATCH]; /* out: the samples copied by the last fsm_take */
-  int32_t more;             /* out: samples of the last take are still pending */
-  int32_t full;             /* out: the last take returned a full batch */
-  uint32_t need;            /* out: size of a pending sample that did not fit */
+  struct ddsi_serdata *sd[FSM_BATCH]; /* scratch */
+  fsm_meta meta[FSM_BATCH]; /* out: the samples copied by the last fsm_hub_next */
+  uint64_t token;           /* out: the queue they came from */
+  int32_t kind;             /* out: FSM_RQ_DATA or FSM_RQ_SIGNAL */
+  uint32_t need;            /* out: size of a queued sample that did not fit */
 } fsm_recv;
 
 struct ddsi_sertype;
@@ -53,18 +50,32 @@ void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out);
 dds_return_t fsm_register (dds_entity_t wr);
 dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len);
 
-/* Takes from reader_or_cond (when nothing is pending) and copies as many
-   valid samples as fit into buf[0..cap), each at a multiple of 4. Returns
-   the number of samples described in st->meta (>= 0) or a negative
-   dds_return_t. st->more is set when samples are still pending in st (the
-   next call continues with them, whatever reader it names; if the first
-   pending one does not fit, the call returns 0 and st->need is its size).
-   st->full is set when the take returned a full batch (more may be
-   waiting in the reader). */
-int32_t fsm_take (fsm_recv *st, dds_entity_t reader_or_cond, unsigned char *buf, uint32_t cap);
-void fsm_recv_drop (fsm_recv *st);
-
-
+/* Receive hub (hub.c): per-participant queues filled by C listeners on
+   Cyclone's threads and drained by the receive goroutine. */
+#define FSM_RQ_DATA 0   /* data reader: the listener takes and queues samples */
+#define FSM_RQ_SIGNAL 1 /* built-in reader: the listener only signals */
+typedef struct fsm_hub fsm_hub;
+typedef struct fsm_rq fsm_rq;
+fsm_hub *fsm_hub_new (void);
+/* Blocks until a queue is ready or the hub closes (returns -1). For a
+   data queue, copies up to FSM_BATCH samples into buf[0..cap) and returns
+   their number (0 with st->need set if the first does not fit); for a
+   signal queue returns 0 with st->kind FSM_RQ_SIGNAL. */
+int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap);
+void fsm_hub_close (fsm_hub *h);
+/* Frees the hub and every queue; only once no listener can run and the
+   receive goroutine is gone. */
+void fsm_hub_free (fsm_hub *h);
+uint64_t fsm_hub_wakeups (fsm_hub *h);
+/* keep: samples always kept; limit: at most this many queued (0 =
+   unbounded); beyond keep, at most max_bytes of payload. */
+fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes);
+/* Frees a queue: only after its reader was deleted (or never created). */
+void fsm_rq_free (fsm_rq *q);
+void fsm_rq_signal (fsm_rq *q);
+uint64_t fsm_rq_dropped (fsm_rq *q);
+/* Creates a reader whose data-available listener feeds q. */
+dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q);
 
 /* Built-in topic (discovery) samples, borrowed from a loan until
    fsm_disc_release. */

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -16,12 +17,14 @@ type Reader struct {
 	p      *Participant
 	t      *Topic
 	ent    C.dds_entity_t
-	cond   C.dds_entity_t // read condition (any state) attached to the waitset
-	tok    C.dds_attach_t
+	q      *C.fsm_rq // hub queue, fed by the reader's C listener; freed on Close
+	tok    uint64
 	guid   GUID
 	handle InstanceHandle
 	h      func([]Sample)
 	closed atomic.Bool
+
+	dropped uint64 // queue drops, saved when the queue is freed (under p.mu)
 }
 
 // NewReader creates a reader on t with QoS q. h receives batches of
@@ -39,40 +42,46 @@ func (p *Participant) NewReader(t *Topic, q QoS, h func(batch []Sample)) (_ *Rea
 		return nil, err
 	}
 	defer C.dds_delete_qos(cq)
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	ent := C.dds_create_reader(p.ent, t.ent, cq, nil)
-	p.mu.Unlock()
-	if ent < 0 {
-		return nil, fmt.Errorf("dds: reader on %q: %w", t.name, newError("dds_create_reader", C.dds_return_t(ent)))
-	}
-	r := &Reader{p: p, t: t, ent: ent, h: h}
-	defer func() {
-		if err != nil {
-			C.dds_delete(ent)
+	// Keep-last: the hub queue keeps at least depth samples and at most
+	// depth*queueFactor (see hub.c); keep-all: unbounded, as the history.
+	var keep, limit uint32
+	if q.History == KeepLast {
+		d := uint32(max(q.Depth, 1))
+		keep, limit = d, d*queueFactor
+		if limit/queueFactor != d {
+			limit = math.MaxUint32
 		}
-	}()
-	if r.guid, err = entityGUID(ent); err != nil {
-		return nil, err
 	}
-	if r.handle, err = entityHandle(ent); err != nil {
-		return nil, err
-	}
-	if r.cond = C.dds_create_readcondition(ent, C.DDS_ANY_STATE); r.cond < 0 {
-		return nil, newError("dds_create_readcondition", C.dds_return_t(r.cond))
-	}
-	if r.tok, err = p.attach(r.cond, r); err != nil {
-		return nil, err
-	}
+	r := &Reader{p: p, t: t, h: h}
+	// The queue and token exist before the reader: its listener may run
+	// during dds_create_reader (historical data).
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, ErrClosed
+	r.tok, r.q, err = p.register(r, C.FSM_RQ_DATA, keep, limit)
+	if err != nil {
+		p.mu.Unlock()
+		return nil, err
+	}
+	r.ent = C.fsm_create_reader(p.ent, t.ent, cq, r.q)
+	if r.ent < 0 {
+		rc := r.ent
+		delete(p.recvs, r.tok)
+		C.fsm_rq_free(r.q)
+		p.mu.Unlock()
+		return nil, fmt.Errorf("dds: reader on %q: %w", t.name, newError("dds_create_reader", C.dds_return_t(rc)))
 	}
 	p.readers[r] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			_ = r.Close()
+		}
+	}()
+	if r.guid, err = entityGUID(r.ent); err != nil {
+		return nil, err
+	}
+	if r.handle, err = entityHandle(r.ent); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -110,6 +119,19 @@ func (r *Reader) MatchedWriter(h InstanceHandle) (ep Endpoint, ok bool, err erro
 	return ep, true, nil
 }
 
+// Dropped returns how many samples were dropped from the reader's receive
+// queue because a keep-last bound was exceeded before the handler got
+// them (see docs/dds.md). Samples Cyclone itself replaced in the reader
+// history are not counted.
+func (r *Reader) Dropped() uint64 {
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	if r.q == nil {
+		return r.dropped
+	}
+	return uint64(C.fsm_rq_dropped(r.q))
+}
+
 // Close deletes the reader. Idempotent. From a goroutine other than the
 // receive goroutine it returns once no handler of the participant is
 // running, so it must not be called while holding a lock that a handler of
@@ -118,42 +140,30 @@ func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
-	r.p.detach(r.cond, r.tok)
 	r.p.mu.Lock()
 	var err error
+	delete(r.p.recvs, r.tok)
 	if !r.p.closed {
 		delete(r.p.readers, r)
+		// dds_delete waits for a running listener and removes it; only
+		// then may the queue go.
 		err = check("dds_delete(reader)", C.dds_delete(r.ent))
+		r.dropped = uint64(C.fsm_rq_dropped(r.q))
+		C.fsm_rq_free(r.q)
 	}
+	r.q = nil
 	r.p.mu.Unlock()
 	r.p.waitDelivery()
 	return err
 }
 
-// deliver takes and hands over pending samples (receive goroutine only).
-func (r *Reader) deliver(rs *recvState) {
+// deliver hands the k samples of the last fsm_hub_next to the handler
+// (receive goroutine only).
+func (r *Reader) deliver(rs *recvState, k C.int32_t) {
 	r.p.deliverMu.Lock()
 	defer r.p.deliverMu.Unlock()
-	defer rs.shrink()
-	for round := 0; round < maxRounds; {
-		if r.closed.Load() || r.p.closing.Load() {
-			C.fsm_recv_drop(rs.c)
-			return
-		}
-		k := rs.take(r.cond)
-		if k < 0 {
-			C.fsm_recv_drop(rs.c)
-			return // deleted meanwhile
-		}
-		if k > 0 {
-			r.h(rs.samplesOf(k))
-		}
-		if rs.c.more != 0 {
-			continue // the rest of this batch
-		}
-		if rs.c.full == 0 {
-			return
-		}
-		round++
+	if k <= 0 || r.closed.Load() || r.p.closing.Load() {
+		return
 	}
+	r.h(rs.samplesOf(k))
 }

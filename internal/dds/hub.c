@@ -1,0 +1,426 @@
+/* hub.c: the receive hub of package dds.
+ *
+ * Every reader of a participant gets a data-available listener written in
+ * C.  It runs on whatever Cyclone thread delivered the data (normally the
+ * receive thread, or a local writer's thread), takes the samples at once
+ * with dds_takecdr and appends the serdata references (plus source
+ * timestamp and publication handle) to the reader's queue in the
+ * participant's hub.  The participant's receive goroutine blocks in
+ * fsm_hub_next; it is woken (condition variable) only when it is waiting,
+ * i.e. when the hub goes from empty to non-empty, and each fsm_hub_next
+ * call hands it one batch of one reader, copied into the Go buffer.
+ *
+ * Queue bound: a keep-last reader's queue keeps at least `keep` (the QoS
+ * depth) samples and at most `limit` samples; beyond `keep` it also stays
+ * under `max_bytes` of payload.  When a bound is exceeded the oldest
+ * queued sample is dropped and counted.  Keep-all readers' queues grow
+ * without bound, as Cyclone's own keep-all reader history does.
+ *
+ * Locking: one mutex per hub protects every queue, the ready list and the
+ * flags.  It is never held while calling into Cyclone, and bytes are copied
+ * out of the serdata after it is released.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "dds/dds.h"
+#include "dds/ddsi/ddsi_serdata.h"
+
+#include "rawcdr.h"
+
+struct fsm_qent {
+  struct ddsi_serdata *sd;
+  int64_t source_timestamp;
+  uint64_t publication_handle;
+};
+
+struct fsm_rq {
+  struct fsm_hub *hub;
+  uint64_t token;
+  int32_t kind;            /* FSM_RQ_DATA or FSM_RQ_SIGNAL */
+  uint32_t keep, limit;    /* limit 0: unbounded */
+  uint64_t max_bytes;
+  struct fsm_qent *ring;
+  uint32_t cap, head, count;
+  uint64_t bytes;
+  uint64_t dropped;
+  int32_t ready;           /* on the hub's ready list */
+  struct fsm_rq *next_ready;
+  struct fsm_rq *prev, *next; /* all queues of the hub */
+};
+
+struct fsm_hub {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int32_t waiting, closing;
+  struct fsm_rq *ready_head, *ready_tail;
+  struct fsm_rq *all;
+  uint64_t wakeups;
+};
+
+static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
+
+fsm_hub *fsm_hub_new (void)
+{
+  fsm_hub *h = calloc (1, sizeof (*h));
+  if (h == NULL)
+    return NULL;
+  if (pthread_mutex_init (&h->lock, NULL) != 0)
+  {
+    free (h);
+    return NULL;
+  }
+  if (pthread_cond_init (&h->cond, NULL) != 0)
+  {
+    pthread_mutex_destroy (&h->lock);
+    free (h);
+    return NULL;
+  }
+  return h;
+}
+
+/* Queue and ready-list helpers; hub lock held. */
+
+static void ready_push (fsm_hub *h, fsm_rq *q)
+{
+  if (q->ready)
+    return;
+  q->ready = 1;
+  q->next_ready = NULL;
+  if (h->ready_tail)
+    h->ready_tail->next_ready = q;
+  else
+    h->ready_head = q;
+  h->ready_tail = q;
+}
+
+static fsm_rq *ready_pop (fsm_hub *h)
+{
+  fsm_rq *q = h->ready_head;
+  if (q == NULL)
+    return NULL;
+  h->ready_head = q->next_ready;
+  if (h->ready_head == NULL)
+    h->ready_tail = NULL;
+  q->next_ready = NULL;
+  q->ready = 0;
+  return q;
+}
+
+static void ready_remove (fsm_hub *h, fsm_rq *q)
+{
+  if (!q->ready)
+    return;
+  fsm_rq *prev = NULL;
+  for (fsm_rq *x = h->ready_head; x != NULL; prev = x, x = x->next_ready)
+  {
+    if (x != q)
+      continue;
+    if (prev)
+      prev->next_ready = q->next_ready;
+    else
+      h->ready_head = q->next_ready;
+    if (h->ready_tail == q)
+      h->ready_tail = prev;
+    break;
+  }
+  q->ready = 0;
+  q->next_ready = NULL;
+}
+
+static void wake (fsm_hub *h)
+{
+  if (h->waiting)
+  {
+    h->waiting = 0;
+    h->wakeups++;
+    pthread_cond_signal (&h->cond);
+  }
+}
+
+static void discard_oldest (fsm_rq *q)
+{
+  struct fsm_qent *e = &q->ring[q->head];
+  q->bytes -= ddsi_serdata_size (e->sd);
+  ddsi_serdata_unref (e->sd);
+  e->sd = NULL;
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->count--;
+}
+
+static void drop_oldest (fsm_rq *q)
+{
+  discard_oldest (q);
+  q->dropped++;
+}
+
+/* Makes room for one more entry: grows the ring (a power of two) or, at
+   the limit, drops the oldest entry. Returns 0 if out of memory with
+   nothing to drop. */
+static int make_room (fsm_rq *q)
+{
+  if (q->limit > 0 && q->count >= q->limit)
+  {
+    drop_oldest (q);
+    return 1;
+  }
+  if (q->count < q->cap)
+    return 1;
+  uint32_t ncap = q->cap ? 2 * q->cap : 16;
+  if (ncap < q->cap)
+    return q->count > 0 ? (drop_oldest (q), 1) : 0;
+  struct fsm_qent *nr = malloc ((size_t) ncap * sizeof (*nr));
+  if (nr == NULL)
+  {
+    if (q->count == 0)
+      return 0;
+    drop_oldest (q);
+    return 1;
+  }
+  for (uint32_t i = 0; i < q->count; i++)
+    nr[i] = q->ring[(q->head + i) & (q->cap - 1)];
+  free (q->ring);
+  q->ring = nr;
+  q->cap = ncap;
+  q->head = 0;
+  return 1;
+}
+
+static void push (fsm_rq *q, struct ddsi_serdata *sd, const dds_sample_info_t *si)
+{
+  if (!make_room (q))
+  {
+    ddsi_serdata_unref (sd);
+    q->dropped++;
+    return;
+  }
+  struct fsm_qent *e = &q->ring[(q->head + q->count) & (q->cap - 1)];
+  e->sd = sd;
+  e->source_timestamp = si->source_timestamp;
+  e->publication_handle = si->publication_handle;
+  q->count++;
+  q->bytes += ddsi_serdata_size (sd);
+  while (q->limit > 0 && q->count > q->keep && q->bytes > q->max_bytes)
+    drop_oldest (q);
+}
+
+/* Discards what is queued (on close: not counted as dropped). */
+static void discard_all (fsm_rq *q)
+{
+  while (q->count > 0)
+    discard_oldest (q);
+}
+
+/* Listener of data readers: take everything now, queue it, wake Go. */
+static void on_data_available (dds_entity_t rd, void *arg)
+{
+  fsm_rq *q = arg;
+  fsm_hub *h = q->hub;
+  struct ddsi_serdata *sd[FSM_BATCH];
+  dds_sample_info_t si[FSM_BATCH];
+  for (;;)
+  {
+    dds_return_t n = dds_takecdr (rd, sd, FSM_BATCH, si, DDS_ANY_STATE);
+    if (n <= 0)
+      return;
+    pthread_mutex_lock (&h->lock);
+    int32_t queued = 0;
+    for (int32_t i = 0; i < n; i++)
+    {
+      if (si[i].valid_data && !h->closing)
+      {
+        push (q, sd[i], &si[i]);
+        queued = 1;
+      }
+      else
+        ddsi_serdata_unref (sd[i]);
+    }
+    if (queued && q->count > 0)
+    {
+      ready_push (h, q);
+      wake (h);
+    }
+    pthread_mutex_unlock (&h->lock);
+    if (n < FSM_BATCH)
+      return;
+  }
+}
+
+/* Listener of built-in (discovery) readers: only signal; Go takes. */
+static void on_signal (dds_entity_t rd, void *arg)
+{
+  (void) rd;
+  fsm_rq_signal (arg);
+}
+
+void fsm_rq_signal (fsm_rq *q)
+{
+  fsm_hub *h = q->hub;
+  pthread_mutex_lock (&h->lock);
+  if (!h->closing)
+  {
+    ready_push (h, q);
+    wake (h);
+  }
+  pthread_mutex_unlock (&h->lock);
+}
+
+fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes)
+{
+  fsm_rq *q = calloc (1, sizeof (*q));
+  if (q == NULL)
+    return NULL;
+  q->hub = h;
+  q->token = token;
+  q->kind = kind;
+  q->keep = keep;
+  q->limit = (limit > 0 && limit < keep) ? keep : limit;
+  q->max_bytes = max_bytes;
+  pthread_mutex_lock (&h->lock);
+  q->next = h->all;
+  if (h->all)
+    h->all->prev = q;
+  h->all = q;
+  pthread_mutex_unlock (&h->lock);
+  return q;
+}
+
+static void rq_destroy_locked (fsm_hub *h, fsm_rq *q)
+{
+  ready_remove (h, q);
+  discard_all (q);
+  if (q->prev)
+    q->prev->next = q->next;
+  else
+    h->all = q->next;
+  if (q->next)
+    q->next->prev = q->prev;
+  free (q->ring);
+  free (q);
+}
+
+void fsm_rq_free (fsm_rq *q)
+{
+  fsm_hub *h = q->hub;
+  pthread_mutex_lock (&h->lock);
+  rq_destroy_locked (h, q);
+  pthread_mutex_unlock (&h->lock);
+}
+
+uint64_t fsm_rq_dropped (fsm_rq *q)
+{
+  pthread_mutex_lock (&q->hub->lock);
+  uint64_t d = q->dropped;
+  pthread_mutex_unlock (&q->hub->lock);
+  return d;
+}
+
+dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q)
+{
+  dds_listener_t *l = dds_create_listener (q);
+  if (l == NULL)
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  dds_lset_data_available (l, q->kind == FSM_RQ_DATA ? on_data_available : on_signal);
+  dds_entity_t rd = dds_create_reader (pp, tp, qos, l);
+  dds_delete_listener (l);
+  return rd;
+}
+
+void fsm_hub_close (fsm_hub *h)
+{
+  pthread_mutex_lock (&h->lock);
+  h->closing = 1;
+  pthread_cond_broadcast (&h->cond);
+  pthread_mutex_unlock (&h->lock);
+}
+
+void fsm_hub_free (fsm_hub *h)
+{
+  pthread_mutex_lock (&h->lock);
+  while (h->all)
+    rq_destroy_locked (h, h->all);
+  pthread_mutex_unlock (&h->lock);
+  pthread_cond_destroy (&h->cond);
+  pthread_mutex_destroy (&h->lock);
+  free (h);
+}
+
+uint64_t fsm_hub_wakeups (fsm_hub *h)
+{
+  pthread_mutex_lock (&h->lock);
+  uint64_t w = h->wakeups;
+  pthread_mutex_unlock (&h->lock);
+  return w;
+}
+
+int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap)
+{
+  st->need = 0;
+  st->token = 0;
+  st->kind = 0;
+  pthread_mutex_lock (&h->lock);
+  while (h->ready_head == NULL && !h->closing)
+  {
+    h->waiting = 1;
+    pthread_cond_wait (&h->cond, &h->lock);
+  }
+  h->waiting = 0;
+  if (h->closing)
+  {
+    pthread_mutex_unlock (&h->lock);
+    return -1;
+  }
+  fsm_rq *q = h->ready_head;
+  st->token = q->token;
+  st->kind = q->kind;
+  if (q->kind != FSM_RQ_DATA)
+  {
+    (void) ready_pop (h);
+    pthread_mutex_unlock (&h->lock);
+    return 0;
+  }
+  /* Pop as many as fit into buf (each at a multiple of 4). */
+  int32_t k = 0;
+  uint32_t off = 0;
+  while (k < FSM_BATCH && q->count > 0)
+  {
+    struct fsm_qent *e = &q->ring[q->head];
+    uint32_t len = ddsi_serdata_size (e->sd);
+    if (len > cap - off)
+    {
+      if (k == 0)
+        st->need = len;
+      break;
+    }
+    st->sd[k] = e->sd;
+    fsm_meta *m = &st->meta[k];
+    m->off = off;
+    m->len = len;
+    m->source_timestamp = e->source_timestamp;
+    m->publication_handle = e->publication_handle;
+    off += align4 (len);
+    if (off > cap)
+      off = cap;
+    e->sd = NULL;
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
+    q->bytes -= len;
+    k++;
+  }
+  if (st->need == 0)
+  {
+    (void) ready_pop (h);
+    if (q->count > 0)
+      ready_push (h, q); /* round robin between readers */
+  }
+  pthread_mutex_unlock (&h->lock);
+  for (int32_t i = 0; i < k; i++)
+  {
+    if (st->meta[i].len > 0)
+      ddsi_serdata_to_ser (st->sd[i], 0, st->meta[i].len, buf + st->meta[i].off);
+    ddsi_serdata_unref (st->sd[i]);
+    st->sd[i] = NULL;
+  }
+  return k;
+}
