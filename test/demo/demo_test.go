@@ -1,0 +1,476 @@
+// Package demo runs the whole demo as a user would: `fsmnodes launch
+// launch/demo.launch.xml`, then drives it over DDS from this test process,
+// as the README tells users to with the CLI: e-stop on and off, teleop
+// that moves the simulated robot, three waypoints visited in order,
+// exploration of the default world to the end, the hexapod standing up and
+// walking, and Velma following a joint trajectory in jnt_imp.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
+)
+
+const domain = 84
+
+// latest keeps the newest value of a topic and the history of its changes.
+type latest[T any] struct {
+	mu      sync.Mutex
+	last    *T
+	history []string
+}
+
+func (l *latest[T]) set(v *T, label string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = v
+	if label != "" && (len(l.history) == 0 || l.history[len(l.history)-1] != label) {
+		l.history = append(l.history, label)
+	}
+}
+
+func (l *latest[T]) get() *T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+func (l *latest[T]) since(i int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i > len(l.history) {
+		return nil
+	}
+	return append([]string(nil), l.history[i:]...)
+}
+
+func (l *latest[T]) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.history)
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// launchDemo builds every executable, starts the demo launch file through
+// the CLI and stops it (SIGINT) when the test ends, checking that no
+// process is left behind.
+func launchDemo(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/fsmnodes", "./nodes/...")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	logPath := filepath.Join(t.TempDir(), "demo.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", filepath.Join(root, "launch/demo.launch.xml"),
+		"--bin-dir", bin, "--share-dir", root)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("launcher did not stop within 20 s of SIGINT")
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		// Every node was started by the launcher in its process group.
+		if err := syscall.Kill(-cmd.Process.Pid, 0); err == nil {
+			t.Error("processes of the demo are still running after the launcher stopped")
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 20000 {
+				b = b[len(b)-20000:]
+			}
+			t.Logf("demo output (tail):\n%s", b)
+		}
+	})
+}
+
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo end-to-end test takes minutes")
+	}
+	// This process and the demo must use the same discovery settings: with
+	// LOCALHOST, participants find each other by unicast on loopback only.
+	t.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+	launchDemo(t)
+	d := uint32(domain)
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &d, NoSignals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	go func() { _ = rc.Spin(context.Background()) }()
+	n, err := rc.NewNode("demo_test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	// Observers.
+	var state latest[std_msgs_msg.String]
+	var odom latest[nav_msgs_msg.Odometry]
+	var cmdOut latest[geometry_msgs_msg.Twist]
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.set(m, m.Data) }))
+	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { cmdOut.set(m, "") }))
+
+	trigger := func(name string) *std_srvs_srv.Trigger_Response {
+		t.Helper()
+		c, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.WaitForService(ctx); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		resp, err := c.Call(ctx, &std_srvs_srv.Trigger_Request{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return resp
+	}
+	setBool := func(name string, v bool) *std_srvs_srv.SetBool_Response {
+		t.Helper()
+		c, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.WaitForService(ctx); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		resp, err := c.Call(ctx, &std_srvs_srv.SetBool_Request{Data: v})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return resp
+	}
+	modeCli, err := ros.NewClient[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](n, "/diffbot/rsm/setOperationMode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setMode := func(estop bool, mode uint8) {
+		t.Helper()
+		if err := modeCli.WaitForService(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := modeCli.Call(ctx, &rsm_msgs_srv.SetOperationMode_Request{
+			OperationMode: rsm_msgs_msg.OperationMode{EmergencyStop: estop, Mode: mode}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	currentState := func() string { return trigger("/diffbot/rsm/stateInfo").Message }
+
+	t.Run("boot to Idle", func(t *testing.T) {
+		eventually(t, 60*time.Second, "RSM in Idle", func() bool { return currentState() == "Idle" })
+		eventually(t, 30*time.Second, "odometry from the simulator", func() bool { return odom.get() != nil })
+	})
+
+	t.Run("e-stop", func(t *testing.T) {
+		setMode(true, rsm_msgs_msg.OperationMode_STOPPED)
+		eventually(t, 10*time.Second, "Emergency Stop state", func() bool { return currentState() == "Emergency Stop" })
+		if r := setBool("/diffbot/rsm/startStopExploration", true); r.Success {
+			t.Errorf("exploration started during e-stop: %+v", r)
+		}
+		eventually(t, 5*time.Second, "zero output during e-stop", func() bool {
+			c := cmdOut.get()
+			return c != nil && c.Linear.X == 0 && c.Angular.Z == 0
+		})
+		setMode(false, rsm_msgs_msg.OperationMode_STOPPED)
+		eventually(t, 10*time.Second, "Idle after e-stop release", func() bool { return currentState() == "Idle" })
+	})
+
+	t.Run("teleop drives the robot", func(t *testing.T) {
+		pub, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "/diffbot/teleoperation/cmd_vel", ros.QoSDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close()
+		x0 := odom.get().Pose.Pose.Position.X
+		for i := 0; i < 30; i++ {
+			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.3}})
+			time.Sleep(100 * time.Millisecond)
+		}
+		if s := currentState(); s != "Teleoperation" {
+			t.Errorf("state %q while teleoperating, want Teleoperation", s)
+		}
+		if dx := odom.get().Pose.Pose.Position.X - x0; dx < 0.3 {
+			t.Errorf("robot moved %.2f m in 3 s at 0.3 m/s", dx)
+		}
+		eventually(t, 10*time.Second, "Idle after teleop silence", func() bool { return currentState() == "Idle" })
+	})
+
+	t.Run("waypoints visited in order", func(t *testing.T) {
+		setMode(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
+		add, err := ros.NewClient[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](n, "/diffbot/rsm/addWaypoint")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := add.WaitForService(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wps := [][2]float64{{2, 0.5}, {4, 1.5}, {5.5, 4.5}}
+		for _, w := range wps {
+			req := &rsm_msgs_srv.AddWaypoint_Request{Position: -1}
+			req.Waypoint.Pose.Position = geometry_msgs_msg.Point{X: w[0], Y: w[1]}
+			req.Waypoint.Pose.Orientation.W = 1
+			if resp, err := add.Call(ctx, req); err != nil || !resp.Success {
+				t.Fatalf("addWaypoint %v: %+v %v", w, resp, err)
+			}
+		}
+		// Record the order in which the robot reaches each waypoint.
+		var mu sync.Mutex
+		var order []int
+		sub, err := ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
+			p := m.Pose.Pose.Position
+			for i, w := range wps {
+				if math.Hypot(p.X-w[0], p.Y-w[1]) < 0.3 {
+					mu.Lock()
+					if len(order) == 0 || order[len(order)-1] != i {
+						order = append(order, i)
+					}
+					mu.Unlock()
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		mark := state.mark()
+		if r := setBool("/diffbot/rsm/startStopWaypointFollowing", true); !r.Success {
+			t.Fatalf("start waypoint following: %+v", r)
+		}
+		eventually(t, 3*time.Minute, "waypoint following to end in Idle", func() bool {
+			h := state.since(mark)
+			return len(h) > 1 && h[len(h)-1] == "Idle"
+		})
+		mu.Lock()
+		got := fmt.Sprint(order)
+		mu.Unlock()
+		if got != "[0 1 2]" {
+			t.Errorf("waypoints reached in order %s, want [0 1 2]", got)
+		}
+		h := state.since(mark)
+		want := "W: Waypoint Following,W: Navigation,W: Waypoint Following,W: Navigation,W: Waypoint Following,W: Navigation,W: Waypoint Following,Idle"
+		if strings.Join(h, ",") != want {
+			t.Errorf("stateInfo sequence %q, want %q", h, want)
+		}
+		get, err := ros.NewClient[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](n, "/diffbot/rsm/getWaypoints")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := get.WaitForService(ctx); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := get.Call(ctx, &rsm_msgs_srv.GetWaypoints_Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range resp.WaypointArray.Waypoints {
+			if !w.Visited || w.Unreachable {
+				t.Errorf("waypoint %d: visited=%v unreachable=%v", i, w.Visited, w.Unreachable)
+			}
+		}
+	})
+
+	t.Run("exploration completes", func(t *testing.T) {
+		var goals latest[geometry_msgs_msg.PoseArray]
+		sub, err := ros.NewSubscription(n, "/diffbot/rsm/explorationGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) { goals.set(m, "") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		mark := state.mark()
+		if r := setBool("/diffbot/rsm/startStopExploration", true); !r.Success {
+			t.Fatalf("start exploration: %+v", r)
+		}
+		eventually(t, 5*time.Minute, "exploration to end in Idle", func() bool {
+			h := state.since(mark)
+			return len(h) > 1 && h[len(h)-1] == "Idle"
+		})
+		h := state.since(mark)
+		navs := 0
+		for _, s := range h {
+			if strings.HasSuffix(s, "Navigation") {
+				navs++
+			}
+		}
+		if navs < 2 {
+			t.Errorf("exploration visited %d goals: %q", navs, h)
+		}
+		eventually(t, 10*time.Second, "no frontiers left", func() bool {
+			g := goals.get()
+			return g != nil && len(g.Poses) == 0
+		})
+	})
+
+	t.Run("hexapod stands up and walks", func(t *testing.T) {
+		var hexState latest[std_msgs_msg.String]
+		var joints latest[sensor_msgs_msg.JointState]
+		must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.set(m, m.Data) }))
+		must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { joints.set(m, "") }))
+		eventually(t, 20*time.Second, "hexapod joint_states", func() bool { return joints.get() != nil })
+		before := append([]float64(nil), joints.get().Position...)
+		if r := trigger("/hexapod/hexapod_controller/start_stop"); !r.Success {
+			t.Fatalf("start_stop: %+v", r)
+		}
+		eventually(t, 10*time.Second, "Sitting", func() bool { s := hexState.get(); return s != nil && s.Data == "Sitting" })
+		if r := trigger("/hexapod/hexapod_controller/stand_up"); !r.Success {
+			t.Fatalf("stand_up: %+v", r)
+		}
+		pub, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "/hexapod/cmd_vel", ros.QoSDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close()
+		eventually(t, 30*time.Second, "Walking", func() bool {
+			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.05}})
+			s := hexState.get()
+			return s != nil && s.Data == "Walking"
+		})
+		after := joints.get().Position
+		moved := 0.0
+		for i := range before {
+			if i < len(after) {
+				moved = math.Max(moved, math.Abs(after[i]-before[i]))
+			}
+		}
+		if moved < 0.01 {
+			t.Errorf("joint_states barely changed (max %.4f rad)", moved)
+		}
+		t.Logf("hexapod states: %q", hexState.since(0))
+	})
+
+	t.Run("velma follows a joint trajectory in jnt_imp", func(t *testing.T) {
+		var cs latest[std_msgs_msg.String]
+		var joints latest[sensor_msgs_msg.JointState]
+		must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { cs.set(m, m.Data) }))
+		must(ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) {
+			if len(m.Name) > 0 && m.Name[0] == "torso_0_joint" {
+				joints.set(m, "")
+			}
+		}))
+		var status latest[velma_msgs_msg.Status]
+		must(ros.NewSubscription(n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) { status.set(m, "") }))
+		eventually(t, 30*time.Second, "cs in safe", func() bool { s := cs.get(); return s != nil && s.Data == "safe" })
+		for _, s := range []string{"motors/enable", "motors/hp/home", "motors/ht/home"} {
+			if r := trigger("/velma/velma_core/" + s); !r.Success {
+				t.Fatalf("%s: %+v", s, r)
+			}
+		}
+		eventually(t, 60*time.Second, "Velma's motors ready (enabled and homed)", func() bool {
+			s := status.get()
+			return s != nil && s.MotorsReady
+		})
+		eventually(t, 10*time.Second, "Velma joint_states", func() bool { return joints.get() != nil })
+		js := joints.get()
+		body := []string{"torso_0_joint",
+			"right_arm_0_joint", "right_arm_1_joint", "right_arm_2_joint", "right_arm_3_joint", "right_arm_4_joint", "right_arm_5_joint", "right_arm_6_joint",
+			"left_arm_0_joint", "left_arm_1_joint", "left_arm_2_joint", "left_arm_3_joint", "left_arm_4_joint", "left_arm_5_joint", "left_arm_6_joint"}
+		pos := map[string]float64{}
+		for i, name := range js.Name {
+			if i < len(js.Position) {
+				pos[name] = js.Position[i]
+			}
+		}
+		target := make([]float64, len(body))
+		for i, name := range body {
+			target[i] = pos[name]
+		}
+		target[2] += 0.2 // right_arm_1_joint
+		goal := &control_msgs_action.FollowJointTrajectory_Goal{}
+		goal.Trajectory.JointNames = body
+		goal.Trajectory.Points = append(goal.Trajectory.Points, struct2point(target, 3))
+		cli, err := ros.NewActionClient[control_msgs_action.FollowJointTrajectory_Goal, control_msgs_action.FollowJointTrajectory_Result,
+			control_msgs_action.FollowJointTrajectory_Feedback](n, "/velma/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory_ActionType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.WaitForServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mark := cs.mark()
+		res, st, err := cli.Execute(ctx, goal, nil)
+		if err != nil || st != action.StatusSucceeded {
+			t.Fatalf("trajectory: status %v err %v result %+v", st, err, res)
+		}
+		if h := cs.since(mark); !contains(h, "jnt_imp") {
+			t.Errorf("cs states during the trajectory %q lack jnt_imp", h)
+		}
+	})
+}
+
+func struct2point(pos []float64, secs int32) trajectory_msgs_msg.JointTrajectoryPoint {
+	return trajectory_msgs_msg.JointTrajectoryPoint{Positions: pos, TimeFromStart: builtin_interfaces_msg.Duration{Sec: secs}}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
