@@ -217,12 +217,19 @@ func LoggerName(namespace, name string) string {
 // ExpandTopicName turns a topic or service name into a fully qualified name
 // for the node nodeName in namespace (as rcl_expand_topic_name): "~" is the
 // node's FQN, {node}, {ns} and {namespace} are substituted, relative names
-// are put under the namespace. The result is validated.
+// are put under the namespace. The node name, the namespace and the result
+// are validated.
 func ExpandTopicName(name, nodeName, namespace string) (string, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return "", err
 	}
+	if err := ValidateNodeName(nodeName); err != nil {
+		return "", err
+	}
 	namespace = NormalizeNamespace(namespace)
+	if err := ValidateNamespace(namespace); err != nil {
+		return "", err
+	}
 	fqn := FullyQualifiedNodeName(namespace, nodeName)
 	out := name
 	switch {
@@ -239,7 +246,11 @@ func ExpandTopicName(name, nodeName, namespace string) (string, error) {
 				b.WriteString(out)
 				break
 			}
-			j := strings.IndexByte(out[i:], '}') + i
+			j := strings.IndexByte(out[i:], '}')
+			if j < 0 {
+				return "", &NameError{Kind: "topic name", Name: name, Reason: "unbalanced '{'", Index: i}
+			}
+			j += i
 			b.WriteString(out[:i])
 			switch key := out[i+1 : j]; key {
 			case "node":

@@ -105,6 +105,8 @@ func TestExpandTopicName(t *testing.T) {
 		{"~foo", "n", "/", "", "'~' must be followed by '/'"},
 		{"x", "n", "relative", "/relative/x", ""},
 		{"/" + strings.Repeat("a", 247), "n", "/", "", "longer than 247"},
+		{"~", "{", "0", "", "invalid node name"},
+		{"x", "n", "/a//b", "", "invalid namespace"},
 	}
 	for _, tt := range tests {
 		got, err := ExpandTopicName(tt.name, tt.node, tt.ns)
