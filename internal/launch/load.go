@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -1022,14 +1021,4 @@ func (l *loader) executable(s *scope, e *element) error {
 	p.Label = l.label(name)
 	l.desc.Processes = append(l.desc.Processes, p)
 	return nil
-}
-
-// sortedKeys is used for deterministic output of maps.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )
@@ -597,5 +599,19 @@ func TestDecode_Uint64Extremes(t *testing.T) {
 	}
 	if err := Decode("{u: 18446744073709551616}", &m); err == nil || !strings.Contains(err.Error(), "out of range for uint64") {
 		t.Errorf("uint64 overflow: %v", err)
+	}
+}
+
+func TestDecodeNode(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("outer: {linear: {x: 2}}"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var m twist
+	if err := DecodeNode(doc.Content[0].Content[1], &m); err != nil || m.Linear.X != 2 {
+		t.Errorf("DecodeNode: %v %+v", err, m)
+	}
+	if err := DecodeNode(doc.Content[0].Content[1], m); err == nil {
+		t.Error("DecodeNode into a value must fail")
 	}
 }
