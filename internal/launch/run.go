@@ -168,7 +168,9 @@ func (r *runner) runOnce(p *Process) (code int, started bool) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = p.Environ(r.opts.Env)
 	cmd.Dir = p.Cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own process group (signals go to the whole group); SIGTERM if the
+	// launcher itself dies without stopping its children.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		r.logf("ERROR", p.Label, "pipe: %v", err)

@@ -22,6 +22,17 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("LAUNCH_TEST_HELPER"); mode != "" {
 		os.Exit(helper(mode, os.Getenv("LAUNCH_TEST_DIR")))
 	}
+	if file := os.Getenv("LAUNCH_TEST_LAUNCHER"); file != "" {
+		// a launcher process for TestRun_ChildrenDieWithALauncherKilledHard
+		d, err := Load(file, Options{BinDir: os.Getenv("LAUNCH_TEST_BIN"), ShareDir: filepath.Dir(file),
+			Args: [][2]string{{"dir", os.Getenv("LAUNCH_TEST_DIR")}}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = Run(context.Background(), d, RunOptions{})
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -317,5 +328,34 @@ func TestRun_KillSkipsTheGracePeriods(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "[WARNING] [immortal-1]: killing process[immortal-1] (SIGKILL) on a second interrupt") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+func TestRun_ChildrenDieWithALauncherKilledHard(t *testing.T) {
+	bin := helperBin(t, "sleeper")
+	dir := t.TempDir()
+	file := writeLaunch(t, `<arg name="dir"/>
+<node pkg="fsmnodes" exec="sleeper"><env name="LAUNCH_TEST_HELPER" value="sleep"/><env name="LAUNCH_TEST_DIR" value="$(var dir)"/></node>`)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	launcher := exec.Command(self)
+	launcher.Env = append(os.Environ(), "LAUNCH_TEST_LAUNCHER="+file, "LAUNCH_TEST_BIN="+bin, "LAUNCH_TEST_DIR="+dir)
+	if err := launcher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the sleeper", func() bool { return len(pids(t, dir)) == 1 })
+	if err := launcher.Process.Kill(); err != nil { // SIGKILL: no chance to stop anything
+		t.Fatal(err)
+	}
+	_ = launcher.Wait()
+	for pid := range pids(t, dir) {
+		t.Cleanup(func() {
+			if alive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+		waitFor(t, "the orphaned sleeper to get SIGTERM and exit", func() bool { return !alive(pid) })
 	}
 }
