@@ -74,7 +74,7 @@ func (a *App) actionInfo(ctx context.Context, args []string) error {
 	defer s.close()
 	fqn, err := s.node.ResolveServiceName(p.pos[0])
 	if err != nil {
-		return fmt.Errorf("invalid action name %q: %w", p.pos[0], err)
+		return fmt.Errorf("action: %w", err)
 	}
 	var types []string
 	for _, act := range actionsInGraph(s) {
@@ -197,7 +197,7 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	defer s.close()
 	fqn, err := s.node.ResolveServiceName(p.pos[0])
 	if err != nil {
-		return fmt.Errorf("invalid action name %q: %w", p.pos[0], err)
+		return fmt.Errorf("action: %w", err)
 	}
 	sendCli, err := ros.NewDynamicClient(s.node, fqn+actionSendGoalSuffix, at.SendGoal)
 	if err != nil {

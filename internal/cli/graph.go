@@ -259,7 +259,7 @@ func (a *App) verboseTopicList(s *session, topics []ros.NameAndTypes) {
 func resolveTopic(s *session, name string) (string, error) {
 	fqn, err := s.node.ResolveTopicName(name)
 	if err != nil {
-		return "", fmt.Errorf("invalid topic name %q: %w", name, err)
+		return "", err // the error names the topic
 	}
 	return fqn, nil
 }
@@ -414,7 +414,7 @@ func (a *App) serviceType(ctx context.Context, args []string) error {
 	defer s.close()
 	fqn, err := s.node.ResolveServiceName(p.pos[0])
 	if err != nil {
-		return fmt.Errorf("invalid service name %q: %w", p.pos[0], err)
+		return err // the error names the service
 	}
 	types := typesOf(s.rc.ServiceNamesAndTypes(), fqn)
 	if len(types) == 0 {
