@@ -16,7 +16,7 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Domain ids 10-14 and 22-26 belong to these tests (test/e2e/ros_test.go
+// Domain ids 10-14 and 22-27 belong to these tests (test/e2e/ros_test.go
 // uses 15-21; bench_test.go 23).
 // Each test that talks over DDS uses its own id, so parallel tests never
 // hear each other.
