@@ -26,6 +26,8 @@ const (
 	domainCLIParam    = 46
 	domainCLIAction   = 47
 	domainCLIRate     = 48
+	// domainCLINoDDS is for commands that fail or finish before touching DDS.
+	domainCLINoDDS = 49
 )
 
 // cliWait bounds every wait of these tests; reaching it is a failure.
@@ -332,7 +334,7 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 		{[]string{"param", "get", "/n"}, 2, "usage: fsmnodes param get NODE NAME"},
 	}
 	for _, c := range cases {
-		out, errs, code := cliRun(t, bin, 49, c.args...)
+		out, errs, code := cliRun(t, bin, domainCLINoDDS, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("fsmnodes %s: exit %d, stderr %q, stdout %q\nwant exit %d and %q", strings.Join(c.args, " "), code, errs, out, c.code, c.want)
 		}
@@ -341,7 +343,7 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 
 func TestCLI_InterfaceShowNeedsNoDDS(t *testing.T) {
 	bin := cliBins(t)
-	out, errs, code := cliRun(t, bin, 49, "interface", "show", "geometry_msgs/msg/TwistStamped")
+	out, errs, code := cliRun(t, bin, domainCLINoDDS, "interface", "show", "geometry_msgs/msg/TwistStamped")
 	want := "std_msgs/Header header\n\tbuiltin_interfaces/Time stamp\n\t\tint32 sec\n\t\tuint32 nanosec\n\tstring frame_id\n" +
 		"Twist twist\n\tVector3 linear\n\t\tfloat64 x\n\t\tfloat64 y\n\t\tfloat64 z\n\tVector3 angular\n\t\tfloat64 x\n\t\tfloat64 y\n\t\tfloat64 z\n"
 	if code != 0 || cliStripComments(out) != want {

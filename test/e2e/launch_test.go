@@ -85,7 +85,7 @@ func TestLaunch_PrintShowsTheCommandLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := cliRun(t, bin, domainLaunch+1, "launch", file, "piddir:=/tmp/x", "--bin-dir", bin, "--print")
+	out, errs, code := cliRun(t, bin, domainCLINoDDS, "launch", file, "piddir:=/tmp/x", "--bin-dir", bin, "--print")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -98,11 +98,11 @@ func TestLaunch_PrintShowsTheCommandLines(t *testing.T) {
 			t.Errorf("launch --print lacks %q:\n%s", want, out)
 		}
 	}
-	out, _, code = cliRun(t, bin, domainLaunch+1, "launch", file, "--show-args", "--bin-dir", bin, "piddir:=x")
+	out, _, code = cliRun(t, bin, domainCLINoDDS, "launch", file, "--show-args", "--bin-dir", bin, "piddir:=x")
 	if code != 0 || !strings.Contains(out, "    'piddir':\n        where the peers write their pids\n") {
 		t.Errorf("--show-args (exit %d):\n%s", code, out)
 	}
-	_, errs, code = cliRun(t, bin, domainLaunch+1, "launch", file, "--bin-dir", bin)
+	_, errs, code = cliRun(t, bin, domainCLINoDDS, "launch", file, "--bin-dir", bin)
 	if code == 0 || !strings.Contains(errs, `peers.launch.xml:4: launch argument "piddir" has no default and was not given (pass piddir:=value)`) {
 		t.Errorf("missing argument: exit %d, %s", code, errs)
 	}
