@@ -1,5 +1,7 @@
 // Package e2e holds multi-process tests: they build real executables, start
-// them as separate processes and talk to them over Cyclone DDS.
+// them as separate processes and talk to them over Cyclone DDS. The peer of
+// the ros tests, test/e2e/testnodes, is built once per run into a temporary
+// directory.
 //
 // Every test uses its own ROS_DOMAIN_ID (15-21 belong to the ros tests
 // here) and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, so nothing leaves the
@@ -56,7 +58,11 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("ROS_LOCALHOST_ONLY")
 	os.Unsetenv("ROS_DISTRO")
 	os.Unsetenv("CYCLONEDDS_URI")
-	os.Exit(m.Run())
+	code := m.Run()
+	if testnodesBuild.dir != "" {
+		os.RemoveAll(testnodesBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // jazzyEnv and humbleEnv are the ROS environments of both sides of a test
@@ -81,20 +87,37 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// buildTestnodes builds test/e2e/testnodes into t.TempDir().
+// testnodesBuild is the one build of test/e2e/testnodes per test run,
+// shared by the tests; TestMain removes its directory.
+var testnodesBuild struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// buildTestnodes builds test/e2e/testnodes (once per run) and returns the
+// executable.
 func buildTestnodes(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	b := &testnodesBuild
+	b.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if b.dir, b.err = os.MkdirTemp("", "fsmnodes-e2e-testnodes-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "testnodes")
+		out, err := exec.Command(goTool, "build", "-o", b.bin, "github.com/fsmnodes/fsmnodes/test/e2e/testnodes").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build testnodes: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	bin := filepath.Join(t.TempDir(), "testnodes")
-	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/fsmnodes/fsmnodes/test/e2e/testnodes")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build testnodes: %v\n%s", err, out)
-	}
-	return bin
+	return b.bin
 }
 
 // proc is a running testnodes process.
