@@ -397,3 +397,17 @@ func sortedParamNames(ps []rcl_interfaces_msg.Parameter) []string {
 	sort.Strings(out)
 	return out
 }
+
+func TestInterfaceProto(t *testing.T) {
+	out, errs, code := run(t, "interface", "proto", "geometry_msgs/msg/Quaternion")
+	if code != 0 || out != "\"x: 0.0\ny: 0.0\nz: 0.0\nw: 1.0\n\"\n" {
+		t.Errorf("interface proto: exit %d %s\n%q", code, errs, out)
+	}
+	out, _, code = run(t, "interface", "proto", "std_srvs/srv/SetBool")
+	if code != 0 || out != "\"data: false\n\"\n" {
+		t.Errorf("interface proto of a service: exit %d %q", code, out)
+	}
+	if _, errs, code := run(t, "interface", "proto", "x/msg/Y"); code != 1 || !strings.Contains(errs, `unknown type "x/msg/Y"`) {
+		t.Errorf("unknown type: exit %d %s", code, errs)
+	}
+}

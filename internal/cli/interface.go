@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/msgyaml"
 )
 
 func interfaceVerbs() map[string]verb {
@@ -24,6 +26,11 @@ func interfaceVerbs() map[string]verb {
 			usage: "interface package PACKAGE",
 			help:  "List the interface types of one package.",
 			run:   (*App).interfacePackage,
+		},
+		"interface proto": {
+			usage: "interface proto TYPE",
+			help:  "Print a message of TYPE with its default values as quoted YAML, ready to edit for topic pub.",
+			run:   (*App).interfaceProto,
 		},
 		"interface packages": {
 			usage: "interface packages",
@@ -294,4 +301,28 @@ func nestedType(pkg, line string) string {
 		return p + "/msg/" + n
 	}
 	return pkg + "/msg/" + t
+}
+
+func (a *App) interfaceProto(_ context.Context, args []string) error {
+	if len(args) != 1 {
+		return usagef("usage: fsmnodes interface proto TYPE")
+	}
+	name := args[0]
+	ti, err := a.Registry.Message(name)
+	if err != nil || ti.New == nil {
+		if st, serr := a.Registry.Service(name); serr == nil && st.Request != nil && st.Request.New != nil {
+			ti, err = st.Request, nil // a service: its request, as ros2 does
+		} else if at, aerr := a.Registry.Action(name); aerr == nil && at.Goal != nil && at.Goal.New != nil {
+			ti, err = at.Goal, nil // an action: its goal
+		}
+	}
+	if err != nil || ti == nil || ti.New == nil {
+		return fmt.Errorf("unknown type %q", name)
+	}
+	text, err := msgyaml.Marshal(ti.New())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "\"%s\"\n", text)
+	return nil
 }
