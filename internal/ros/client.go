@@ -159,6 +159,8 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 		return nil, fmt.Errorf("ros: call %s: %w", c.name, ctx.Err())
 	case <-c.done:
 		return nil, ErrClosed
+	case <-c.n.runCtx.Done(): // the node is closing; do not hold up Close
+		return nil, ErrClosed
 	}
 }
 
@@ -207,6 +209,8 @@ func (c *client) waitForService(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("ros: waiting for service %s: %w", c.name, ctx.Err())
 		case <-c.done:
+			return ErrClosed
+		case <-c.n.runCtx.Done():
 			return ErrClosed
 		}
 	}
@@ -257,8 +261,8 @@ func NewClient[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *N
 }
 
 // Call sends req and waits for the response, until ctx is done or the
-// client is closed. Give ctx a deadline: a service that never answers
-// blocks Call until then.
+// client or its node is closed (ErrClosed). Give ctx a deadline: a service
+// that never answers blocks Call until then.
 func (c *Client[Req, Resp]) Call(ctx context.Context, req *Req) (*Resp, error) {
 	if req == nil {
 		return nil, fmt.Errorf("ros: call %s: nil request", c.c.name)

@@ -44,6 +44,20 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			_, err := cli.Call(context.Background(), &std_srvs_srv.Trigger_Request{})
 			callErr <- err
 		}()
+		// A node whose callback waits for an answer that never comes can
+		// still be closed: the call fails with ErrClosed.
+		waiter := mustNode(t, c, "waiter", "")
+		wcli, err := NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](waiter, "/nobody/either")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inCall := make(chan struct{})
+		waiterErr := make(chan error, 1)
+		waiter.Post(func() {
+			close(inCall)
+			_, err := wcli.Call(context.Background(), &std_srvs_srv.Trigger_Request{})
+			waiterErr <- err
+		})
 		// A node that closes itself from its own callback.
 		self := mustNode(t, c, "self_closer", "")
 		closed := make(chan error, 1)
@@ -52,6 +66,13 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		go func() { spun <- c.Spin(context.Background()) }()
 		if err := <-closed; err != nil {
 			t.Errorf("node closing itself: %v", err)
+		}
+		<-inCall
+		if err := waiter.Close(); err != nil {
+			t.Errorf("closing a node blocked in Call: %v", err)
+		}
+		if err := <-waiterErr; err != ErrClosed {
+			t.Errorf("Call in a closing node = %v, want ErrClosed", err)
 		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
