@@ -411,3 +411,16 @@ func TestInterfaceProto(t *testing.T) {
 		t.Errorf("unknown type: exit %d %s", code, errs)
 	}
 }
+
+func TestBwReport(t *testing.T) {
+	t0 := time.Unix(50, 0)
+	ws := []sample{{t0, 100}, {t0.Add(time.Second / 2), 300}}
+	want := "400.00 B/s from 2 messages\n\tMessage size mean: 200.00 B min: 100.00 B max: 300.00 B\n"
+	if got := bwReport(ws, t0.Add(time.Second)); got != want {
+		t.Errorf("bwReport = %q, want %q", got, want)
+	}
+	ws = []sample{{t0, 2000}, {t0, 4000}}
+	if got := bwReport(ws, t0.Add(time.Second)); got != "6.00 KB/s from 2 messages\n\tMessage size mean: 3.00 KB min: 2.00 KB max: 4.00 KB\n" {
+		t.Errorf("bwReport KB = %q", got)
+	}
+}

@@ -34,6 +34,7 @@ func topicVerbs() map[string]verb {
 				"subscriptions (default 1).",
 			run: (*App).topicPub,
 		},
+		"topic bw": topicBwVerb(),
 		"topic hz": {
 			usage: "topic hz TOPIC [TYPE] [-w WINDOW] [--qos-*]",
 			help:  "Print the average publishing rate of a topic every second.",
