@@ -85,6 +85,7 @@ func (c *Context) NewNode(name, namespace string) (_ *Node, err error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		n.cancelRun()
 		return nil, ErrClosed
 	}
 	for _, o := range c.nodes {
