@@ -6,7 +6,7 @@
  * with dds_takecdr and appends the serdata references (plus source
  * timestamp and publication handle) to the reader's queue in the
  * participant's hub.  The participant's receive goroutine blocks in
- * fsm_hub_next; it is woken (condition variable) only when it is waiting,
+ * fsm_hub_next; it is woken (a futex) only when it is waiting,
  * i.e. when the hub goes from empty to non-empty, and each fsm_hub_next
  * call hands it one batch of one reader, copied into the Go buffer.
  *
@@ -23,6 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 
 #include "dds/dds.h"
 #include "dds/ddsi/ddsi_serdata.h"
@@ -52,7 +56,7 @@ struct fsm_rq {
 
 struct fsm_hub {
   pthread_mutex_t lock;
-  pthread_cond_t cond;
+  atomic_int wakeword;     /* futex the receive goroutine sleeps on */
   int32_t waiting, closing;
   struct fsm_rq *ready_head, *ready_tail;
   struct fsm_rq *all;
@@ -71,12 +75,7 @@ fsm_hub *fsm_hub_new (void)
     free (h);
     return NULL;
   }
-  if (pthread_cond_init (&h->cond, NULL) != 0)
-  {
-    pthread_mutex_destroy (&h->lock);
-    free (h);
-    return NULL;
-  }
+  atomic_init (&h->wakeword, 0);
   return h;
 }
 
@@ -129,14 +128,27 @@ static void ready_remove (fsm_hub *h, fsm_rq *q)
   q->next_ready = NULL;
 }
 
-static void wake (fsm_hub *h)
+/* The receive goroutine sleeps on a bare futex rather than a condition
+   variable: the waker signals after releasing the hub lock, so the woken
+   thread never blocks on the lock, and a wake costs one FUTEX_WAKE.
+   Measured on the 2-core VM, a thread ping-pong (two wakes) took 5.8 us
+   with a futex, 7.4 us with an eventfd, 7.7 us with a pipe and 10-13 us
+   with a condition variable. */
+static void futex_wake (atomic_int *w)
 {
-  if (h->waiting)
-  {
-    h->waiting = 0;
-    h->wakeups++;
-    pthread_cond_signal (&h->cond);
-  }
+  atomic_store (w, 1);
+  syscall (SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Marks the goroutine for waking (hub lock held); the caller calls
+   futex_wake after unlocking if this returns 1. */
+static int wake_needed (fsm_hub *h)
+{
+  if (!h->waiting)
+    return 0;
+  h->waiting = 0;
+  h->wakeups++;
+  return 1;
 }
 
 static void discard_oldest (fsm_rq *q)
@@ -225,7 +237,7 @@ static void on_data_available (dds_entity_t rd, void *arg)
     if (n <= 0)
       return;
     pthread_mutex_lock (&h->lock);
-    int32_t queued = 0;
+    int32_t queued = 0, w = 0;
     for (int32_t i = 0; i < n; i++)
     {
       if (si[i].valid_data && !h->closing)
@@ -239,9 +251,11 @@ static void on_data_available (dds_entity_t rd, void *arg)
     if (queued && q->count > 0)
     {
       ready_push (h, q);
-      wake (h);
+      w = wake_needed (h);
     }
     pthread_mutex_unlock (&h->lock);
+    if (w)
+      futex_wake (&h->wakeword);
     if (n < FSM_BATCH)
       return;
   }
@@ -257,13 +271,16 @@ static void on_signal (dds_entity_t rd, void *arg)
 void fsm_rq_signal (fsm_rq *q)
 {
   fsm_hub *h = q->hub;
+  int w = 0;
   pthread_mutex_lock (&h->lock);
   if (!h->closing)
   {
     ready_push (h, q);
-    wake (h);
+    w = wake_needed (h);
   }
   pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
 }
 
 fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes)
@@ -331,8 +348,10 @@ void fsm_hub_close (fsm_hub *h)
 {
   pthread_mutex_lock (&h->lock);
   h->closing = 1;
-  pthread_cond_broadcast (&h->cond);
+  int w = wake_needed (h);
   pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
 }
 
 void fsm_hub_free (fsm_hub *h)
@@ -341,7 +360,6 @@ void fsm_hub_free (fsm_hub *h)
   while (h->all)
     rq_destroy_locked (h, h->all);
   pthread_mutex_unlock (&h->lock);
-  pthread_cond_destroy (&h->cond);
   pthread_mutex_destroy (&h->lock);
   free (h);
 }
@@ -363,7 +381,11 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
   while (h->ready_head == NULL && !h->closing)
   {
     h->waiting = 1;
-    pthread_cond_wait (&h->cond, &h->lock);
+    atomic_store (&h->wakeword, 0);
+    pthread_mutex_unlock (&h->lock);
+    while (atomic_load (&h->wakeword) == 0)
+      syscall (SYS_futex, &h->wakeword, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    pthread_mutex_lock (&h->lock);
   }
   h->waiting = 0;
   if (h->closing)
