@@ -18,6 +18,10 @@ func parseDomainID(s string) (uint32, error) {
 	if t == "" {
 		return 0, nil
 	}
+	t = strings.TrimPrefix(t, "+") // strtoul accepts a plus sign
+	if t == "" {
+		return 0, fmt.Errorf("ROS_DOMAIN_ID %q: not a number", s)
+	}
 	base := 10
 	digits := t
 	switch {

@@ -23,6 +23,8 @@ func TestParseDomainID(t *testing.T) {
 		{"abc", 0, "not a number"},
 		{"12abc", 0, "not a number"},
 		{"-1", 0, "not a number"},
+		{"+5", 5, ""},
+		{"+", 0, "not a number"},
 		{"09", 0, "not a number"}, // octal
 	}
 	for _, tt := range tests {
