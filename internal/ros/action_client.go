@@ -14,6 +14,10 @@ import (
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 )
 
+// feedbackGrace is how long a goal's feedback callback stays registered
+// after its result has been received.
+const feedbackGrace = time.Second
+
 // Errors of the action client; test with errors.Is.
 var (
 	ErrGoalRejected   = errors.New("goal rejected by the action server")
@@ -237,8 +241,8 @@ func (g *ClientGoal[G, R, F]) WaitForStatus(ctx context.Context, cond func(actio
 // Result asks the server for the goal's result and waits until the goal
 // has finished (or ctx is done). It returns the result and the final
 // status (succeeded, aborted or canceled). A goal the server does not know
-// (anymore) gives ErrUnknownGoal. After the result, no more feedback is
-// delivered for the goal.
+// (anymore) gives ErrUnknownGoal. Feedback for the goal is delivered until
+// one second after the result has been received.
 func (g *ClientGoal[G, R, F]) Result(ctx context.Context) (*R, action.Status, error) {
 	resp, err := g.c.getRes.call(ctx, &actionGoalIDMsg{ti: g.c.at.GetResult.Request, ID: g.id})
 	if err != nil {
@@ -249,11 +253,15 @@ func (g *ClientGoal[G, R, F]) Result(ctx context.Context) (*R, action.Status, er
 	g.c.mu.Lock()
 	g.c.status[g.id] = st
 	g.c.mu.Unlock()
-	// Feedback already received is queued on the node's callback goroutine;
-	// forget the callback only after it.
-	if g.c.n.Post(func() { g.c.forgetFeedback(g.id) }) != nil {
-		g.c.forgetFeedback(g.id)
-	}
+	// Feedback and the result travel on different endpoints, so feedback
+	// published before the result may still be on its way: keep the
+	// callback for a grace period, then forget it on the node's callback
+	// goroutine (after any feedback already queued there).
+	time.AfterFunc(feedbackGrace, func() {
+		if g.c.n.Post(func() { g.c.forgetFeedback(g.id) }) != nil {
+			g.c.forgetFeedback(g.id)
+		}
+	})
 	if st == action.StatusUnknown {
 		return nil, st, fmt.Errorf("ros: action %s: goal %s: %w", g.c.name, g.id, ErrUnknownGoal)
 	}

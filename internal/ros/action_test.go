@@ -20,9 +20,10 @@ type (
 
 // testNavServer serves "navigate_to_pose": behavior_tree "reject" is
 // rejected; "abort" aborts; "loop" publishes feedback until canceled;
+// "gated" publishes three feedbacks and succeeds once gate is closed;
 // anything else publishes three feedbacks and succeeds with error_msg =
 // behavior_tree.
-func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID) *ActionServer[navGoal, navResult, navFeedback] {
+func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID, gate <-chan struct{}) *ActionServer[navGoal, navResult, navFeedback] {
 	t.Helper()
 	srv, err := NewActionServer(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
@@ -47,6 +48,13 @@ func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID) *ActionS
 			for i := 3; i > 0; i-- {
 				if err := g.PublishFeedback(&navFeedback{DistanceRemaining: float32(i)}); err != nil {
 					return nil, err
+				}
+			}
+			if g.Goal().BehaviorTree == "gated" {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return nil, ctx.Err()
 				}
 			}
 			return &navResult{ErrorMsg: g.Goal().BehaviorTree}, nil
@@ -80,32 +88,31 @@ func newNavClient(t *testing.T, n *Node) *ActionClient[navGoal, navResult, navFe
 func TestAction_SucceedRejectAbortCancel(t *testing.T) {
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server")
 	started := make(chan action.GoalID, 8)
-	srv := testNavServer(t, srvNode, started)
+	gate := make(chan struct{})
+	srv := testNavServer(t, srvNode, started, gate)
 	cli := newNavClient(t, extNode(t, extContext(t, domainAction), "nav_client"))
 	ctx := waitCtx(t)
 
-	// Success with feedback.
+	// Success with feedback: the goal finishes only after the client has
+	// seen its three feedback messages.
 	var fb atomic.Int32
-	g, err := cli.SendGoal(ctx, &navGoal{BehaviorTree: "go"}, func(f *navFeedback) { fb.Add(1) })
+	g, err := cli.SendGoal(ctx, &navGoal{BehaviorTree: "gated"}, func(f *navFeedback) {
+		if fb.Add(1) == 3 {
+			close(gate)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, st, err := g.Result(ctx)
-	if err != nil || st != action.StatusSucceeded || res.ErrorMsg != "go" {
-		t.Fatalf("Result = %+v, %v, %v", res, st, err)
+	if err != nil || st != action.StatusSucceeded || res.ErrorMsg != "gated" || fb.Load() != 3 {
+		t.Fatalf("Result = %+v, %v, %v after %d feedbacks", res, st, err, fb.Load())
 	}
 	if _, err := g.WaitForStatus(ctx, func(s action.Status) bool { return s == action.StatusSucceeded }); err != nil {
 		t.Fatal(err)
 	}
-	for fb.Load() < 3 {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("got %d feedback messages, want 3", fb.Load())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 	// The result stays available.
-	if res, st, err := g.Result(ctx); err != nil || st != action.StatusSucceeded || res.ErrorMsg != "go" {
+	if res, st, err := g.Result(ctx); err != nil || st != action.StatusSucceeded || res.ErrorMsg != "gated" {
 		t.Fatalf("second Result = %+v, %v, %v", res, st, err)
 	}
 
@@ -152,7 +159,7 @@ func TestAction_SucceedRejectAbortCancel(t *testing.T) {
 
 func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server2")
-	testNavServer(t, srvNode, nil)
+	testNavServer(t, srvNode, nil, nil)
 	cli, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ const (
 )
 
 // extTimeout only bounds waiting; no assertion depends on timing.
-const extTimeout = 20 * time.Second
+const extTimeout = 60 * time.Second
 
 type extLogWriter struct{ t testing.TB }
 
