@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 PREFIX  ?= $(CURDIR)
 LAUNCH  ?= launch/demo.launch.xml
-FUZZTIME ?= 5s
+FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
 .PHONY: all deps build run test vet fmt-check generate-check unit fuzz-smoke colcon-check bench clean

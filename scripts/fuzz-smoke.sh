@@ -1,14 +1,53 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in the repo for a short time (FUZZTIME, default 5s),
-# so CI exercises the decoders and parsers beyond their seed corpora.
-set -euo pipefail
+# so CI exercises the decoders and parsers beyond their seed corpora (the
+# seeds themselves run in every `go test`).
+#
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" when -fuzztime expires while a worker is mid-call on a loaded
+# machine (golang/go#75804, fixed in Go 1.27). Such a run found nothing: no
+# reproducer is written. A failure is real when a failing input was written
+# or the output shows anything but that deadline message; a bare deadline
+# failure is retried once and, if it happens again, reported as a flake.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 t=${FUZZTIME:-5s}
-n=0
+n=0 failed=0 flaked=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# deadline_flake reports whether the failed run in $log is only the
+# coordinator's deadline race: the message is there, and no reproducer,
+# panic or test assertion (a "file_test.go:NN:" line) is.
+deadline_flake() {
+  grep -q 'context deadline exceeded' "$log" &&
+    ! grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' "$log"
+}
+
 while IFS=: read -r file name; do
   pkg=./$(dirname "$file")
-  echo "== fuzz $pkg $name ($t)"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg"
   n=$((n+1))
+  for try in 1 2; do
+    echo "== fuzz $pkg $name ($t)"
+    if go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg" >"$log" 2>&1; then
+      tail -1 "$log"
+      break
+    fi
+    cat "$log"
+    if deadline_flake; then
+      if [ "$try" = 1 ]; then
+        echo "   $name: bare 'context deadline exceeded' with no failing input (golang/go#75804); retrying once"
+        continue
+      fi
+      echo "   $name: the deadline flake again; nothing was found, counted as a flake"
+      flaked=$((flaked+1))
+    else
+      echo "   $name: FAILED"
+      failed=$((failed+1))
+    fi
+    break
+  done
 done < <(git ls-files '*_test.go' | xargs -r grep -HoE '^func (Fuzz[A-Za-z0-9_]+)' | sed -E 's/func //')
-echo "fuzz smoke: $n targets"
+[ "$flaked" = 0 ] || echo "fuzz smoke: $flaked of $n targets hit the Go fuzz deadline flake twice (nothing found)"
+echo "fuzz: $((n-failed)) passed, $failed failed"
+[ "$failed" = 0 ]
