@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim/simnode"
 )
 
 func main() {
-	if err := simnode.Run(context.Background(), os.Args[1:], simnode.FrontierNodeName, simnode.SetupFrontier); err != nil {
+	if err := ros.Run(context.Background(), os.Args[1:], simnode.FrontierNodeName, simnode.SetupFrontier); err != nil {
 		fmt.Fprintln(os.Stderr, "frontier_detector:", err)
 		os.Exit(1)
 	}

@@ -9,10 +9,11 @@ import (
 	"os"
 
 	"github.com/fsmnodes/fsmnodes/internal/joy/joynode"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 )
 
 func main() {
-	if err := joynode.Run(context.Background(), os.Args[1:], joynode.JoyNodeName, joynode.SetupJoy); err != nil {
+	if err := ros.Run(context.Background(), os.Args[1:], joynode.JoyNodeName, joynode.SetupJoy); err != nil {
 		fmt.Fprintln(os.Stderr, "joy:", err)
 		os.Exit(1)
 	}

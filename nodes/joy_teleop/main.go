@@ -9,10 +9,11 @@ import (
 	"os"
 
 	"github.com/fsmnodes/fsmnodes/internal/joy/joynode"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 )
 
 func main() {
-	if err := joynode.Run(context.Background(), os.Args[1:], joynode.TeleopNodeName, joynode.SetupTeleop); err != nil {
+	if err := ros.Run(context.Background(), os.Args[1:], joynode.TeleopNodeName, joynode.SetupTeleop); err != nil {
 		fmt.Fprintln(os.Stderr, "joy_teleop:", err)
 		os.Exit(1)
 	}

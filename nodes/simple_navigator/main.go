@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim/simnode"
 )
 
 func main() {
-	if err := simnode.Run(context.Background(), os.Args[1:], simnode.NavigatorNodeName, simnode.SetupNavigator); err != nil {
+	if err := ros.Run(context.Background(), os.Args[1:], simnode.NavigatorNodeName, simnode.SetupNavigator); err != nil {
 		fmt.Fprintln(os.Stderr, "simple_navigator:", err)
 		os.Exit(1)
 	}

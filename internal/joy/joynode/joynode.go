@@ -26,33 +26,6 @@ const (
 	TeleopNodeName = "teleop_twist_joy_node"
 )
 
-// Run creates a Context from args, one node, calls setup and spins until
-// SIGINT/SIGTERM or ctx ends.
-func Run(ctx context.Context, args []string, name string, setup func(ctx context.Context, n *ros.Node) error) (err error) {
-	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := rc.Close(); cerr != nil && !errors.Is(cerr, ros.ErrClosed) {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	n, err := rc.NewNode(name, "")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := setup(ctx, n); err != nil {
-		return fmt.Errorf("%s: %w", n.FullyQualifiedName(), err)
-	}
-	if err := rc.Spin(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
-}
-
 func stamp(t time.Time) builtin_interfaces_msg.Time {
 	ns := t.UnixNano()
 	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}

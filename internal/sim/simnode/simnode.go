@@ -6,7 +6,6 @@
 package simnode
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -19,34 +18,6 @@ import (
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
-
-// Run creates a Context from args (--ros-args), one node with the default
-// name, calls setup and spins until SIGINT/SIGTERM or ctx ends.
-func Run(ctx context.Context, args []string, name string, setup func(ctx context.Context, n *ros.Node) error) (err error) {
-	rc, err := ros.NewContext(ros.ContextOptions{Args: args})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := rc.Close(); cerr != nil && !errors.Is(cerr, ros.ErrClosed) {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	n, err := rc.NewNode(name, "")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := setup(ctx, n); err != nil {
-		return fmt.Errorf("%s: %w", n.FullyQualifiedName(), err)
-	}
-	n.Logger().Infof("%s ready", n.FullyQualifiedName())
-	if err := rc.Spin(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
-}
 
 // stamp converts a time to builtin_interfaces/Time.
 func stamp(t time.Time) builtin_interfaces_msg.Time {
