@@ -11,13 +11,23 @@
 //
 // # Threading
 //
-// Every Participant runs one receive goroutine. It blocks in a Cyclone
-// waitset (woken by a guard condition on Close), takes samples in batches
-// of up to 64 per cgo call and invokes reader handlers and the discovery
-// handler one at a time. Handlers therefore never run concurrently with
-// each other for one participant and must not block for long. Sample.Data
-// points into a buffer owned by the receive goroutine that is reused for
-// the next batch: copy or decode it before the handler returns.
+// Every Participant runs one receive goroutine. Each reader has a
+// data-available listener written in C that runs on Cyclone's receive
+// thread, takes the samples at once and queues them in the participant's
+// C receive hub; the goroutine sleeps on the hub (a futex, woken only when
+// the hub goes from empty to non-empty), copies up to 64 samples of one
+// reader per cgo call into its reusable buffer and invokes reader handlers
+// and the discovery handler one at a time. Handlers therefore never run
+// concurrently with each other for one participant and must not block for
+// long. Sample.Data points into a buffer owned by the receive goroutine
+// that is reused for the next batch: copy or decode it before the handler
+// returns.
+//
+// A keep-last reader's queue holds at least Depth samples and at most 64
+// times Depth (beyond Depth also at most 8 MiB of payload); when it
+// overflows, the oldest sample is dropped and counted (Reader.Dropped), so
+// a slow handler still gets the newest samples. A keep-all reader's queue
+// is unbounded, like Cyclone's keep-all history.
 //
 // All other methods are safe for concurrent use.
 //

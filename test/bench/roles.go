@@ -108,7 +108,7 @@ func roleSub(p *dds.Participant, dur time.Duration, q dds.QoS, out io.Writer) er
 	}
 	var count, lost atomic.Int64
 	var next uint32
-	_, err = p.NewReader(t, q, func(batch []dds.Sample) {
+	r, err := p.NewReader(t, q, func(batch []dds.Sample) {
 		for _, s := range batch {
 			if len(s.Data) < 8 {
 				continue
@@ -132,7 +132,10 @@ func roleSub(p *dds.Participant, dur time.Duration, q dds.QoS, out io.Writer) er
 		select {
 		case now := <-tick.C:
 			c := count.Load()
-			fmt.Fprintf(out, "rate %.0f lost %d\n", float64(c-last)/now.Sub(lastT).Seconds(), lost.Load())
+			// lost: gaps in the sequence numbers (the publisher's keep-last
+			// history, UDP drops and our receive queue); queue-dropped: the
+			// last of these alone (Reader.Dropped).
+			fmt.Fprintf(out, "rate %.0f lost %d queue-dropped %d\n", float64(c-last)/now.Sub(lastT).Seconds(), lost.Load(), r.Dropped())
 			last, lastT = c, now
 		case <-end:
 			return nil
