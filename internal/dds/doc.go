@@ -23,7 +23,7 @@
 // that is reused for the next batch: copy or decode it before the handler
 // returns.
 //
-// A keep-last reader's queue holds at least Depth samples and at most 64
+// A keep-last reader's queue holds at least Depth samples and at most 1024
 // times Depth (beyond Depth also at most 8 MiB of payload); when it
 // overflows, the oldest sample is dropped and counted (Reader.Dropped), so
 // a slow handler still gets the newest samples. A keep-all reader's queue

@@ -31,7 +31,7 @@ const maxRounds = 8
 // and beyond Depth at most queueBytes of payload; the oldest sample is
 // dropped first and counted (Reader.Dropped).
 const (
-	queueFactor = 64
+	queueFactor = 1024
 	queueBytes  = 8 << 20
 )
 

@@ -118,7 +118,7 @@ func TestQueue_KeepLastBoundDropsOldest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const total = 1000
+	const total = 3 * depth * queueFactor
 	got := fillWhileBlocked(t, b, w, 16, total)
 	checkNewest(t, b, got, total, depth*queueFactor, depth*queueFactor)
 }
