@@ -407,7 +407,7 @@ func TestDemo(t *testing.T) {
 		var cs latest[std_msgs_msg.String]
 		var joints latest[sensor_msgs_msg.JointState]
 		must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { cs.set(m, m.Data) }))
-		must(ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) {
+		must(ros.NewSubscription(n, "/velma/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) {
 			if len(m.Name) > 0 && m.Name[0] == "torso_0_joint" {
 				joints.set(m, "")
 			}

@@ -71,7 +71,7 @@ func NewBridge(n *ros.Node) (*Bridge, error) {
 		return nil, fmt.Errorf("velma_core: %w", err)
 	}
 	b := &Bridge{node: n}
-	if b.jointStates, err = ros.NewPublisher[sensor_msgs_msg.JointState](n, "/joint_states", ros.QoSDefault); err != nil {
+	if b.jointStates, err = ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault); err != nil {
 		return nil, err
 	}
 	if b.status, err = ros.NewPublisher[velma_msgs_msg.Status](n, "~/status", ros.QoSDefault); err != nil {
