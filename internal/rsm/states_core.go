@@ -1,6 +1,9 @@
 package rsm
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Reply texts shared by several states (the original's strings).
 const (
@@ -17,8 +20,14 @@ const (
 // it.
 type Boot struct {
 	Base
-	report onceReporter
+	report       onceReporter
+	missingSince time.Time // first failed call of the current burst
 }
+
+// bootReportGrace is how long Boot waits quietly for /rsm/bootUpFinished
+// before reporting it missing: the nodes of one launch file start in any
+// order, and a boot service that appears within this time is no error.
+const bootReportGrace = 5 * time.Second
 
 // NewBoot returns the "Boot" state.
 func NewBoot() *Boot { return &Boot{Base: Base{name: "Boot"}} }
@@ -32,11 +41,19 @@ func (s *Boot) OnActive(ctx context.Context) {
 	log := s.si.Log()
 	r, err := s.si.Boot().BootUpFinished(ctx)
 	if err != nil {
+		now := s.si.Now()
+		if s.missingSince.IsZero() {
+			s.missingSince = now
+		}
+		if now.Sub(s.missingSince) < bootReportGrace {
+			return
+		}
 		s.report.fail(log, "rsm: Boot: cannot call /rsm/bootUpFinished: %v; "+
 			"start a node that serves it (fsmnodes: `rsm_boot`, or your robot's boot node); "+
 			"staying in Boot until it answers", err)
 		return
 	}
+	s.missingSince = time.Time{}
 	s.report.ok(log, "rsm: Boot: /rsm/bootUpFinished answers again")
 	if r.Success {
 		s.Next(NewIdle())
