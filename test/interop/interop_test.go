@@ -1,0 +1,554 @@
+// Package interop tests internal/ros against an independent DDS peer: a
+// small C program (testdata/peer.c) written against the plain Cyclone DDS C
+// API, with type descriptors that Cyclone's own IDL compiler idlc generates
+// at test time from testdata/ros_types.idl (the IDL rosidl would emit for
+// the ROS types, with rmw_cyclonedds_cpp's dds_ name mangling). The peer
+// shares no code with internal/ros, internal/dds or msgs, so a sample that
+// crosses in either direction with every bit intact shows that our topic
+// names, type names, QoS, data representation and CDR layout agree with
+// Cyclone's C serializer — which is what rmw_cyclonedds_cpp peers see.
+//
+// The tests need idlc, gcc and the Cyclone headers and library; without
+// them they are skipped. They use ROS_DOMAIN_ID 96 and 97 and loopback-only
+// discovery on both sides. Timeouts are failure deadlines only.
+package interop
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+)
+
+// Domain ids of the tests (96-99 belong to this package).
+const (
+	domainGoToC = 96
+	domainCToGo = 97
+)
+
+// deadline bounds every wait; reaching it is a failure, never a result.
+const deadline = 25 * time.Second
+
+// ROS topics of the peer (DDS topics rt/interop/...).
+const (
+	topicString = "/interop/chatter"
+	topicTwist  = "/interop/cmd_vel"
+	topicJoint  = "/interop/joint_states"
+)
+
+// localhostConfig is the Cyclone configuration internal/ros builds for
+// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST with no static peers and an empty
+// CYCLONEDDS_URI (as rmw_cyclonedds_cpp does on Jazzy); the C peer gets it
+// as CYCLONEDDS_URI so both sides discover each other the same way.
+const localhostConfig = `<CycloneDDS><Domain>` +
+	`<General><AllowMulticast>false</AllowMulticast></General>` +
+	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
+	`<Peers><Peer address="localhost"/></Peers></Discovery>` +
+	`</Domain></CycloneDDS>,`
+
+// rosEnv is the ROS environment of the Go side.
+var rosEnv = map[string]string{"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+// ---- test values ----
+
+// nanPayload is a quiet NaN with a non-zero payload: any conversion
+// through arithmetic or a float32 would change its bits.
+var nanPayload = math.Float64frombits(0x7ff8_0000_dead_beef)
+
+func stringValues() []*std_msgs_msg.String {
+	return []*std_msgs_msg.String{
+		{Data: ""},
+		{Data: "hello world"},
+		{Data: "héllo wörld — ĉu ŝi? 日本語 🤖"},
+		{Data: "tab\tnewline\nquote\" backslash\\ del\x7f high\u00ff"},
+		{Data: "a"},
+		// Larger than a UDP datagram: sent as DATA_FRAG.
+		{Data: strings.Repeat("ab€", 40000)},
+		{Data: "last"},
+	}
+}
+
+func vec(x, y, z float64) geometry_msgs_msg.Vector3 {
+	return geometry_msgs_msg.Vector3{X: x, Y: y, Z: z}
+}
+
+func twistValues() []*geometry_msgs_msg.Twist {
+	negZero := math.Copysign(0, -1)
+	return []*geometry_msgs_msg.Twist{
+		{},
+		{Linear: vec(1.5, -2.25, 3e-300), Angular: vec(math.Pi, -math.E, 1e300)},
+		{Linear: vec(negZero, math.SmallestNonzeroFloat64, -math.MaxFloat64), Angular: vec(math.Inf(1), math.Inf(-1), nanPayload)},
+		{Linear: vec(0.1, 0.2, 0.30000000000000004), Angular: vec(-1, 1, 123456789.123456789)},
+	}
+}
+
+func jointValues() []*sensor_msgs_msg.JointState {
+	big := &sensor_msgs_msg.JointState{}
+	big.Header.FrameId = "base_link"
+	for i := 0; i < 1500; i++ {
+		big.Name = append(big.Name, fmt.Sprintf("joint_%d_%s", i, strings.Repeat("x", i%7)))
+		big.Position = append(big.Position, float64(i)*0.001-0.5)
+	}
+	big.Effort = []float64{math.MaxFloat64}
+	stamp := func(sec int32, nsec uint32) builtin_interfaces_msg.Time {
+		return builtin_interfaces_msg.Time{Sec: sec, Nanosec: nsec}
+	}
+	return []*sensor_msgs_msg.JointState{
+		// Everything empty.
+		{},
+		// frame_id lengths 1..7 move the sequences through every padding.
+		{Header: std_msgs_msg.Header{Stamp: stamp(1, 2), FrameId: "a"}, Name: []string{"j"}, Position: []float64{1}, Effort: []float64{-2}},
+		{Header: std_msgs_msg.Header{Stamp: stamp(math.MinInt32, 999999999), FrameId: "ab"}, Name: []string{"", "b", "cd"}, Velocity: []float64{0.5, math.Copysign(0, -1), nanPayload}},
+		{Header: std_msgs_msg.Header{Stamp: stamp(math.MaxInt32, 0), FrameId: "abc"}, Name: []string{"épaule", "коленo"}, Position: []float64{math.Inf(-1), 2}, Velocity: []float64{3}, Effort: []float64{}},
+		{Header: std_msgs_msg.Header{Stamp: stamp(-1, math.MaxUint32), FrameId: "abcd"}, Position: []float64{1, 2, 3}},
+		{Header: std_msgs_msg.Header{Stamp: stamp(1700000000, 123456789), FrameId: "abcde"}, Name: []string{"abc"}, Velocity: []float64{math.SmallestNonzeroFloat64}},
+		{Header: std_msgs_msg.Header{FrameId: "abcdef"}, Name: []string{"ab", "abc", "abcd"}, Position: []float64{1}, Velocity: []float64{2}, Effort: []float64{3}},
+		{Header: std_msgs_msg.Header{FrameId: "日本"}, Effort: []float64{4, 5}},
+		big,
+	}
+}
+
+// ---- line format (see testdata/peer.c) ----
+
+func putStr(b *strings.Builder, s string) {
+	b.WriteString(" x")
+	b.WriteString(hex.EncodeToString([]byte(s)))
+}
+
+func putDoubles(b *strings.Builder, v []float64) {
+	fmt.Fprintf(b, " %d", len(v))
+	for _, d := range v {
+		fmt.Fprintf(b, " %016x", math.Float64bits(d))
+	}
+}
+
+func lineString(m *std_msgs_msg.String) string {
+	var b strings.Builder
+	b.WriteString("string")
+	putStr(&b, m.Data)
+	return b.String()
+}
+
+func lineTwist(m *geometry_msgs_msg.Twist) string {
+	var b strings.Builder
+	b.WriteString("twist")
+	for _, d := range []float64{m.Linear.X, m.Linear.Y, m.Linear.Z, m.Angular.X, m.Angular.Y, m.Angular.Z} {
+		fmt.Fprintf(&b, " %016x", math.Float64bits(d))
+	}
+	return b.String()
+}
+
+func lineJoint(m *sensor_msgs_msg.JointState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "joint %d %d", m.Header.Stamp.Sec, m.Header.Stamp.Nanosec)
+	putStr(&b, m.Header.FrameId)
+	fmt.Fprintf(&b, " %d", len(m.Name))
+	for _, n := range m.Name {
+		putStr(&b, n)
+	}
+	putDoubles(&b, m.Position)
+	putDoubles(&b, m.Velocity)
+	putDoubles(&b, m.Effort)
+	return b.String()
+}
+
+// kindOf returns the sample kind (first token) of a peer line.
+func kindOf(line string) string {
+	k, _, _ := strings.Cut(line, " ")
+	return k
+}
+
+// expected returns the lines of all test values, by kind.
+func expected() map[string][]string {
+	want := map[string][]string{}
+	for _, m := range stringValues() {
+		want["string"] = append(want["string"], lineString(m))
+	}
+	for _, m := range twistValues() {
+		want["twist"] = append(want["twist"], lineTwist(m))
+	}
+	for _, m := range jointValues() {
+		want["joint"] = append(want["joint"], lineJoint(m))
+	}
+	return want
+}
+
+// compareLines reports every difference between the lines received and
+// those expected, per kind and in order.
+func compareLines(t *testing.T, dir string, got, want map[string][]string) {
+	t.Helper()
+	for _, kind := range []string{"string", "twist", "joint"} {
+		g, w := got[kind], want[kind]
+		if len(g) != len(w) {
+			t.Errorf("%s: %s: received %d samples, want %d", dir, kind, len(g), len(w))
+		}
+		for i := 0; i < len(g) && i < len(w); i++ {
+			if g[i] != w[i] {
+				t.Errorf("%s: %s sample %d differs:\n got  %s\n want %s", dir, kind, i, abbrev(g[i]), abbrev(w[i]))
+			}
+		}
+	}
+}
+
+// abbrev shortens a line for a failure message.
+func abbrev(s string) string {
+	if len(s) > 400 {
+		return s[:400] + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return s
+}
+
+// ---- the C peer ----
+
+// buildPeer generates C from the IDL with idlc and compiles the peer into
+// dir; it skips the test when the tools are missing.
+func buildPeer(t *testing.T, dir string) string {
+	t.Helper()
+	idlc, err := exec.LookPath("idlc")
+	if err != nil {
+		t.Skip("idlc (Cyclone DDS IDL compiler, package cyclonedds-tools) not found: interop test skipped")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not found: interop test skipped")
+	}
+	if _, err := os.Stat("/usr/include/dds/dds.h"); err != nil {
+		if out, err := exec.Command("pkg-config", "--exists", "CycloneDDS").CombinedOutput(); err != nil {
+			t.Skipf("Cyclone DDS headers not found (cyclonedds-dev): interop test skipped (%v %s)", err, out)
+		}
+	}
+	idl, err := filepath.Abs(filepath.Join("testdata", "ros_types.idl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "peer.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(idlc, "-o", dir, idl)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("idlc %s: %v\n%s", idl, err, out)
+	}
+	bin := filepath.Join(dir, "peer")
+	cmd = exec.Command(gcc, "-std=gnu11", "-Wall", "-Werror", "-O1", "-I", dir, "-o", bin,
+		src, filepath.Join(dir, "ros_types.c"), "-lddsc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc peer: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// peer is a running C peer.
+type peer struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string // stdout, closed at EOF
+	done  chan struct{}
+	err   error
+}
+
+// logWriter logs what a process writes, line by line.
+type logWriter struct {
+	t      testing.TB
+	prefix string
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.t.Log(w.prefix + l)
+	}
+	return len(p), nil
+}
+
+// startPeer runs the peer with args on domain, with the loopback Cyclone
+// configuration and nothing else from the ROS environment.
+func startPeer(t *testing.T, bin string, domain int, args ...string) *peer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{args[0], strconv.Itoa(domain)}, args[1:]...)...)
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "ROS_") && k != "CYCLONEDDS_URI" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "CYCLONEDDS_URI="+localhostConfig)
+	cmd.Stderr = logWriter{t, fmt.Sprintf("[peer %s] ", args[0])}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start peer: %v", err)
+	}
+	// The buffer holds far more lines than any test expects, so the
+	// reader never blocks the peer.
+	p := &peer{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop closes stdin and waits for the peer to exit, killing it after the
+// deadline.
+func (p *peer) stop() {
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(deadline):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// wait waits for the peer to exit by itself and returns its exit error.
+func (p *peer) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(deadline):
+		t.Fatalf("timeout waiting for the peer to exit")
+	}
+	return nil
+}
+
+// next returns the next stdout line of the peer; it fails the test at EOF
+// or after the deadline.
+func (p *peer) next(t *testing.T, what string) string {
+	t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("peer exited while waiting for %s", what)
+		}
+		return l
+	case <-time.After(deadline):
+		t.Fatalf("timeout waiting for %s from the peer", what)
+	}
+	return ""
+}
+
+// ---- the Go side ----
+
+// newContext creates a spinning Context on domain with the loopback ROS
+// environment; it is closed at the end of the test.
+func newContext(t *testing.T, domain uint32) *ros.Context {
+	t.Helper()
+	getenv := func(k string) string { return rosEnv[k] }
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: logWriter{t, "[ros] "}})
+	if err != nil {
+		t.Fatalf("NewContext: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Spin(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c
+}
+
+// waitCount polls count until it reports at least one match.
+func waitCount(t *testing.T, what string, count func() (int, error)) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		n, err := count()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("timeout waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ---- tests ----
+
+// TestInterop builds the C peer once and runs both directions in parallel,
+// each on its own domain.
+func TestInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interop test skipped with -short")
+	}
+	bin := buildPeer(t, t.TempDir())
+	t.Run("GoToC", func(t *testing.T) {
+		t.Parallel()
+		testGoToC(t, bin)
+	})
+	t.Run("CToGo", func(t *testing.T) {
+		t.Parallel()
+		testCToGo(t, bin)
+	})
+}
+
+// testGoToC publishes every test value with ros.Publisher and checks that
+// the C subscriber decodes exactly the same values.
+func testGoToC(t *testing.T, bin string) {
+	strs, twists, joints := stringValues(), twistValues(), jointValues()
+	p := startPeer(t, bin, domainGoToC, "sub",
+		strconv.Itoa(len(strs)), strconv.Itoa(len(twists)), strconv.Itoa(len(joints)))
+
+	c := newContext(t, domainGoToC)
+	n, err := c.NewNode("interop_talker", "")
+	if err != nil {
+		t.Fatalf("NewNode: %v", err)
+	}
+	ps, err := ros.NewPublisher[std_msgs_msg.String](n, topicString, ros.QoSDefault)
+	if err != nil {
+		t.Fatalf("NewPublisher String: %v", err)
+	}
+	pt, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, topicTwist, ros.QoSDefault)
+	if err != nil {
+		t.Fatalf("NewPublisher Twist: %v", err)
+	}
+	pj, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, topicJoint, ros.QoSDefault)
+	if err != nil {
+		t.Fatalf("NewPublisher JointState: %v", err)
+	}
+
+	// Both ends must have matched before the first sample: a volatile
+	// reader that has not yet seen the writer would miss it.
+	if l := p.next(t, `"matched"`); l != "matched" {
+		t.Fatalf("peer said %q, want matched", abbrev(l))
+	}
+	waitCount(t, "the C reader of "+topicString, ps.SubscriptionCount)
+	waitCount(t, "the C reader of "+topicTwist, pt.SubscriptionCount)
+	waitCount(t, "the C reader of "+topicJoint, pj.SubscriptionCount)
+
+	for i, m := range strs {
+		if err := ps.Publish(m); err != nil {
+			t.Fatalf("Publish String %d: %v", i, err)
+		}
+	}
+	for i, m := range twists {
+		if err := pt.Publish(m); err != nil {
+			t.Fatalf("Publish Twist %d: %v", i, err)
+		}
+	}
+	for i, m := range joints {
+		if err := pj.Publish(m); err != nil {
+			t.Fatalf("Publish JointState %d: %v", i, err)
+		}
+	}
+
+	got := map[string][]string{}
+	total := len(strs) + len(twists) + len(joints)
+	for i := 0; i < total; i++ {
+		l := p.next(t, fmt.Sprintf("sample %d of %d", i+1, total))
+		got[kindOf(l)] = append(got[kindOf(l)], l)
+	}
+	if err := p.wait(t); err != nil {
+		t.Errorf("peer: %v", err)
+	}
+	compareLines(t, "Go -> C", got, expected())
+}
+
+// testCToGo has the C publisher send every test value and checks that
+// ros.Subscription decodes exactly the same values.
+func testCToGo(t *testing.T, bin string) {
+	c := newContext(t, domainCToGo)
+	n, err := c.NewNode("interop_listener", "")
+	if err != nil {
+		t.Fatalf("NewNode: %v", err)
+	}
+	// The callbacks run on the node's goroutine; they only send lines.
+	lines := make(chan string, 1024)
+	ss, err := ros.NewSubscription(n, topicString, ros.QoSDefault, func(m *std_msgs_msg.String) { lines <- lineString(m) })
+	if err != nil {
+		t.Fatalf("NewSubscription String: %v", err)
+	}
+	st, err := ros.NewSubscription(n, topicTwist, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { lines <- lineTwist(m) })
+	if err != nil {
+		t.Fatalf("NewSubscription Twist: %v", err)
+	}
+	sj, err := ros.NewSubscription(n, topicJoint, ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { lines <- lineJoint(m) })
+	if err != nil {
+		t.Fatalf("NewSubscription JointState: %v", err)
+	}
+
+	p := startPeer(t, bin, domainCToGo, "pub")
+	if l := p.next(t, `"matched"`); l != "matched" {
+		t.Fatalf("peer said %q, want matched", abbrev(l))
+	}
+	waitCount(t, "the C writer of "+topicString, ss.PublisherCount)
+	waitCount(t, "the C writer of "+topicTwist, st.PublisherCount)
+	waitCount(t, "the C writer of "+topicJoint, sj.PublisherCount)
+
+	want := expected()
+	var input strings.Builder
+	total := 0
+	for _, kind := range []string{"string", "twist", "joint"} {
+		for _, l := range want[kind] {
+			input.WriteString(l)
+			input.WriteByte('\n')
+			total++
+		}
+	}
+	go func() {
+		// The peer reads while it publishes; a write error shows up as a
+		// missing "sent" line below.
+		io.WriteString(p.stdin, input.String())
+		p.stdin.Close()
+	}()
+	if l, w := p.next(t, `"sent"`), fmt.Sprintf("sent %d", total); l != w {
+		t.Fatalf("peer said %q, want %q", abbrev(l), w)
+	}
+	if err := p.wait(t); err != nil {
+		t.Errorf("peer: %v", err)
+	}
+
+	// Every sample was acknowledged by our reader before the peer said
+	// "sent", so all of them are on their way to the callbacks.
+	got := map[string][]string{}
+	for i := 0; i < total; i++ {
+		select {
+		case l := <-lines:
+			got[kindOf(l)] = append(got[kindOf(l)], l)
+		case <-time.After(deadline):
+			t.Fatalf("timeout: received %d of %d samples", i, total)
+		}
+	}
+	for _, s := range []*ros.Subscription{ss, st, sj} {
+		if m, d := s.Malformed(), s.Dropped(); m != 0 || d != 0 {
+			t.Errorf("%s: %d malformed and %d dropped samples", s.TopicName(), m, d)
+		}
+	}
+	compareLines(t, "C -> Go", got, want)
+}
