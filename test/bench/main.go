@@ -16,7 +16,9 @@
 // ours/ddsperf median round trip (lower is better).
 //
 // ddsperf runs in its default (listener) mode, which sets the ratio, and
-// in waitset mode for comparison. ddsperf enables write batching
+// in waitset mode for comparison (printed as the "waitset-mode ratio"
+// line before the last: that mode runs the handler on an application
+// thread, as ours does). ddsperf enables write batching
 // (dds_write_set_batch); our publisher gets the same through Cyclone's
 // Internal/WriteBatch setting, and runs once more without it.
 //
