@@ -213,6 +213,36 @@ func abbrev(s string) string {
 	return s
 }
 
+// endpointLines are the "endpoint" lines the peer prints for our matched
+// writers or readers: rt/ topic names, the dds_-mangled type names, the
+// rmw_cyclonedds_cpp (Jazzy) USER_DATA "typehash=RIHS01_...;", reliable,
+// volatile, and XCDR1 as the only data representation.
+func endpointLines() []string {
+	ep := func(topic, typeName, hash string) string {
+		return fmt.Sprintf("endpoint rt%s %s x%s reliable volatile xcdr1",
+			topic, typeName, hex.EncodeToString([]byte("typehash="+hash+";")))
+	}
+	return []string{
+		ep(topicString, "std_msgs::msg::dds_::String_", "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"),
+		ep(topicTwist, "geometry_msgs::msg::dds_::Twist_", "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a"),
+		ep(topicJoint, "sensor_msgs::msg::dds_::JointState_", sensor_msgs_msg.JointState_TypeInfo.Hash),
+	}
+}
+
+// checkEndpoints reads the peer's "matched" line and its endpoint lines and
+// compares them with endpointLines.
+func checkEndpoints(t *testing.T, p *peer, dir string) {
+	t.Helper()
+	if l := p.next(t, `"matched"`); l != "matched" {
+		t.Fatalf("peer said %q, want matched", abbrev(l))
+	}
+	for _, want := range endpointLines() {
+		if got := p.next(t, "an endpoint line"); got != want {
+			t.Errorf("%s: the peer discovered our endpoint as\n %s\nwant\n %s", dir, got, want)
+		}
+	}
+}
+
 // ---- the C peer ----
 
 // buildPeer generates C from the IDL with idlc and compiles the peer into
@@ -445,9 +475,7 @@ func testGoToC(t *testing.T, bin string) {
 
 	// Both ends must have matched before the first sample: a volatile
 	// reader that has not yet seen the writer would miss it.
-	if l := p.next(t, `"matched"`); l != "matched" {
-		t.Fatalf("peer said %q, want matched", abbrev(l))
-	}
+	checkEndpoints(t, p, "Go -> C")
 	waitCount(t, "the C reader of "+topicString, ps.SubscriptionCount)
 	waitCount(t, "the C reader of "+topicTwist, pt.SubscriptionCount)
 	waitCount(t, "the C reader of "+topicJoint, pj.SubscriptionCount)
@@ -504,9 +532,7 @@ func testCToGo(t *testing.T, bin string) {
 	}
 
 	p := startPeer(t, bin, domainCToGo, "pub")
-	if l := p.next(t, `"matched"`); l != "matched" {
-		t.Fatalf("peer said %q, want matched", abbrev(l))
-	}
+	checkEndpoints(t, p, "C -> Go")
 	waitCount(t, "the C writer of "+topicString, ss.PublisherCount)
 	waitCount(t, "the C writer of "+topicTwist, st.PublisherCount)
 	waitCount(t, "the C writer of "+topicJoint, sj.PublisherCount)

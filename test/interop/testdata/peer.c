@@ -9,9 +9,12 @@
  *       rt/interop/joint_states (sensor_msgs/JointState), prints "matched"
  *       once every reader has matched a writer, then one line per sample
  *       and exits 0 after the given number of samples of each type.
+ *       After "matched" it prints one "endpoint" line per topic describing
+ *       the matched remote writer as discovered (see print_matched).
  *   peer pub DOMAIN
  *       Creates writers on the same topics, prints "matched" once every
- *       writer has matched a reader, then reads sample lines from stdin,
+ *       writer has matched a reader, the "endpoint" lines of the matched
+ *       readers, then reads sample lines from stdin,
  *       publishes each one (waiting for its acknowledgement) and prints
  *       "sent N" at end of input.
  *
@@ -242,6 +245,65 @@ static dds_qos_t *ros_qos (void)
   return qos;
 }
 
+static void print_endpoint (const char *topic, const dds_builtintopic_endpoint_t *ep)
+{
+  printf ("endpoint %s %s", topic, ep->type_name);
+  void *ud = NULL;
+  size_t udsz = 0;
+  fputs (" x", stdout);
+  if (dds_qget_userdata (ep->qos, &ud, &udsz))
+    for (size_t i = 0; i < udsz; i++)
+      printf ("%02x", ((const unsigned char *) ud)[i]);
+  dds_free (ud);
+  dds_reliability_kind_t rel;
+  dds_duration_t blocking;
+  if (dds_qget_reliability (ep->qos, &rel, &blocking))
+    fputs (rel == DDS_RELIABILITY_RELIABLE ? " reliable" : " best_effort", stdout);
+  else
+    fputs (" -", stdout);
+  dds_durability_kind_t dur;
+  if (dds_qget_durability (ep->qos, &dur))
+    fputs (dur == DDS_DURABILITY_VOLATILE ? " volatile" : dur == DDS_DURABILITY_TRANSIENT_LOCAL ? " transient_local" : " other", stdout);
+  else
+    fputs (" -", stdout);
+  uint32_t nrep = 0;
+  dds_data_representation_id_t *reps = NULL;
+  if (dds_qget_data_representation (ep->qos, &nrep, &reps) && nrep > 0)
+  {
+    for (uint32_t i = 0; i < nrep; i++)
+      printf ("%s%s", i ? "," : " ", reps[i] == DDS_DATA_REPRESENTATION_XCDR1 ? "xcdr1" : reps[i] == DDS_DATA_REPRESENTATION_XCDR2 ? "xcdr2" : "other");
+  }
+  else
+    fputs (" -", stdout);
+  dds_free (reps);
+  putchar ('\n');
+}
+
+/* print_matched prints one "endpoint" line for the remote endpoint matched
+   by each of ents (exactly one is expected): topic, type name, USER_DATA,
+   reliability, durability and data representations as discovered. */
+static void print_matched (dds_entity_t *ents, int writers)
+{
+  for (int k = 0; k < NTOPICS; k++)
+  {
+    dds_instance_handle_t ih[4];
+    dds_return_t n = writers ? dds_get_matched_subscriptions (ents[k], ih, 4) : dds_get_matched_publications (ents[k], ih, 4);
+    if (n < 0)
+      die ("matched endpoints", n);
+    if (n != 1)
+    {
+      fprintf (stderr, "peer: %s: %d matched endpoints, want 1\n", topic_names[k], (int) n);
+      exit (2);
+    }
+    dds_builtintopic_endpoint_t *ep = writers ? dds_get_matched_subscription_data (ents[k], ih[0]) : dds_get_matched_publication_data (ents[k], ih[0]);
+    if (ep == NULL)
+      die ("matched endpoint data", 0);
+    print_endpoint (topic_names[k], ep);
+    dds_builtintopic_free_endpoint (ep);
+  }
+  fflush (stdout);
+}
+
 static void wait_matched (dds_entity_t *ents, int writers)
 {
   dds_time_t end = dds_time () + TIMEOUT;
@@ -279,7 +341,7 @@ static void wait_matched (dds_entity_t *ents, int writers)
     dds_sleepfor (DDS_MSECS (10));
   }
   puts ("matched");
-  fflush (stdout);
+  print_matched (ents, writers);
 }
 
 static int run_sub (dds_entity_t pp, dds_entity_t *topics, const long *want)
