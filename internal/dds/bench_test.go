@@ -31,8 +31,9 @@ func BenchmarkWrite(b *testing.B) {
 
 // BenchmarkWriteTake measures writing 1 KiB samples to a reader of
 // another participant in the same process and delivering them to its
-// handler: the take path (batched fsm_take, copy into the reused buffer)
-// plus the waitset wake-ups of the receive goroutine.
+// handler: the writer's thread runs the reader's listener (local delivery),
+// the receive goroutine copies batches out of the hub queue into its
+// reused buffer (plus its wake-ups).
 func BenchmarkWriteTake(b *testing.B) {
 	for _, size := range []int{64, 1024, 64 << 10} {
 		b.Run(byteSize(size), func(b *testing.B) {
