@@ -35,12 +35,6 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-// Domain ids of the tests (96-99 belong to this package).
-const (
-	domainGoToC = 96
-	domainCToGo = 97
-)
-
 // deadline bounds every wait; reaching it is a failure, never a result.
 const deadline = 25 * time.Second
 
@@ -51,18 +45,41 @@ const (
 	topicJoint  = "/interop/joint_states"
 )
 
-// localhostConfig is the Cyclone configuration internal/ros builds for
-// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST with no static peers and an empty
-// CYCLONEDDS_URI (as rmw_cyclonedds_cpp does on Jazzy); the C peer gets it
-// as CYCLONEDDS_URI so both sides discover each other the same way.
-const localhostConfig = `<CycloneDDS><Domain>` +
-	`<General><AllowMulticast>false</AllowMulticast></General>` +
-	`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
-	`<Peers><Peer address="localhost"/></Peers></Discovery>` +
-	`</Domain></CycloneDDS>,`
+// dialect is one ROS distribution's setup of both sides.
+type dialect struct {
+	name string
+	// Domain ids of the two directions (96-99 belong to this package).
+	goToC, cToGo int
+	// rosEnv is the ROS environment of the Go side (besides the domain).
+	rosEnv map[string]string
+	// cycloneURI is CYCLONEDDS_URI of the C peer: the configuration
+	// rmw_cyclonedds_cpp (and internal/ros) derive from rosEnv with an
+	// empty CYCLONEDDS_URI, so both sides discover each other the same way.
+	cycloneURI string
+	// typeHash says whether endpoints carry USER_DATA "typehash=...;".
+	typeHash bool
+}
 
-// rosEnv is the ROS environment of the Go side.
-var rosEnv = map[string]string{"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+var dialects = []dialect{
+	{
+		name: "jazzy", goToC: 96, cToGo: 97,
+		rosEnv: map[string]string{"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},
+		cycloneURI: `<CycloneDDS><Domain>` +
+			`<General><AllowMulticast>false</AllowMulticast></General>` +
+			`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
+			`<Peers><Peer address="localhost"/></Peers></Discovery>` +
+			`</Domain></CycloneDDS>,`,
+		typeHash: true,
+	},
+	{
+		name: "humble", goToC: 98, cToGo: 99,
+		rosEnv: map[string]string{"ROS_DISTRO": "humble", "ROS_LOCALHOST_ONLY": "1"},
+		cycloneURI: `<CycloneDDS><Domain><General><Interfaces>` +
+			`<NetworkInterface address="127.0.0.1"/>` +
+			`</Interfaces></General></Domain></CycloneDDS>,`,
+		typeHash: false,
+	},
+}
 
 // ---- test values ----
 
@@ -215,12 +232,16 @@ func abbrev(s string) string {
 
 // endpointLines are the "endpoint" lines the peer prints for our matched
 // writers or readers: rt/ topic names, the dds_-mangled type names, the
-// rmw_cyclonedds_cpp (Jazzy) USER_DATA "typehash=RIHS01_...;", reliable,
-// volatile, and XCDR1 as the only data representation.
-func endpointLines() []string {
+// USER_DATA "typehash=RIHS01_...;" of rmw_cyclonedds_cpp on Jazzy (empty on
+// Humble), reliable, volatile, and XCDR1 as the only data representation.
+func endpointLines(typeHash bool) []string {
 	ep := func(topic, typeName, hash string) string {
+		userData := ""
+		if typeHash {
+			userData = "typehash=" + hash + ";"
+		}
 		return fmt.Sprintf("endpoint rt%s %s x%s reliable volatile xcdr1",
-			topic, typeName, hex.EncodeToString([]byte("typehash="+hash+";")))
+			topic, typeName, hex.EncodeToString([]byte(userData)))
 	}
 	return []string{
 		ep(topicString, "std_msgs::msg::dds_::String_", "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"),
@@ -231,12 +252,12 @@ func endpointLines() []string {
 
 // checkEndpoints reads the peer's "matched" line and its endpoint lines and
 // compares them with endpointLines.
-func checkEndpoints(t *testing.T, p *peer, dir string) {
+func checkEndpoints(t *testing.T, p *peer, dir string, typeHash bool) {
 	t.Helper()
 	if l := p.next(t, `"matched"`); l != "matched" {
 		t.Fatalf("peer said %q, want matched", abbrev(l))
 	}
-	for _, want := range endpointLines() {
+	for _, want := range endpointLines(typeHash) {
 		if got := p.next(t, "an endpoint line"); got != want {
 			t.Errorf("%s: the peer discovered our endpoint as\n %s\nwant\n %s", dir, got, want)
 		}
@@ -306,9 +327,9 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startPeer runs the peer with args on domain, with the loopback Cyclone
-// configuration and nothing else from the ROS environment.
-func startPeer(t *testing.T, bin string, domain int, args ...string) *peer {
+// startPeer runs the peer with args on domain, with CYCLONEDDS_URI uri and
+// nothing else from the ROS environment.
+func startPeer(t *testing.T, bin string, domain int, uri string, args ...string) *peer {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{args[0], strconv.Itoa(domain)}, args[1:]...)...)
 	for _, kv := range os.Environ() {
@@ -316,7 +337,7 @@ func startPeer(t *testing.T, bin string, domain int, args ...string) *peer {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "CYCLONEDDS_URI="+localhostConfig)
+	cmd.Env = append(cmd.Env, "CYCLONEDDS_URI="+uri)
 	cmd.Stderr = logWriter{t, fmt.Sprintf("[peer %s] ", args[0])}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -388,9 +409,10 @@ func (p *peer) next(t *testing.T, what string) string {
 
 // ---- the Go side ----
 
-// newContext creates a spinning Context on domain with the loopback ROS
-// environment; it is closed at the end of the test.
-func newContext(t *testing.T, domain uint32) *ros.Context {
+// newContext creates a spinning Context on domain with the ROS environment
+// rosEnv (nothing is read from the real one); it is closed at the end of
+// the test.
+func newContext(t *testing.T, domain uint32, rosEnv map[string]string) *ros.Context {
 	t.Helper()
 	getenv := func(k string) string { return rosEnv[k] }
 	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: logWriter{t, "[ros] "}})
@@ -431,31 +453,33 @@ func waitCount(t *testing.T, what string, count func() (int, error)) {
 
 // ---- tests ----
 
-// TestInterop builds the C peer once and runs both directions in parallel,
-// each on its own domain.
+// TestInterop builds the C peer once and runs both directions for each
+// dialect in parallel, each on its own domain.
 func TestInterop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("interop test skipped with -short")
 	}
 	bin := buildPeer(t, t.TempDir())
-	t.Run("GoToC", func(t *testing.T) {
-		t.Parallel()
-		testGoToC(t, bin)
-	})
-	t.Run("CToGo", func(t *testing.T) {
-		t.Parallel()
-		testCToGo(t, bin)
-	})
+	for _, d := range dialects {
+		t.Run(d.name+"/GoToC", func(t *testing.T) {
+			t.Parallel()
+			testGoToC(t, bin, d)
+		})
+		t.Run(d.name+"/CToGo", func(t *testing.T) {
+			t.Parallel()
+			testCToGo(t, bin, d)
+		})
+	}
 }
 
 // testGoToC publishes every test value with ros.Publisher and checks that
 // the C subscriber decodes exactly the same values.
-func testGoToC(t *testing.T, bin string) {
+func testGoToC(t *testing.T, bin string, d dialect) {
 	strs, twists, joints := stringValues(), twistValues(), jointValues()
-	p := startPeer(t, bin, domainGoToC, "sub",
+	p := startPeer(t, bin, d.goToC, d.cycloneURI, "sub",
 		strconv.Itoa(len(strs)), strconv.Itoa(len(twists)), strconv.Itoa(len(joints)))
 
-	c := newContext(t, domainGoToC)
+	c := newContext(t, uint32(d.goToC), d.rosEnv)
 	n, err := c.NewNode("interop_talker", "")
 	if err != nil {
 		t.Fatalf("NewNode: %v", err)
@@ -475,7 +499,7 @@ func testGoToC(t *testing.T, bin string) {
 
 	// Both ends must have matched before the first sample: a volatile
 	// reader that has not yet seen the writer would miss it.
-	checkEndpoints(t, p, "Go -> C")
+	checkEndpoints(t, p, "Go -> C", d.typeHash)
 	waitCount(t, "the C reader of "+topicString, ps.SubscriptionCount)
 	waitCount(t, "the C reader of "+topicTwist, pt.SubscriptionCount)
 	waitCount(t, "the C reader of "+topicJoint, pj.SubscriptionCount)
@@ -510,8 +534,8 @@ func testGoToC(t *testing.T, bin string) {
 
 // testCToGo has the C publisher send every test value and checks that
 // ros.Subscription decodes exactly the same values.
-func testCToGo(t *testing.T, bin string) {
-	c := newContext(t, domainCToGo)
+func testCToGo(t *testing.T, bin string, d dialect) {
+	c := newContext(t, uint32(d.cToGo), d.rosEnv)
 	n, err := c.NewNode("interop_listener", "")
 	if err != nil {
 		t.Fatalf("NewNode: %v", err)
@@ -531,8 +555,8 @@ func testCToGo(t *testing.T, bin string) {
 		t.Fatalf("NewSubscription JointState: %v", err)
 	}
 
-	p := startPeer(t, bin, domainCToGo, "pub")
-	checkEndpoints(t, p, "C -> Go")
+	p := startPeer(t, bin, d.cToGo, d.cycloneURI, "pub")
+	checkEndpoints(t, p, "C -> Go", d.typeHash)
 	waitCount(t, "the C writer of "+topicString, ss.PublisherCount)
 	waitCount(t, "the C writer of "+topicTwist, st.PublisherCount)
 	waitCount(t, "the C writer of "+topicJoint, sj.PublisherCount)
