@@ -69,19 +69,20 @@ func (p *Participant) NewReader(t *Topic, q QoS, h func(batch []Sample)) (_ *Rea
 		p.mu.Unlock()
 		return nil, fmt.Errorf("dds: reader on %q: %w", t.name, newError("dds_create_reader", C.dds_return_t(rc)))
 	}
+	// GUID and handle are set before p.mu is released: the receive
+	// goroutine (which needs p.mu to find r) may run the handler at once.
+	if r.guid, err = entityGUID(r.ent); err == nil {
+		r.handle, err = entityHandle(r.ent)
+	}
+	if err != nil {
+		delete(p.recvs, r.tok)
+		C.dds_delete(r.ent)
+		C.fsm_rq_free(r.q)
+		p.mu.Unlock()
+		return nil, err
+	}
 	p.readers[r] = struct{}{}
 	p.mu.Unlock()
-	defer func() {
-		if err != nil {
-			_ = r.Close()
-		}
-	}()
-	if r.guid, err = entityGUID(r.ent); err != nil {
-		return nil, err
-	}
-	if r.handle, err = entityHandle(r.ent); err != nil {
-		return nil, err
-	}
 	return r, nil
 }
 
