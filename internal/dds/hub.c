@@ -61,7 +61,6 @@ struct fsm_hub {
   int32_t waiting, closing;
   struct fsm_rq *ready_head, *ready_tail;
   struct fsm_rq *all;
-  uint64_t wakeups;
 };
 
 static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
@@ -148,7 +147,6 @@ static int wake_needed (fsm_hub *h)
   if (!h->waiting)
     return 0;
   h->waiting = 0;
-  h->wakeups++;
   return 1;
 }
 
@@ -363,14 +361,6 @@ void fsm_hub_free (fsm_hub *h)
   pthread_mutex_unlock (&h->lock);
   pthread_mutex_destroy (&h->lock);
   free (h);
-}
-
-uint64_t fsm_hub_wakeups (fsm_hub *h)
-{
-  pthread_mutex_lock (&h->lock);
-  uint64_t w = h->wakeups;
-  pthread_mutex_unlock (&h->lock);
-  return w;
 }
 
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap)

@@ -66,7 +66,6 @@ void fsm_hub_close (fsm_hub *h);
 /* Frees the hub and every queue; only once no listener can run and the
    receive goroutine is gone. */
 void fsm_hub_free (fsm_hub *h);
-uint64_t fsm_hub_wakeups (fsm_hub *h);
 /* keep: samples always kept; limit: at most this many queued (0 =
    unbounded); beyond keep, at most max_bytes of payload. */
 fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes);
