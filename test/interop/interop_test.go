@@ -520,8 +520,9 @@ func testGoToC(t *testing.T, bin string, d dialect) {
 		}
 	}
 
+	// Each sample comes as a value line and a "cdr" line.
 	got := map[string][]string{}
-	total := len(strs) + len(twists) + len(joints)
+	total := 2 * (len(strs) + len(twists) + len(joints))
 	for i := 0; i < total; i++ {
 		l := p.next(t, fmt.Sprintf("sample %d of %d", i+1, total))
 		got[kindOf(l)] = append(got[kindOf(l)], l)
@@ -530,6 +531,52 @@ func testGoToC(t *testing.T, bin string, d dialect) {
 		t.Errorf("peer: %v", err)
 	}
 	compareLines(t, "Go -> C", got, expected())
+	compareCDR(t, got["cdr"], total/2)
+}
+
+// compareCDR checks the peer's "cdr" lines: the bytes we sent must be
+// exactly those Cyclone's C serializer makes of the same value (padding
+// bytes and length included), except for the encapsulation options.
+// rmw_cyclonedds_cpp writes the header 00 01 00 00 (CDR_LE, options zero)
+// and pads the sample with zeros to a multiple of 4; Cyclone's own
+// serializer additionally records that trailing padding count in the low
+// bits of the options (XTypes 7.6.3.1.2), which receivers ignore for
+// XCDR1. So our header must be exactly 00 01 00 00 and only theirs may
+// carry padding bits.
+func compareCDR(t *testing.T, lines []string, want int) {
+	t.Helper()
+	if len(lines) != want {
+		t.Errorf("Go -> C: %d serialized samples, want %d", len(lines), want)
+	}
+	n := map[string]int{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 4 {
+			t.Errorf("Go -> C: bad cdr line %q", abbrev(l))
+			continue
+		}
+		kind, ours, theirs := f[1], f[2], f[3]
+		if len(ours) < 8 || ours[:8] != "00010000" {
+			t.Errorf("Go -> C: %s sample %d: encapsulation header %.8s, want 00010000 (CDR_LE, options 0, as rmw_cyclonedds_cpp)", kind, n[kind], ours)
+		}
+		if len(theirs) < 8 || theirs[:4] != "0001" {
+			t.Errorf("Go -> C: %s sample %d: Cyclone's encapsulation header is %.8s, want CDR_LE 0001....", kind, n[kind], theirs)
+		}
+		// Compare from the options on, with the options made equal.
+		if len(ours) >= 8 && len(theirs) >= 8 {
+			ours, theirs = ours[8:], theirs[8:]
+		}
+		if ours != theirs {
+			i := 0
+			for i < len(ours) && i < len(theirs) && ours[i] == theirs[i] {
+				i++
+			}
+			i &^= 1
+			t.Errorf("Go -> C: %s sample %d: our serialization (%d bytes after the header) differs from Cyclone's (%d bytes) at byte %d:\n ours   %s\n theirs %s",
+				kind, n[kind], len(ours)/2, len(theirs)/2, 4+i/2, abbrev(ours[max(0, i-32):]), abbrev(theirs[max(0, i-32):]))
+		}
+		n[kind]++
+	}
 }
 
 // testCToGo has the C publisher send every test value and checks that

@@ -10,7 +10,11 @@
  *       once every reader has matched a writer, then one line per sample
  *       and exits 0 after the given number of samples of each type.
  *       After "matched" it prints one "endpoint" line per topic describing
- *       the matched remote writer as discovered (see print_matched).
+ *       the matched remote writer as discovered (see print_matched). A
+ *       second reader per topic takes the serialized samples: for each it
+ *       prints "cdr KIND RECEIVED RESERIALIZED", the hex of the bytes as
+ *       received (encapsulation header included) and of Cyclone's own
+ *       serialization of the decoded value.
  *   peer pub DOMAIN
  *       Creates writers on the same topics, prints "matched" once every
  *       writer has matched a reader, the "endpoint" lines of the matched
@@ -35,6 +39,7 @@
 #include <string.h>
 
 #include "dds/dds.h"
+#include "dds/ddsi/ddsi_serdata.h"
 #include "ros_types.h"
 
 #define TIMEOUT DDS_SECS (25)
@@ -304,13 +309,15 @@ static void print_matched (dds_entity_t *ents, int writers)
   fflush (stdout);
 }
 
-static void wait_matched (dds_entity_t *ents, int writers)
+/* wait_matched waits until each of the n entities has matched a remote
+   endpoint, prints "matched" and the endpoint lines of the first NTOPICS. */
+static void wait_matched (dds_entity_t *ents, int n, int writers)
 {
   dds_time_t end = dds_time () + TIMEOUT;
   for (;;)
   {
     int ok = 1;
-    for (int k = 0; k < NTOPICS; k++)
+    for (int k = 0; k < n; k++)
     {
       dds_return_t rc;
       uint32_t count;
@@ -344,28 +351,70 @@ static void wait_matched (dds_entity_t *ents, int writers)
   print_matched (ents, writers);
 }
 
+static void put_serdata (const struct ddsi_serdata *sd)
+{
+  uint32_t sz = ddsi_serdata_size (sd);
+  unsigned char *buf = malloc (sz ? sz : 1);
+  if (buf == NULL)
+    die ("out of memory", 0);
+  ddsi_serdata_to_ser (sd, 0, sz, buf);
+  putchar (' ');
+  for (uint32_t i = 0; i < sz; i++)
+    printf ("%02x", buf[i]);
+  free (buf);
+}
+
+/* print_cdr prints a "cdr" line for a serialized sample of kind k. */
+static void print_cdr (int k, struct ddsi_serdata *sd)
+{
+  void *sample = dds_alloc (descs[k]->m_size);
+  if (!ddsi_serdata_to_sample (sd, sample, NULL, NULL))
+  {
+    fprintf (stderr, "peer: %s: a sample does not deserialize\n", topic_names[k]);
+    exit (2);
+  }
+  struct ddsi_serdata *again = ddsi_serdata_from_sample (sd->type, SDK_DATA, sample);
+  if (again == NULL)
+    die ("serialize", 0);
+  printf ("cdr %s", k == T_STRING ? "string" : k == T_TWIST ? "twist" : "joint");
+  put_serdata (sd);
+  put_serdata (again);
+  putchar ('\n');
+  fflush (stdout);
+  ddsi_serdata_unref (again);
+  dds_sample_free (sample, descs[k], DDS_FREE_ALL);
+}
+
 static int run_sub (dds_entity_t pp, dds_entity_t *topics, const long *want)
 {
   dds_qos_t *qos = ros_qos ();
-  dds_entity_t rd[NTOPICS];
+  dds_entity_t rd[2 * NTOPICS], *raw = rd + NTOPICS;
   dds_entity_t ws = dds_create_waitset (pp);
   for (int k = 0; k < NTOPICS; k++)
   {
     if ((rd[k] = dds_create_reader (pp, topics[k], qos, NULL)) < 0)
       die ("create reader", rd[k]);
+    if ((raw[k] = dds_create_reader (pp, topics[k], qos, NULL)) < 0)
+      die ("create reader", raw[k]);
+    dds_return_t ret;
+    dds_entity_t rawc = dds_create_readcondition (raw[k], DDS_ANY_STATE);
+    if (rawc < 0)
+      die ("create readcondition", rawc);
+    if ((ret = dds_waitset_attach (ws, rawc, k)) < 0)
+      die ("waitset attach", ret);
     dds_entity_t rc = dds_create_readcondition (rd[k], DDS_ANY_STATE);
     if (rc < 0)
       die ("create readcondition", rc);
-    dds_return_t ret = dds_waitset_attach (ws, rc, k);
-    if (ret < 0)
+    if ((ret = dds_waitset_attach (ws, rc, k)) < 0)
       die ("waitset attach", ret);
   }
   dds_delete_qos (qos);
-  wait_matched (rd, 0);
+  wait_matched (rd, 2 * NTOPICS, 0);
 
-  long got[NTOPICS] = { 0 };
+  long got[NTOPICS] = { 0 }, gotraw[NTOPICS] = { 0 };
   dds_time_t end = dds_time () + TIMEOUT;
-  while (got[T_STRING] < want[T_STRING] || got[T_TWIST] < want[T_TWIST] || got[T_JOINT] < want[T_JOINT])
+  while (got[T_STRING] < want[T_STRING] || got[T_TWIST] < want[T_TWIST] || got[T_JOINT] < want[T_JOINT] ||
+         gotraw[T_STRING] < want[T_STRING] || gotraw[T_TWIST] < want[T_TWIST] || gotraw[T_JOINT] < want[T_JOINT])
   {
     if (dds_time () > end)
     {
@@ -393,6 +442,19 @@ static int run_sub (dds_entity_t pp, dds_entity_t *topics, const long *want)
       }
       if (m < 0)
         die ("take", m);
+      struct ddsi_serdata *sd = NULL;
+      while ((m = dds_takecdr (raw[k], &sd, 1, &info, DDS_ANY_STATE)) > 0)
+      {
+        if (info.valid_data)
+        {
+          print_cdr (k, sd);
+          gotraw[k]++;
+        }
+        ddsi_serdata_unref (sd);
+        sd = NULL;
+      }
+      if (m < 0)
+        die ("takecdr", m);
     }
   }
   return 0;
@@ -406,7 +468,7 @@ static int run_pub (dds_entity_t pp, dds_entity_t *topics)
     if ((wr[k] = dds_create_writer (pp, topics[k], qos, NULL)) < 0)
       die ("create writer", wr[k]);
   dds_delete_qos (qos);
-  wait_matched (wr, 1);
+  wait_matched (wr, NTOPICS, 1);
 
   char *line = NULL;
   size_t cap = 0;
