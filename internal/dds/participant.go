@@ -187,6 +187,14 @@ func (p *Participant) Close() error {
 	if rc := C.dds_delete(p.ent); rc < 0 {
 		err = errors.Join(err, newError("dds_delete(participant)", rc))
 	}
+	p.mu.Lock()
+	for r := range readers {
+		if r.q != nil { // keep Dropped's count; the queues go with the hub
+			r.dropped = uint64(C.fsm_rq_dropped(r.q))
+			r.q = nil
+		}
+	}
+	p.mu.Unlock()
 	p.releaseHub()
 	domains.release(p.dom)
 	return err

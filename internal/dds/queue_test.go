@@ -121,6 +121,13 @@ func TestQueue_KeepLastBoundDropsOldest(t *testing.T) {
 	const total = 3 * depth * queueFactor
 	got := fillWhileBlocked(t, b, w, 16, total)
 	checkNewest(t, b, got, total, depth*queueFactor, depth*queueFactor)
+	before := b.r.Dropped()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := b.r.Dropped(); after != before {
+		t.Errorf("Dropped() after participant Close = %d, want %d", after, before)
+	}
 }
 
 func TestQueue_KeepLastByteBound(t *testing.T) {
