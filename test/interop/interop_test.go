@@ -6,11 +6,14 @@
 // shares no code with internal/ros, internal/dds or msgs, so a sample that
 // crosses in either direction with every bit intact shows that our topic
 // names, type names, QoS, data representation and CDR layout agree with
-// Cyclone's C serializer — which is what rmw_cyclonedds_cpp peers see.
+// Cyclone's C serializer. The peer also reports how it discovered our
+// endpoints and, for samples we send, the exact bytes next to Cyclone's own
+// serialization of the same value.
 //
 // The tests need idlc, gcc and the Cyclone headers and library; without
-// them they are skipped. They use ROS_DOMAIN_ID 96 and 97 and loopback-only
-// discovery on both sides. Timeouts are failure deadlines only.
+// them they are skipped. They run for the Jazzy and Humble dialects on
+// ROS_DOMAIN_ID 96-99 with loopback-only discovery on both sides. Timeouts
+// are failure deadlines only.
 package interop
 
 import (
@@ -279,9 +282,7 @@ func buildPeer(t *testing.T, dir string) string {
 		t.Skip("gcc not found: interop test skipped")
 	}
 	if _, err := os.Stat("/usr/include/dds/dds.h"); err != nil {
-		if out, err := exec.Command("pkg-config", "--exists", "CycloneDDS").CombinedOutput(); err != nil {
-			t.Skipf("Cyclone DDS headers not found (cyclonedds-dev): interop test skipped (%v %s)", err, out)
-		}
+		t.Skip("Cyclone DDS headers not found in /usr/include/dds (package cyclonedds-dev): interop test skipped")
 	}
 	idl, err := filepath.Abs(filepath.Join("testdata", "ros_types.idl"))
 	if err != nil {
@@ -297,10 +298,14 @@ func buildPeer(t *testing.T, dir string) string {
 		t.Fatalf("idlc %s: %v\n%s", idl, err, out)
 	}
 	bin := filepath.Join(dir, "peer")
-	cmd = exec.Command(gcc, "-std=gnu11", "-Wall", "-Werror", "-O1", "-I", dir, "-o", bin,
+	cmd = exec.Command(gcc, "-std=gnu11", "-Wall", "-O1", "-I", dir, "-o", bin,
 		src, filepath.Join(dir, "ros_types.c"), "-lddsc")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("gcc peer: %v\n%s", err, out)
+	}
+	if len(out) > 0 {
+		t.Logf("gcc peer:\n%s", out)
 	}
 	return bin
 }
@@ -367,13 +372,14 @@ func startPeer(t *testing.T, bin string, domain int, uri string, args ...string)
 	return p
 }
 
-// stop closes stdin and waits for the peer to exit, killing it after the
-// deadline.
+// stop ends the peer at the end of a test. On success it has already
+// exited; after a failure it is closed or killed rather than left waiting
+// for samples until its own timeout.
 func (p *peer) stop() {
 	p.stdin.Close()
 	select {
 	case <-p.done:
-	case <-time.After(deadline):
+	case <-time.After(time.Second):
 		p.cmd.Process.Kill()
 		<-p.done
 	}
