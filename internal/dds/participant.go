@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/fsmnodes/fsmnodes/internal/goid"
 )
 
 // Initial and maximum size of the receive goroutine's copy buffer. It grows
@@ -173,7 +175,7 @@ func (p *Participant) Close() error {
 	p.closing.Store(true)
 	C.fsm_hub_close(p.hub)
 	var err error
-	if goid() != p.loopID.Load() {
+	if goid.Current() != p.loopID.Load() {
 		<-p.done
 	}
 	for w := range writers {
@@ -212,7 +214,7 @@ func (p *Participant) releaseHub() {
 // run is the receive goroutine: it blocks in fsm_hub_next and delivers
 // one batch per call.
 func (p *Participant) run(rs *recvState) {
-	p.loopID.Store(goid())
+	p.loopID.Store(goid.Current())
 	defer close(p.done)
 	defer p.releaseHub()
 	defer func() {
@@ -257,7 +259,7 @@ func (p *Participant) register(r receiver, kind C.int32_t, keep, limit uint32) (
 // waitDelivery waits until no handler runs, unless called on the receive
 // goroutine itself.
 func (p *Participant) waitDelivery() {
-	if goid() == p.loopID.Load() {
+	if goid.Current() == p.loopID.Load() {
 		return
 	}
 	p.deliverMu.Lock()

@@ -1,9 +1,6 @@
 package ros
 
 import (
-	"bytes"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -92,21 +89,4 @@ func (q *inbox[T]) close() {
 	q.closed = true
 	q.items = nil
 	q.mu.Unlock()
-}
-
-// goid returns the current goroutine's id. It is used only to tell whether
-// Close runs on a node's own callback goroutine, where waiting for that
-// goroutine would deadlock.
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return id
 }

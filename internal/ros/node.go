@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/goid"
 )
 
 // entity is something a node owns and closes (publisher, subscription,
@@ -198,12 +199,12 @@ func (n *Node) start() {
 
 // OnCallbackGoroutine reports whether the caller runs on this node's
 // callback goroutine.
-func (n *Node) OnCallbackGoroutine() bool { return n.loopG.Load() == goid() }
+func (n *Node) OnCallbackGoroutine() bool { return n.loopG.Load() == goid.Current() }
 
 // loop is the node's callback goroutine.
 func (n *Node) loop() {
 	defer close(n.loopDone)
-	n.loopG.Store(goid())
+	n.loopG.Store(goid.Current())
 	for {
 		<-n.wake
 		for {
