@@ -33,15 +33,15 @@ while IFS=: read -r file name; do
       tail -1 "$log"
       break
     fi
-    cat "$log"
     if deadline_flake; then
       if [ "$try" = 1 ]; then
-        echo "   $name: bare 'context deadline exceeded' with no failing input (golang/go#75804); retrying once"
+        echo "   $name: the fuzz engine stopped on its own deadline with nothing found (golang/go#75804); retrying once"
         continue
       fi
       echo "   $name: the deadline flake again; nothing was found, counted as a flake"
       flaked=$((flaked+1))
     else
+      cat "$log"
       echo "   $name: FAILED"
       failed=$((failed+1))
     fi
