@@ -55,13 +55,7 @@ func (a *App) actionList(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.Stdout, len(acts))
 		return nil
 	}
-	for _, act := range acts {
-		if p.has("-t", "--show-types") {
-			fmt.Fprintf(a.Stdout, "%s [%s]\n", act.Name, strings.Join(act.Types, ", "))
-		} else {
-			fmt.Fprintln(a.Stdout, act.Name)
-		}
-	}
+	printNames(a.Stdout, acts, p.has("-t", "--show-types"))
 	return nil
 }
 

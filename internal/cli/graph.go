@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -223,13 +224,7 @@ func (a *App) topicList(ctx context.Context, args []string) error {
 		a.verboseTopicList(s, topics)
 		return nil
 	}
-	for _, t := range topics {
-		if p.has("-t", "--show-types") {
-			fmt.Fprintf(a.Stdout, "%s [%s]\n", t.Name, strings.Join(t.Types, ", "))
-		} else {
-			fmt.Fprintln(a.Stdout, t.Name)
-		}
-	}
+	printNames(a.Stdout, topics, p.has("-t", "--show-types"))
 	return nil
 }
 
@@ -396,13 +391,7 @@ func (a *App) serviceList(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.Stdout, len(srvs))
 		return nil
 	}
-	for _, t := range srvs {
-		if p.has("-t", "--show-types") {
-			fmt.Fprintf(a.Stdout, "%s [%s]\n", t.Name, strings.Join(t.Types, ", "))
-		} else {
-			fmt.Fprintln(a.Stdout, t.Name)
-		}
-	}
+	printNames(a.Stdout, srvs, p.has("-t", "--show-types"))
 	return nil
 }
 
@@ -440,4 +429,16 @@ func (a *App) serviceFind(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// printNames prints one name a line, as `NAME [TYPE, ...]` with types (the
+// -t flag of topic, service and action list).
+func printNames(w io.Writer, list []ros.NameAndTypes, types bool) {
+	for _, nt := range list {
+		if types {
+			fmt.Fprintf(w, "%s [%s]\n", nt.Name, strings.Join(nt.Types, ", "))
+		} else {
+			fmt.Fprintln(w, nt.Name)
+		}
+	}
 }
