@@ -1,6 +1,7 @@
 package velma_test
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -277,5 +278,72 @@ func TestControl_Relax_WristConstraintKeepsQ5Q6InTheirRegion(t *testing.T) {
 	}
 	if worst > 0.05 {
 		t.Fatalf("(q5, q6) left the wrist region by %.3f rad", worst)
+	}
+}
+
+// A lost command source mid-motion is a behaviour fault: the iteration that
+// learns of it reports the error, the next ends the state with IN_ERROR →
+// idle, and cs returns to safe, where the arm comes to rest at the pose it
+// had; ve_body stays transparent throughout. A stale ID is ignored.
+func TestControl_SourceLostMidMotion_IdleThenSafe(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state velma.CSState
+		start func(r *rig) *velma.TaskCommand
+		traj  func(rep *velma.Report) velma.TrajStatus
+	}{
+		{"jnt_imp", velma.CSJntImp, func(r *rig) *velma.TaskCommand {
+			q, _ := r.rep.Status.BodyQ()
+			goal := q
+			goal[2] += 0.5
+			return &velma.TaskCommand{Jnt: &velma.JointTrajectoryCommand{ID: 7,
+				Points: []velma.JointPoint{{Positions: goal[:], TimeFromStart: 3 * time.Second}}}}
+		}, func(rep *velma.Report) velma.TrajStatus { return rep.CS.Jnt }},
+		{"cart_imp", velma.CSCartImp, func(r *rig) *velma.TaskCommand {
+			w := r.rep.CS.Wrist[kin.Right]
+			to := kin.Frame{R: w.R, P: w.P.Add(kin.Vec3{0.1, 0, 0.1})}
+			return &velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: {ID: 7,
+				Points: []velma.CartPoint{{Pose: to, TimeFromStart: 3 * time.Second}}}}}
+		}, func(rep *velma.Report) velma.TrajStatus { return rep.CS.Cart[kin.Right] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := readyRig(t)
+			rep := r.step(tc.start(r))
+			for range 500 { // 1 s of motion
+				rep = r.step(nil)
+			}
+			if rep.CS.State != tc.state || tc.traj(rep).State != velma.TrajActive {
+				t.Fatalf("cs %v motion %+v, want %v with the motion active", rep.CS.State, tc.traj(rep), tc.state)
+			}
+			// a stale id changes nothing
+			if rep = r.step(&velma.TaskCommand{SourceLost: 6}); rep.CS.BehaviourErr != nil || rep.CS.State != tc.state {
+				t.Fatalf("stale id: cs %v error %v", rep.CS.State, rep.CS.BehaviourErr)
+			}
+			rep = r.step(&velma.TaskCommand{SourceLost: 7})
+			if !errors.Is(rep.CS.BehaviourErr, velma.ErrSourceLost) || rep.CS.State != tc.state {
+				t.Fatalf("cs %v error %v, want %v reporting %v", rep.CS.State, rep.CS.BehaviourErr, tc.state, velma.ErrSourceLost)
+			}
+			if rep = r.step(nil); rep.CS.State != velma.CSIdle || !rep.CS.Step.InError {
+				t.Fatalf("cs %v (%+v), want idle via IN_ERROR", rep.CS.State, rep.CS.Step)
+			}
+			if st := tc.traj(rep); st.ID != 7 || st.State != velma.TrajAborted {
+				t.Fatalf("motion %+v, want 7 aborted", st)
+			}
+			if rep = r.step(nil); rep.CS.State != velma.CSSafe {
+				t.Fatalf("cs %v, want safe", rep.CS.State)
+			}
+			q0, _ := rep.Status.BodyQ()
+			for range 500 {
+				if rep = r.step(nil); rep.CS.State != velma.CSSafe || rep.BodyState != velma.BodyTransp {
+					t.Fatalf("cs %v ve_body %v, want safe/transp", rep.CS.State, rep.BodyState)
+				}
+			}
+			q1, dq1 := rep.Status.BodyQ()
+			for i := range q1 {
+				if math.Abs(q1[i]-q0[i]) > 0.05 || math.Abs(dq1[i]) > 0.02 {
+					t.Fatalf("joint %d moved %.3f rad (%.3f rad/s) in safe, want it at rest", i, q1[i]-q0[i], dq1[i])
+				}
+			}
+		})
 	}
 }

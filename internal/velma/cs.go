@@ -188,6 +188,7 @@ type received struct {
 	jnt   *JointTrajectoryCommand
 	head  *JointTrajectoryCommand
 	relax bool
+	lost  uint32
 }
 
 func (r *received) any() bool { return r.cart[0] != nil || r.cart[1] != nil }
@@ -241,6 +242,9 @@ func (c *CS) Run(bs BodyStatus, task *TaskCommand) BodyCommand {
 
 	out := BodyCommand{Valid: true}
 	err := c.behave(&bs)
+	if err == nil && rx.lost != 0 {
+		err = c.sourceLost(rx.lost)
+	}
 	if err == nil {
 		for _, v := range c.tau {
 			if !finite(v) {
@@ -294,6 +298,20 @@ func (c *CS) Run(bs BodyStatus, task *TaskCommand) BodyCommand {
 	return out
 }
 
+// sourceLost returns a behaviour error if id names the body motion that is
+// running in the current state: a motion without its command source is a
+// fault of the behaviour, which makes cs leave it through IN_ERROR.
+func (c *CS) sourceLost(id uint32) error {
+	running := func(s TrajStatus) bool { return s.ID == id && s.State == TrajActive }
+	switch {
+	case c.state == CSJntImp && running(c.jnt.status):
+		return fmt.Errorf("jnt_imp: %w (motion %d)", ErrSourceLost, id)
+	case c.state == CSCartImp && (running(c.cart[0].status) || running(c.cart[1].status)):
+		return fmt.Errorf("cart_imp: %w (motion %d)", ErrSourceLost, id)
+	}
+	return nil
+}
+
 func motorReady(m *MotorStatus) bool { return m.Enabled && !m.HomingRequired && m.OK }
 
 // accept validates the task's trajectory commands; invalid ones are reported
@@ -323,6 +341,7 @@ func (c *CS) accept(task *TaskCommand, rx *received) {
 		}
 	}
 	rx.relax = task.Relax
+	rx.lost = task.SourceLost
 }
 
 func abortIfActive(s *TrajStatus) {

@@ -74,12 +74,23 @@ type TaskCommand struct {
 	Head   *JointTrajectoryCommand
 	Relax  bool
 	Motors MotorRequests
+	// SourceLost is the ID of a running body motion (a Jnt or Cart command)
+	// whose command source is gone, e.g. the process that sent the goal
+	// died; 0 means none. cs treats it as a fault of the behaviour that runs
+	// the motion: CURRENT_BEHAVIOR_OK becomes false, so ε ends the state
+	// with IN_ERROR → idle, and from idle cs returns to safe. It is ignored
+	// when the ID does not name the motion that is running.
+	SourceLost uint32
 }
 
 // Empty reports whether the command carries nothing.
 func (c *TaskCommand) Empty() bool {
-	return c == nil || (c.Cart[0] == nil && c.Cart[1] == nil && c.Jnt == nil && c.Head == nil && !c.Relax && c.Motors == MotorRequests{})
+	return c == nil || (c.Cart[0] == nil && c.Cart[1] == nil && c.Jnt == nil && c.Head == nil && !c.Relax && c.Motors == MotorRequests{} && c.SourceLost == 0)
 }
+
+// ErrSourceLost is wrapped by the behaviour error cs reports when the
+// command source of its running motion is lost.
+var ErrSourceLost = errors.New("command source lost")
 
 // ErrInvalidCommand is wrapped by every command validation error.
 var ErrInvalidCommand = errors.New("invalid command")

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -27,9 +28,11 @@ const feedbackPeriod = 100 * time.Millisecond
 
 // clientLostAfter is how long a running goal may go without any subscriber
 // on its action's feedback and status topics, after having had one, before
-// its client counts as lost (command source gone): the goal is aborted and
-// the motion stopped. Clients that subscribe to neither (e.g. `fsmnodes
-// action send_goal` without --feedback) are never treated as lost.
+// its client counts as lost (command source gone): the goal is aborted, a
+// body motion (jnt_imp, cart_imp) makes cs fault to idle and return to safe
+// (velma.TaskCommand.SourceLost), a head motion stops where it is. Clients
+// that subscribe to neither (e.g. `fsmnodes action send_goal` without
+// --feedback) are never treated as lost.
 const clientLostAfter = 500 * time.Millisecond
 
 // actions serves the four trajectory actions.
@@ -142,9 +145,16 @@ func (b *Bridge) executeJoint(action string, set JointSet, kind TrajKind) ros.Ex
 		b.runner.Submit(tc)
 		final, err := b.watch(ctx, action, kind, id, func() { b.jointFeedback(g, set, kind) })
 		if err != nil {
-			b.holdJoints(kind)
-			if errors.Is(err, errClientLost) {
-				log.Warnf("%s: action client gone, motion stopped", action)
+			switch {
+			case errors.Is(err, errClientLost) && kind == TrajJnt:
+				b.runner.Submit(&velma.TaskCommand{SourceLost: id})
+				err = fmt.Errorf("%w: cs leaves jnt_imp for safe", err)
+				log.Warnf("%s: action client gone mid-motion, cs goes safe", action)
+			case errors.Is(err, errClientLost):
+				b.holdJoints(kind)
+				log.Warnf("%s: action client gone, head motion stopped", action)
+			default:
+				b.holdJoints(kind)
 			}
 			return &fjtResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
 		}
@@ -205,14 +215,15 @@ func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoa
 			_ = g.PublishFeedback(&fb)
 		})
 		if err != nil {
-			if snap := b.runner.Snapshot(); snap.CS.State == velma.CSCartImp {
+			if errors.Is(err, errClientLost) {
+				b.runner.Submit(&velma.TaskCommand{SourceLost: id})
+				err = fmt.Errorf("%w: cs leaves cart_imp for safe", err)
+				log.Warnf("%s: action client gone mid-motion, cs goes safe", action)
+			} else if snap := b.runner.Snapshot(); snap.CS.State == velma.CSCartImp {
 				var hold velma.TaskCommand
 				hold.Cart[side] = &velma.CartImpCommand{ID: b.runner.NextID(),
 					Points: []velma.CartPoint{{Pose: snap.CS.Wrist[side], TimeFromStart: 200 * time.Millisecond}}}
 				b.runner.Submit(&hold)
-			}
-			if errors.Is(err, errClientLost) {
-				log.Warnf("%s: action client gone, motion stopped", action)
 			}
 			return &ctResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
 		}

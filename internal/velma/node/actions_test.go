@@ -172,8 +172,9 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 		t.Fatalf("wrist %.3f m from target", d)
 	}
 
-	// 5. the command source dies mid-motion: the goal is aborted and the
-	// motion stops where it is
+	// 5. the command source dies mid-motion: the goal is aborted, cs
+	// faults out of jnt_imp (IN_ERROR → idle) and returns to safe, where the
+	// arm comes to rest; ve_body stays transparent
 	q3, _ := r.Snapshot().Report.Status.BodyQ()
 	if _, err := jc.SendGoal(ctx, bodyGoal(q3, 0.5, 4*time.Second), nil); err != nil {
 		t.Fatal(err)
@@ -181,16 +182,46 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	waitFor(t, ctx, "jnt_imp", func() bool { return r.Snapshot().CS.State == velma.CSJntImp })
 	time.Sleep(500 * time.Millisecond)
 	_ = cliCtx.Close()
-	waitFor(t, ctx, "motion stopped", func() bool {
-		s := r.Snapshot()
-		return s.CS.Jnt.State != velma.TrajActive
-	})
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, ctx, "cs safe", func() bool { return r.Snapshot().CS.State == velma.CSSafe })
+	if s := r.Snapshot(); s.CS.Jnt.State != velma.TrajAborted || s.Report.BodyState != velma.BodyTransp {
+		t.Fatalf("motion %v ve_body %v after the client died, want aborted/transp", s.CS.Jnt.State, s.Report.BodyState)
+	}
+	time.Sleep(500 * time.Millisecond)
 	q4, dq4 := r.Snapshot().Report.Status.BodyQ()
 	if d := q4[2] - q3[2]; d > 0.45 {
 		t.Fatalf("arm moved %.3f after its client died, want it stopped early", d)
 	}
 	if math.Abs(dq4[2]) > 0.05 {
 		t.Fatalf("arm still moving at %.3f rad/s", dq4[2])
+	}
+
+	// 6. the same for a Cartesian goal whose client goes away
+	cliCtx2 := newCtx(t, 71)
+	cn2, err := cliCtx2.NewNode("velma_action_client2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc2, err := ros.NewActionClient[velma_msgs_action.CartesianTrajectory_Goal, velma_msgs_action.CartesianTrajectory_Result, velma_msgs_action.CartesianTrajectory_Feedback](
+		cn2, "/velma_core/left_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cliCtx2.Spin(ctx) }()
+	if err := cc2.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wl := r.Snapshot().CS.Wrist[kin.Left]
+	cg2 := velma_msgs_action.NewCartesianTrajectory_Goal()
+	cg2.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: PoseOf(kin.Frame{R: wl.R, P: wl.P.Add(kin.Vec3{0.1, 0, 0.1})}),
+		TimeFromStart: builtin_interfaces_msg.Duration{Sec: 4}}}
+	if _, err := cc2.SendGoal(ctx, cg2, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "cart_imp", func() bool { return r.Snapshot().CS.State == velma.CSCartImp })
+	time.Sleep(300 * time.Millisecond)
+	_ = cliCtx2.Close()
+	waitFor(t, ctx, "cs safe after cart_imp", func() bool { return r.Snapshot().CS.State == velma.CSSafe })
+	if s := r.Snapshot(); s.CS.Cart[kin.Left].State != velma.TrajAborted || s.Report.BodyState != velma.BodyTransp {
+		t.Fatalf("motion %v ve_body %v after the client died, want aborted/transp", s.CS.Cart[kin.Left].State, s.Report.BodyState)
 	}
 }

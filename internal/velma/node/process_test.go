@@ -210,7 +210,9 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	}
 
 	// 2. a slow goal whose sender is SIGKILLed mid-motion: the bridge
-	// notices the lost client (after the DDS lease) and stops the arm
+	// notices the lost client (after the DDS lease), cs faults out of
+	// jnt_imp (IN_ERROR → idle) and returns to safe, and the arm comes to
+	// rest; ve_body stays transparent
 	h := helper("hang", 0.5, 30)
 	out, _ := h.StdoutPipe()
 	if err := h.Start(); err != nil {
@@ -221,11 +223,23 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 		t.Fatalf("helper said %q", line)
 	}
 	waitFor(t, ctx, "motion", func() bool { m, _ := js.get(); return m.Velocity[2] > 0.005 })
+	if v, _ := cs.get(); v != "jnt_imp" {
+		t.Fatalf("cs %s during the motion, want jnt_imp", v)
+	}
+	_, nStates := cs.get()
 	m0, _ := js.get()
 	_ = h.Process.Signal(syscall.SIGKILL)
 	_ = h.Wait()
+	waitFor(t, ctx, "cs safe after the kill", func() bool { v, n := cs.get(); return n > nStates && v == "safe" })
+	cs.mu.Lock()
+	after := append([]string(nil), cs.all[nStates-1:]...)
+	cs.mu.Unlock()
+	// the one-iteration idle may be overwritten before delivery (depth 1)
+	if want := "[jnt_imp idle safe]"; fmt.Sprint(after) != want && fmt.Sprint(after) != "[jnt_imp safe]" {
+		t.Fatalf("cs states after the kill %v, want %s", after, want)
+	}
 	var stopped time.Time
-	waitFor(t, ctx, "arm stopped", func() bool {
+	waitFor(t, ctx, "arm at rest", func() bool {
 		m, _ := js.get()
 		if m.Velocity[2] > 0.002 {
 			stopped = time.Time{}
@@ -242,6 +256,9 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	}
 	if v, _ := body.get(); v != "transp" {
 		t.Fatalf("ve_body %s after the stop", v)
+	}
+	if v, _ := cs.get(); v != "safe" {
+		t.Fatalf("cs %s after the stop, want safe", v)
 	}
 	t.Logf("arm moved %.3f rad after the kill; cs states %v", m1.Position[2]-m0.Position[2], cs.all)
 }

@@ -124,6 +124,9 @@ func (r *Runner) Submit(c *velma.TaskCommand) {
 		p.Head = c.Head
 	}
 	p.Relax = p.Relax || c.Relax
+	if c.SourceLost != 0 {
+		p.SourceLost = c.SourceLost
+	}
 	m := &p.Motors
 	m.TorsoEnable = m.TorsoEnable || c.Motors.TorsoEnable
 	m.HeadPanEnable = m.HeadPanEnable || c.Motors.HeadPanEnable
