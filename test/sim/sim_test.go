@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,12 +145,12 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	}
 
 	// A reachable goal through the first doorway.
-	var feedback int
-	_, st, err := cli.Execute(ctx, goal(4, 1.5, "map"), func(*nav2_msgs_action.NavigateToPose_Feedback) { feedback++ })
+	var feedback atomic.Int32 // feedback may still be delivered after the result
+	_, st, err := cli.Execute(ctx, goal(4, 1.5, "map"), func(*nav2_msgs_action.NavigateToPose_Feedback) { feedback.Add(1) })
 	if err != nil || st != action.StatusSucceeded {
 		t.Fatalf("goal (4, 1.5): status %v, err %v", st, err)
 	}
-	if feedback == 0 {
+	if feedback.Load() == 0 {
 		t.Error("no feedback during navigation")
 	}
 	// The odometry must have followed: the robot is within tolerance.

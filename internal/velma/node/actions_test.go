@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,15 +87,15 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 
 	// 1. a goal that succeeds; cs shows jnt_imp during the motion
 	q0, _ := r.Snapshot().Report.Status.BodyQ()
-	fb := 0
-	res, st, err := jc.Execute(ctx, bodyGoal(q0, 0.3, 1500*time.Millisecond), func(*control_msgs_action.FollowJointTrajectory_Feedback) { fb++ })
+	var fb atomic.Int32 // feedback may still be delivered after the result
+	res, st, err := jc.Execute(ctx, bodyGoal(q0, 0.3, 1500*time.Millisecond), func(*control_msgs_action.FollowJointTrajectory_Feedback) { fb.Add(1) })
 	if err != nil || st != action.StatusSucceeded || res.ErrorCode != 0 {
 		t.Fatalf("goal: %+v %v %v", res, st, err)
 	}
 	if v, _ := cs.get(); v != "jnt_imp" {
 		t.Fatalf("cs state %q during/after the goal, want jnt_imp", v)
 	}
-	if fb == 0 {
+	if fb.Load() == 0 {
 		t.Fatal("no feedback")
 	}
 	q1, _ := r.Snapshot().Report.Status.BodyQ()
