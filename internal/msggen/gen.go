@@ -236,7 +236,7 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 		out[gp.Dir+"/package_doc.gen.go"] = formatted
 		for _, m := range gp.Msgs {
 			f := &file{gp: gp, g: g, imports: map[string]string{}}
-			if err := f.message(m); err != nil {
+			if err := f.message(m, ""); err != nil {
 				return nil, err
 			}
 			b, err := f.render()
@@ -278,35 +278,51 @@ func (g *Generator) Generate() (map[string][]byte, error) {
 }
 
 func (f *file) service(s *SrvSpec) error {
-	if err := f.message(s.Request); err != nil {
-		return err
-	}
-	if err := f.message(s.Response); err != nil {
-		return err
-	}
-	return f.serviceVar(s)
-}
-
-func (f *file) serviceVar(s *SrvSpec) error {
-	h, err := f.g.hash(s.Pkg + "/" + s.Request.Sub + "/" + s.Name)
+	full := s.Pkg + "/" + s.Request.Sub + "/" + s.Name
+	h, err := f.g.hash(full)
 	if err != nil {
 		// A service hash needs service_msgs/msg/ServiceEventInfo; without it
-		// the hash stays empty.
+		// the hash and the service description stay empty.
 		h = ""
 	}
+	svcDesc := ""
+	if h != "" {
+		svcDesc = "desc_" + s.Name
+	}
+	if err := f.message(s.Request, svcDesc); err != nil {
+		return err
+	}
+	if err := f.message(s.Response, svcDesc); err != nil {
+		return err
+	}
+	if h != "" {
+		f.descVar(f.g.U.lookup(full+"_Event"), EncodingImplicit, "")
+		enc, src := "srv", s.Text
+		if s.Request.Sub != "srv" {
+			enc, src = EncodingImplicit, ""
+		}
+		f.descVar(f.g.U.lookup(full), enc, src)
+	}
+	return f.serviceVar(s, h, svcDesc)
+}
+
+func (f *file) serviceVar(s *SrvSpec, h, svcDesc string) error {
 	r := f.rosidl()
 	f.p("// %s_ServiceType describes the service %s/%s/%s.\n", s.Name, s.Pkg, s.Request.Sub, s.Name)
 	f.p("var %s_ServiceType = &%s.ServiceType{\n", s.Name, r)
 	f.p("Name: %q,\n", s.Pkg+"/"+s.Request.Sub+"/"+s.Name)
 	f.p("Request: %s_Request_TypeInfo,\nResponse: %s_Response_TypeInfo,\n", s.Name, s.Name)
 	f.p("Hash: %q,\n", h)
+	if svcDesc != "" {
+		f.p("Desc: %s,\n", svcDesc)
+	}
 	f.p("Definition: %s,\n}\n\n", goStringLit(s.Text))
 	return nil
 }
 
 func (f *file) action(a *ActionSpec) error {
 	for _, m := range []*MsgSpec{a.Goal, a.Result, a.Feedback} {
-		if err := f.message(m); err != nil {
+		if err := f.message(m, ""); err != nil {
 			return err
 		}
 	}
@@ -315,12 +331,15 @@ func (f *file) action(a *ActionSpec) error {
 			return err
 		}
 	}
-	if err := f.message(a.FeedbackMessage); err != nil {
+	if err := f.message(a.FeedbackMessage, ""); err != nil {
 		return err
 	}
 	h, err := f.g.hash(a.FullName())
 	if err != nil {
 		h = ""
+	}
+	if h != "" {
+		f.descVar(f.g.U.lookup(a.FullName()), "action", a.Text)
 	}
 	r := f.rosidl()
 	f.p("// %s_ActionType describes the action %s and the types the action\n// protocol derives from it.\n", a.Name, a.FullName())
@@ -330,6 +349,9 @@ func (f *file) action(a *ActionSpec) error {
 	f.p("SendGoal: %s_SendGoal_ServiceType,\nGetResult: %s_GetResult_ServiceType,\n", a.Name, a.Name)
 	f.p("FeedbackMessage: %s_FeedbackMessage_TypeInfo,\n", a.Name)
 	f.p("Hash: %q,\n", h)
+	if h != "" {
+		f.p("Desc: desc_%s,\n", a.Name)
+	}
 	f.p("Definition: %s,\n}\n\n", goStringLit(a.Text))
 	return nil
 }
@@ -342,7 +364,9 @@ func goStringLit(s string) string {
 	return strconv.Quote(s)
 }
 
-func (f *file) message(m *MsgSpec) error {
+// message generates the type m. svcDesc names the description variable of
+// the service m belongs to ("" for plain messages or when unknown).
+func (f *file) message(m *MsgSpec, svcDesc string) error {
 	g := f.g
 	self := BaseType{Pkg: m.Pkg, Sub: m.Sub, Name: m.Name}
 	goNames := map[string]string{}
@@ -404,12 +428,22 @@ func (f *file) message(m *MsgSpec) error {
 		f.p(")\n\n")
 	}
 
-	// Type info.
+	// Type description and type info.
+	if m.Sub == "msg" {
+		f.descVar(m, "msg", m.Text)
+	} else {
+		f.descVar(m, EncodingImplicit, "")
+	}
 	f.p("// %s_TypeInfo describes %s.\n", T, m.FullName())
 	f.p("var %s_TypeInfo = &%s.TypeInfo{\n", T, r)
 	f.p("Name: %q,\nDDSName: %q,\nHash: %q,\n", m.FullName(), m.Pkg+"::"+m.Sub+"::dds_::"+T+"_", h)
 	f.p("Definition: %s,\n", goStringLit(m.Text))
-	f.p("New: func() %s.Message { return New%s() },\n}\n\n", r, T)
+	f.p("New: func() %s.Message { return New%s() },\n", r, T)
+	f.p("Desc: desc_%s,\n", T)
+	if svcDesc != "" {
+		f.p("ServiceDesc: %s,\n", svcDesc)
+	}
+	f.p("}\n\n")
 
 	// Constructor and SetDefaults.
 	f.p("// New%s returns a new %s with its default values set.\n", T, T)
@@ -723,4 +757,57 @@ func put(out map[string][]byte, path string, b []byte) error {
 	}
 	out[path] = b
 	return nil
+}
+
+// EncodingImplicit is the TypeSource encoding of derived types (service
+// halves and events, action parts), which have no file of their own.
+const EncodingImplicit = "implicit"
+
+// descVar emits desc_<Name>, the rosidl.TypeDescription of m: its fields,
+// links to the descriptions of the types it references, and its source.
+func (f *file) descVar(m *MsgSpec, encoding, source string) {
+	r := f.rosidl()
+	f.p("// desc_%s is the REP-2011 type description of %s.\n", m.Name, m.FullName())
+	f.p("var desc_%s = &%s.TypeDescription{\n", m.Name, r)
+	f.p("Name: %q,\n", m.FullName())
+	f.p("Fields: []%s.FieldDescription{\n", r)
+	for _, fd := range fieldDescs(m) {
+		f.p("{Name: %q, TypeID: %d", fd.name, fd.typeID)
+		if fd.capacity != 0 {
+			f.p(", Capacity: %d", fd.capacity)
+		}
+		if fd.stringCapacity != 0 {
+			f.p(", StringCapacity: %d", fd.stringCapacity)
+		}
+		if fd.nested != "" {
+			f.p(", NestedTypeName: %q", fd.nested)
+		}
+		if fd.defaultValue != "" {
+			f.p(", DefaultValue: %s", strconv.Quote(fd.defaultValue))
+		}
+		f.p("},\n")
+	}
+	f.p("},\n")
+	var refs []string
+	seen := map[string]bool{}
+	for _, fl := range m.Fields {
+		b := fl.Type.Base
+		if !b.IsNested() || seen[b.FullName()] {
+			continue
+		}
+		seen[b.FullName()] = true
+		if b.Pkg == f.gp.Pkg && b.Sub == f.gp.Sub {
+			refs = append(refs, "desc_"+b.Name)
+		} else {
+			refs = append(refs, f.goTypeName(b)+"_TypeInfo.Desc")
+		}
+	}
+	if len(refs) > 0 {
+		f.p("Refs: []*%s.TypeDescription{%s},\n", r, strings.Join(refs, ", "))
+	}
+	f.p("Encoding: %q,\n", encoding)
+	if source != "" {
+		f.p("Source: %s,\n", goStringLit(source))
+	}
+	f.p("}\n\n")
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,26 +66,117 @@ func hashFields(m *MsgSpec) []Field {
 	return m.Fields
 }
 
+// fieldDesc is one field of an individual type description.
+type fieldDesc struct {
+	name                             string
+	typeID, capacity, stringCapacity int
+	nested, defaultValue             string
+}
+
+// fieldDescs returns the fields of m's individual type description.
+func fieldDescs(m *MsgSpec) []fieldDesc {
+	fields := hashFields(m)
+	out := make([]fieldDesc, 0, len(fields))
+	for _, f := range fields {
+		d := fieldDesc{name: f.Name, typeID: typeID(f.Type), stringCapacity: f.Type.Base.StringBound}
+		if f.Type.Array != NotArray && f.Type.Array != UnboundedSeq {
+			d.capacity = f.Type.Size
+		}
+		if f.Type.Base.IsNested() {
+			d.nested = f.Type.Base.FullName()
+		}
+		if f.Default != nil {
+			d.defaultValue = pyDefault(f.Type, f.Default)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// pyDefault renders a default value as rosidl_generator_type_description
+// does: str() of the value rosidl_parser reads from the IDL @default
+// annotation. Scalars come out as Python prints them (True, 1.0, text);
+// arrays are the repr of a tuple, which is how rosidl_adapter writes array
+// defaults into the IDL.
+func pyDefault(t FieldType, v any) string {
+	if t.Array == NotArray {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		return pyRepr(v)
+	}
+	items, _ := v.([]any)
+	parts := make([]string, len(items))
+	for i, it := range items {
+		parts[i] = pyRepr(it)
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// pyRepr renders a parsed scalar like Python's repr.
+func pyRepr(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return pyFloat(x)
+	case string:
+		x = strings.ReplaceAll(x, `\`, `\\`)
+		if strings.Contains(x, "'") && !strings.Contains(x, `"`) {
+			return `"` + x + `"`
+		}
+		return "'" + strings.ReplaceAll(x, "'", `\'`) + "'"
+	}
+	return fmt.Sprint(v)
+}
+
+// pyFloat renders x as Python's float repr: shortest round-trip digits,
+// positional for exponents in [-4, 16), with ".0" on integral values.
+func pyFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "nan"
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	if x != 0 {
+		e := strconv.FormatFloat(x, 'e', -1, 64)
+		exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+		if exp < -4 || exp >= 16 {
+			return e
+		}
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
 // individualDescription writes m's individual type description in the
 // json.dumps form REP-2011 hashes (default values omitted).
 func individualDescription(b *strings.Builder, m *MsgSpec) {
 	b.WriteString(`{"type_name": `)
 	b.WriteString(strconv.Quote(m.FullName()))
 	b.WriteString(`, "fields": [`)
-	for i, f := range hashFields(m) {
+	for i, f := range fieldDescs(m) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		capacity := 0
-		if f.Type.Array != NotArray && f.Type.Array != UnboundedSeq {
-			capacity = f.Type.Size
-		}
-		nested := ""
-		if f.Type.Base.IsNested() {
-			nested = f.Type.Base.FullName()
-		}
 		fmt.Fprintf(b, `{"name": %s, "type": {"type_id": %d, "capacity": %d, "string_capacity": %d, "nested_type_name": %s}}`,
-			strconv.Quote(f.Name), typeID(f.Type), capacity, f.Type.Base.StringBound, strconv.Quote(nested))
+			strconv.Quote(f.name), f.typeID, f.capacity, f.stringCapacity, strconv.Quote(f.nested))
 	}
 	b.WriteString("]}")
 }

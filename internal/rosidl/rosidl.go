@@ -64,6 +64,12 @@ type TypeInfo struct {
 	Definition string
 	// New returns a new zero message with its default values set.
 	New func() Message
+	// Desc is the REP-2011 type description (nil for hand-written types);
+	// Desc.TypeHash() equals Hash.
+	Desc *TypeDescription
+	// ServiceDesc is set on the request and response types of a service:
+	// the description of the service type itself (nil when unknown).
+	ServiceDesc *TypeDescription
 }
 
 // ServiceType describes a service pkg/srv/Name.
@@ -75,6 +81,8 @@ type ServiceType struct {
 	// Hash is the REP-2011 hash of the service type itself (fields
 	// request_message, response_message, event_message), "" if unknown.
 	Hash string
+	// Desc is the description of the service type (nil when Hash is "").
+	Desc *TypeDescription
 }
 
 // ActionType describes an action pkg/action/Name and the types the ROS 2
@@ -90,6 +98,8 @@ type ActionType struct {
 	Definition      string       // .action text
 	// Hash is the REP-2011 hash of the action type itself, "" if unknown.
 	Hash string
+	// Desc is the description of the action type (nil when Hash is "").
+	Desc *TypeDescription
 }
 
 // DDSTypeName returns the DDS type name for a ROS type name:

@@ -15,6 +15,20 @@ type GoalInfo struct {
 	Stamp  builtin_interfaces_msg.Time     `ros:"stamp" rostype:"builtin_interfaces/msg/Time"` // when the server accepted the goal
 }
 
+// desc_GoalInfo is the REP-2011 type description of action_msgs/msg/GoalInfo.
+var desc_GoalInfo = &rosidl.TypeDescription{
+	Name: "action_msgs/msg/GoalInfo",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `unique_identifier_msgs/UUID goal_id
+builtin_interfaces/Time stamp  # when the server accepted the goal
+`,
+}
+
 // GoalInfo_TypeInfo describes action_msgs/msg/GoalInfo.
 var GoalInfo_TypeInfo = &rosidl.TypeInfo{
 	Name:    "action_msgs/msg/GoalInfo",
@@ -23,7 +37,8 @@ var GoalInfo_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 builtin_interfaces/Time stamp  # when the server accepted the goal
 `,
-	New: func() rosidl.Message { return NewGoalInfo() },
+	New:  func() rosidl.Message { return NewGoalInfo() },
+	Desc: desc_GoalInfo,
 }
 
 // NewGoalInfo returns a new GoalInfo with its default values set.

@@ -24,6 +24,27 @@ const (
 	GoalStatus_STATUS_ABORTED   int8 = 6
 )
 
+// desc_GoalStatus is the REP-2011 type description of action_msgs/msg/GoalStatus.
+var desc_GoalStatus = &rosidl.TypeDescription{
+	Name: "action_msgs/msg/GoalStatus",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_info", TypeID: 1, NestedTypeName: "action_msgs/msg/GoalInfo"},
+		{Name: "status", TypeID: 2},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GoalInfo},
+	Encoding: "msg",
+	Source: `int8 STATUS_UNKNOWN=0
+int8 STATUS_ACCEPTED=1
+int8 STATUS_EXECUTING=2
+int8 STATUS_CANCELING=3
+int8 STATUS_SUCCEEDED=4
+int8 STATUS_CANCELED=5
+int8 STATUS_ABORTED=6
+GoalInfo goal_info
+int8 status
+`,
+}
+
 // GoalStatus_TypeInfo describes action_msgs/msg/GoalStatus.
 var GoalStatus_TypeInfo = &rosidl.TypeInfo{
 	Name:    "action_msgs/msg/GoalStatus",
@@ -39,7 +60,8 @@ int8 STATUS_ABORTED=6
 GoalInfo goal_info
 int8 status
 `,
-	New: func() rosidl.Message { return NewGoalStatus() },
+	New:  func() rosidl.Message { return NewGoalStatus() },
+	Desc: desc_GoalStatus,
 }
 
 // NewGoalStatus returns a new GoalStatus with its default values set.

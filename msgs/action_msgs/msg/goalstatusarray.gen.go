@@ -12,6 +12,18 @@ type GoalStatusArray struct {
 	StatusList []GoalStatus `ros:"status_list" rostype:"action_msgs/msg/GoalStatus[]"`
 }
 
+// desc_GoalStatusArray is the REP-2011 type description of action_msgs/msg/GoalStatusArray.
+var desc_GoalStatusArray = &rosidl.TypeDescription{
+	Name: "action_msgs/msg/GoalStatusArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status_list", TypeID: 145, NestedTypeName: "action_msgs/msg/GoalStatus"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GoalStatus},
+	Encoding: "msg",
+	Source: `GoalStatus[] status_list
+`,
+}
+
 // GoalStatusArray_TypeInfo describes action_msgs/msg/GoalStatusArray.
 var GoalStatusArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "action_msgs/msg/GoalStatusArray",
@@ -19,7 +31,8 @@ var GoalStatusArray_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
 	Definition: `GoalStatus[] status_list
 `,
-	New: func() rosidl.Message { return NewGoalStatusArray() },
+	New:  func() rosidl.Message { return NewGoalStatusArray() },
+	Desc: desc_GoalStatusArray,
 }
 
 // NewGoalStatusArray returns a new GoalStatusArray with its default values set.

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // CancelGoal_Request is the ROS 2 type action_msgs/srv/CancelGoal_Request.
@@ -14,6 +15,16 @@ type CancelGoal_Request struct {
 	// cancel goals accepted at or before the stamp. A goal_id with zero stamp:
 	// cancel that goal. Both: that goal and all accepted at or before the stamp.
 	GoalInfo action_msgs_msg.GoalInfo `ros:"goal_info" rostype:"action_msgs/msg/GoalInfo"`
+}
+
+// desc_CancelGoal_Request is the REP-2011 type description of action_msgs/srv/CancelGoal_Request.
+var desc_CancelGoal_Request = &rosidl.TypeDescription{
+	Name: "action_msgs/srv/CancelGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_info", TypeID: 1, NestedTypeName: "action_msgs/msg/GoalInfo"},
+	},
+	Refs:     []*rosidl.TypeDescription{action_msgs_msg.GoalInfo_TypeInfo.Desc},
+	Encoding: "implicit",
 }
 
 // CancelGoal_Request_TypeInfo describes action_msgs/srv/CancelGoal_Request.
@@ -25,7 +36,9 @@ var CancelGoal_Request_TypeInfo = &rosidl.TypeInfo{
 # cancel goals accepted at or before the stamp. A goal_id with zero stamp:
 # cancel that goal. Both: that goal and all accepted at or before the stamp.
 action_msgs/GoalInfo goal_info`,
-	New: func() rosidl.Message { return NewCancelGoal_Request() },
+	New:         func() rosidl.Message { return NewCancelGoal_Request() },
+	Desc:        desc_CancelGoal_Request,
+	ServiceDesc: desc_CancelGoal,
 }
 
 // NewCancelGoal_Request returns a new CancelGoal_Request with its default values set.
@@ -82,6 +95,17 @@ const (
 	CancelGoal_Response_ERROR_GOAL_TERMINATED int8 = 3
 )
 
+// desc_CancelGoal_Response is the REP-2011 type description of action_msgs/srv/CancelGoal_Response.
+var desc_CancelGoal_Response = &rosidl.TypeDescription{
+	Name: "action_msgs/srv/CancelGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "return_code", TypeID: 2},
+		{Name: "goals_canceling", TypeID: 145, NestedTypeName: "action_msgs/msg/GoalInfo"},
+	},
+	Refs:     []*rosidl.TypeDescription{action_msgs_msg.GoalInfo_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // CancelGoal_Response_TypeInfo describes action_msgs/srv/CancelGoal_Response.
 var CancelGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "action_msgs/srv/CancelGoal_Response",
@@ -94,7 +118,9 @@ int8 ERROR_GOAL_TERMINATED=3
 int8 return_code
 action_msgs/GoalInfo[] goals_canceling
 `,
-	New: func() rosidl.Message { return NewCancelGoal_Response() },
+	New:         func() rosidl.Message { return NewCancelGoal_Response() },
+	Desc:        desc_CancelGoal_Response,
+	ServiceDesc: desc_CancelGoal,
 }
 
 // NewCancelGoal_Response returns a new CancelGoal_Response with its default values set.
@@ -159,12 +185,49 @@ func (m *CancelGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_CancelGoal_Event is the REP-2011 type description of action_msgs/srv/CancelGoal_Event.
+var desc_CancelGoal_Event = &rosidl.TypeDescription{
+	Name: "action_msgs/srv/CancelGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "action_msgs/srv/CancelGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "action_msgs/srv/CancelGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CancelGoal_Request, desc_CancelGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_CancelGoal is the REP-2011 type description of action_msgs/srv/CancelGoal.
+var desc_CancelGoal = &rosidl.TypeDescription{
+	Name: "action_msgs/srv/CancelGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "action_msgs/srv/CancelGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "action_msgs/srv/CancelGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "action_msgs/srv/CancelGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_CancelGoal_Request, desc_CancelGoal_Response, desc_CancelGoal_Event},
+	Encoding: "srv",
+	Source: `# Zero goal_id and zero stamp: cancel all goals. Zero goal_id with a stamp:
+# cancel goals accepted at or before the stamp. A goal_id with zero stamp:
+# cancel that goal. Both: that goal and all accepted at or before the stamp.
+action_msgs/GoalInfo goal_info
+---
+int8 ERROR_NONE=0
+int8 ERROR_REJECTED=1
+int8 ERROR_UNKNOWN_GOAL_ID=2
+int8 ERROR_GOAL_TERMINATED=3
+int8 return_code
+action_msgs/GoalInfo[] goals_canceling
+`,
+}
+
 // CancelGoal_ServiceType describes the service action_msgs/srv/CancelGoal.
 var CancelGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "action_msgs/srv/CancelGoal",
 	Request:  CancelGoal_Request_TypeInfo,
 	Response: CancelGoal_Response_TypeInfo,
 	Hash:     "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
+	Desc:     desc_CancelGoal,
 	Definition: `# Zero goal_id and zero stamp: cancel all goals. Zero goal_id with a stamp:
 # cancel goals accepted at or before the stamp. A goal_id with zero stamp:
 # cancel that goal. Both: that goal and all accepted at or before the stamp.

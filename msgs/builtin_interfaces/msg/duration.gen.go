@@ -14,6 +14,20 @@ type Duration struct {
 	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }
 
+// desc_Duration is the REP-2011 type description of builtin_interfaces/msg/Duration.
+var desc_Duration = &rosidl.TypeDescription{
+	Name: "builtin_interfaces/msg/Duration",
+	Fields: []rosidl.FieldDescription{
+		{Name: "sec", TypeID: 6},
+		{Name: "nanosec", TypeID: 7},
+	},
+	Encoding: "msg",
+	Source: `# A span of time; a negative duration is carried by sec, nanosec is in [0, 1e9).
+int32 sec
+uint32 nanosec
+`,
+}
+
 // Duration_TypeInfo describes builtin_interfaces/msg/Duration.
 var Duration_TypeInfo = &rosidl.TypeInfo{
 	Name:    "builtin_interfaces/msg/Duration",
@@ -23,7 +37,8 @@ var Duration_TypeInfo = &rosidl.TypeInfo{
 int32 sec
 uint32 nanosec
 `,
-	New: func() rosidl.Message { return NewDuration() },
+	New:  func() rosidl.Message { return NewDuration() },
+	Desc: desc_Duration,
 }
 
 // NewDuration returns a new Duration with its default values set.

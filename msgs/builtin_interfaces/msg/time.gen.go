@@ -15,6 +15,21 @@ type Time struct {
 	Nanosec uint32 `ros:"nanosec" rostype:"uint32"`
 }
 
+// desc_Time is the REP-2011 type description of builtin_interfaces/msg/Time.
+var desc_Time = &rosidl.TypeDescription{
+	Name: "builtin_interfaces/msg/Time",
+	Fields: []rosidl.FieldDescription{
+		{Name: "sec", TypeID: 6},
+		{Name: "nanosec", TypeID: 7},
+	},
+	Encoding: "msg",
+	Source: `# A point in time: seconds and nanoseconds since the epoch of the clock.
+# nanosec is in [0, 1e9).
+int32 sec
+uint32 nanosec
+`,
+}
+
 // Time_TypeInfo describes builtin_interfaces/msg/Time.
 var Time_TypeInfo = &rosidl.TypeInfo{
 	Name:    "builtin_interfaces/msg/Time",
@@ -25,7 +40,8 @@ var Time_TypeInfo = &rosidl.TypeInfo{
 int32 sec
 uint32 nanosec
 `,
-	New: func() rosidl.Message { return NewTime() },
+	New:  func() rosidl.Message { return NewTime() },
+	Desc: desc_Time,
 }
 
 // NewTime returns a new Time with its default values set.

@@ -7,6 +7,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	control_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/control_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
@@ -23,6 +24,22 @@ type FollowJointTrajectory_Goal struct {
 	GoalTimeTolerance      builtin_interfaces_msg.Duration             `ros:"goal_time_tolerance" rostype:"builtin_interfaces/msg/Duration"`
 }
 
+// desc_FollowJointTrajectory_Goal is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_Goal.
+var desc_FollowJointTrajectory_Goal = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_Goal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "trajectory", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/JointTrajectory"},
+		{Name: "multi_dof_trajectory", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/MultiDOFJointTrajectory"},
+		{Name: "path_tolerance", TypeID: 145, NestedTypeName: "control_msgs/msg/JointTolerance"},
+		{Name: "component_path_tolerance", TypeID: 145, NestedTypeName: "control_msgs/msg/JointComponentTolerance"},
+		{Name: "goal_tolerance", TypeID: 145, NestedTypeName: "control_msgs/msg/JointTolerance"},
+		{Name: "component_goal_tolerance", TypeID: 145, NestedTypeName: "control_msgs/msg/JointComponentTolerance"},
+		{Name: "goal_time_tolerance", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+	},
+	Refs:     []*rosidl.TypeDescription{trajectory_msgs_msg.JointTrajectory_TypeInfo.Desc, trajectory_msgs_msg.MultiDOFJointTrajectory_TypeInfo.Desc, control_msgs_msg.JointTolerance_TypeInfo.Desc, control_msgs_msg.JointComponentTolerance_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_Goal_TypeInfo describes control_msgs/action/FollowJointTrajectory_Goal.
 var FollowJointTrajectory_Goal_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_Goal",
@@ -35,7 +52,8 @@ JointComponentTolerance[] component_path_tolerance
 JointTolerance[] goal_tolerance
 JointComponentTolerance[] component_goal_tolerance
 builtin_interfaces/Duration goal_time_tolerance`,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_Goal() },
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_Goal() },
+	Desc: desc_FollowJointTrajectory_Goal,
 }
 
 // NewFollowJointTrajectory_Goal returns a new FollowJointTrajectory_Goal with its default values set.
@@ -184,6 +202,16 @@ const (
 	FollowJointTrajectory_Result_GOAL_TOLERANCE_VIOLATED int32 = -5
 )
 
+// desc_FollowJointTrajectory_Result is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_Result.
+var desc_FollowJointTrajectory_Result = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_Result",
+	Fields: []rosidl.FieldDescription{
+		{Name: "error_code", TypeID: 6},
+		{Name: "error_string", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_Result_TypeInfo describes control_msgs/action/FollowJointTrajectory_Result.
 var FollowJointTrajectory_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_Result",
@@ -197,7 +225,8 @@ int32 OLD_HEADER_TIMESTAMP=-3
 int32 PATH_TOLERANCE_VIOLATED=-4
 int32 GOAL_TOLERANCE_VIOLATED=-5
 string error_string`,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_Result() },
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_Result() },
+	Desc: desc_FollowJointTrajectory_Result,
 }
 
 // NewFollowJointTrajectory_Result returns a new FollowJointTrajectory_Result with its default values set.
@@ -257,6 +286,24 @@ type FollowJointTrajectory_Feedback struct {
 	MultiDofError      trajectory_msgs_msg.MultiDOFJointTrajectoryPoint `ros:"multi_dof_error" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"`
 }
 
+// desc_FollowJointTrajectory_Feedback is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_Feedback.
+var desc_FollowJointTrajectory_Feedback = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_Feedback",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "joint_names", TypeID: 161},
+		{Name: "desired", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/JointTrajectoryPoint"},
+		{Name: "actual", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/JointTrajectoryPoint"},
+		{Name: "error", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/JointTrajectoryPoint"},
+		{Name: "multi_dof_joint_names", TypeID: 161},
+		{Name: "multi_dof_desired", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"},
+		{Name: "multi_dof_actual", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"},
+		{Name: "multi_dof_error", TypeID: 1, NestedTypeName: "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, trajectory_msgs_msg.JointTrajectoryPoint_TypeInfo.Desc, trajectory_msgs_msg.MultiDOFJointTrajectoryPoint_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_Feedback_TypeInfo describes control_msgs/action/FollowJointTrajectory_Feedback.
 var FollowJointTrajectory_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_Feedback",
@@ -272,7 +319,8 @@ trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_desired
 trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_actual
 trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_error
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_Feedback() },
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_Feedback() },
+	Desc: desc_FollowJointTrajectory_Feedback,
 }
 
 // NewFollowJointTrajectory_Feedback returns a new FollowJointTrajectory_Feedback with its default values set.
@@ -383,6 +431,17 @@ type FollowJointTrajectory_SendGoal_Request struct {
 	Goal   FollowJointTrajectory_Goal      `ros:"goal" rostype:"control_msgs/action/FollowJointTrajectory_Goal"`
 }
 
+// desc_FollowJointTrajectory_SendGoal_Request is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal_Request.
+var desc_FollowJointTrajectory_SendGoal_Request = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_SendGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "goal", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Goal"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_FollowJointTrajectory_Goal},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_SendGoal_Request_TypeInfo describes control_msgs/action/FollowJointTrajectory_SendGoal_Request.
 var FollowJointTrajectory_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_SendGoal_Request",
@@ -391,7 +450,9 @@ var FollowJointTrajectory_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 FollowJointTrajectory_Goal goal
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_SendGoal_Request() },
+	New:         func() rosidl.Message { return NewFollowJointTrajectory_SendGoal_Request() },
+	Desc:        desc_FollowJointTrajectory_SendGoal_Request,
+	ServiceDesc: desc_FollowJointTrajectory_SendGoal,
 }
 
 // NewFollowJointTrajectory_SendGoal_Request returns a new FollowJointTrajectory_SendGoal_Request with its default values set.
@@ -447,6 +508,17 @@ type FollowJointTrajectory_SendGoal_Response struct {
 	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_FollowJointTrajectory_SendGoal_Response is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal_Response.
+var desc_FollowJointTrajectory_SendGoal_Response = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_SendGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "accepted", TypeID: 15},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_SendGoal_Response_TypeInfo describes control_msgs/action/FollowJointTrajectory_SendGoal_Response.
 var FollowJointTrajectory_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_SendGoal_Response",
@@ -455,7 +527,9 @@ var FollowJointTrajectory_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool accepted
 builtin_interfaces/Time stamp
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_SendGoal_Response() },
+	New:         func() rosidl.Message { return NewFollowJointTrajectory_SendGoal_Response() },
+	Desc:        desc_FollowJointTrajectory_SendGoal_Response,
+	ServiceDesc: desc_FollowJointTrajectory_SendGoal,
 }
 
 // NewFollowJointTrajectory_SendGoal_Response returns a new FollowJointTrajectory_SendGoal_Response with its default values set.
@@ -502,12 +576,37 @@ func (m *FollowJointTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) e
 	return d.Err()
 }
 
+// desc_FollowJointTrajectory_SendGoal_Event is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal_Event.
+var desc_FollowJointTrajectory_SendGoal_Event = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_SendGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_FollowJointTrajectory_SendGoal_Request, desc_FollowJointTrajectory_SendGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_FollowJointTrajectory_SendGoal is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal.
+var desc_FollowJointTrajectory_SendGoal = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_SendGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FollowJointTrajectory_SendGoal_Request, desc_FollowJointTrajectory_SendGoal_Response, desc_FollowJointTrajectory_SendGoal_Event},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_SendGoal_ServiceType describes the service control_msgs/action/FollowJointTrajectory_SendGoal.
 var FollowJointTrajectory_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "control_msgs/action/FollowJointTrajectory_SendGoal",
 	Request:  FollowJointTrajectory_SendGoal_Request_TypeInfo,
 	Response: FollowJointTrajectory_SendGoal_Response_TypeInfo,
 	Hash:     "RIHS01_b13789dddc325a7a962825c45e28c77d37237ec129dd0c34dc5994562938c57f",
+	Desc:     desc_FollowJointTrajectory_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
 FollowJointTrajectory_Goal goal
 ---
@@ -521,6 +620,16 @@ type FollowJointTrajectory_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
+// desc_FollowJointTrajectory_GetResult_Request is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult_Request.
+var desc_FollowJointTrajectory_GetResult_Request = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_GetResult_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_GetResult_Request_TypeInfo describes control_msgs/action/FollowJointTrajectory_GetResult_Request.
 var FollowJointTrajectory_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_GetResult_Request",
@@ -528,7 +637,9 @@ var FollowJointTrajectory_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_ecf7ea8463d3beec7084bca75216d0b01b87b6e1e4e09679bb26093041efcbe9",
 	Definition: `unique_identifier_msgs/UUID goal_id
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_GetResult_Request() },
+	New:         func() rosidl.Message { return NewFollowJointTrajectory_GetResult_Request() },
+	Desc:        desc_FollowJointTrajectory_GetResult_Request,
+	ServiceDesc: desc_FollowJointTrajectory_GetResult,
 }
 
 // NewFollowJointTrajectory_GetResult_Request returns a new FollowJointTrajectory_GetResult_Request with its default values set.
@@ -579,6 +690,17 @@ type FollowJointTrajectory_GetResult_Response struct {
 	Result FollowJointTrajectory_Result `ros:"result" rostype:"control_msgs/action/FollowJointTrajectory_Result"`
 }
 
+// desc_FollowJointTrajectory_GetResult_Response is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult_Response.
+var desc_FollowJointTrajectory_GetResult_Response = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_GetResult_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 2},
+		{Name: "result", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Result"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FollowJointTrajectory_Result},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_GetResult_Response_TypeInfo describes control_msgs/action/FollowJointTrajectory_GetResult_Response.
 var FollowJointTrajectory_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_GetResult_Response",
@@ -587,7 +709,9 @@ var FollowJointTrajectory_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `int8 status
 FollowJointTrajectory_Result result
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_GetResult_Response() },
+	New:         func() rosidl.Message { return NewFollowJointTrajectory_GetResult_Response() },
+	Desc:        desc_FollowJointTrajectory_GetResult_Response,
+	ServiceDesc: desc_FollowJointTrajectory_GetResult,
 }
 
 // NewFollowJointTrajectory_GetResult_Response returns a new FollowJointTrajectory_GetResult_Response with its default values set.
@@ -634,12 +758,37 @@ func (m *FollowJointTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) 
 	return d.Err()
 }
 
+// desc_FollowJointTrajectory_GetResult_Event is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult_Event.
+var desc_FollowJointTrajectory_GetResult_Event = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_GetResult_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_FollowJointTrajectory_GetResult_Request, desc_FollowJointTrajectory_GetResult_Response},
+	Encoding: "implicit",
+}
+
+// desc_FollowJointTrajectory_GetResult is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult.
+var desc_FollowJointTrajectory_GetResult = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_GetResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FollowJointTrajectory_GetResult_Request, desc_FollowJointTrajectory_GetResult_Response, desc_FollowJointTrajectory_GetResult_Event},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_GetResult_ServiceType describes the service control_msgs/action/FollowJointTrajectory_GetResult.
 var FollowJointTrajectory_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "control_msgs/action/FollowJointTrajectory_GetResult",
 	Request:  FollowJointTrajectory_GetResult_Request_TypeInfo,
 	Response: FollowJointTrajectory_GetResult_Response_TypeInfo,
 	Hash:     "RIHS01_e3ceb38e3e1867c8dc0f46014df26e90eb93422f27e9e97f936e07f94be4bc8b",
+	Desc:     desc_FollowJointTrajectory_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
 ---
 int8 status
@@ -653,6 +802,17 @@ type FollowJointTrajectory_FeedbackMessage struct {
 	Feedback FollowJointTrajectory_Feedback  `ros:"feedback" rostype:"control_msgs/action/FollowJointTrajectory_Feedback"`
 }
 
+// desc_FollowJointTrajectory_FeedbackMessage is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_FeedbackMessage.
+var desc_FollowJointTrajectory_FeedbackMessage = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory_FeedbackMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Feedback"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_FollowJointTrajectory_Feedback},
+	Encoding: "implicit",
+}
+
 // FollowJointTrajectory_FeedbackMessage_TypeInfo describes control_msgs/action/FollowJointTrajectory_FeedbackMessage.
 var FollowJointTrajectory_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/action/FollowJointTrajectory_FeedbackMessage",
@@ -661,7 +821,8 @@ var FollowJointTrajectory_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 FollowJointTrajectory_Feedback feedback
 `,
-	New: func() rosidl.Message { return NewFollowJointTrajectory_FeedbackMessage() },
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_FeedbackMessage() },
+	Desc: desc_FollowJointTrajectory_FeedbackMessage,
 }
 
 // NewFollowJointTrajectory_FeedbackMessage returns a new FollowJointTrajectory_FeedbackMessage with its default values set.
@@ -711,6 +872,48 @@ func (m *FollowJointTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) err
 	return d.Err()
 }
 
+// desc_FollowJointTrajectory is the REP-2011 type description of control_msgs/action/FollowJointTrajectory.
+var desc_FollowJointTrajectory = &rosidl.TypeDescription{
+	Name: "control_msgs/action/FollowJointTrajectory",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Goal"},
+		{Name: "result", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Result"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_Feedback"},
+		{Name: "send_goal_service", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_SendGoal"},
+		{Name: "get_result_service", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_GetResult"},
+		{Name: "feedback_message", TypeID: 1, NestedTypeName: "control_msgs/action/FollowJointTrajectory_FeedbackMessage"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FollowJointTrajectory_Goal, desc_FollowJointTrajectory_Result, desc_FollowJointTrajectory_Feedback, desc_FollowJointTrajectory_SendGoal, desc_FollowJointTrajectory_GetResult, desc_FollowJointTrajectory_FeedbackMessage},
+	Encoding: "action",
+	Source: `trajectory_msgs/JointTrajectory trajectory
+trajectory_msgs/MultiDOFJointTrajectory multi_dof_trajectory
+JointTolerance[] path_tolerance
+JointComponentTolerance[] component_path_tolerance
+JointTolerance[] goal_tolerance
+JointComponentTolerance[] component_goal_tolerance
+builtin_interfaces/Duration goal_time_tolerance
+---
+int32 error_code
+int32 SUCCESSFUL=0
+int32 INVALID_GOAL=-1
+int32 INVALID_JOINTS=-2
+int32 OLD_HEADER_TIMESTAMP=-3
+int32 PATH_TOLERANCE_VIOLATED=-4
+int32 GOAL_TOLERANCE_VIOLATED=-5
+string error_string
+---
+std_msgs/Header header
+string[] joint_names
+trajectory_msgs/JointTrajectoryPoint desired
+trajectory_msgs/JointTrajectoryPoint actual
+trajectory_msgs/JointTrajectoryPoint error
+string[] multi_dof_joint_names
+trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_desired
+trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_actual
+trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_error
+`,
+}
+
 // FollowJointTrajectory_ActionType describes the action control_msgs/action/FollowJointTrajectory and the types the action
 // protocol derives from it.
 var FollowJointTrajectory_ActionType = &rosidl.ActionType{
@@ -722,6 +925,7 @@ var FollowJointTrajectory_ActionType = &rosidl.ActionType{
 	GetResult:       FollowJointTrajectory_GetResult_ServiceType,
 	FeedbackMessage: FollowJointTrajectory_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_738ebcb7a2d7cfa42f9f1001cc99ce3a4383d1cfe508015d9be8485e4b1c66f6",
+	Desc:            desc_FollowJointTrajectory,
 	Definition: `trajectory_msgs/JointTrajectory trajectory
 trajectory_msgs/MultiDOFJointTrajectory multi_dof_trajectory
 JointTolerance[] path_tolerance

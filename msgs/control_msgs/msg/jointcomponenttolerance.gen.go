@@ -25,6 +25,30 @@ const (
 	JointComponentTolerance_ROTATION    uint16 = 5
 )
 
+// desc_JointComponentTolerance is the REP-2011 type description of control_msgs/msg/JointComponentTolerance.
+var desc_JointComponentTolerance = &rosidl.TypeDescription{
+	Name: "control_msgs/msg/JointComponentTolerance",
+	Fields: []rosidl.FieldDescription{
+		{Name: "joint_name", TypeID: 17},
+		{Name: "component", TypeID: 5},
+		{Name: "position", TypeID: 11},
+		{Name: "velocity", TypeID: 11},
+		{Name: "acceleration", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `uint16 X_AXIS=1
+uint16 Y_AXIS=2
+uint16 Z_AXIS=3
+uint16 TRANSLATION=4
+uint16 ROTATION=5
+string joint_name
+uint16 component
+float64 position
+float64 velocity
+float64 acceleration
+`,
+}
+
 // JointComponentTolerance_TypeInfo describes control_msgs/msg/JointComponentTolerance.
 var JointComponentTolerance_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/msg/JointComponentTolerance",
@@ -41,7 +65,8 @@ float64 position
 float64 velocity
 float64 acceleration
 `,
-	New: func() rosidl.Message { return NewJointComponentTolerance() },
+	New:  func() rosidl.Message { return NewJointComponentTolerance() },
+	Desc: desc_JointComponentTolerance,
 }
 
 // NewJointComponentTolerance returns a new JointComponentTolerance with its default values set.

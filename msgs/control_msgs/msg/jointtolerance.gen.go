@@ -16,6 +16,24 @@ type JointTolerance struct {
 	Acceleration float64 `ros:"acceleration" rostype:"float64"`
 }
 
+// desc_JointTolerance is the REP-2011 type description of control_msgs/msg/JointTolerance.
+var desc_JointTolerance = &rosidl.TypeDescription{
+	Name: "control_msgs/msg/JointTolerance",
+	Fields: []rosidl.FieldDescription{
+		{Name: "name", TypeID: 17},
+		{Name: "position", TypeID: 11},
+		{Name: "velocity", TypeID: 11},
+		{Name: "acceleration", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `# 0 means the controller default, -1 means no limit.
+string name
+float64 position
+float64 velocity
+float64 acceleration
+`,
+}
+
 // JointTolerance_TypeInfo describes control_msgs/msg/JointTolerance.
 var JointTolerance_TypeInfo = &rosidl.TypeInfo{
 	Name:    "control_msgs/msg/JointTolerance",
@@ -27,7 +45,8 @@ float64 position
 float64 velocity
 float64 acceleration
 `,
-	New: func() rosidl.Message { return NewJointTolerance() },
+	New:  func() rosidl.Message { return NewJointTolerance() },
+	Desc: desc_JointTolerance,
 }
 
 // NewJointTolerance returns a new JointTolerance with its default values set.

@@ -14,6 +14,20 @@ type DiagnosticArray struct {
 	Status []DiagnosticStatus  `ros:"status" rostype:"diagnostic_msgs/msg/DiagnosticStatus[]"`
 }
 
+// desc_DiagnosticArray is the REP-2011 type description of diagnostic_msgs/msg/DiagnosticArray.
+var desc_DiagnosticArray = &rosidl.TypeDescription{
+	Name: "diagnostic_msgs/msg/DiagnosticArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "status", TypeID: 145, NestedTypeName: "diagnostic_msgs/msg/DiagnosticStatus"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_DiagnosticStatus},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+DiagnosticStatus[] status
+`,
+}
+
 // DiagnosticArray_TypeInfo describes diagnostic_msgs/msg/DiagnosticArray.
 var DiagnosticArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "diagnostic_msgs/msg/DiagnosticArray",
@@ -22,7 +36,8 @@ var DiagnosticArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 DiagnosticStatus[] status
 `,
-	New: func() rosidl.Message { return NewDiagnosticArray() },
+	New:  func() rosidl.Message { return NewDiagnosticArray() },
+	Desc: desc_DiagnosticArray,
 }
 
 // NewDiagnosticArray returns a new DiagnosticArray with its default values set.

@@ -24,6 +24,30 @@ const (
 	DiagnosticStatus_STALE byte = 3
 )
 
+// desc_DiagnosticStatus is the REP-2011 type description of diagnostic_msgs/msg/DiagnosticStatus.
+var desc_DiagnosticStatus = &rosidl.TypeDescription{
+	Name: "diagnostic_msgs/msg/DiagnosticStatus",
+	Fields: []rosidl.FieldDescription{
+		{Name: "level", TypeID: 16},
+		{Name: "name", TypeID: 17},
+		{Name: "message", TypeID: 17},
+		{Name: "hardware_id", TypeID: 17},
+		{Name: "values", TypeID: 145, NestedTypeName: "diagnostic_msgs/msg/KeyValue"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_KeyValue},
+	Encoding: "msg",
+	Source: `byte OK=0
+byte WARN=1
+byte ERROR=2
+byte STALE=3
+byte level
+string name
+string message
+string hardware_id
+KeyValue[] values
+`,
+}
+
 // DiagnosticStatus_TypeInfo describes diagnostic_msgs/msg/DiagnosticStatus.
 var DiagnosticStatus_TypeInfo = &rosidl.TypeInfo{
 	Name:    "diagnostic_msgs/msg/DiagnosticStatus",
@@ -39,7 +63,8 @@ string message
 string hardware_id
 KeyValue[] values
 `,
-	New: func() rosidl.Message { return NewDiagnosticStatus() },
+	New:  func() rosidl.Message { return NewDiagnosticStatus() },
+	Desc: desc_DiagnosticStatus,
 }
 
 // NewDiagnosticStatus returns a new DiagnosticStatus with its default values set.

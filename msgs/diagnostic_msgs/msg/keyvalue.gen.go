@@ -13,6 +13,19 @@ type KeyValue struct {
 	Value string `ros:"value" rostype:"string"`
 }
 
+// desc_KeyValue is the REP-2011 type description of diagnostic_msgs/msg/KeyValue.
+var desc_KeyValue = &rosidl.TypeDescription{
+	Name: "diagnostic_msgs/msg/KeyValue",
+	Fields: []rosidl.FieldDescription{
+		{Name: "key", TypeID: 17},
+		{Name: "value", TypeID: 17},
+	},
+	Encoding: "msg",
+	Source: `string key
+string value
+`,
+}
+
 // KeyValue_TypeInfo describes diagnostic_msgs/msg/KeyValue.
 var KeyValue_TypeInfo = &rosidl.TypeInfo{
 	Name:    "diagnostic_msgs/msg/KeyValue",
@@ -21,7 +34,8 @@ var KeyValue_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string key
 string value
 `,
-	New: func() rosidl.Message { return NewKeyValue() },
+	New:  func() rosidl.Message { return NewKeyValue() },
+	Desc: desc_KeyValue,
 }
 
 // NewKeyValue returns a new KeyValue with its default values set.

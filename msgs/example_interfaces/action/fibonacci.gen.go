@@ -6,12 +6,22 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 )
 
 // Fibonacci_Goal is the ROS 2 type example_interfaces/action/Fibonacci_Goal.
 type Fibonacci_Goal struct {
 	Order int32 `ros:"order" rostype:"int32"`
+}
+
+// desc_Fibonacci_Goal is the REP-2011 type description of example_interfaces/action/Fibonacci_Goal.
+var desc_Fibonacci_Goal = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_Goal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "order", TypeID: 6},
+	},
+	Encoding: "implicit",
 }
 
 // Fibonacci_Goal_TypeInfo describes example_interfaces/action/Fibonacci_Goal.
@@ -21,6 +31,7 @@ var Fibonacci_Goal_TypeInfo = &rosidl.TypeInfo{
 	Hash:       "RIHS01_226cb437e4355dcd3e914f930382a3b0cc1da81545bd319ed554e95a03255f51",
 	Definition: `int32 order`,
 	New:        func() rosidl.Message { return NewFibonacci_Goal() },
+	Desc:       desc_Fibonacci_Goal,
 }
 
 // NewFibonacci_Goal returns a new Fibonacci_Goal with its default values set.
@@ -68,6 +79,15 @@ type Fibonacci_Result struct {
 	Sequence []int32 `ros:"sequence" rostype:"int32[]"`
 }
 
+// desc_Fibonacci_Result is the REP-2011 type description of example_interfaces/action/Fibonacci_Result.
+var desc_Fibonacci_Result = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_Result",
+	Fields: []rosidl.FieldDescription{
+		{Name: "sequence", TypeID: 150},
+	},
+	Encoding: "implicit",
+}
+
 // Fibonacci_Result_TypeInfo describes example_interfaces/action/Fibonacci_Result.
 var Fibonacci_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:       "example_interfaces/action/Fibonacci_Result",
@@ -75,6 +95,7 @@ var Fibonacci_Result_TypeInfo = &rosidl.TypeInfo{
 	Hash:       "RIHS01_fea81394f25aa4502217953f1a021fb750e79c10bbd43f13dd94632da6569649",
 	Definition: `int32[] sequence`,
 	New:        func() rosidl.Message { return NewFibonacci_Result() },
+	Desc:       desc_Fibonacci_Result,
 }
 
 // NewFibonacci_Result returns a new Fibonacci_Result with its default values set.
@@ -138,6 +159,15 @@ type Fibonacci_Feedback struct {
 	Sequence []int32 `ros:"sequence" rostype:"int32[]"`
 }
 
+// desc_Fibonacci_Feedback is the REP-2011 type description of example_interfaces/action/Fibonacci_Feedback.
+var desc_Fibonacci_Feedback = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_Feedback",
+	Fields: []rosidl.FieldDescription{
+		{Name: "sequence", TypeID: 150},
+	},
+	Encoding: "implicit",
+}
+
 // Fibonacci_Feedback_TypeInfo describes example_interfaces/action/Fibonacci_Feedback.
 var Fibonacci_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_Feedback",
@@ -145,7 +175,8 @@ var Fibonacci_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_2b12e37361da6f408d4c85bc24a18de64333f29082f2ca34b5ee33dc4c8b42a9",
 	Definition: `int32[] sequence
 `,
-	New: func() rosidl.Message { return NewFibonacci_Feedback() },
+	New:  func() rosidl.Message { return NewFibonacci_Feedback() },
+	Desc: desc_Fibonacci_Feedback,
 }
 
 // NewFibonacci_Feedback returns a new Fibonacci_Feedback with its default values set.
@@ -210,6 +241,17 @@ type Fibonacci_SendGoal_Request struct {
 	Goal   Fibonacci_Goal                  `ros:"goal" rostype:"example_interfaces/action/Fibonacci_Goal"`
 }
 
+// desc_Fibonacci_SendGoal_Request is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal_Request.
+var desc_Fibonacci_SendGoal_Request = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_SendGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "goal", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Goal"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_Fibonacci_Goal},
+	Encoding: "implicit",
+}
+
 // Fibonacci_SendGoal_Request_TypeInfo describes example_interfaces/action/Fibonacci_SendGoal_Request.
 var Fibonacci_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_SendGoal_Request",
@@ -218,7 +260,9 @@ var Fibonacci_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 Fibonacci_Goal goal
 `,
-	New: func() rosidl.Message { return NewFibonacci_SendGoal_Request() },
+	New:         func() rosidl.Message { return NewFibonacci_SendGoal_Request() },
+	Desc:        desc_Fibonacci_SendGoal_Request,
+	ServiceDesc: desc_Fibonacci_SendGoal,
 }
 
 // NewFibonacci_SendGoal_Request returns a new Fibonacci_SendGoal_Request with its default values set.
@@ -271,6 +315,17 @@ type Fibonacci_SendGoal_Response struct {
 	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_Fibonacci_SendGoal_Response is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal_Response.
+var desc_Fibonacci_SendGoal_Response = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_SendGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "accepted", TypeID: 15},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // Fibonacci_SendGoal_Response_TypeInfo describes example_interfaces/action/Fibonacci_SendGoal_Response.
 var Fibonacci_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_SendGoal_Response",
@@ -279,7 +334,9 @@ var Fibonacci_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool accepted
 builtin_interfaces/Time stamp
 `,
-	New: func() rosidl.Message { return NewFibonacci_SendGoal_Response() },
+	New:         func() rosidl.Message { return NewFibonacci_SendGoal_Response() },
+	Desc:        desc_Fibonacci_SendGoal_Response,
+	ServiceDesc: desc_Fibonacci_SendGoal,
 }
 
 // NewFibonacci_SendGoal_Response returns a new Fibonacci_SendGoal_Response with its default values set.
@@ -326,12 +383,37 @@ func (m *Fibonacci_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_Fibonacci_SendGoal_Event is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal_Event.
+var desc_Fibonacci_SendGoal_Event = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_SendGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Fibonacci_SendGoal_Request, desc_Fibonacci_SendGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_Fibonacci_SendGoal is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal.
+var desc_Fibonacci_SendGoal = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_SendGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Fibonacci_SendGoal_Request, desc_Fibonacci_SendGoal_Response, desc_Fibonacci_SendGoal_Event},
+	Encoding: "implicit",
+}
+
 // Fibonacci_SendGoal_ServiceType describes the service example_interfaces/action/Fibonacci_SendGoal.
 var Fibonacci_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "example_interfaces/action/Fibonacci_SendGoal",
 	Request:  Fibonacci_SendGoal_Request_TypeInfo,
 	Response: Fibonacci_SendGoal_Response_TypeInfo,
 	Hash:     "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557",
+	Desc:     desc_Fibonacci_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
 Fibonacci_Goal goal
 ---
@@ -345,6 +427,16 @@ type Fibonacci_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
+// desc_Fibonacci_GetResult_Request is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult_Request.
+var desc_Fibonacci_GetResult_Request = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_GetResult_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // Fibonacci_GetResult_Request_TypeInfo describes example_interfaces/action/Fibonacci_GetResult_Request.
 var Fibonacci_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_GetResult_Request",
@@ -352,7 +444,9 @@ var Fibonacci_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_c8a4f5e7d13b81286ee1043e2ecd084281cecf1ff06aaa799464f5f15479f003",
 	Definition: `unique_identifier_msgs/UUID goal_id
 `,
-	New: func() rosidl.Message { return NewFibonacci_GetResult_Request() },
+	New:         func() rosidl.Message { return NewFibonacci_GetResult_Request() },
+	Desc:        desc_Fibonacci_GetResult_Request,
+	ServiceDesc: desc_Fibonacci_GetResult,
 }
 
 // NewFibonacci_GetResult_Request returns a new Fibonacci_GetResult_Request with its default values set.
@@ -403,6 +497,17 @@ type Fibonacci_GetResult_Response struct {
 	Result Fibonacci_Result `ros:"result" rostype:"example_interfaces/action/Fibonacci_Result"`
 }
 
+// desc_Fibonacci_GetResult_Response is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult_Response.
+var desc_Fibonacci_GetResult_Response = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_GetResult_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 2},
+		{Name: "result", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Result"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Fibonacci_Result},
+	Encoding: "implicit",
+}
+
 // Fibonacci_GetResult_Response_TypeInfo describes example_interfaces/action/Fibonacci_GetResult_Response.
 var Fibonacci_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_GetResult_Response",
@@ -411,7 +516,9 @@ var Fibonacci_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `int8 status
 Fibonacci_Result result
 `,
-	New: func() rosidl.Message { return NewFibonacci_GetResult_Response() },
+	New:         func() rosidl.Message { return NewFibonacci_GetResult_Response() },
+	Desc:        desc_Fibonacci_GetResult_Response,
+	ServiceDesc: desc_Fibonacci_GetResult,
 }
 
 // NewFibonacci_GetResult_Response returns a new Fibonacci_GetResult_Response with its default values set.
@@ -461,12 +568,37 @@ func (m *Fibonacci_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_Fibonacci_GetResult_Event is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult_Event.
+var desc_Fibonacci_GetResult_Event = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_GetResult_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Fibonacci_GetResult_Request, desc_Fibonacci_GetResult_Response},
+	Encoding: "implicit",
+}
+
+// desc_Fibonacci_GetResult is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult.
+var desc_Fibonacci_GetResult = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_GetResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Fibonacci_GetResult_Request, desc_Fibonacci_GetResult_Response, desc_Fibonacci_GetResult_Event},
+	Encoding: "implicit",
+}
+
 // Fibonacci_GetResult_ServiceType describes the service example_interfaces/action/Fibonacci_GetResult.
 var Fibonacci_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "example_interfaces/action/Fibonacci_GetResult",
 	Request:  Fibonacci_GetResult_Request_TypeInfo,
 	Response: Fibonacci_GetResult_Response_TypeInfo,
 	Hash:     "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57",
+	Desc:     desc_Fibonacci_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
 ---
 int8 status
@@ -480,6 +612,17 @@ type Fibonacci_FeedbackMessage struct {
 	Feedback Fibonacci_Feedback              `ros:"feedback" rostype:"example_interfaces/action/Fibonacci_Feedback"`
 }
 
+// desc_Fibonacci_FeedbackMessage is the REP-2011 type description of example_interfaces/action/Fibonacci_FeedbackMessage.
+var desc_Fibonacci_FeedbackMessage = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci_FeedbackMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Feedback"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_Fibonacci_Feedback},
+	Encoding: "implicit",
+}
+
 // Fibonacci_FeedbackMessage_TypeInfo describes example_interfaces/action/Fibonacci_FeedbackMessage.
 var Fibonacci_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/action/Fibonacci_FeedbackMessage",
@@ -488,7 +631,8 @@ var Fibonacci_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 Fibonacci_Feedback feedback
 `,
-	New: func() rosidl.Message { return NewFibonacci_FeedbackMessage() },
+	New:  func() rosidl.Message { return NewFibonacci_FeedbackMessage() },
+	Desc: desc_Fibonacci_FeedbackMessage,
 }
 
 // NewFibonacci_FeedbackMessage returns a new Fibonacci_FeedbackMessage with its default values set.
@@ -538,6 +682,27 @@ func (m *Fibonacci_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_Fibonacci is the REP-2011 type description of example_interfaces/action/Fibonacci.
+var desc_Fibonacci = &rosidl.TypeDescription{
+	Name: "example_interfaces/action/Fibonacci",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Goal"},
+		{Name: "result", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Result"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_Feedback"},
+		{Name: "send_goal_service", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_SendGoal"},
+		{Name: "get_result_service", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_GetResult"},
+		{Name: "feedback_message", TypeID: 1, NestedTypeName: "example_interfaces/action/Fibonacci_FeedbackMessage"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Fibonacci_Goal, desc_Fibonacci_Result, desc_Fibonacci_Feedback, desc_Fibonacci_SendGoal, desc_Fibonacci_GetResult, desc_Fibonacci_FeedbackMessage},
+	Encoding: "action",
+	Source: `int32 order
+---
+int32[] sequence
+---
+int32[] sequence
+`,
+}
+
 // Fibonacci_ActionType describes the action example_interfaces/action/Fibonacci and the types the action
 // protocol derives from it.
 var Fibonacci_ActionType = &rosidl.ActionType{
@@ -549,6 +714,7 @@ var Fibonacci_ActionType = &rosidl.ActionType{
 	GetResult:       Fibonacci_GetResult_ServiceType,
 	FeedbackMessage: Fibonacci_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51",
+	Desc:            desc_Fibonacci,
 	Definition: `int32 order
 ---
 int32[] sequence

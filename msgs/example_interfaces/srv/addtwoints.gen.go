@@ -5,12 +5,23 @@ package example_interfaces_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // AddTwoInts_Request is the ROS 2 type example_interfaces/srv/AddTwoInts_Request.
 type AddTwoInts_Request struct {
 	A int64 `ros:"a" rostype:"int64"`
 	B int64 `ros:"b" rostype:"int64"`
+}
+
+// desc_AddTwoInts_Request is the REP-2011 type description of example_interfaces/srv/AddTwoInts_Request.
+var desc_AddTwoInts_Request = &rosidl.TypeDescription{
+	Name: "example_interfaces/srv/AddTwoInts_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "a", TypeID: 8},
+		{Name: "b", TypeID: 8},
+	},
+	Encoding: "implicit",
 }
 
 // AddTwoInts_Request_TypeInfo describes example_interfaces/srv/AddTwoInts_Request.
@@ -20,7 +31,9 @@ var AddTwoInts_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_000c5fd92d6b2e1a05949348f584d6d652adea1e92d691792011ac2273508302",
 	Definition: `int64 a
 int64 b`,
-	New: func() rosidl.Message { return NewAddTwoInts_Request() },
+	New:         func() rosidl.Message { return NewAddTwoInts_Request() },
+	Desc:        desc_AddTwoInts_Request,
+	ServiceDesc: desc_AddTwoInts,
 }
 
 // NewAddTwoInts_Request returns a new AddTwoInts_Request with its default values set.
@@ -70,6 +83,15 @@ type AddTwoInts_Response struct {
 	Sum int64 `ros:"sum" rostype:"int64"`
 }
 
+// desc_AddTwoInts_Response is the REP-2011 type description of example_interfaces/srv/AddTwoInts_Response.
+var desc_AddTwoInts_Response = &rosidl.TypeDescription{
+	Name: "example_interfaces/srv/AddTwoInts_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "sum", TypeID: 8},
+	},
+	Encoding: "implicit",
+}
+
 // AddTwoInts_Response_TypeInfo describes example_interfaces/srv/AddTwoInts_Response.
 var AddTwoInts_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "example_interfaces/srv/AddTwoInts_Response",
@@ -77,7 +99,9 @@ var AddTwoInts_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_de5c030d4af33cba2749310b249737b631594703f9300495f48bffb2b44dcc2f",
 	Definition: `int64 sum
 `,
-	New: func() rosidl.Message { return NewAddTwoInts_Response() },
+	New:         func() rosidl.Message { return NewAddTwoInts_Response() },
+	Desc:        desc_AddTwoInts_Response,
+	ServiceDesc: desc_AddTwoInts,
 }
 
 // NewAddTwoInts_Response returns a new AddTwoInts_Response with its default values set.
@@ -120,12 +144,42 @@ func (m *AddTwoInts_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_AddTwoInts_Event is the REP-2011 type description of example_interfaces/srv/AddTwoInts_Event.
+var desc_AddTwoInts_Event = &rosidl.TypeDescription{
+	Name: "example_interfaces/srv/AddTwoInts_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/srv/AddTwoInts_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "example_interfaces/srv/AddTwoInts_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_AddTwoInts_Request, desc_AddTwoInts_Response},
+	Encoding: "implicit",
+}
+
+// desc_AddTwoInts is the REP-2011 type description of example_interfaces/srv/AddTwoInts.
+var desc_AddTwoInts = &rosidl.TypeDescription{
+	Name: "example_interfaces/srv/AddTwoInts",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "example_interfaces/srv/AddTwoInts_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "example_interfaces/srv/AddTwoInts_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "example_interfaces/srv/AddTwoInts_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_AddTwoInts_Request, desc_AddTwoInts_Response, desc_AddTwoInts_Event},
+	Encoding: "srv",
+	Source: `int64 a
+int64 b
+---
+int64 sum
+`,
+}
+
 // AddTwoInts_ServiceType describes the service example_interfaces/srv/AddTwoInts.
 var AddTwoInts_ServiceType = &rosidl.ServiceType{
 	Name:     "example_interfaces/srv/AddTwoInts",
 	Request:  AddTwoInts_Request_TypeInfo,
 	Response: AddTwoInts_Response_TypeInfo,
 	Hash:     "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a",
+	Desc:     desc_AddTwoInts,
 	Definition: `int64 a
 int64 b
 ---

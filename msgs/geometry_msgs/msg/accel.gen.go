@@ -13,6 +13,20 @@ type Accel struct {
 	Angular Vector3 `ros:"angular" rostype:"geometry_msgs/msg/Vector3"`
 }
 
+// desc_Accel is the REP-2011 type description of geometry_msgs/msg/Accel.
+var desc_Accel = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Accel",
+	Fields: []rosidl.FieldDescription{
+		{Name: "linear", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "angular", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Vector3},
+	Encoding: "msg",
+	Source: `Vector3 linear
+Vector3 angular
+`,
+}
+
 // Accel_TypeInfo describes geometry_msgs/msg/Accel.
 var Accel_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Accel",
@@ -21,7 +35,8 @@ var Accel_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Vector3 linear
 Vector3 angular
 `,
-	New: func() rosidl.Message { return NewAccel() },
+	New:  func() rosidl.Message { return NewAccel() },
+	Desc: desc_Accel,
 }
 
 // NewAccel returns a new Accel with its default values set.

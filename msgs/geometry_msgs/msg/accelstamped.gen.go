@@ -14,6 +14,20 @@ type AccelStamped struct {
 	Accel  Accel               `ros:"accel" rostype:"geometry_msgs/msg/Accel"`
 }
 
+// desc_AccelStamped is the REP-2011 type description of geometry_msgs/msg/AccelStamped.
+var desc_AccelStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/AccelStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "accel", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Accel"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Accel},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Accel accel
+`,
+}
+
 // AccelStamped_TypeInfo describes geometry_msgs/msg/AccelStamped.
 var AccelStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/AccelStamped",
@@ -22,7 +36,8 @@ var AccelStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Accel accel
 `,
-	New: func() rosidl.Message { return NewAccelStamped() },
+	New:  func() rosidl.Message { return NewAccelStamped() },
+	Desc: desc_AccelStamped,
 }
 
 // NewAccelStamped returns a new AccelStamped with its default values set.

@@ -14,6 +14,21 @@ type Point struct {
 	Z float64 `ros:"z" rostype:"float64"`
 }
 
+// desc_Point is the REP-2011 type description of geometry_msgs/msg/Point.
+var desc_Point = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Point",
+	Fields: []rosidl.FieldDescription{
+		{Name: "x", TypeID: 11},
+		{Name: "y", TypeID: 11},
+		{Name: "z", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `float64 x
+float64 y
+float64 z
+`,
+}
+
 // Point_TypeInfo describes geometry_msgs/msg/Point.
 var Point_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Point",
@@ -23,7 +38,8 @@ var Point_TypeInfo = &rosidl.TypeInfo{
 float64 y
 float64 z
 `,
-	New: func() rosidl.Message { return NewPoint() },
+	New:  func() rosidl.Message { return NewPoint() },
+	Desc: desc_Point,
 }
 
 // NewPoint returns a new Point with its default values set.

@@ -14,6 +14,21 @@ type Point32 struct {
 	Z float32 `ros:"z" rostype:"float32"`
 }
 
+// desc_Point32 is the REP-2011 type description of geometry_msgs/msg/Point32.
+var desc_Point32 = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Point32",
+	Fields: []rosidl.FieldDescription{
+		{Name: "x", TypeID: 10},
+		{Name: "y", TypeID: 10},
+		{Name: "z", TypeID: 10},
+	},
+	Encoding: "msg",
+	Source: `float32 x
+float32 y
+float32 z
+`,
+}
+
 // Point32_TypeInfo describes geometry_msgs/msg/Point32.
 var Point32_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Point32",
@@ -23,7 +38,8 @@ var Point32_TypeInfo = &rosidl.TypeInfo{
 float32 y
 float32 z
 `,
-	New: func() rosidl.Message { return NewPoint32() },
+	New:  func() rosidl.Message { return NewPoint32() },
+	Desc: desc_Point32,
 }
 
 // NewPoint32 returns a new Point32 with its default values set.

@@ -14,6 +14,20 @@ type PointStamped struct {
 	Point  Point               `ros:"point" rostype:"geometry_msgs/msg/Point"`
 }
 
+// desc_PointStamped is the REP-2011 type description of geometry_msgs/msg/PointStamped.
+var desc_PointStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PointStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "point", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Point"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Point},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Point point
+`,
+}
+
 // PointStamped_TypeInfo describes geometry_msgs/msg/PointStamped.
 var PointStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PointStamped",
@@ -22,7 +36,8 @@ var PointStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Point point
 `,
-	New: func() rosidl.Message { return NewPointStamped() },
+	New:  func() rosidl.Message { return NewPointStamped() },
+	Desc: desc_PointStamped,
 }
 
 // NewPointStamped returns a new PointStamped with its default values set.

@@ -12,6 +12,18 @@ type Polygon struct {
 	Points []Point32 `ros:"points" rostype:"geometry_msgs/msg/Point32[]"`
 }
 
+// desc_Polygon is the REP-2011 type description of geometry_msgs/msg/Polygon.
+var desc_Polygon = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Polygon",
+	Fields: []rosidl.FieldDescription{
+		{Name: "points", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Point32"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Point32},
+	Encoding: "msg",
+	Source: `Point32[] points
+`,
+}
+
 // Polygon_TypeInfo describes geometry_msgs/msg/Polygon.
 var Polygon_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Polygon",
@@ -19,7 +31,8 @@ var Polygon_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_3782f9f0bf044964d692d6c017d705e37611afb1f0bf6a9dee248a7dda0f784a",
 	Definition: `Point32[] points
 `,
-	New: func() rosidl.Message { return NewPolygon() },
+	New:  func() rosidl.Message { return NewPolygon() },
+	Desc: desc_Polygon,
 }
 
 // NewPolygon returns a new Polygon with its default values set.

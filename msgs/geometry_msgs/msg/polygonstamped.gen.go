@@ -14,6 +14,20 @@ type PolygonStamped struct {
 	Polygon Polygon             `ros:"polygon" rostype:"geometry_msgs/msg/Polygon"`
 }
 
+// desc_PolygonStamped is the REP-2011 type description of geometry_msgs/msg/PolygonStamped.
+var desc_PolygonStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PolygonStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "polygon", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Polygon"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Polygon},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Polygon polygon
+`,
+}
+
 // PolygonStamped_TypeInfo describes geometry_msgs/msg/PolygonStamped.
 var PolygonStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PolygonStamped",
@@ -22,7 +36,8 @@ var PolygonStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Polygon polygon
 `,
-	New: func() rosidl.Message { return NewPolygonStamped() },
+	New:  func() rosidl.Message { return NewPolygonStamped() },
+	Desc: desc_PolygonStamped,
 }
 
 // NewPolygonStamped returns a new PolygonStamped with its default values set.

@@ -13,6 +13,20 @@ type Pose struct {
 	Orientation Quaternion `ros:"orientation" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
+// desc_Pose is the REP-2011 type description of geometry_msgs/msg/Pose.
+var desc_Pose = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Pose",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Point"},
+		{Name: "orientation", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Quaternion"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Point, desc_Quaternion},
+	Encoding: "msg",
+	Source: `Point position
+Quaternion orientation
+`,
+}
+
 // Pose_TypeInfo describes geometry_msgs/msg/Pose.
 var Pose_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Pose",
@@ -21,7 +35,8 @@ var Pose_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Point position
 Quaternion orientation
 `,
-	New: func() rosidl.Message { return NewPose() },
+	New:  func() rosidl.Message { return NewPose() },
+	Desc: desc_Pose,
 }
 
 // NewPose returns a new Pose with its default values set.

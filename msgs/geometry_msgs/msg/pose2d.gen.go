@@ -14,6 +14,21 @@ type Pose2D struct {
 	Theta float64 `ros:"theta" rostype:"float64"`
 }
 
+// desc_Pose2D is the REP-2011 type description of geometry_msgs/msg/Pose2D.
+var desc_Pose2D = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Pose2D",
+	Fields: []rosidl.FieldDescription{
+		{Name: "x", TypeID: 11},
+		{Name: "y", TypeID: 11},
+		{Name: "theta", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `float64 x
+float64 y
+float64 theta
+`,
+}
+
 // Pose2D_TypeInfo describes geometry_msgs/msg/Pose2D.
 var Pose2D_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Pose2D",
@@ -23,7 +38,8 @@ var Pose2D_TypeInfo = &rosidl.TypeInfo{
 float64 y
 float64 theta
 `,
-	New: func() rosidl.Message { return NewPose2D() },
+	New:  func() rosidl.Message { return NewPose2D() },
+	Desc: desc_Pose2D,
 }
 
 // NewPose2D returns a new Pose2D with its default values set.

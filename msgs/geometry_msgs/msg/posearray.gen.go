@@ -14,6 +14,20 @@ type PoseArray struct {
 	Poses  []Pose              `ros:"poses" rostype:"geometry_msgs/msg/Pose[]"`
 }
 
+// desc_PoseArray is the REP-2011 type description of geometry_msgs/msg/PoseArray.
+var desc_PoseArray = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PoseArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "poses", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Pose},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Pose[] poses
+`,
+}
+
 // PoseArray_TypeInfo describes geometry_msgs/msg/PoseArray.
 var PoseArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PoseArray",
@@ -22,7 +36,8 @@ var PoseArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Pose[] poses
 `,
-	New: func() rosidl.Message { return NewPoseArray() },
+	New:  func() rosidl.Message { return NewPoseArray() },
+	Desc: desc_PoseArray,
 }
 
 // NewPoseArray returns a new PoseArray with its default values set.

@@ -14,6 +14,20 @@ type PoseStamped struct {
 	Pose   Pose                `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 }
 
+// desc_PoseStamped is the REP-2011 type description of geometry_msgs/msg/PoseStamped.
+var desc_PoseStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PoseStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Pose},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Pose pose
+`,
+}
+
 // PoseStamped_TypeInfo describes geometry_msgs/msg/PoseStamped.
 var PoseStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PoseStamped",
@@ -22,7 +36,8 @@ var PoseStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Pose pose
 `,
-	New: func() rosidl.Message { return NewPoseStamped() },
+	New:  func() rosidl.Message { return NewPoseStamped() },
+	Desc: desc_PoseStamped,
 }
 
 // NewPoseStamped returns a new PoseStamped with its default values set.

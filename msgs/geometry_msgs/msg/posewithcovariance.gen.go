@@ -14,6 +14,21 @@ type PoseWithCovariance struct {
 	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }
 
+// desc_PoseWithCovariance is the REP-2011 type description of geometry_msgs/msg/PoseWithCovariance.
+var desc_PoseWithCovariance = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PoseWithCovariance",
+	Fields: []rosidl.FieldDescription{
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "covariance", TypeID: 59, Capacity: 36},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Pose},
+	Encoding: "msg",
+	Source: `Pose pose
+# Row-major 6x6 covariance over (x, y, z, rotation about X, Y, Z).
+float64[36] covariance
+`,
+}
+
 // PoseWithCovariance_TypeInfo describes geometry_msgs/msg/PoseWithCovariance.
 var PoseWithCovariance_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PoseWithCovariance",
@@ -23,7 +38,8 @@ var PoseWithCovariance_TypeInfo = &rosidl.TypeInfo{
 # Row-major 6x6 covariance over (x, y, z, rotation about X, Y, Z).
 float64[36] covariance
 `,
-	New: func() rosidl.Message { return NewPoseWithCovariance() },
+	New:  func() rosidl.Message { return NewPoseWithCovariance() },
+	Desc: desc_PoseWithCovariance,
 }
 
 // NewPoseWithCovariance returns a new PoseWithCovariance with its default values set.

@@ -14,6 +14,20 @@ type PoseWithCovarianceStamped struct {
 	Pose   PoseWithCovariance  `ros:"pose" rostype:"geometry_msgs/msg/PoseWithCovariance"`
 }
 
+// desc_PoseWithCovarianceStamped is the REP-2011 type description of geometry_msgs/msg/PoseWithCovarianceStamped.
+var desc_PoseWithCovarianceStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/PoseWithCovarianceStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/PoseWithCovariance"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_PoseWithCovariance},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+PoseWithCovariance pose
+`,
+}
+
 // PoseWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/PoseWithCovarianceStamped.
 var PoseWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/PoseWithCovarianceStamped",
@@ -22,7 +36,8 @@ var PoseWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 PoseWithCovariance pose
 `,
-	New: func() rosidl.Message { return NewPoseWithCovarianceStamped() },
+	New:  func() rosidl.Message { return NewPoseWithCovarianceStamped() },
+	Desc: desc_PoseWithCovarianceStamped,
 }
 
 // NewPoseWithCovarianceStamped returns a new PoseWithCovarianceStamped with its default values set.

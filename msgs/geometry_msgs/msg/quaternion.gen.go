@@ -16,6 +16,24 @@ type Quaternion struct {
 	W float64 `ros:"w" rostype:"float64"` // default: 1
 }
 
+// desc_Quaternion is the REP-2011 type description of geometry_msgs/msg/Quaternion.
+var desc_Quaternion = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Quaternion",
+	Fields: []rosidl.FieldDescription{
+		{Name: "x", TypeID: 11, DefaultValue: "0.0"},
+		{Name: "y", TypeID: 11, DefaultValue: "0.0"},
+		{Name: "z", TypeID: 11, DefaultValue: "0.0"},
+		{Name: "w", TypeID: 11, DefaultValue: "1.0"},
+	},
+	Encoding: "msg",
+	Source: `# Orientation as a quaternion; the default is the identity rotation.
+float64 x 0
+float64 y 0
+float64 z 0
+float64 w 1
+`,
+}
+
 // Quaternion_TypeInfo describes geometry_msgs/msg/Quaternion.
 var Quaternion_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Quaternion",
@@ -27,7 +45,8 @@ float64 y 0
 float64 z 0
 float64 w 1
 `,
-	New: func() rosidl.Message { return NewQuaternion() },
+	New:  func() rosidl.Message { return NewQuaternion() },
+	Desc: desc_Quaternion,
 }
 
 // NewQuaternion returns a new Quaternion with its default values set.

@@ -14,6 +14,20 @@ type QuaternionStamped struct {
 	Quaternion Quaternion          `ros:"quaternion" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
+// desc_QuaternionStamped is the REP-2011 type description of geometry_msgs/msg/QuaternionStamped.
+var desc_QuaternionStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/QuaternionStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "quaternion", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Quaternion"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Quaternion},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Quaternion quaternion
+`,
+}
+
 // QuaternionStamped_TypeInfo describes geometry_msgs/msg/QuaternionStamped.
 var QuaternionStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/QuaternionStamped",
@@ -22,7 +36,8 @@ var QuaternionStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Quaternion quaternion
 `,
-	New: func() rosidl.Message { return NewQuaternionStamped() },
+	New:  func() rosidl.Message { return NewQuaternionStamped() },
+	Desc: desc_QuaternionStamped,
 }
 
 // NewQuaternionStamped returns a new QuaternionStamped with its default values set.

@@ -13,6 +13,20 @@ type Transform struct {
 	Rotation    Quaternion `ros:"rotation" rostype:"geometry_msgs/msg/Quaternion"`
 }
 
+// desc_Transform is the REP-2011 type description of geometry_msgs/msg/Transform.
+var desc_Transform = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Transform",
+	Fields: []rosidl.FieldDescription{
+		{Name: "translation", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "rotation", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Quaternion"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Vector3, desc_Quaternion},
+	Encoding: "msg",
+	Source: `Vector3 translation
+Quaternion rotation
+`,
+}
+
 // Transform_TypeInfo describes geometry_msgs/msg/Transform.
 var Transform_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Transform",
@@ -21,7 +35,8 @@ var Transform_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Vector3 translation
 Quaternion rotation
 `,
-	New: func() rosidl.Message { return NewTransform() },
+	New:  func() rosidl.Message { return NewTransform() },
+	Desc: desc_Transform,
 }
 
 // NewTransform returns a new Transform with its default values set.

@@ -16,6 +16,23 @@ type TransformStamped struct {
 	Transform    Transform           `ros:"transform" rostype:"geometry_msgs/msg/Transform"`
 }
 
+// desc_TransformStamped is the REP-2011 type description of geometry_msgs/msg/TransformStamped.
+var desc_TransformStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/TransformStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "child_frame_id", TypeID: 17},
+		{Name: "transform", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Transform"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Transform},
+	Encoding: "msg",
+	Source: `# header.frame_id is the parent frame; the transform maps child_frame_id into it.
+std_msgs/Header header
+string child_frame_id
+Transform transform
+`,
+}
+
 // TransformStamped_TypeInfo describes geometry_msgs/msg/TransformStamped.
 var TransformStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/TransformStamped",
@@ -26,7 +43,8 @@ std_msgs/Header header
 string child_frame_id
 Transform transform
 `,
-	New: func() rosidl.Message { return NewTransformStamped() },
+	New:  func() rosidl.Message { return NewTransformStamped() },
+	Desc: desc_TransformStamped,
 }
 
 // NewTransformStamped returns a new TransformStamped with its default values set.

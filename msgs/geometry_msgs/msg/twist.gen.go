@@ -13,6 +13,20 @@ type Twist struct {
 	Angular Vector3 `ros:"angular" rostype:"geometry_msgs/msg/Vector3"`
 }
 
+// desc_Twist is the REP-2011 type description of geometry_msgs/msg/Twist.
+var desc_Twist = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Twist",
+	Fields: []rosidl.FieldDescription{
+		{Name: "linear", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "angular", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Vector3},
+	Encoding: "msg",
+	Source: `Vector3 linear
+Vector3 angular
+`,
+}
+
 // Twist_TypeInfo describes geometry_msgs/msg/Twist.
 var Twist_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Twist",
@@ -21,7 +35,8 @@ var Twist_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Vector3 linear
 Vector3 angular
 `,
-	New: func() rosidl.Message { return NewTwist() },
+	New:  func() rosidl.Message { return NewTwist() },
+	Desc: desc_Twist,
 }
 
 // NewTwist returns a new Twist with its default values set.

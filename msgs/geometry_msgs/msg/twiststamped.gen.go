@@ -14,6 +14,20 @@ type TwistStamped struct {
 	Twist  Twist               `ros:"twist" rostype:"geometry_msgs/msg/Twist"`
 }
 
+// desc_TwistStamped is the REP-2011 type description of geometry_msgs/msg/TwistStamped.
+var desc_TwistStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/TwistStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "twist", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Twist"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Twist},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Twist twist
+`,
+}
+
 // TwistStamped_TypeInfo describes geometry_msgs/msg/TwistStamped.
 var TwistStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/TwistStamped",
@@ -22,7 +36,8 @@ var TwistStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Twist twist
 `,
-	New: func() rosidl.Message { return NewTwistStamped() },
+	New:  func() rosidl.Message { return NewTwistStamped() },
+	Desc: desc_TwistStamped,
 }
 
 // NewTwistStamped returns a new TwistStamped with its default values set.

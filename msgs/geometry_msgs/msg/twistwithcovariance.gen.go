@@ -13,6 +13,20 @@ type TwistWithCovariance struct {
 	Covariance [36]float64 `ros:"covariance" rostype:"float64[36]"`
 }
 
+// desc_TwistWithCovariance is the REP-2011 type description of geometry_msgs/msg/TwistWithCovariance.
+var desc_TwistWithCovariance = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/TwistWithCovariance",
+	Fields: []rosidl.FieldDescription{
+		{Name: "twist", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Twist"},
+		{Name: "covariance", TypeID: 59, Capacity: 36},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Twist},
+	Encoding: "msg",
+	Source: `Twist twist
+float64[36] covariance
+`,
+}
+
 // TwistWithCovariance_TypeInfo describes geometry_msgs/msg/TwistWithCovariance.
 var TwistWithCovariance_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/TwistWithCovariance",
@@ -21,7 +35,8 @@ var TwistWithCovariance_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Twist twist
 float64[36] covariance
 `,
-	New: func() rosidl.Message { return NewTwistWithCovariance() },
+	New:  func() rosidl.Message { return NewTwistWithCovariance() },
+	Desc: desc_TwistWithCovariance,
 }
 
 // NewTwistWithCovariance returns a new TwistWithCovariance with its default values set.

@@ -14,6 +14,20 @@ type TwistWithCovarianceStamped struct {
 	Twist  TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/msg/TwistWithCovariance"`
 }
 
+// desc_TwistWithCovarianceStamped is the REP-2011 type description of geometry_msgs/msg/TwistWithCovarianceStamped.
+var desc_TwistWithCovarianceStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/TwistWithCovarianceStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "twist", TypeID: 1, NestedTypeName: "geometry_msgs/msg/TwistWithCovariance"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_TwistWithCovariance},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+TwistWithCovariance twist
+`,
+}
+
 // TwistWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/TwistWithCovarianceStamped.
 var TwistWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/TwistWithCovarianceStamped",
@@ -22,7 +36,8 @@ var TwistWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 TwistWithCovariance twist
 `,
-	New: func() rosidl.Message { return NewTwistWithCovarianceStamped() },
+	New:  func() rosidl.Message { return NewTwistWithCovarianceStamped() },
+	Desc: desc_TwistWithCovarianceStamped,
 }
 
 // NewTwistWithCovarianceStamped returns a new TwistWithCovarianceStamped with its default values set.

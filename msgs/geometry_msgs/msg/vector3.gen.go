@@ -14,6 +14,21 @@ type Vector3 struct {
 	Z float64 `ros:"z" rostype:"float64"`
 }
 
+// desc_Vector3 is the REP-2011 type description of geometry_msgs/msg/Vector3.
+var desc_Vector3 = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Vector3",
+	Fields: []rosidl.FieldDescription{
+		{Name: "x", TypeID: 11},
+		{Name: "y", TypeID: 11},
+		{Name: "z", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `float64 x
+float64 y
+float64 z
+`,
+}
+
 // Vector3_TypeInfo describes geometry_msgs/msg/Vector3.
 var Vector3_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Vector3",
@@ -23,7 +38,8 @@ var Vector3_TypeInfo = &rosidl.TypeInfo{
 float64 y
 float64 z
 `,
-	New: func() rosidl.Message { return NewVector3() },
+	New:  func() rosidl.Message { return NewVector3() },
+	Desc: desc_Vector3,
 }
 
 // NewVector3 returns a new Vector3 with its default values set.

@@ -14,6 +14,20 @@ type Vector3Stamped struct {
 	Vector Vector3             `ros:"vector" rostype:"geometry_msgs/msg/Vector3"`
 }
 
+// desc_Vector3Stamped is the REP-2011 type description of geometry_msgs/msg/Vector3Stamped.
+var desc_Vector3Stamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Vector3Stamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "vector", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Vector3},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Vector3 vector
+`,
+}
+
 // Vector3Stamped_TypeInfo describes geometry_msgs/msg/Vector3Stamped.
 var Vector3Stamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Vector3Stamped",
@@ -22,7 +36,8 @@ var Vector3Stamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Vector3 vector
 `,
-	New: func() rosidl.Message { return NewVector3Stamped() },
+	New:  func() rosidl.Message { return NewVector3Stamped() },
+	Desc: desc_Vector3Stamped,
 }
 
 // NewVector3Stamped returns a new Vector3Stamped with its default values set.

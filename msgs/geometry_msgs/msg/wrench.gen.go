@@ -13,6 +13,20 @@ type Wrench struct {
 	Torque Vector3 `ros:"torque" rostype:"geometry_msgs/msg/Vector3"`
 }
 
+// desc_Wrench is the REP-2011 type description of geometry_msgs/msg/Wrench.
+var desc_Wrench = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/Wrench",
+	Fields: []rosidl.FieldDescription{
+		{Name: "force", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "torque", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Vector3},
+	Encoding: "msg",
+	Source: `Vector3 force
+Vector3 torque
+`,
+}
+
 // Wrench_TypeInfo describes geometry_msgs/msg/Wrench.
 var Wrench_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/Wrench",
@@ -21,7 +35,8 @@ var Wrench_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Vector3 force
 Vector3 torque
 `,
-	New: func() rosidl.Message { return NewWrench() },
+	New:  func() rosidl.Message { return NewWrench() },
+	Desc: desc_Wrench,
 }
 
 // NewWrench returns a new Wrench with its default values set.

@@ -14,6 +14,20 @@ type WrenchStamped struct {
 	Wrench Wrench              `ros:"wrench" rostype:"geometry_msgs/msg/Wrench"`
 }
 
+// desc_WrenchStamped is the REP-2011 type description of geometry_msgs/msg/WrenchStamped.
+var desc_WrenchStamped = &rosidl.TypeDescription{
+	Name: "geometry_msgs/msg/WrenchStamped",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "wrench", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Wrench"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Wrench},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+Wrench wrench
+`,
+}
+
 // WrenchStamped_TypeInfo describes geometry_msgs/msg/WrenchStamped.
 var WrenchStamped_TypeInfo = &rosidl.TypeInfo{
 	Name:    "geometry_msgs/msg/WrenchStamped",
@@ -22,7 +36,8 @@ var WrenchStamped_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 Wrench wrench
 `,
-	New: func() rosidl.Message { return NewWrenchStamped() },
+	New:  func() rosidl.Message { return NewWrenchStamped() },
+	Desc: desc_WrenchStamped,
 }
 
 // NewWrenchStamped returns a new WrenchStamped with its default values set.

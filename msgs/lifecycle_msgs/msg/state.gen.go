@@ -28,6 +28,30 @@ const (
 	State_TRANSITION_STATE_ERRORPROCESSING uint8 = 15
 )
 
+// desc_State is the REP-2011 type description of lifecycle_msgs/msg/State.
+var desc_State = &rosidl.TypeDescription{
+	Name: "lifecycle_msgs/msg/State",
+	Fields: []rosidl.FieldDescription{
+		{Name: "id", TypeID: 3},
+		{Name: "label", TypeID: 17},
+	},
+	Encoding: "msg",
+	Source: `uint8 PRIMARY_STATE_UNKNOWN=0
+uint8 PRIMARY_STATE_UNCONFIGURED=1
+uint8 PRIMARY_STATE_INACTIVE=2
+uint8 PRIMARY_STATE_ACTIVE=3
+uint8 PRIMARY_STATE_FINALIZED=4
+uint8 TRANSITION_STATE_CONFIGURING=10
+uint8 TRANSITION_STATE_CLEANINGUP=11
+uint8 TRANSITION_STATE_SHUTTINGDOWN=12
+uint8 TRANSITION_STATE_ACTIVATING=13
+uint8 TRANSITION_STATE_DEACTIVATING=14
+uint8 TRANSITION_STATE_ERRORPROCESSING=15
+uint8 id
+string label
+`,
+}
+
 // State_TypeInfo describes lifecycle_msgs/msg/State.
 var State_TypeInfo = &rosidl.TypeInfo{
 	Name:    "lifecycle_msgs/msg/State",
@@ -47,7 +71,8 @@ uint8 TRANSITION_STATE_ERRORPROCESSING=15
 uint8 id
 string label
 `,
-	New: func() rosidl.Message { return NewState() },
+	New:  func() rosidl.Message { return NewState() },
+	Desc: desc_State,
 }
 
 // NewState returns a new State with its default values set.

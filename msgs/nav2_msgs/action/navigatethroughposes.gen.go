@@ -7,6 +7,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 )
 
@@ -17,6 +18,17 @@ type NavigateThroughPoses_Goal struct {
 	BehaviorTree string                          `ros:"behavior_tree" rostype:"string"`
 }
 
+// desc_NavigateThroughPoses_Goal is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_Goal.
+var desc_NavigateThroughPoses_Goal = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_Goal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "poses", TypeID: 145, NestedTypeName: "geometry_msgs/msg/PoseStamped"},
+		{Name: "behavior_tree", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.PoseStamped_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_Goal_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_Goal.
 var NavigateThroughPoses_Goal_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_Goal",
@@ -25,7 +37,8 @@ var NavigateThroughPoses_Goal_TypeInfo = &rosidl.TypeInfo{
 	Definition: `# Jazzy layout (nav2 1.3.x).
 geometry_msgs/PoseStamped[] poses
 string behavior_tree`,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_Goal() },
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_Goal() },
+	Desc: desc_NavigateThroughPoses_Goal,
 }
 
 // NewNavigateThroughPoses_Goal returns a new NavigateThroughPoses_Goal with its default values set.
@@ -103,6 +116,16 @@ const (
 	NavigateThroughPoses_Result_NONE uint16 = 0
 )
 
+// desc_NavigateThroughPoses_Result is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_Result.
+var desc_NavigateThroughPoses_Result = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_Result",
+	Fields: []rosidl.FieldDescription{
+		{Name: "error_code", TypeID: 5},
+		{Name: "error_msg", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_Result_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_Result.
 var NavigateThroughPoses_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_Result",
@@ -111,7 +134,8 @@ var NavigateThroughPoses_Result_TypeInfo = &rosidl.TypeInfo{
 	Definition: `uint16 NONE=0
 uint16 error_code
 string error_msg`,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_Result() },
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_Result() },
+	Desc: desc_NavigateThroughPoses_Result,
 }
 
 // NewNavigateThroughPoses_Result returns a new NavigateThroughPoses_Result with its default values set.
@@ -168,6 +192,21 @@ type NavigateThroughPoses_Feedback struct {
 	NumberOfPosesRemaining int16                           `ros:"number_of_poses_remaining" rostype:"int16"`
 }
 
+// desc_NavigateThroughPoses_Feedback is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_Feedback.
+var desc_NavigateThroughPoses_Feedback = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_Feedback",
+	Fields: []rosidl.FieldDescription{
+		{Name: "current_pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/PoseStamped"},
+		{Name: "navigation_time", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "estimated_time_remaining", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "number_of_recoveries", TypeID: 4},
+		{Name: "distance_remaining", TypeID: 10},
+		{Name: "number_of_poses_remaining", TypeID: 4},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.PoseStamped_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_Feedback_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_Feedback.
 var NavigateThroughPoses_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_Feedback",
@@ -180,7 +219,8 @@ int16 number_of_recoveries
 float32 distance_remaining
 int16 number_of_poses_remaining
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_Feedback() },
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_Feedback() },
+	Desc: desc_NavigateThroughPoses_Feedback,
 }
 
 // NewNavigateThroughPoses_Feedback returns a new NavigateThroughPoses_Feedback with its default values set.
@@ -242,6 +282,17 @@ type NavigateThroughPoses_SendGoal_Request struct {
 	Goal   NavigateThroughPoses_Goal       `ros:"goal" rostype:"nav2_msgs/action/NavigateThroughPoses_Goal"`
 }
 
+// desc_NavigateThroughPoses_SendGoal_Request is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
+var desc_NavigateThroughPoses_SendGoal_Request = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "goal", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Goal"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_NavigateThroughPoses_Goal},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Request.
 var NavigateThroughPoses_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_SendGoal_Request",
@@ -250,7 +301,9 @@ var NavigateThroughPoses_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateThroughPoses_Goal goal
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_SendGoal_Request() },
+	New:         func() rosidl.Message { return NewNavigateThroughPoses_SendGoal_Request() },
+	Desc:        desc_NavigateThroughPoses_SendGoal_Request,
+	ServiceDesc: desc_NavigateThroughPoses_SendGoal,
 }
 
 // NewNavigateThroughPoses_SendGoal_Request returns a new NavigateThroughPoses_SendGoal_Request with its default values set.
@@ -306,6 +359,17 @@ type NavigateThroughPoses_SendGoal_Response struct {
 	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_NavigateThroughPoses_SendGoal_Response is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
+var desc_NavigateThroughPoses_SendGoal_Response = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "accepted", TypeID: 15},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Response.
 var NavigateThroughPoses_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_SendGoal_Response",
@@ -314,7 +378,9 @@ var NavigateThroughPoses_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool accepted
 builtin_interfaces/Time stamp
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_SendGoal_Response() },
+	New:         func() rosidl.Message { return NewNavigateThroughPoses_SendGoal_Response() },
+	Desc:        desc_NavigateThroughPoses_SendGoal_Response,
+	ServiceDesc: desc_NavigateThroughPoses_SendGoal,
 }
 
 // NewNavigateThroughPoses_SendGoal_Response returns a new NavigateThroughPoses_SendGoal_Response with its default values set.
@@ -361,12 +427,37 @@ func (m *NavigateThroughPoses_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) er
 	return d.Err()
 }
 
+// desc_NavigateThroughPoses_SendGoal_Event is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.
+var desc_NavigateThroughPoses_SendGoal_Event = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateThroughPoses_SendGoal_Request, desc_NavigateThroughPoses_SendGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_NavigateThroughPoses_SendGoal is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal.
+var desc_NavigateThroughPoses_SendGoal = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_SendGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateThroughPoses_SendGoal_Request, desc_NavigateThroughPoses_SendGoal_Response, desc_NavigateThroughPoses_SendGoal_Event},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_SendGoal_ServiceType describes the service nav2_msgs/action/NavigateThroughPoses_SendGoal.
 var NavigateThroughPoses_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateThroughPoses_SendGoal",
 	Request:  NavigateThroughPoses_SendGoal_Request_TypeInfo,
 	Response: NavigateThroughPoses_SendGoal_Response_TypeInfo,
 	Hash:     "RIHS01_5a590fa8e9a32b7b9c838fdf5939a2fb8858d6cfd25bdf2f2e5f0f7bbb25f52b",
+	Desc:     desc_NavigateThroughPoses_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateThroughPoses_Goal goal
 ---
@@ -380,6 +471,16 @@ type NavigateThroughPoses_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
+// desc_NavigateThroughPoses_GetResult_Request is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
+var desc_NavigateThroughPoses_GetResult_Request = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_GetResult_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
 var NavigateThroughPoses_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_GetResult_Request",
@@ -387,7 +488,9 @@ var NavigateThroughPoses_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_e228678211f043e10c8b6fce48a6c34825bdf4b61c635f7d3797f01bfd10c488",
 	Definition: `unique_identifier_msgs/UUID goal_id
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_GetResult_Request() },
+	New:         func() rosidl.Message { return NewNavigateThroughPoses_GetResult_Request() },
+	Desc:        desc_NavigateThroughPoses_GetResult_Request,
+	ServiceDesc: desc_NavigateThroughPoses_GetResult,
 }
 
 // NewNavigateThroughPoses_GetResult_Request returns a new NavigateThroughPoses_GetResult_Request with its default values set.
@@ -438,6 +541,17 @@ type NavigateThroughPoses_GetResult_Response struct {
 	Result NavigateThroughPoses_Result `ros:"result" rostype:"nav2_msgs/action/NavigateThroughPoses_Result"`
 }
 
+// desc_NavigateThroughPoses_GetResult_Response is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
+var desc_NavigateThroughPoses_GetResult_Response = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_GetResult_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 2},
+		{Name: "result", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Result"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateThroughPoses_Result},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Response.
 var NavigateThroughPoses_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_GetResult_Response",
@@ -446,7 +560,9 @@ var NavigateThroughPoses_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `int8 status
 NavigateThroughPoses_Result result
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_GetResult_Response() },
+	New:         func() rosidl.Message { return NewNavigateThroughPoses_GetResult_Response() },
+	Desc:        desc_NavigateThroughPoses_GetResult_Response,
+	ServiceDesc: desc_NavigateThroughPoses_GetResult,
 }
 
 // NewNavigateThroughPoses_GetResult_Response returns a new NavigateThroughPoses_GetResult_Response with its default values set.
@@ -493,12 +609,37 @@ func (m *NavigateThroughPoses_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) e
 	return d.Err()
 }
 
+// desc_NavigateThroughPoses_GetResult_Event is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult_Event.
+var desc_NavigateThroughPoses_GetResult_Event = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_GetResult_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateThroughPoses_GetResult_Request, desc_NavigateThroughPoses_GetResult_Response},
+	Encoding: "implicit",
+}
+
+// desc_NavigateThroughPoses_GetResult is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult.
+var desc_NavigateThroughPoses_GetResult = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_GetResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateThroughPoses_GetResult_Request, desc_NavigateThroughPoses_GetResult_Response, desc_NavigateThroughPoses_GetResult_Event},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_GetResult_ServiceType describes the service nav2_msgs/action/NavigateThroughPoses_GetResult.
 var NavigateThroughPoses_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateThroughPoses_GetResult",
 	Request:  NavigateThroughPoses_GetResult_Request_TypeInfo,
 	Response: NavigateThroughPoses_GetResult_Response_TypeInfo,
 	Hash:     "RIHS01_fdc12773de81ce69f7eeb4366702ea757d792ab5068bc461ee3b1438e66c7b36",
+	Desc:     desc_NavigateThroughPoses_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
 ---
 int8 status
@@ -512,6 +653,17 @@ type NavigateThroughPoses_FeedbackMessage struct {
 	Feedback NavigateThroughPoses_Feedback   `ros:"feedback" rostype:"nav2_msgs/action/NavigateThroughPoses_Feedback"`
 }
 
+// desc_NavigateThroughPoses_FeedbackMessage is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.
+var desc_NavigateThroughPoses_FeedbackMessage = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses_FeedbackMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Feedback"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_NavigateThroughPoses_Feedback},
+	Encoding: "implicit",
+}
+
 // NavigateThroughPoses_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.
 var NavigateThroughPoses_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateThroughPoses_FeedbackMessage",
@@ -520,7 +672,8 @@ var NavigateThroughPoses_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateThroughPoses_Feedback feedback
 `,
-	New: func() rosidl.Message { return NewNavigateThroughPoses_FeedbackMessage() },
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_FeedbackMessage() },
+	Desc: desc_NavigateThroughPoses_FeedbackMessage,
 }
 
 // NewNavigateThroughPoses_FeedbackMessage returns a new NavigateThroughPoses_FeedbackMessage with its default values set.
@@ -568,6 +721,36 @@ func (m *NavigateThroughPoses_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) erro
 	return d.Err()
 }
 
+// desc_NavigateThroughPoses is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses.
+var desc_NavigateThroughPoses = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateThroughPoses",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Goal"},
+		{Name: "result", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Result"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_Feedback"},
+		{Name: "send_goal_service", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_SendGoal"},
+		{Name: "get_result_service", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_GetResult"},
+		{Name: "feedback_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateThroughPoses_FeedbackMessage"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateThroughPoses_Goal, desc_NavigateThroughPoses_Result, desc_NavigateThroughPoses_Feedback, desc_NavigateThroughPoses_SendGoal, desc_NavigateThroughPoses_GetResult, desc_NavigateThroughPoses_FeedbackMessage},
+	Encoding: "action",
+	Source: `# Jazzy layout (nav2 1.3.x).
+geometry_msgs/PoseStamped[] poses
+string behavior_tree
+---
+uint16 NONE=0
+uint16 error_code
+string error_msg
+---
+geometry_msgs/PoseStamped current_pose
+builtin_interfaces/Duration navigation_time
+builtin_interfaces/Duration estimated_time_remaining
+int16 number_of_recoveries
+float32 distance_remaining
+int16 number_of_poses_remaining
+`,
+}
+
 // NavigateThroughPoses_ActionType describes the action nav2_msgs/action/NavigateThroughPoses and the types the action
 // protocol derives from it.
 var NavigateThroughPoses_ActionType = &rosidl.ActionType{
@@ -579,6 +762,7 @@ var NavigateThroughPoses_ActionType = &rosidl.ActionType{
 	GetResult:       NavigateThroughPoses_GetResult_ServiceType,
 	FeedbackMessage: NavigateThroughPoses_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_4e680a34fd27772095da6ffdb32ae348adbc3d948248d38cf8d5ca3fc7a3a6c4",
+	Desc:            desc_NavigateThroughPoses,
 	Definition: `# Jazzy layout (nav2 1.3.x).
 geometry_msgs/PoseStamped[] poses
 string behavior_tree

@@ -7,6 +7,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 )
 
@@ -17,6 +18,17 @@ type NavigateToPose_Goal struct {
 	BehaviorTree string                        `ros:"behavior_tree" rostype:"string"` // empty selects the default tree
 }
 
+// desc_NavigateToPose_Goal is the REP-2011 type description of nav2_msgs/action/NavigateToPose_Goal.
+var desc_NavigateToPose_Goal = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_Goal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/PoseStamped"},
+		{Name: "behavior_tree", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.PoseStamped_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_Goal_TypeInfo describes nav2_msgs/action/NavigateToPose_Goal.
 var NavigateToPose_Goal_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_Goal",
@@ -25,7 +37,8 @@ var NavigateToPose_Goal_TypeInfo = &rosidl.TypeInfo{
 	Definition: `# Jazzy layout (nav2 1.3.x): the result carries an error code and message.
 geometry_msgs/PoseStamped pose
 string behavior_tree  # empty selects the default tree`,
-	New: func() rosidl.Message { return NewNavigateToPose_Goal() },
+	New:  func() rosidl.Message { return NewNavigateToPose_Goal() },
+	Desc: desc_NavigateToPose_Goal,
 }
 
 // NewNavigateToPose_Goal returns a new NavigateToPose_Goal with its default values set.
@@ -82,6 +95,16 @@ const (
 	NavigateToPose_Result_NONE uint16 = 0
 )
 
+// desc_NavigateToPose_Result is the REP-2011 type description of nav2_msgs/action/NavigateToPose_Result.
+var desc_NavigateToPose_Result = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_Result",
+	Fields: []rosidl.FieldDescription{
+		{Name: "error_code", TypeID: 5},
+		{Name: "error_msg", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_Result_TypeInfo describes nav2_msgs/action/NavigateToPose_Result.
 var NavigateToPose_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_Result",
@@ -90,7 +113,8 @@ var NavigateToPose_Result_TypeInfo = &rosidl.TypeInfo{
 	Definition: `uint16 NONE=0
 uint16 error_code
 string error_msg`,
-	New: func() rosidl.Message { return NewNavigateToPose_Result() },
+	New:  func() rosidl.Message { return NewNavigateToPose_Result() },
+	Desc: desc_NavigateToPose_Result,
 }
 
 // NewNavigateToPose_Result returns a new NavigateToPose_Result with its default values set.
@@ -144,6 +168,20 @@ type NavigateToPose_Feedback struct {
 	DistanceRemaining      float32                         `ros:"distance_remaining" rostype:"float32"`
 }
 
+// desc_NavigateToPose_Feedback is the REP-2011 type description of nav2_msgs/action/NavigateToPose_Feedback.
+var desc_NavigateToPose_Feedback = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_Feedback",
+	Fields: []rosidl.FieldDescription{
+		{Name: "current_pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/PoseStamped"},
+		{Name: "navigation_time", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "estimated_time_remaining", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "number_of_recoveries", TypeID: 4},
+		{Name: "distance_remaining", TypeID: 10},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.PoseStamped_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_Feedback_TypeInfo describes nav2_msgs/action/NavigateToPose_Feedback.
 var NavigateToPose_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_Feedback",
@@ -155,7 +193,8 @@ builtin_interfaces/Duration estimated_time_remaining
 int16 number_of_recoveries
 float32 distance_remaining
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_Feedback() },
+	New:  func() rosidl.Message { return NewNavigateToPose_Feedback() },
+	Desc: desc_NavigateToPose_Feedback,
 }
 
 // NewNavigateToPose_Feedback returns a new NavigateToPose_Feedback with its default values set.
@@ -213,6 +252,17 @@ type NavigateToPose_SendGoal_Request struct {
 	Goal   NavigateToPose_Goal             `ros:"goal" rostype:"nav2_msgs/action/NavigateToPose_Goal"`
 }
 
+// desc_NavigateToPose_SendGoal_Request is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal_Request.
+var desc_NavigateToPose_SendGoal_Request = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_SendGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "goal", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Goal"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_NavigateToPose_Goal},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_SendGoal_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Request.
 var NavigateToPose_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_SendGoal_Request",
@@ -221,7 +271,9 @@ var NavigateToPose_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateToPose_Goal goal
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_SendGoal_Request() },
+	New:         func() rosidl.Message { return NewNavigateToPose_SendGoal_Request() },
+	Desc:        desc_NavigateToPose_SendGoal_Request,
+	ServiceDesc: desc_NavigateToPose_SendGoal,
 }
 
 // NewNavigateToPose_SendGoal_Request returns a new NavigateToPose_SendGoal_Request with its default values set.
@@ -275,6 +327,17 @@ type NavigateToPose_SendGoal_Response struct {
 	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_NavigateToPose_SendGoal_Response is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal_Response.
+var desc_NavigateToPose_SendGoal_Response = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_SendGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "accepted", TypeID: 15},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_SendGoal_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Response.
 var NavigateToPose_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_SendGoal_Response",
@@ -283,7 +346,9 @@ var NavigateToPose_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool accepted
 builtin_interfaces/Time stamp
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_SendGoal_Response() },
+	New:         func() rosidl.Message { return NewNavigateToPose_SendGoal_Response() },
+	Desc:        desc_NavigateToPose_SendGoal_Response,
+	ServiceDesc: desc_NavigateToPose_SendGoal,
 }
 
 // NewNavigateToPose_SendGoal_Response returns a new NavigateToPose_SendGoal_Response with its default values set.
@@ -330,12 +395,37 @@ func (m *NavigateToPose_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_NavigateToPose_SendGoal_Event is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal_Event.
+var desc_NavigateToPose_SendGoal_Event = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_SendGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateToPose_SendGoal_Request, desc_NavigateToPose_SendGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_NavigateToPose_SendGoal is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal.
+var desc_NavigateToPose_SendGoal = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_SendGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateToPose_SendGoal_Request, desc_NavigateToPose_SendGoal_Response, desc_NavigateToPose_SendGoal_Event},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_SendGoal_ServiceType describes the service nav2_msgs/action/NavigateToPose_SendGoal.
 var NavigateToPose_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateToPose_SendGoal",
 	Request:  NavigateToPose_SendGoal_Request_TypeInfo,
 	Response: NavigateToPose_SendGoal_Response_TypeInfo,
 	Hash:     "RIHS01_a4fcb3bee1bf32e21a0e541a943b221aa0826996e2c98f079b47022b256f48b5",
+	Desc:     desc_NavigateToPose_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateToPose_Goal goal
 ---
@@ -349,6 +439,16 @@ type NavigateToPose_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
+// desc_NavigateToPose_GetResult_Request is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult_Request.
+var desc_NavigateToPose_GetResult_Request = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_GetResult_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_GetResult_Request_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Request.
 var NavigateToPose_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_GetResult_Request",
@@ -356,7 +456,9 @@ var NavigateToPose_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_106d3457cf0db4c4a8d3373bab3ff6aa8ba8ad99ae6392ce9784830a7d04ac93",
 	Definition: `unique_identifier_msgs/UUID goal_id
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_GetResult_Request() },
+	New:         func() rosidl.Message { return NewNavigateToPose_GetResult_Request() },
+	Desc:        desc_NavigateToPose_GetResult_Request,
+	ServiceDesc: desc_NavigateToPose_GetResult,
 }
 
 // NewNavigateToPose_GetResult_Request returns a new NavigateToPose_GetResult_Request with its default values set.
@@ -407,6 +509,17 @@ type NavigateToPose_GetResult_Response struct {
 	Result NavigateToPose_Result `ros:"result" rostype:"nav2_msgs/action/NavigateToPose_Result"`
 }
 
+// desc_NavigateToPose_GetResult_Response is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult_Response.
+var desc_NavigateToPose_GetResult_Response = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_GetResult_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 2},
+		{Name: "result", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Result"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateToPose_Result},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_GetResult_Response_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Response.
 var NavigateToPose_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_GetResult_Response",
@@ -415,7 +528,9 @@ var NavigateToPose_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `int8 status
 NavigateToPose_Result result
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_GetResult_Response() },
+	New:         func() rosidl.Message { return NewNavigateToPose_GetResult_Response() },
+	Desc:        desc_NavigateToPose_GetResult_Response,
+	ServiceDesc: desc_NavigateToPose_GetResult,
 }
 
 // NewNavigateToPose_GetResult_Response returns a new NavigateToPose_GetResult_Response with its default values set.
@@ -462,12 +577,37 @@ func (m *NavigateToPose_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_NavigateToPose_GetResult_Event is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult_Event.
+var desc_NavigateToPose_GetResult_Event = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_GetResult_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateToPose_GetResult_Request, desc_NavigateToPose_GetResult_Response},
+	Encoding: "implicit",
+}
+
+// desc_NavigateToPose_GetResult is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult.
+var desc_NavigateToPose_GetResult = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_GetResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateToPose_GetResult_Request, desc_NavigateToPose_GetResult_Response, desc_NavigateToPose_GetResult_Event},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_GetResult_ServiceType describes the service nav2_msgs/action/NavigateToPose_GetResult.
 var NavigateToPose_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateToPose_GetResult",
 	Request:  NavigateToPose_GetResult_Request_TypeInfo,
 	Response: NavigateToPose_GetResult_Response_TypeInfo,
 	Hash:     "RIHS01_c407920357d566771e8882b4ef4d1f1a84ee922d609920ccd57faa6d6e391dc5",
+	Desc:     desc_NavigateToPose_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
 ---
 int8 status
@@ -481,6 +621,17 @@ type NavigateToPose_FeedbackMessage struct {
 	Feedback NavigateToPose_Feedback         `ros:"feedback" rostype:"nav2_msgs/action/NavigateToPose_Feedback"`
 }
 
+// desc_NavigateToPose_FeedbackMessage is the REP-2011 type description of nav2_msgs/action/NavigateToPose_FeedbackMessage.
+var desc_NavigateToPose_FeedbackMessage = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose_FeedbackMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Feedback"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_NavigateToPose_Feedback},
+	Encoding: "implicit",
+}
+
 // NavigateToPose_FeedbackMessage_TypeInfo describes nav2_msgs/action/NavigateToPose_FeedbackMessage.
 var NavigateToPose_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav2_msgs/action/NavigateToPose_FeedbackMessage",
@@ -489,7 +640,8 @@ var NavigateToPose_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 NavigateToPose_Feedback feedback
 `,
-	New: func() rosidl.Message { return NewNavigateToPose_FeedbackMessage() },
+	New:  func() rosidl.Message { return NewNavigateToPose_FeedbackMessage() },
+	Desc: desc_NavigateToPose_FeedbackMessage,
 }
 
 // NewNavigateToPose_FeedbackMessage returns a new NavigateToPose_FeedbackMessage with its default values set.
@@ -537,6 +689,35 @@ func (m *NavigateToPose_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_NavigateToPose is the REP-2011 type description of nav2_msgs/action/NavigateToPose.
+var desc_NavigateToPose = &rosidl.TypeDescription{
+	Name: "nav2_msgs/action/NavigateToPose",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Goal"},
+		{Name: "result", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Result"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_Feedback"},
+		{Name: "send_goal_service", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_SendGoal"},
+		{Name: "get_result_service", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_GetResult"},
+		{Name: "feedback_message", TypeID: 1, NestedTypeName: "nav2_msgs/action/NavigateToPose_FeedbackMessage"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_NavigateToPose_Goal, desc_NavigateToPose_Result, desc_NavigateToPose_Feedback, desc_NavigateToPose_SendGoal, desc_NavigateToPose_GetResult, desc_NavigateToPose_FeedbackMessage},
+	Encoding: "action",
+	Source: `# Jazzy layout (nav2 1.3.x): the result carries an error code and message.
+geometry_msgs/PoseStamped pose
+string behavior_tree  # empty selects the default tree
+---
+uint16 NONE=0
+uint16 error_code
+string error_msg
+---
+geometry_msgs/PoseStamped current_pose
+builtin_interfaces/Duration navigation_time
+builtin_interfaces/Duration estimated_time_remaining
+int16 number_of_recoveries
+float32 distance_remaining
+`,
+}
+
 // NavigateToPose_ActionType describes the action nav2_msgs/action/NavigateToPose and the types the action
 // protocol derives from it.
 var NavigateToPose_ActionType = &rosidl.ActionType{
@@ -548,6 +729,7 @@ var NavigateToPose_ActionType = &rosidl.ActionType{
 	GetResult:       NavigateToPose_GetResult_ServiceType,
 	FeedbackMessage: NavigateToPose_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_a56dba8a3234a1215e610180dc703ae25bbf406dded8b54887891c9732857eab",
+	Desc:            desc_NavigateToPose,
 	Definition: `# Jazzy layout (nav2 1.3.x): the result carries an error code and message.
 geometry_msgs/PoseStamped pose
 string behavior_tree  # empty selects the default tree

@@ -18,6 +18,26 @@ type MapMetaData struct {
 	Origin      geometry_msgs_msg.Pose      `ros:"origin" rostype:"geometry_msgs/msg/Pose"`
 }
 
+// desc_MapMetaData is the REP-2011 type description of nav_msgs/msg/MapMetaData.
+var desc_MapMetaData = &rosidl.TypeDescription{
+	Name: "nav_msgs/msg/MapMetaData",
+	Fields: []rosidl.FieldDescription{
+		{Name: "map_load_time", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+		{Name: "resolution", TypeID: 10},
+		{Name: "width", TypeID: 7},
+		{Name: "height", TypeID: 7},
+		{Name: "origin", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc, geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `builtin_interfaces/Time map_load_time
+float32 resolution  # m/cell
+uint32 width         # cells
+uint32 height        # cells
+geometry_msgs/Pose origin
+`,
+}
+
 // MapMetaData_TypeInfo describes nav_msgs/msg/MapMetaData.
 var MapMetaData_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav_msgs/msg/MapMetaData",
@@ -29,7 +49,8 @@ uint32 width         # cells
 uint32 height        # cells
 geometry_msgs/Pose origin
 `,
-	New: func() rosidl.Message { return NewMapMetaData() },
+	New:  func() rosidl.Message { return NewMapMetaData() },
+	Desc: desc_MapMetaData,
 }
 
 // NewMapMetaData returns a new MapMetaData with its default values set.

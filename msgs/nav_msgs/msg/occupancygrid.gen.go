@@ -16,6 +16,23 @@ type OccupancyGrid struct {
 	Data   []int8              `ros:"data" rostype:"int8[]"`
 }
 
+// desc_OccupancyGrid is the REP-2011 type description of nav_msgs/msg/OccupancyGrid.
+var desc_OccupancyGrid = &rosidl.TypeDescription{
+	Name: "nav_msgs/msg/OccupancyGrid",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "info", TypeID: 1, NestedTypeName: "nav_msgs/msg/MapMetaData"},
+		{Name: "data", TypeID: 146},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_MapMetaData},
+	Encoding: "msg",
+	Source: `# data is row-major from (0,0); 0..100 occupancy probability, -1 unknown.
+std_msgs/Header header
+MapMetaData info
+int8[] data
+`,
+}
+
 // OccupancyGrid_TypeInfo describes nav_msgs/msg/OccupancyGrid.
 var OccupancyGrid_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav_msgs/msg/OccupancyGrid",
@@ -26,7 +43,8 @@ std_msgs/Header header
 MapMetaData info
 int8[] data
 `,
-	New: func() rosidl.Message { return NewOccupancyGrid() },
+	New:  func() rosidl.Message { return NewOccupancyGrid() },
+	Desc: desc_OccupancyGrid,
 }
 
 // NewOccupancyGrid returns a new OccupancyGrid with its default values set.

@@ -18,6 +18,25 @@ type Odometry struct {
 	Twist        geometry_msgs_msg.TwistWithCovariance `ros:"twist" rostype:"geometry_msgs/msg/TwistWithCovariance"`
 }
 
+// desc_Odometry is the REP-2011 type description of nav_msgs/msg/Odometry.
+var desc_Odometry = &rosidl.TypeDescription{
+	Name: "nav_msgs/msg/Odometry",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "child_frame_id", TypeID: 17},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/PoseWithCovariance"},
+		{Name: "twist", TypeID: 1, NestedTypeName: "geometry_msgs/msg/TwistWithCovariance"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, geometry_msgs_msg.PoseWithCovariance_TypeInfo.Desc, geometry_msgs_msg.TwistWithCovariance_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# pose is in header.frame_id, twist in child_frame_id.
+std_msgs/Header header
+string child_frame_id
+geometry_msgs/PoseWithCovariance pose
+geometry_msgs/TwistWithCovariance twist
+`,
+}
+
 // Odometry_TypeInfo describes nav_msgs/msg/Odometry.
 var Odometry_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav_msgs/msg/Odometry",
@@ -29,7 +48,8 @@ string child_frame_id
 geometry_msgs/PoseWithCovariance pose
 geometry_msgs/TwistWithCovariance twist
 `,
-	New: func() rosidl.Message { return NewOdometry() },
+	New:  func() rosidl.Message { return NewOdometry() },
+	Desc: desc_Odometry,
 }
 
 // NewOdometry returns a new Odometry with its default values set.

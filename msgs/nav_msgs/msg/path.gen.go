@@ -15,6 +15,20 @@ type Path struct {
 	Poses  []geometry_msgs_msg.PoseStamped `ros:"poses" rostype:"geometry_msgs/msg/PoseStamped[]"`
 }
 
+// desc_Path is the REP-2011 type description of nav_msgs/msg/Path.
+var desc_Path = &rosidl.TypeDescription{
+	Name: "nav_msgs/msg/Path",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "poses", TypeID: 145, NestedTypeName: "geometry_msgs/msg/PoseStamped"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, geometry_msgs_msg.PoseStamped_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+geometry_msgs/PoseStamped[] poses
+`,
+}
+
 // Path_TypeInfo describes nav_msgs/msg/Path.
 var Path_TypeInfo = &rosidl.TypeInfo{
 	Name:    "nav_msgs/msg/Path",
@@ -23,7 +37,8 @@ var Path_TypeInfo = &rosidl.TypeInfo{
 	Definition: `std_msgs/Header header
 geometry_msgs/PoseStamped[] poses
 `,
-	New: func() rosidl.Message { return NewPath() },
+	New:  func() rosidl.Message { return NewPath() },
+	Desc: desc_Path,
 }
 
 // NewPath returns a new Path with its default values set.

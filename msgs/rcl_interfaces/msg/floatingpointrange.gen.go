@@ -14,6 +14,21 @@ type FloatingPointRange struct {
 	Step      float64 `ros:"step" rostype:"float64"`
 }
 
+// desc_FloatingPointRange is the REP-2011 type description of rcl_interfaces/msg/FloatingPointRange.
+var desc_FloatingPointRange = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/FloatingPointRange",
+	Fields: []rosidl.FieldDescription{
+		{Name: "from_value", TypeID: 11},
+		{Name: "to_value", TypeID: 11},
+		{Name: "step", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `float64 from_value
+float64 to_value
+float64 step
+`,
+}
+
 // FloatingPointRange_TypeInfo describes rcl_interfaces/msg/FloatingPointRange.
 var FloatingPointRange_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/FloatingPointRange",
@@ -23,7 +38,8 @@ var FloatingPointRange_TypeInfo = &rosidl.TypeInfo{
 float64 to_value
 float64 step
 `,
-	New: func() rosidl.Message { return NewFloatingPointRange() },
+	New:  func() rosidl.Message { return NewFloatingPointRange() },
+	Desc: desc_FloatingPointRange,
 }
 
 // NewFloatingPointRange returns a new FloatingPointRange with its default values set.

@@ -14,6 +14,21 @@ type IntegerRange struct {
 	Step      uint64 `ros:"step" rostype:"uint64"`
 }
 
+// desc_IntegerRange is the REP-2011 type description of rcl_interfaces/msg/IntegerRange.
+var desc_IntegerRange = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/IntegerRange",
+	Fields: []rosidl.FieldDescription{
+		{Name: "from_value", TypeID: 8},
+		{Name: "to_value", TypeID: 8},
+		{Name: "step", TypeID: 9},
+	},
+	Encoding: "msg",
+	Source: `int64 from_value
+int64 to_value
+uint64 step
+`,
+}
+
 // IntegerRange_TypeInfo describes rcl_interfaces/msg/IntegerRange.
 var IntegerRange_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/IntegerRange",
@@ -23,7 +38,8 @@ var IntegerRange_TypeInfo = &rosidl.TypeInfo{
 int64 to_value
 uint64 step
 `,
-	New: func() rosidl.Message { return NewIntegerRange() },
+	New:  func() rosidl.Message { return NewIntegerRange() },
+	Desc: desc_IntegerRange,
 }
 
 // NewIntegerRange returns a new IntegerRange with its default values set.

@@ -13,6 +13,19 @@ type ListParametersResult struct {
 	Prefixes []string `ros:"prefixes" rostype:"string[]"`
 }
 
+// desc_ListParametersResult is the REP-2011 type description of rcl_interfaces/msg/ListParametersResult.
+var desc_ListParametersResult = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ListParametersResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "names", TypeID: 161},
+		{Name: "prefixes", TypeID: 161},
+	},
+	Encoding: "msg",
+	Source: `string[] names
+string[] prefixes
+`,
+}
+
 // ListParametersResult_TypeInfo describes rcl_interfaces/msg/ListParametersResult.
 var ListParametersResult_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ListParametersResult",
@@ -21,7 +34,8 @@ var ListParametersResult_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string[] names
 string[] prefixes
 `,
-	New: func() rosidl.Message { return NewListParametersResult() },
+	New:  func() rosidl.Message { return NewListParametersResult() },
+	Desc: desc_ListParametersResult,
 }
 
 // NewListParametersResult returns a new ListParametersResult with its default values set.

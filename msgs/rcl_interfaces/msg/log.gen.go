@@ -28,6 +28,35 @@ const (
 	Log_FATAL uint8 = 50
 )
 
+// desc_Log is the REP-2011 type description of rcl_interfaces/msg/Log.
+var desc_Log = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/Log",
+	Fields: []rosidl.FieldDescription{
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+		{Name: "level", TypeID: 3},
+		{Name: "name", TypeID: 17},
+		{Name: "msg", TypeID: 17},
+		{Name: "file", TypeID: 17},
+		{Name: "function", TypeID: 17},
+		{Name: "line", TypeID: 7},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `uint8 DEBUG=10
+uint8 INFO=20
+uint8 WARN=30
+uint8 ERROR=40
+uint8 FATAL=50
+builtin_interfaces/Time stamp
+uint8 level      # one of the constants above
+string name      # logger name
+string msg
+string file
+string function
+uint32 line
+`,
+}
+
 // Log_TypeInfo describes rcl_interfaces/msg/Log.
 var Log_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/Log",
@@ -46,7 +75,8 @@ string file
 string function
 uint32 line
 `,
-	New: func() rosidl.Message { return NewLog() },
+	New:  func() rosidl.Message { return NewLog() },
+	Desc: desc_Log,
 }
 
 // NewLog returns a new Log with its default values set.

@@ -13,6 +13,20 @@ type Parameter struct {
 	Value ParameterValue `ros:"value" rostype:"rcl_interfaces/msg/ParameterValue"`
 }
 
+// desc_Parameter is the REP-2011 type description of rcl_interfaces/msg/Parameter.
+var desc_Parameter = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/Parameter",
+	Fields: []rosidl.FieldDescription{
+		{Name: "name", TypeID: 17},
+		{Name: "value", TypeID: 1, NestedTypeName: "rcl_interfaces/msg/ParameterValue"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_ParameterValue},
+	Encoding: "msg",
+	Source: `string name
+ParameterValue value
+`,
+}
+
 // Parameter_TypeInfo describes rcl_interfaces/msg/Parameter.
 var Parameter_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/Parameter",
@@ -21,7 +35,8 @@ var Parameter_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string name
 ParameterValue value
 `,
-	New: func() rosidl.Message { return NewParameter() },
+	New:  func() rosidl.Message { return NewParameter() },
+	Desc: desc_Parameter,
 }
 
 // NewParameter returns a new Parameter with its default values set.

@@ -22,6 +22,33 @@ type ParameterDescriptor struct {
 	IntegerRange       []IntegerRange       `ros:"integer_range" rostype:"rcl_interfaces/msg/IntegerRange[<=1]"`
 }
 
+// desc_ParameterDescriptor is the REP-2011 type description of rcl_interfaces/msg/ParameterDescriptor.
+var desc_ParameterDescriptor = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ParameterDescriptor",
+	Fields: []rosidl.FieldDescription{
+		{Name: "name", TypeID: 17},
+		{Name: "type", TypeID: 3},
+		{Name: "description", TypeID: 17},
+		{Name: "additional_constraints", TypeID: 17},
+		{Name: "read_only", TypeID: 15, DefaultValue: "False"},
+		{Name: "dynamic_typing", TypeID: 15, DefaultValue: "False"},
+		{Name: "floating_point_range", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/msg/FloatingPointRange"},
+		{Name: "integer_range", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/msg/IntegerRange"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FloatingPointRange, desc_IntegerRange},
+	Encoding: "msg",
+	Source: `string name
+uint8 type
+string description
+string additional_constraints
+bool read_only false
+bool dynamic_typing false
+# At most one of the two ranges is set.
+FloatingPointRange[<=1] floating_point_range
+IntegerRange[<=1] integer_range
+`,
+}
+
 // ParameterDescriptor_TypeInfo describes rcl_interfaces/msg/ParameterDescriptor.
 var ParameterDescriptor_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ParameterDescriptor",
@@ -37,7 +64,8 @@ bool dynamic_typing false
 FloatingPointRange[<=1] floating_point_range
 IntegerRange[<=1] integer_range
 `,
-	New: func() rosidl.Message { return NewParameterDescriptor() },
+	New:  func() rosidl.Message { return NewParameterDescriptor() },
+	Desc: desc_ParameterDescriptor,
 }
 
 // NewParameterDescriptor returns a new ParameterDescriptor with its default values set.

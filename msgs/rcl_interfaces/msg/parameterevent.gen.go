@@ -17,6 +17,26 @@ type ParameterEvent struct {
 	DeletedParameters []Parameter                 `ros:"deleted_parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
+// desc_ParameterEvent is the REP-2011 type description of rcl_interfaces/msg/ParameterEvent.
+var desc_ParameterEvent = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ParameterEvent",
+	Fields: []rosidl.FieldDescription{
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+		{Name: "node", TypeID: 17},
+		{Name: "new_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/Parameter"},
+		{Name: "changed_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/Parameter"},
+		{Name: "deleted_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/Parameter"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc, desc_Parameter},
+	Encoding: "msg",
+	Source: `builtin_interfaces/Time stamp
+string node  # fully qualified node name
+Parameter[] new_parameters
+Parameter[] changed_parameters
+Parameter[] deleted_parameters
+`,
+}
+
 // ParameterEvent_TypeInfo describes rcl_interfaces/msg/ParameterEvent.
 var ParameterEvent_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ParameterEvent",
@@ -28,7 +48,8 @@ Parameter[] new_parameters
 Parameter[] changed_parameters
 Parameter[] deleted_parameters
 `,
-	New: func() rosidl.Message { return NewParameterEvent() },
+	New:  func() rosidl.Message { return NewParameterEvent() },
+	Desc: desc_ParameterEvent,
 }
 
 // NewParameterEvent returns a new ParameterEvent with its default values set.

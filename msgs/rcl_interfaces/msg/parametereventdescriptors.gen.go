@@ -16,6 +16,22 @@ type ParameterEventDescriptors struct {
 	DeletedParameters []ParameterDescriptor `ros:"deleted_parameters" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
 }
 
+// desc_ParameterEventDescriptors is the REP-2011 type description of rcl_interfaces/msg/ParameterEventDescriptors.
+var desc_ParameterEventDescriptors = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ParameterEventDescriptors",
+	Fields: []rosidl.FieldDescription{
+		{Name: "new_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/ParameterDescriptor"},
+		{Name: "changed_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/ParameterDescriptor"},
+		{Name: "deleted_parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/ParameterDescriptor"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_ParameterDescriptor},
+	Encoding: "msg",
+	Source: `ParameterDescriptor[] new_parameters
+ParameterDescriptor[] changed_parameters
+ParameterDescriptor[] deleted_parameters
+`,
+}
+
 // ParameterEventDescriptors_TypeInfo describes rcl_interfaces/msg/ParameterEventDescriptors.
 var ParameterEventDescriptors_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ParameterEventDescriptors",
@@ -25,7 +41,8 @@ var ParameterEventDescriptors_TypeInfo = &rosidl.TypeInfo{
 ParameterDescriptor[] changed_parameters
 ParameterDescriptor[] deleted_parameters
 `,
-	New: func() rosidl.Message { return NewParameterEventDescriptors() },
+	New:  func() rosidl.Message { return NewParameterEventDescriptors() },
+	Desc: desc_ParameterEventDescriptors,
 }
 
 // NewParameterEventDescriptors returns a new ParameterEventDescriptors with its default values set.

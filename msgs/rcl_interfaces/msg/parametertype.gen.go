@@ -27,6 +27,26 @@ const (
 	ParameterType_PARAMETER_STRING_ARRAY  uint8 = 9
 )
 
+// desc_ParameterType is the REP-2011 type description of rcl_interfaces/msg/ParameterType.
+var desc_ParameterType = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ParameterType",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "msg",
+	Source: `uint8 PARAMETER_NOT_SET=0
+uint8 PARAMETER_BOOL=1
+uint8 PARAMETER_INTEGER=2
+uint8 PARAMETER_DOUBLE=3
+uint8 PARAMETER_STRING=4
+uint8 PARAMETER_BYTE_ARRAY=5
+uint8 PARAMETER_BOOL_ARRAY=6
+uint8 PARAMETER_INTEGER_ARRAY=7
+uint8 PARAMETER_DOUBLE_ARRAY=8
+uint8 PARAMETER_STRING_ARRAY=9
+`,
+}
+
 // ParameterType_TypeInfo describes rcl_interfaces/msg/ParameterType.
 var ParameterType_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ParameterType",
@@ -43,7 +63,8 @@ uint8 PARAMETER_INTEGER_ARRAY=7
 uint8 PARAMETER_DOUBLE_ARRAY=8
 uint8 PARAMETER_STRING_ARRAY=9
 `,
-	New: func() rosidl.Message { return NewParameterType() },
+	New:  func() rosidl.Message { return NewParameterType() },
+	Desc: desc_ParameterType,
 }
 
 // NewParameterType returns a new ParameterType with its default values set.

@@ -22,6 +22,36 @@ type ParameterValue struct {
 	StringArrayValue  []string  `ros:"string_array_value" rostype:"string[]"`
 }
 
+// desc_ParameterValue is the REP-2011 type description of rcl_interfaces/msg/ParameterValue.
+var desc_ParameterValue = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/ParameterValue",
+	Fields: []rosidl.FieldDescription{
+		{Name: "type", TypeID: 3},
+		{Name: "bool_value", TypeID: 15},
+		{Name: "integer_value", TypeID: 8},
+		{Name: "double_value", TypeID: 11},
+		{Name: "string_value", TypeID: 17},
+		{Name: "byte_array_value", TypeID: 160},
+		{Name: "bool_array_value", TypeID: 159},
+		{Name: "integer_array_value", TypeID: 152},
+		{Name: "double_array_value", TypeID: 155},
+		{Name: "string_array_value", TypeID: 161},
+	},
+	Encoding: "msg",
+	Source: `# Every field is sent; only the one selected by type is meaningful.
+uint8 type
+bool bool_value
+int64 integer_value
+float64 double_value
+string string_value
+byte[] byte_array_value
+bool[] bool_array_value
+int64[] integer_array_value
+float64[] double_array_value
+string[] string_array_value
+`,
+}
+
 // ParameterValue_TypeInfo describes rcl_interfaces/msg/ParameterValue.
 var ParameterValue_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/ParameterValue",
@@ -39,7 +69,8 @@ int64[] integer_array_value
 float64[] double_array_value
 string[] string_array_value
 `,
-	New: func() rosidl.Message { return NewParameterValue() },
+	New:  func() rosidl.Message { return NewParameterValue() },
+	Desc: desc_ParameterValue,
 }
 
 // NewParameterValue returns a new ParameterValue with its default values set.

@@ -13,6 +13,19 @@ type SetParametersResult struct {
 	Reason     string `ros:"reason" rostype:"string"`
 }
 
+// desc_SetParametersResult is the REP-2011 type description of rcl_interfaces/msg/SetParametersResult.
+var desc_SetParametersResult = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/msg/SetParametersResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "successful", TypeID: 15},
+		{Name: "reason", TypeID: 17},
+	},
+	Encoding: "msg",
+	Source: `bool successful
+string reason
+`,
+}
+
 // SetParametersResult_TypeInfo describes rcl_interfaces/msg/SetParametersResult.
 var SetParametersResult_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/msg/SetParametersResult",
@@ -21,7 +34,8 @@ var SetParametersResult_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool successful
 string reason
 `,
-	New: func() rosidl.Message { return NewSetParametersResult() },
+	New:  func() rosidl.Message { return NewSetParametersResult() },
+	Desc: desc_SetParametersResult,
 }
 
 // NewSetParametersResult returns a new SetParametersResult with its default values set.

@@ -8,6 +8,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // DescribeParameters_Request is the ROS 2 type rcl_interfaces/srv/DescribeParameters_Request.
@@ -15,13 +16,24 @@ type DescribeParameters_Request struct {
 	Names []string `ros:"names" rostype:"string[]"`
 }
 
+// desc_DescribeParameters_Request is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters_Request.
+var desc_DescribeParameters_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/DescribeParameters_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "names", TypeID: 161},
+	},
+	Encoding: "implicit",
+}
+
 // DescribeParameters_Request_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Request.
 var DescribeParameters_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rcl_interfaces/srv/DescribeParameters_Request",
-	DDSName:    "rcl_interfaces::srv::dds_::DescribeParameters_Request_",
-	Hash:       "RIHS01_05dd1c2bc87dec2627105c8070d6f9725c781a4f2ab852975bf105462b82b644",
-	Definition: `string[] names`,
-	New:        func() rosidl.Message { return NewDescribeParameters_Request() },
+	Name:        "rcl_interfaces/srv/DescribeParameters_Request",
+	DDSName:     "rcl_interfaces::srv::dds_::DescribeParameters_Request_",
+	Hash:        "RIHS01_05dd1c2bc87dec2627105c8070d6f9725c781a4f2ab852975bf105462b82b644",
+	Definition:  `string[] names`,
+	New:         func() rosidl.Message { return NewDescribeParameters_Request() },
+	Desc:        desc_DescribeParameters_Request,
+	ServiceDesc: desc_DescribeParameters,
 }
 
 // NewDescribeParameters_Request returns a new DescribeParameters_Request with its default values set.
@@ -91,6 +103,16 @@ type DescribeParameters_Response struct {
 	Descriptors []rcl_interfaces_msg.ParameterDescriptor `ros:"descriptors" rostype:"rcl_interfaces/msg/ParameterDescriptor[]"`
 }
 
+// desc_DescribeParameters_Response is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters_Response.
+var desc_DescribeParameters_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/DescribeParameters_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "descriptors", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/ParameterDescriptor"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.ParameterDescriptor_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // DescribeParameters_Response_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Response.
 var DescribeParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/DescribeParameters_Response",
@@ -98,7 +120,9 @@ var DescribeParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_ad6747319613c6131589e062e095b469a46cc764f7d0f12a001a49e6cd893995",
 	Definition: `ParameterDescriptor[] descriptors
 `,
-	New: func() rosidl.Message { return NewDescribeParameters_Response() },
+	New:         func() rosidl.Message { return NewDescribeParameters_Response() },
+	Desc:        desc_DescribeParameters_Response,
+	ServiceDesc: desc_DescribeParameters,
 }
 
 // NewDescribeParameters_Response returns a new DescribeParameters_Response with its default values set.
@@ -170,12 +194,41 @@ func (m *DescribeParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_DescribeParameters_Event is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters_Event.
+var desc_DescribeParameters_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/DescribeParameters_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/DescribeParameters_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/DescribeParameters_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_DescribeParameters_Request, desc_DescribeParameters_Response},
+	Encoding: "implicit",
+}
+
+// desc_DescribeParameters is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters.
+var desc_DescribeParameters = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/DescribeParameters",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/DescribeParameters_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/DescribeParameters_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/DescribeParameters_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_DescribeParameters_Request, desc_DescribeParameters_Response, desc_DescribeParameters_Event},
+	Encoding: "srv",
+	Source: `string[] names
+---
+ParameterDescriptor[] descriptors
+`,
+}
+
 // DescribeParameters_ServiceType describes the service rcl_interfaces/srv/DescribeParameters.
 var DescribeParameters_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/DescribeParameters",
 	Request:  DescribeParameters_Request_TypeInfo,
 	Response: DescribeParameters_Response_TypeInfo,
 	Hash:     "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
+	Desc:     desc_DescribeParameters,
 	Definition: `string[] names
 ---
 ParameterDescriptor[] descriptors

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetParameters_Request is the ROS 2 type rcl_interfaces/srv/GetParameters_Request.
@@ -13,13 +14,24 @@ type GetParameters_Request struct {
 	Names []string `ros:"names" rostype:"string[]"`
 }
 
+// desc_GetParameters_Request is the REP-2011 type description of rcl_interfaces/srv/GetParameters_Request.
+var desc_GetParameters_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameters_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "names", TypeID: 161},
+	},
+	Encoding: "implicit",
+}
+
 // GetParameters_Request_TypeInfo describes rcl_interfaces/srv/GetParameters_Request.
 var GetParameters_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rcl_interfaces/srv/GetParameters_Request",
-	DDSName:    "rcl_interfaces::srv::dds_::GetParameters_Request_",
-	Hash:       "RIHS01_135a9e1c3d7cebef792f6687d7ddf99949b21a0bd9a320d863a9110a3f5cf4d6",
-	Definition: `string[] names`,
-	New:        func() rosidl.Message { return NewGetParameters_Request() },
+	Name:        "rcl_interfaces/srv/GetParameters_Request",
+	DDSName:     "rcl_interfaces::srv::dds_::GetParameters_Request_",
+	Hash:        "RIHS01_135a9e1c3d7cebef792f6687d7ddf99949b21a0bd9a320d863a9110a3f5cf4d6",
+	Definition:  `string[] names`,
+	New:         func() rosidl.Message { return NewGetParameters_Request() },
+	Desc:        desc_GetParameters_Request,
+	ServiceDesc: desc_GetParameters,
 }
 
 // NewGetParameters_Request returns a new GetParameters_Request with its default values set.
@@ -87,6 +99,16 @@ type GetParameters_Response struct {
 	Values []rcl_interfaces_msg.ParameterValue `ros:"values" rostype:"rcl_interfaces/msg/ParameterValue[]"`
 }
 
+// desc_GetParameters_Response is the REP-2011 type description of rcl_interfaces/srv/GetParameters_Response.
+var desc_GetParameters_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameters_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "values", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/ParameterValue"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.ParameterValue_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetParameters_Response_TypeInfo describes rcl_interfaces/srv/GetParameters_Response.
 var GetParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/GetParameters_Response",
@@ -94,7 +116,9 @@ var GetParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_9fa773b46e39cc5d02db6224d8fd520bb9caeeffc2b27c96c1e59431baba9f2a",
 	Definition: `ParameterValue[] values
 `,
-	New: func() rosidl.Message { return NewGetParameters_Response() },
+	New:         func() rosidl.Message { return NewGetParameters_Response() },
+	Desc:        desc_GetParameters_Response,
+	ServiceDesc: desc_GetParameters,
 }
 
 // NewGetParameters_Response returns a new GetParameters_Response with its default values set.
@@ -159,12 +183,41 @@ func (m *GetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetParameters_Event is the REP-2011 type description of rcl_interfaces/srv/GetParameters_Event.
+var desc_GetParameters_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameters_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/GetParameters_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/GetParameters_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetParameters_Request, desc_GetParameters_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetParameters is the REP-2011 type description of rcl_interfaces/srv/GetParameters.
+var desc_GetParameters = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameters",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameters_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameters_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameters_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetParameters_Request, desc_GetParameters_Response, desc_GetParameters_Event},
+	Encoding: "srv",
+	Source: `string[] names
+---
+ParameterValue[] values
+`,
+}
+
 // GetParameters_ServiceType describes the service rcl_interfaces/srv/GetParameters.
 var GetParameters_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/GetParameters",
 	Request:  GetParameters_Request_TypeInfo,
 	Response: GetParameters_Response_TypeInfo,
 	Hash:     "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
+	Desc:     desc_GetParameters,
 	Definition: `string[] names
 ---
 ParameterValue[] values

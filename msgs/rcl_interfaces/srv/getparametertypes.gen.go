@@ -5,6 +5,7 @@ package rcl_interfaces_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetParameterTypes_Request is the ROS 2 type rcl_interfaces/srv/GetParameterTypes_Request.
@@ -12,13 +13,24 @@ type GetParameterTypes_Request struct {
 	Names []string `ros:"names" rostype:"string[]"`
 }
 
+// desc_GetParameterTypes_Request is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes_Request.
+var desc_GetParameterTypes_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameterTypes_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "names", TypeID: 161},
+	},
+	Encoding: "implicit",
+}
+
 // GetParameterTypes_Request_TypeInfo describes rcl_interfaces/srv/GetParameterTypes_Request.
 var GetParameterTypes_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rcl_interfaces/srv/GetParameterTypes_Request",
-	DDSName:    "rcl_interfaces::srv::dds_::GetParameterTypes_Request_",
-	Hash:       "RIHS01_87d7ec5ef545d4daa289d500025d31fb2437bc8b8365ca367161c4dac4be33fd",
-	Definition: `string[] names`,
-	New:        func() rosidl.Message { return NewGetParameterTypes_Request() },
+	Name:        "rcl_interfaces/srv/GetParameterTypes_Request",
+	DDSName:     "rcl_interfaces::srv::dds_::GetParameterTypes_Request_",
+	Hash:        "RIHS01_87d7ec5ef545d4daa289d500025d31fb2437bc8b8365ca367161c4dac4be33fd",
+	Definition:  `string[] names`,
+	New:         func() rosidl.Message { return NewGetParameterTypes_Request() },
+	Desc:        desc_GetParameterTypes_Request,
+	ServiceDesc: desc_GetParameterTypes,
 }
 
 // NewGetParameterTypes_Request returns a new GetParameterTypes_Request with its default values set.
@@ -88,6 +100,15 @@ type GetParameterTypes_Response struct {
 	Types []uint8 `ros:"types" rostype:"uint8[]"`
 }
 
+// desc_GetParameterTypes_Response is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes_Response.
+var desc_GetParameterTypes_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameterTypes_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "types", TypeID: 147},
+	},
+	Encoding: "implicit",
+}
+
 // GetParameterTypes_Response_TypeInfo describes rcl_interfaces/srv/GetParameterTypes_Response.
 var GetParameterTypes_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/GetParameterTypes_Response",
@@ -95,7 +116,9 @@ var GetParameterTypes_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_ac1335dce67c478e669434f6ac2fbff34fcd529580f272d3006785ba8b54e47f",
 	Definition: `uint8[] types
 `,
-	New: func() rosidl.Message { return NewGetParameterTypes_Response() },
+	New:         func() rosidl.Message { return NewGetParameterTypes_Response() },
+	Desc:        desc_GetParameterTypes_Response,
+	ServiceDesc: desc_GetParameterTypes,
 }
 
 // NewGetParameterTypes_Response returns a new GetParameterTypes_Response with its default values set.
@@ -156,12 +179,41 @@ func (m *GetParameterTypes_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetParameterTypes_Event is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes_Event.
+var desc_GetParameterTypes_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameterTypes_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/GetParameterTypes_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/GetParameterTypes_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetParameterTypes_Request, desc_GetParameterTypes_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetParameterTypes is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes.
+var desc_GetParameterTypes = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/GetParameterTypes",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameterTypes_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameterTypes_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/GetParameterTypes_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetParameterTypes_Request, desc_GetParameterTypes_Response, desc_GetParameterTypes_Event},
+	Encoding: "srv",
+	Source: `string[] names
+---
+uint8[] types
+`,
+}
+
 // GetParameterTypes_ServiceType describes the service rcl_interfaces/srv/GetParameterTypes.
 var GetParameterTypes_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/GetParameterTypes",
 	Request:  GetParameterTypes_Request_TypeInfo,
 	Response: GetParameterTypes_Response_TypeInfo,
 	Hash:     "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
+	Desc:     desc_GetParameterTypes,
 	Definition: `string[] names
 ---
 uint8[] types

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // ListParameters_Request is the ROS 2 type rcl_interfaces/srv/ListParameters_Request.
@@ -19,6 +20,16 @@ const (
 	ListParameters_Request_DEPTH_RECURSIVE uint64 = 0
 )
 
+// desc_ListParameters_Request is the REP-2011 type description of rcl_interfaces/srv/ListParameters_Request.
+var desc_ListParameters_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/ListParameters_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "prefixes", TypeID: 161},
+		{Name: "depth", TypeID: 9},
+	},
+	Encoding: "implicit",
+}
+
 // ListParameters_Request_TypeInfo describes rcl_interfaces/srv/ListParameters_Request.
 var ListParameters_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/ListParameters_Request",
@@ -27,7 +38,9 @@ var ListParameters_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `uint64 DEPTH_RECURSIVE=0
 string[] prefixes
 uint64 depth`,
-	New: func() rosidl.Message { return NewListParameters_Request() },
+	New:         func() rosidl.Message { return NewListParameters_Request() },
+	Desc:        desc_ListParameters_Request,
+	ServiceDesc: desc_ListParameters,
 }
 
 // NewListParameters_Request returns a new ListParameters_Request with its default values set.
@@ -97,6 +110,16 @@ type ListParameters_Response struct {
 	Result rcl_interfaces_msg.ListParametersResult `ros:"result" rostype:"rcl_interfaces/msg/ListParametersResult"`
 }
 
+// desc_ListParameters_Response is the REP-2011 type description of rcl_interfaces/srv/ListParameters_Response.
+var desc_ListParameters_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/ListParameters_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "result", TypeID: 1, NestedTypeName: "rcl_interfaces/msg/ListParametersResult"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.ListParametersResult_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // ListParameters_Response_TypeInfo describes rcl_interfaces/srv/ListParameters_Response.
 var ListParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/ListParameters_Response",
@@ -104,7 +127,9 @@ var ListParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_31b937b82de3612426be79f231e386259f97e8dc843e3f2845288b4bfa296bdd",
 	Definition: `ListParametersResult result
 `,
-	New: func() rosidl.Message { return NewListParameters_Response() },
+	New:         func() rosidl.Message { return NewListParameters_Response() },
+	Desc:        desc_ListParameters_Response,
+	ServiceDesc: desc_ListParameters,
 }
 
 // NewListParameters_Response returns a new ListParameters_Response with its default values set.
@@ -150,12 +175,43 @@ func (m *ListParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_ListParameters_Event is the REP-2011 type description of rcl_interfaces/srv/ListParameters_Event.
+var desc_ListParameters_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/ListParameters_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/ListParameters_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/ListParameters_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_ListParameters_Request, desc_ListParameters_Response},
+	Encoding: "implicit",
+}
+
+// desc_ListParameters is the REP-2011 type description of rcl_interfaces/srv/ListParameters.
+var desc_ListParameters = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/ListParameters",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/ListParameters_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/ListParameters_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/ListParameters_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_ListParameters_Request, desc_ListParameters_Response, desc_ListParameters_Event},
+	Encoding: "srv",
+	Source: `uint64 DEPTH_RECURSIVE=0
+string[] prefixes
+uint64 depth
+---
+ListParametersResult result
+`,
+}
+
 // ListParameters_ServiceType describes the service rcl_interfaces/srv/ListParameters.
 var ListParameters_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/ListParameters",
 	Request:  ListParameters_Request_TypeInfo,
 	Response: ListParameters_Response_TypeInfo,
 	Hash:     "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
+	Desc:     desc_ListParameters,
 	Definition: `uint64 DEPTH_RECURSIVE=0
 string[] prefixes
 uint64 depth

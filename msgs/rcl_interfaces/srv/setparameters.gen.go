@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetParameters_Request is the ROS 2 type rcl_interfaces/srv/SetParameters_Request.
@@ -13,13 +14,25 @@ type SetParameters_Request struct {
 	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
+// desc_SetParameters_Request is the REP-2011 type description of rcl_interfaces/srv/SetParameters_Request.
+var desc_SetParameters_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParameters_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/Parameter"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.Parameter_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // SetParameters_Request_TypeInfo describes rcl_interfaces/srv/SetParameters_Request.
 var SetParameters_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rcl_interfaces/srv/SetParameters_Request",
-	DDSName:    "rcl_interfaces::srv::dds_::SetParameters_Request_",
-	Hash:       "RIHS01_130d46386b7e84ea9ecf60608a4d83cbe5e5cb7c6cc5b712b7a4e3a6c254e932",
-	Definition: `Parameter[] parameters`,
-	New:        func() rosidl.Message { return NewSetParameters_Request() },
+	Name:        "rcl_interfaces/srv/SetParameters_Request",
+	DDSName:     "rcl_interfaces::srv::dds_::SetParameters_Request_",
+	Hash:        "RIHS01_130d46386b7e84ea9ecf60608a4d83cbe5e5cb7c6cc5b712b7a4e3a6c254e932",
+	Definition:  `Parameter[] parameters`,
+	New:         func() rosidl.Message { return NewSetParameters_Request() },
+	Desc:        desc_SetParameters_Request,
+	ServiceDesc: desc_SetParameters,
 }
 
 // NewSetParameters_Request returns a new SetParameters_Request with its default values set.
@@ -89,6 +102,16 @@ type SetParameters_Response struct {
 	Results []rcl_interfaces_msg.SetParametersResult `ros:"results" rostype:"rcl_interfaces/msg/SetParametersResult[]"`
 }
 
+// desc_SetParameters_Response is the REP-2011 type description of rcl_interfaces/srv/SetParameters_Response.
+var desc_SetParameters_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParameters_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "results", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/SetParametersResult"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.SetParametersResult_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // SetParameters_Response_TypeInfo describes rcl_interfaces/srv/SetParameters_Response.
 var SetParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/SetParameters_Response",
@@ -96,7 +119,9 @@ var SetParameters_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_7a0e8140a0b8d98308fa81a5403a766e610af29a239caf54b7553227906fc266",
 	Definition: `SetParametersResult[] results
 `,
-	New: func() rosidl.Message { return NewSetParameters_Response() },
+	New:         func() rosidl.Message { return NewSetParameters_Response() },
+	Desc:        desc_SetParameters_Response,
+	ServiceDesc: desc_SetParameters,
 }
 
 // NewSetParameters_Response returns a new SetParameters_Response with its default values set.
@@ -159,12 +184,41 @@ func (m *SetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetParameters_Event is the REP-2011 type description of rcl_interfaces/srv/SetParameters_Event.
+var desc_SetParameters_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParameters_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/SetParameters_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/SetParameters_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetParameters_Request, desc_SetParameters_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetParameters is the REP-2011 type description of rcl_interfaces/srv/SetParameters.
+var desc_SetParameters = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParameters",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParameters_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParameters_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParameters_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetParameters_Request, desc_SetParameters_Response, desc_SetParameters_Event},
+	Encoding: "srv",
+	Source: `Parameter[] parameters
+---
+SetParametersResult[] results
+`,
+}
+
 // SetParameters_ServiceType describes the service rcl_interfaces/srv/SetParameters.
 var SetParameters_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/SetParameters",
 	Request:  SetParameters_Request_TypeInfo,
 	Response: SetParameters_Response_TypeInfo,
 	Hash:     "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
+	Desc:     desc_SetParameters,
 	Definition: `Parameter[] parameters
 ---
 SetParametersResult[] results

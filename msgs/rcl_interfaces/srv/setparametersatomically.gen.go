@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetParametersAtomically_Request is the ROS 2 type rcl_interfaces/srv/SetParametersAtomically_Request.
@@ -13,13 +14,25 @@ type SetParametersAtomically_Request struct {
 	Parameters []rcl_interfaces_msg.Parameter `ros:"parameters" rostype:"rcl_interfaces/msg/Parameter[]"`
 }
 
+// desc_SetParametersAtomically_Request is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically_Request.
+var desc_SetParametersAtomically_Request = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParametersAtomically_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "parameters", TypeID: 145, NestedTypeName: "rcl_interfaces/msg/Parameter"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.Parameter_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // SetParametersAtomically_Request_TypeInfo describes rcl_interfaces/srv/SetParametersAtomically_Request.
 var SetParametersAtomically_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rcl_interfaces/srv/SetParametersAtomically_Request",
-	DDSName:    "rcl_interfaces::srv::dds_::SetParametersAtomically_Request_",
-	Hash:       "RIHS01_db0bd950ed5ed867a0e90b225e44dea382d762c0762ff3e0ee842190042a59e5",
-	Definition: `Parameter[] parameters`,
-	New:        func() rosidl.Message { return NewSetParametersAtomically_Request() },
+	Name:        "rcl_interfaces/srv/SetParametersAtomically_Request",
+	DDSName:     "rcl_interfaces::srv::dds_::SetParametersAtomically_Request_",
+	Hash:        "RIHS01_db0bd950ed5ed867a0e90b225e44dea382d762c0762ff3e0ee842190042a59e5",
+	Definition:  `Parameter[] parameters`,
+	New:         func() rosidl.Message { return NewSetParametersAtomically_Request() },
+	Desc:        desc_SetParametersAtomically_Request,
+	ServiceDesc: desc_SetParametersAtomically,
 }
 
 // NewSetParametersAtomically_Request returns a new SetParametersAtomically_Request with its default values set.
@@ -91,6 +104,16 @@ type SetParametersAtomically_Response struct {
 	Result rcl_interfaces_msg.SetParametersResult `ros:"result" rostype:"rcl_interfaces/msg/SetParametersResult"`
 }
 
+// desc_SetParametersAtomically_Response is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically_Response.
+var desc_SetParametersAtomically_Response = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParametersAtomically_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "result", TypeID: 1, NestedTypeName: "rcl_interfaces/msg/SetParametersResult"},
+	},
+	Refs:     []*rosidl.TypeDescription{rcl_interfaces_msg.SetParametersResult_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // SetParametersAtomically_Response_TypeInfo describes rcl_interfaces/srv/SetParametersAtomically_Response.
 var SetParametersAtomically_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rcl_interfaces/srv/SetParametersAtomically_Response",
@@ -98,7 +121,9 @@ var SetParametersAtomically_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_31b1a38c5b0b9d893ee24da45f69638f4561c78461d82d52750f429b534502b8",
 	Definition: `SetParametersResult result
 `,
-	New: func() rosidl.Message { return NewSetParametersAtomically_Response() },
+	New:         func() rosidl.Message { return NewSetParametersAtomically_Response() },
+	Desc:        desc_SetParametersAtomically_Response,
+	ServiceDesc: desc_SetParametersAtomically,
 }
 
 // NewSetParametersAtomically_Response returns a new SetParametersAtomically_Response with its default values set.
@@ -143,12 +168,41 @@ func (m *SetParametersAtomically_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetParametersAtomically_Event is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically_Event.
+var desc_SetParametersAtomically_Event = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParametersAtomically_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/SetParametersAtomically_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rcl_interfaces/srv/SetParametersAtomically_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetParametersAtomically_Request, desc_SetParametersAtomically_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetParametersAtomically is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically.
+var desc_SetParametersAtomically = &rosidl.TypeDescription{
+	Name: "rcl_interfaces/srv/SetParametersAtomically",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParametersAtomically_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParametersAtomically_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rcl_interfaces/srv/SetParametersAtomically_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetParametersAtomically_Request, desc_SetParametersAtomically_Response, desc_SetParametersAtomically_Event},
+	Encoding: "srv",
+	Source: `Parameter[] parameters
+---
+SetParametersResult result
+`,
+}
+
 // SetParametersAtomically_ServiceType describes the service rcl_interfaces/srv/SetParametersAtomically.
 var SetParametersAtomically_ServiceType = &rosidl.ServiceType{
 	Name:     "rcl_interfaces/srv/SetParametersAtomically",
 	Request:  SetParametersAtomically_Request_TypeInfo,
 	Response: SetParametersAtomically_Response_TypeInfo,
 	Hash:     "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
+	Desc:     desc_SetParametersAtomically,
 	Definition: `Parameter[] parameters
 ---
 SetParametersResult result

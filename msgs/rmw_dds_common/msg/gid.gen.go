@@ -13,6 +13,18 @@ type Gid struct {
 	Data [16]uint8 `ros:"data" rostype:"char[16]"`
 }
 
+// desc_Gid is the REP-2011 type description of rmw_dds_common/msg/Gid.
+var desc_Gid = &rosidl.TypeDescription{
+	Name: "rmw_dds_common/msg/Gid",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 51, Capacity: 16},
+	},
+	Encoding: "msg",
+	Source: `# Jazzy layout: 16 bytes (Humble uses 24, see humble.go).
+char[16] data
+`,
+}
+
 // Gid_TypeInfo describes rmw_dds_common/msg/Gid.
 var Gid_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rmw_dds_common/msg/Gid",
@@ -21,7 +33,8 @@ var Gid_TypeInfo = &rosidl.TypeInfo{
 	Definition: `# Jazzy layout: 16 bytes (Humble uses 24, see humble.go).
 char[16] data
 `,
-	New: func() rosidl.Message { return NewGid() },
+	New:  func() rosidl.Message { return NewGid() },
+	Desc: desc_Gid,
 }
 
 // NewGid returns a new Gid with its default values set.

@@ -17,6 +17,24 @@ type NodeEntitiesInfo struct {
 	WriterGidSeq  []Gid  `ros:"writer_gid_seq" rostype:"rmw_dds_common/msg/Gid[]"`
 }
 
+// desc_NodeEntitiesInfo is the REP-2011 type description of rmw_dds_common/msg/NodeEntitiesInfo.
+var desc_NodeEntitiesInfo = &rosidl.TypeDescription{
+	Name: "rmw_dds_common/msg/NodeEntitiesInfo",
+	Fields: []rosidl.FieldDescription{
+		{Name: "node_namespace", TypeID: 21, StringCapacity: 256},
+		{Name: "node_name", TypeID: 21, StringCapacity: 256},
+		{Name: "reader_gid_seq", TypeID: 145, NestedTypeName: "rmw_dds_common/msg/Gid"},
+		{Name: "writer_gid_seq", TypeID: 145, NestedTypeName: "rmw_dds_common/msg/Gid"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Gid},
+	Encoding: "msg",
+	Source: `string<=256 node_namespace
+string<=256 node_name
+Gid[] reader_gid_seq
+Gid[] writer_gid_seq
+`,
+}
+
 // NodeEntitiesInfo_TypeInfo describes rmw_dds_common/msg/NodeEntitiesInfo.
 var NodeEntitiesInfo_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rmw_dds_common/msg/NodeEntitiesInfo",
@@ -27,7 +45,8 @@ string<=256 node_name
 Gid[] reader_gid_seq
 Gid[] writer_gid_seq
 `,
-	New: func() rosidl.Message { return NewNodeEntitiesInfo() },
+	New:  func() rosidl.Message { return NewNodeEntitiesInfo() },
+	Desc: desc_NodeEntitiesInfo,
 }
 
 // NewNodeEntitiesInfo returns a new NodeEntitiesInfo with its default values set.

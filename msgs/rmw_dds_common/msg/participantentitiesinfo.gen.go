@@ -15,6 +15,20 @@ type ParticipantEntitiesInfo struct {
 	NodeEntitiesInfoSeq []NodeEntitiesInfo `ros:"node_entities_info_seq" rostype:"rmw_dds_common/msg/NodeEntitiesInfo[]"`
 }
 
+// desc_ParticipantEntitiesInfo is the REP-2011 type description of rmw_dds_common/msg/ParticipantEntitiesInfo.
+var desc_ParticipantEntitiesInfo = &rosidl.TypeDescription{
+	Name: "rmw_dds_common/msg/ParticipantEntitiesInfo",
+	Fields: []rosidl.FieldDescription{
+		{Name: "gid", TypeID: 1, NestedTypeName: "rmw_dds_common/msg/Gid"},
+		{Name: "node_entities_info_seq", TypeID: 145, NestedTypeName: "rmw_dds_common/msg/NodeEntitiesInfo"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Gid, desc_NodeEntitiesInfo},
+	Encoding: "msg",
+	Source: `Gid gid
+NodeEntitiesInfo[] node_entities_info_seq
+`,
+}
+
 // ParticipantEntitiesInfo_TypeInfo describes rmw_dds_common/msg/ParticipantEntitiesInfo.
 var ParticipantEntitiesInfo_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rmw_dds_common/msg/ParticipantEntitiesInfo",
@@ -23,7 +37,8 @@ var ParticipantEntitiesInfo_TypeInfo = &rosidl.TypeInfo{
 	Definition: `Gid gid
 NodeEntitiesInfo[] node_entities_info_seq
 `,
-	New: func() rosidl.Message { return NewParticipantEntitiesInfo() },
+	New:  func() rosidl.Message { return NewParticipantEntitiesInfo() },
+	Desc: desc_ParticipantEntitiesInfo,
 }
 
 // NewParticipantEntitiesInfo returns a new ParticipantEntitiesInfo with its default values set.

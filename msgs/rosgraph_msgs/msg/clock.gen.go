@@ -13,6 +13,18 @@ type Clock struct {
 	Clock builtin_interfaces_msg.Time `ros:"clock" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_Clock is the REP-2011 type description of rosgraph_msgs/msg/Clock.
+var desc_Clock = &rosidl.TypeDescription{
+	Name: "rosgraph_msgs/msg/Clock",
+	Fields: []rosidl.FieldDescription{
+		{Name: "clock", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `builtin_interfaces/Time clock
+`,
+}
+
 // Clock_TypeInfo describes rosgraph_msgs/msg/Clock.
 var Clock_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rosgraph_msgs/msg/Clock",
@@ -20,7 +32,8 @@ var Clock_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564",
 	Definition: `builtin_interfaces/Time clock
 `,
-	New: func() rosidl.Message { return NewClock() },
+	New:  func() rosidl.Message { return NewClock() },
+	Desc: desc_Clock,
 }
 
 // NewClock returns a new Clock with its default values set.

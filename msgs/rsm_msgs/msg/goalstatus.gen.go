@@ -23,6 +23,26 @@ const (
 	GoalStatus_ABORTED uint8 = 3
 )
 
+// desc_GoalStatus is the REP-2011 type description of rsm_msgs/msg/GoalStatus.
+var desc_GoalStatus = &rosidl.TypeDescription{
+	Name: "rsm_msgs/msg/GoalStatus",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "goal_status", TypeID: 3},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# Information about the currently active navigation goal.
+uint8 ACTIVE=0
+uint8 REACHED=1
+uint8 FAILED=2
+uint8 ABORTED=3
+
+geometry_msgs/Pose goal    # goal in the map frame
+uint8 goal_status          # one of the constants above
+`,
+}
+
 // GoalStatus_TypeInfo describes rsm_msgs/msg/GoalStatus.
 var GoalStatus_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/msg/GoalStatus",
@@ -37,7 +57,8 @@ uint8 ABORTED=3
 geometry_msgs/Pose goal    # goal in the map frame
 uint8 goal_status          # one of the constants above
 `,
-	New: func() rosidl.Message { return NewGoalStatus() },
+	New:  func() rosidl.Message { return NewGoalStatus() },
+	Desc: desc_GoalStatus,
 }
 
 // NewGoalStatus returns a new GoalStatus with its default values set.

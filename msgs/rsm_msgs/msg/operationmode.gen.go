@@ -21,6 +21,24 @@ const (
 	OperationMode_TELEOPERATION uint8 = 2 // teleoperation cmd_vel is forwarded
 )
 
+// desc_OperationMode is the REP-2011 type description of rsm_msgs/msg/OperationMode.
+var desc_OperationMode = &rosidl.TypeDescription{
+	Name: "rsm_msgs/msg/OperationMode",
+	Fields: []rosidl.FieldDescription{
+		{Name: "emergency_stop", TypeID: 15},
+		{Name: "mode", TypeID: 3},
+	},
+	Encoding: "msg",
+	Source: `# Operation mode of the robot including the software emergency stop.
+bool emergency_stop        # true while the software emergency stop is pressed
+
+uint8 STOPPED=0            # zero velocity is sent
+uint8 AUTONOMOUS=1         # autonomy cmd_vel is forwarded
+uint8 TELEOPERATION=2      # teleoperation cmd_vel is forwarded
+uint8 mode
+`,
+}
+
 // OperationMode_TypeInfo describes rsm_msgs/msg/OperationMode.
 var OperationMode_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/msg/OperationMode",
@@ -34,7 +52,8 @@ uint8 AUTONOMOUS=1         # autonomy cmd_vel is forwarded
 uint8 TELEOPERATION=2      # teleoperation cmd_vel is forwarded
 uint8 mode
 `,
-	New: func() rosidl.Message { return NewOperationMode() },
+	New:  func() rosidl.Message { return NewOperationMode() },
+	Desc: desc_OperationMode,
 }
 
 // NewOperationMode returns a new OperationMode with its default values set.

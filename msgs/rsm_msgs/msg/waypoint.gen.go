@@ -17,6 +17,25 @@ type Waypoint struct {
 	Routine     string                 `ros:"routine" rostype:"string"`              // routine to run on arrival ("" = none)
 }
 
+// desc_Waypoint is the REP-2011 type description of rsm_msgs/msg/Waypoint.
+var desc_Waypoint = &rosidl.TypeDescription{
+	Name: "rsm_msgs/msg/Waypoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "visited", TypeID: 15},
+		{Name: "unreachable", TypeID: 15},
+		{Name: "routine", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# A waypoint for waypoint following.
+geometry_msgs/Pose pose    # waypoint pose in the map frame
+bool visited               # true once the waypoint was reached
+bool unreachable           # true if no path to the waypoint could be found
+string routine             # routine to run on arrival ("" = none)
+`,
+}
+
 // Waypoint_TypeInfo describes rsm_msgs/msg/Waypoint.
 var Waypoint_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/msg/Waypoint",
@@ -28,7 +47,8 @@ bool visited               # true once the waypoint was reached
 bool unreachable           # true if no path to the waypoint could be found
 string routine             # routine to run on arrival ("" = none)
 `,
-	New: func() rosidl.Message { return NewWaypoint() },
+	New:  func() rosidl.Message { return NewWaypoint() },
+	Desc: desc_Waypoint,
 }
 
 // NewWaypoint returns a new Waypoint with its default values set.

@@ -26,6 +26,33 @@ const (
 	WaypointArray_PATROL    uint8 = 2 // start to end, then end to start, repeated
 )
 
+// desc_WaypointArray is the REP-2011 type description of rsm_msgs/msg/WaypointArray.
+var desc_WaypointArray = &rosidl.TypeDescription{
+	Name: "rsm_msgs/msg/WaypointArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "ns", TypeID: 17},
+		{Name: "mode", TypeID: 3},
+		{Name: "reverse", TypeID: 15},
+		{Name: "waypoints", TypeID: 145, NestedTypeName: "rsm_msgs/msg/Waypoint"},
+		{Name: "waypoints_size", TypeID: 6},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_Waypoint},
+	Encoding: "msg",
+	Source: `# All waypoints plus the waypoint following mode.
+std_msgs/Header header     # frame_id is "map"
+string ns                  # unused by the core
+uint8 mode                 # waypoint following mode, see constants
+
+uint8 SINGLE=0             # one trip from start to end
+uint8 ROUNDTRIP=1          # start to end, then again from the start, repeated
+uint8 PATROL=2             # start to end, then end to start, repeated
+bool reverse               # false: traverse start to end, true: end to start
+rsm_msgs/Waypoint[] waypoints
+int32 waypoints_size       # kept equal to the length of waypoints
+`,
+}
+
 // WaypointArray_TypeInfo describes rsm_msgs/msg/WaypointArray.
 var WaypointArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/msg/WaypointArray",
@@ -43,7 +70,8 @@ bool reverse               # false: traverse start to end, true: end to start
 rsm_msgs/Waypoint[] waypoints
 int32 waypoints_size       # kept equal to the length of waypoints
 `,
-	New: func() rosidl.Message { return NewWaypointArray() },
+	New:  func() rosidl.Message { return NewWaypointArray() },
+	Desc: desc_WaypointArray,
 }
 
 // NewWaypointArray returns a new WaypointArray with its default values set.

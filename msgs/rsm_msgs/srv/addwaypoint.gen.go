@@ -6,12 +6,24 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // AddWaypoint_Request is the ROS 2 type rsm_msgs/srv/AddWaypoint_Request.
 type AddWaypoint_Request struct {
 	Waypoint rsm_msgs_msg.Waypoint `ros:"waypoint" rostype:"rsm_msgs/msg/Waypoint"`
 	Position int64                 `ros:"position" rostype:"int64"` // index to insert at; -1 (or out of range) appends
+}
+
+// desc_AddWaypoint_Request is the REP-2011 type description of rsm_msgs/srv/AddWaypoint_Request.
+var desc_AddWaypoint_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/AddWaypoint_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "waypoint", TypeID: 1, NestedTypeName: "rsm_msgs/msg/Waypoint"},
+		{Name: "position", TypeID: 8},
+	},
+	Refs:     []*rosidl.TypeDescription{rsm_msgs_msg.Waypoint_TypeInfo.Desc},
+	Encoding: "implicit",
 }
 
 // AddWaypoint_Request_TypeInfo describes rsm_msgs/srv/AddWaypoint_Request.
@@ -21,7 +33,9 @@ var AddWaypoint_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_97664234b00614773834340e75edb818447c2b6fabf4e68abdcfc4984af968ad",
 	Definition: `rsm_msgs/Waypoint waypoint
 int64 position             # index to insert at; -1 (or out of range) appends`,
-	New: func() rosidl.Message { return NewAddWaypoint_Request() },
+	New:         func() rosidl.Message { return NewAddWaypoint_Request() },
+	Desc:        desc_AddWaypoint_Request,
+	ServiceDesc: desc_AddWaypoint,
 }
 
 // NewAddWaypoint_Request returns a new AddWaypoint_Request with its default values set.
@@ -73,6 +87,16 @@ type AddWaypoint_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_AddWaypoint_Response is the REP-2011 type description of rsm_msgs/srv/AddWaypoint_Response.
+var desc_AddWaypoint_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/AddWaypoint_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // AddWaypoint_Response_TypeInfo describes rsm_msgs/srv/AddWaypoint_Response.
 var AddWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/AddWaypoint_Response",
@@ -81,7 +105,9 @@ var AddWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewAddWaypoint_Response() },
+	New:         func() rosidl.Message { return NewAddWaypoint_Response() },
+	Desc:        desc_AddWaypoint_Response,
+	ServiceDesc: desc_AddWaypoint,
 }
 
 // NewAddWaypoint_Response returns a new AddWaypoint_Response with its default values set.
@@ -126,12 +152,43 @@ func (m *AddWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_AddWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/AddWaypoint_Event.
+var desc_AddWaypoint_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/AddWaypoint_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/AddWaypoint_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/AddWaypoint_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_AddWaypoint_Request, desc_AddWaypoint_Response},
+	Encoding: "implicit",
+}
+
+// desc_AddWaypoint is the REP-2011 type description of rsm_msgs/srv/AddWaypoint.
+var desc_AddWaypoint = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/AddWaypoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/AddWaypoint_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/AddWaypoint_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/AddWaypoint_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_AddWaypoint_Request, desc_AddWaypoint_Response, desc_AddWaypoint_Event},
+	Encoding: "srv",
+	Source: `rsm_msgs/Waypoint waypoint
+int64 position             # index to insert at; -1 (or out of range) appends
+---
+bool success
+string message
+`,
+}
+
 // AddWaypoint_ServiceType describes the service rsm_msgs/srv/AddWaypoint.
 var AddWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/AddWaypoint",
 	Request:  AddWaypoint_Request_TypeInfo,
 	Response: AddWaypoint_Response_TypeInfo,
 	Hash:     "RIHS01_ffbaf752e0071d0a3ad9f2417f7b33ffb0f8db3275c6c89fafd95e36cff9d371",
+	Desc:     desc_AddWaypoint,
 	Definition: `rsm_msgs/Waypoint waypoint
 int64 position             # index to insert at; -1 (or out of range) appends
 ---

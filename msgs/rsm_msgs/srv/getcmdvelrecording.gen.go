@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetCmdVelRecording_Request is the ROS 2 type rsm_msgs/srv/GetCmdVelRecording_Request.
@@ -14,13 +15,24 @@ import (
 type GetCmdVelRecording_Request struct {
 }
 
+// desc_GetCmdVelRecording_Request is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording_Request.
+var desc_GetCmdVelRecording_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetCmdVelRecording_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // GetCmdVelRecording_Request_TypeInfo describes rsm_msgs/srv/GetCmdVelRecording_Request.
 var GetCmdVelRecording_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/GetCmdVelRecording_Request",
-	DDSName:    "rsm_msgs::srv::dds_::GetCmdVelRecording_Request_",
-	Hash:       "RIHS01_2e65e048d9587741aaded8eef0dec7663d99108fcb5708710148141a796dd5b4",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewGetCmdVelRecording_Request() },
+	Name:        "rsm_msgs/srv/GetCmdVelRecording_Request",
+	DDSName:     "rsm_msgs::srv::dds_::GetCmdVelRecording_Request_",
+	Hash:        "RIHS01_2e65e048d9587741aaded8eef0dec7663d99108fcb5708710148141a796dd5b4",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewGetCmdVelRecording_Request() },
+	Desc:        desc_GetCmdVelRecording_Request,
+	ServiceDesc: desc_GetCmdVelRecording,
 }
 
 // NewGetCmdVelRecording_Request returns a new GetCmdVelRecording_Request with its default values set.
@@ -71,6 +83,17 @@ type GetCmdVelRecording_Response struct {
 	NavigationMode int8                      `ros:"navigation_mode" rostype:"int8"` // 0 exploration, 1 waypoint following, 2 simple goal
 }
 
+// desc_GetCmdVelRecording_Response is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording_Response.
+var desc_GetCmdVelRecording_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetCmdVelRecording_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "cmd_vel_msgs", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Twist"},
+		{Name: "navigation_mode", TypeID: 2},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Twist_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetCmdVelRecording_Response_TypeInfo describes rsm_msgs/srv/GetCmdVelRecording_Response.
 var GetCmdVelRecording_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GetCmdVelRecording_Response",
@@ -79,7 +102,9 @@ var GetCmdVelRecording_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `geometry_msgs/Twist[] cmd_vel_msgs
 int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
 `,
-	New: func() rosidl.Message { return NewGetCmdVelRecording_Response() },
+	New:         func() rosidl.Message { return NewGetCmdVelRecording_Response() },
+	Desc:        desc_GetCmdVelRecording_Response,
+	ServiceDesc: desc_GetCmdVelRecording,
 }
 
 // NewGetCmdVelRecording_Response returns a new GetCmdVelRecording_Response with its default values set.
@@ -146,12 +171,41 @@ func (m *GetCmdVelRecording_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetCmdVelRecording_Event is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording_Event.
+var desc_GetCmdVelRecording_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetCmdVelRecording_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetCmdVelRecording_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetCmdVelRecording_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetCmdVelRecording_Request, desc_GetCmdVelRecording_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetCmdVelRecording is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording.
+var desc_GetCmdVelRecording = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetCmdVelRecording",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetCmdVelRecording_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetCmdVelRecording_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetCmdVelRecording_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetCmdVelRecording_Request, desc_GetCmdVelRecording_Response, desc_GetCmdVelRecording_Event},
+	Encoding: "srv",
+	Source: `---
+geometry_msgs/Twist[] cmd_vel_msgs
+int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
+`,
+}
+
 // GetCmdVelRecording_ServiceType describes the service rsm_msgs/srv/GetCmdVelRecording.
 var GetCmdVelRecording_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GetCmdVelRecording",
 	Request:  GetCmdVelRecording_Request_TypeInfo,
 	Response: GetCmdVelRecording_Response_TypeInfo,
 	Hash:     "RIHS01_963f8e7a40dcd92ef46b9684c82ff194c9eeb69db61940edd8385714839fb068",
+	Desc:     desc_GetCmdVelRecording,
 	Definition: `---
 geometry_msgs/Twist[] cmd_vel_msgs
 int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetNavigationGoal_Request is the ROS 2 type rsm_msgs/srv/GetNavigationGoal_Request.
@@ -14,13 +15,24 @@ import (
 type GetNavigationGoal_Request struct {
 }
 
+// desc_GetNavigationGoal_Request is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal_Request.
+var desc_GetNavigationGoal_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetNavigationGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // GetNavigationGoal_Request_TypeInfo describes rsm_msgs/srv/GetNavigationGoal_Request.
 var GetNavigationGoal_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/GetNavigationGoal_Request",
-	DDSName:    "rsm_msgs::srv::dds_::GetNavigationGoal_Request_",
-	Hash:       "RIHS01_155870893861fc73f3f65cdf76d86bb16e13e324930a0de1486e177b0dda9f4c",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewGetNavigationGoal_Request() },
+	Name:        "rsm_msgs/srv/GetNavigationGoal_Request",
+	DDSName:     "rsm_msgs::srv::dds_::GetNavigationGoal_Request_",
+	Hash:        "RIHS01_155870893861fc73f3f65cdf76d86bb16e13e324930a0de1486e177b0dda9f4c",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewGetNavigationGoal_Request() },
+	Desc:        desc_GetNavigationGoal_Request,
+	ServiceDesc: desc_GetNavigationGoal,
 }
 
 // NewGetNavigationGoal_Request returns a new GetNavigationGoal_Request with its default values set.
@@ -73,6 +85,19 @@ type GetNavigationGoal_Response struct {
 	Routine          string                 `ros:"routine" rostype:"string"`          // routine of the waypoint
 }
 
+// desc_GetNavigationGoal_Response is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal_Response.
+var desc_GetNavigationGoal_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetNavigationGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "navigation_mode", TypeID: 2},
+		{Name: "waypoint_position", TypeID: 8},
+		{Name: "routine", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetNavigationGoal_Response_TypeInfo describes rsm_msgs/srv/GetNavigationGoal_Response.
 var GetNavigationGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GetNavigationGoal_Response",
@@ -83,7 +108,9 @@ int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal,
 int64 waypoint_position    # index of the waypoint, -1 if none
 string routine             # routine of the waypoint
 `,
-	New: func() rosidl.Message { return NewGetNavigationGoal_Response() },
+	New:         func() rosidl.Message { return NewGetNavigationGoal_Response() },
+	Desc:        desc_GetNavigationGoal_Response,
+	ServiceDesc: desc_GetNavigationGoal,
 }
 
 // NewGetNavigationGoal_Response returns a new GetNavigationGoal_Response with its default values set.
@@ -135,12 +162,43 @@ func (m *GetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetNavigationGoal_Event is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal_Event.
+var desc_GetNavigationGoal_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetNavigationGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetNavigationGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetNavigationGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetNavigationGoal_Request, desc_GetNavigationGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetNavigationGoal is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal.
+var desc_GetNavigationGoal = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetNavigationGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetNavigationGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetNavigationGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetNavigationGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetNavigationGoal_Request, desc_GetNavigationGoal_Response, desc_GetNavigationGoal_Event},
+	Encoding: "srv",
+	Source: `---
+geometry_msgs/Pose goal
+int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal, -1 none
+int64 waypoint_position    # index of the waypoint, -1 if none
+string routine             # routine of the waypoint
+`,
+}
+
 // GetNavigationGoal_ServiceType describes the service rsm_msgs/srv/GetNavigationGoal.
 var GetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GetNavigationGoal",
 	Request:  GetNavigationGoal_Request_TypeInfo,
 	Response: GetNavigationGoal_Response_TypeInfo,
 	Hash:     "RIHS01_2a2ae3584135a3871396a9b8b4442e991278fb18a0b6475725b4e0d8d3b4fcef",
+	Desc:     desc_GetNavigationGoal,
 	Definition: `---
 geometry_msgs/Pose goal
 int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal, -1 none

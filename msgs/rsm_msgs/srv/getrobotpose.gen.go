@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetRobotPose_Request is the ROS 2 type rsm_msgs/srv/GetRobotPose_Request.
@@ -14,13 +15,24 @@ import (
 type GetRobotPose_Request struct {
 }
 
+// desc_GetRobotPose_Request is the REP-2011 type description of rsm_msgs/srv/GetRobotPose_Request.
+var desc_GetRobotPose_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetRobotPose_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // GetRobotPose_Request_TypeInfo describes rsm_msgs/srv/GetRobotPose_Request.
 var GetRobotPose_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/GetRobotPose_Request",
-	DDSName:    "rsm_msgs::srv::dds_::GetRobotPose_Request_",
-	Hash:       "RIHS01_e96bdaaead39e4c0b7d2e6eb7918fb947cf4d3596aedfe4929c50d4967c35f84",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewGetRobotPose_Request() },
+	Name:        "rsm_msgs/srv/GetRobotPose_Request",
+	DDSName:     "rsm_msgs::srv::dds_::GetRobotPose_Request_",
+	Hash:        "RIHS01_e96bdaaead39e4c0b7d2e6eb7918fb947cf4d3596aedfe4929c50d4967c35f84",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewGetRobotPose_Request() },
+	Desc:        desc_GetRobotPose_Request,
+	ServiceDesc: desc_GetRobotPose,
 }
 
 // NewGetRobotPose_Request returns a new GetRobotPose_Request with its default values set.
@@ -68,6 +80,16 @@ type GetRobotPose_Response struct {
 	Pose geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
 }
 
+// desc_GetRobotPose_Response is the REP-2011 type description of rsm_msgs/srv/GetRobotPose_Response.
+var desc_GetRobotPose_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetRobotPose_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetRobotPose_Response_TypeInfo describes rsm_msgs/srv/GetRobotPose_Response.
 var GetRobotPose_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GetRobotPose_Response",
@@ -75,7 +97,9 @@ var GetRobotPose_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_93eab5a711fb8e93224f78e642bd23fe2cf0b9b9f3e0d57429eed74b0c43919a",
 	Definition: `geometry_msgs/Pose pose
 `,
-	New: func() rosidl.Message { return NewGetRobotPose_Response() },
+	New:         func() rosidl.Message { return NewGetRobotPose_Response() },
+	Desc:        desc_GetRobotPose_Response,
+	ServiceDesc: desc_GetRobotPose,
 }
 
 // NewGetRobotPose_Response returns a new GetRobotPose_Response with its default values set.
@@ -119,12 +143,40 @@ func (m *GetRobotPose_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetRobotPose_Event is the REP-2011 type description of rsm_msgs/srv/GetRobotPose_Event.
+var desc_GetRobotPose_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetRobotPose_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetRobotPose_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetRobotPose_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetRobotPose_Request, desc_GetRobotPose_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetRobotPose is the REP-2011 type description of rsm_msgs/srv/GetRobotPose.
+var desc_GetRobotPose = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetRobotPose",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetRobotPose_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetRobotPose_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetRobotPose_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetRobotPose_Request, desc_GetRobotPose_Response, desc_GetRobotPose_Event},
+	Encoding: "srv",
+	Source: `---
+geometry_msgs/Pose pose
+`,
+}
+
 // GetRobotPose_ServiceType describes the service rsm_msgs/srv/GetRobotPose.
 var GetRobotPose_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GetRobotPose",
 	Request:  GetRobotPose_Request_TypeInfo,
 	Response: GetRobotPose_Response_TypeInfo,
 	Hash:     "RIHS01_229e00a945f595374bda9a6d472c8264b8795a2eb6cf3bc1239738873546ab55",
+	Desc:     desc_GetRobotPose,
 	Definition: `---
 geometry_msgs/Pose pose
 `,

@@ -5,6 +5,7 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetWaypointRoutines_Request is the ROS 2 type rsm_msgs/srv/GetWaypointRoutines_Request.
@@ -13,13 +14,24 @@ import (
 type GetWaypointRoutines_Request struct {
 }
 
+// desc_GetWaypointRoutines_Request is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines_Request.
+var desc_GetWaypointRoutines_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypointRoutines_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // GetWaypointRoutines_Request_TypeInfo describes rsm_msgs/srv/GetWaypointRoutines_Request.
 var GetWaypointRoutines_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/GetWaypointRoutines_Request",
-	DDSName:    "rsm_msgs::srv::dds_::GetWaypointRoutines_Request_",
-	Hash:       "RIHS01_85a824b9bbb82674aebd57bf02ffe2d9502a020759941495779b7dba3ba18668",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewGetWaypointRoutines_Request() },
+	Name:        "rsm_msgs/srv/GetWaypointRoutines_Request",
+	DDSName:     "rsm_msgs::srv::dds_::GetWaypointRoutines_Request_",
+	Hash:        "RIHS01_85a824b9bbb82674aebd57bf02ffe2d9502a020759941495779b7dba3ba18668",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewGetWaypointRoutines_Request() },
+	Desc:        desc_GetWaypointRoutines_Request,
+	ServiceDesc: desc_GetWaypointRoutines,
 }
 
 // NewGetWaypointRoutines_Request returns a new GetWaypointRoutines_Request with its default values set.
@@ -69,6 +81,15 @@ type GetWaypointRoutines_Response struct {
 	WaypointRoutines []string `ros:"waypoint_routines" rostype:"string[]"`
 }
 
+// desc_GetWaypointRoutines_Response is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines_Response.
+var desc_GetWaypointRoutines_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypointRoutines_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "waypoint_routines", TypeID: 161},
+	},
+	Encoding: "implicit",
+}
+
 // GetWaypointRoutines_Response_TypeInfo describes rsm_msgs/srv/GetWaypointRoutines_Response.
 var GetWaypointRoutines_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GetWaypointRoutines_Response",
@@ -76,7 +97,9 @@ var GetWaypointRoutines_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_d25b9db1adf3c056cab40745101d3a25d63fa3a071eb58450f72bd877ea825eb",
 	Definition: `string[] waypoint_routines
 `,
-	New: func() rosidl.Message { return NewGetWaypointRoutines_Response() },
+	New:         func() rosidl.Message { return NewGetWaypointRoutines_Response() },
+	Desc:        desc_GetWaypointRoutines_Response,
+	ServiceDesc: desc_GetWaypointRoutines,
 }
 
 // NewGetWaypointRoutines_Response returns a new GetWaypointRoutines_Response with its default values set.
@@ -141,12 +164,40 @@ func (m *GetWaypointRoutines_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetWaypointRoutines_Event is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines_Event.
+var desc_GetWaypointRoutines_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypointRoutines_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetWaypointRoutines_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetWaypointRoutines_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetWaypointRoutines_Request, desc_GetWaypointRoutines_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetWaypointRoutines is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines.
+var desc_GetWaypointRoutines = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypointRoutines",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypointRoutines_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypointRoutines_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypointRoutines_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetWaypointRoutines_Request, desc_GetWaypointRoutines_Response, desc_GetWaypointRoutines_Event},
+	Encoding: "srv",
+	Source: `---
+string[] waypoint_routines
+`,
+}
+
 // GetWaypointRoutines_ServiceType describes the service rsm_msgs/srv/GetWaypointRoutines.
 var GetWaypointRoutines_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GetWaypointRoutines",
 	Request:  GetWaypointRoutines_Request_TypeInfo,
 	Response: GetWaypointRoutines_Response_TypeInfo,
 	Hash:     "RIHS01_7a1a9d21ac116b8ca36a2d8ac5e7e98a8952cd4afa4572bab8df831a542f3188",
+	Desc:     desc_GetWaypointRoutines,
 	Definition: `---
 string[] waypoint_routines
 `,

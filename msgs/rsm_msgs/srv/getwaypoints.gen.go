@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GetWaypoints_Request is the ROS 2 type rsm_msgs/srv/GetWaypoints_Request.
@@ -14,13 +15,24 @@ import (
 type GetWaypoints_Request struct {
 }
 
+// desc_GetWaypoints_Request is the REP-2011 type description of rsm_msgs/srv/GetWaypoints_Request.
+var desc_GetWaypoints_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypoints_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // GetWaypoints_Request_TypeInfo describes rsm_msgs/srv/GetWaypoints_Request.
 var GetWaypoints_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/GetWaypoints_Request",
-	DDSName:    "rsm_msgs::srv::dds_::GetWaypoints_Request_",
-	Hash:       "RIHS01_916e5d19bfe9cb5eefdfb3b5ff1426b2449dadcc8d28cbf5004a59b8a95d7269",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewGetWaypoints_Request() },
+	Name:        "rsm_msgs/srv/GetWaypoints_Request",
+	DDSName:     "rsm_msgs::srv::dds_::GetWaypoints_Request_",
+	Hash:        "RIHS01_916e5d19bfe9cb5eefdfb3b5ff1426b2449dadcc8d28cbf5004a59b8a95d7269",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewGetWaypoints_Request() },
+	Desc:        desc_GetWaypoints_Request,
+	ServiceDesc: desc_GetWaypoints,
 }
 
 // NewGetWaypoints_Request returns a new GetWaypoints_Request with its default values set.
@@ -68,6 +80,16 @@ type GetWaypoints_Response struct {
 	WaypointArray rsm_msgs_msg.WaypointArray `ros:"waypoint_array" rostype:"rsm_msgs/msg/WaypointArray"`
 }
 
+// desc_GetWaypoints_Response is the REP-2011 type description of rsm_msgs/srv/GetWaypoints_Response.
+var desc_GetWaypoints_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypoints_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "waypoint_array", TypeID: 1, NestedTypeName: "rsm_msgs/msg/WaypointArray"},
+	},
+	Refs:     []*rosidl.TypeDescription{rsm_msgs_msg.WaypointArray_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetWaypoints_Response_TypeInfo describes rsm_msgs/srv/GetWaypoints_Response.
 var GetWaypoints_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GetWaypoints_Response",
@@ -75,7 +97,9 @@ var GetWaypoints_Response_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_46f05f3af0bc4e15b50e117ce2e5abcabb976a37f601b5ec94d1aa08fb69a698",
 	Definition: `rsm_msgs/WaypointArray waypoint_array
 `,
-	New: func() rosidl.Message { return NewGetWaypoints_Response() },
+	New:         func() rosidl.Message { return NewGetWaypoints_Response() },
+	Desc:        desc_GetWaypoints_Response,
+	ServiceDesc: desc_GetWaypoints,
 }
 
 // NewGetWaypoints_Response returns a new GetWaypoints_Response with its default values set.
@@ -121,12 +145,40 @@ func (m *GetWaypoints_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetWaypoints_Event is the REP-2011 type description of rsm_msgs/srv/GetWaypoints_Event.
+var desc_GetWaypoints_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypoints_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetWaypoints_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GetWaypoints_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetWaypoints_Request, desc_GetWaypoints_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetWaypoints is the REP-2011 type description of rsm_msgs/srv/GetWaypoints.
+var desc_GetWaypoints = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GetWaypoints",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypoints_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypoints_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GetWaypoints_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetWaypoints_Request, desc_GetWaypoints_Response, desc_GetWaypoints_Event},
+	Encoding: "srv",
+	Source: `---
+rsm_msgs/WaypointArray waypoint_array
+`,
+}
+
 // GetWaypoints_ServiceType describes the service rsm_msgs/srv/GetWaypoints.
 var GetWaypoints_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GetWaypoints",
 	Request:  GetWaypoints_Request_TypeInfo,
 	Response: GetWaypoints_Response_TypeInfo,
 	Hash:     "RIHS01_ff1cf9830167e208a1b76b010184f19907d5fedd5ba9353758c9f13aa7e9d0b3",
+	Desc:     desc_GetWaypoints,
 	Definition: `---
 rsm_msgs/WaypointArray waypoint_array
 `,

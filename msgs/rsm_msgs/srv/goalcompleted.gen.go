@@ -6,12 +6,24 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // GoalCompleted_Request is the ROS 2 type rsm_msgs/srv/GoalCompleted_Request.
 type GoalCompleted_Request struct {
 	Status           rsm_msgs_msg.GoalStatus `ros:"status" rostype:"rsm_msgs/msg/GoalStatus"`
 	NavigationStatus bool                    `ros:"navigation_status" rostype:"bool"` // true if the status comes from the navigation state
+}
+
+// desc_GoalCompleted_Request is the REP-2011 type description of rsm_msgs/srv/GoalCompleted_Request.
+var desc_GoalCompleted_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GoalCompleted_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 1, NestedTypeName: "rsm_msgs/msg/GoalStatus"},
+		{Name: "navigation_status", TypeID: 15},
+	},
+	Refs:     []*rosidl.TypeDescription{rsm_msgs_msg.GoalStatus_TypeInfo.Desc},
+	Encoding: "implicit",
 }
 
 // GoalCompleted_Request_TypeInfo describes rsm_msgs/srv/GoalCompleted_Request.
@@ -21,7 +33,9 @@ var GoalCompleted_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_fb58adb92444e098fe233c9b5b7f81e6d00549be9aeb1b52615d5d469ecd9303",
 	Definition: `rsm_msgs/GoalStatus status
 bool navigation_status     # true if the status comes from the navigation state`,
-	New: func() rosidl.Message { return NewGoalCompleted_Request() },
+	New:         func() rosidl.Message { return NewGoalCompleted_Request() },
+	Desc:        desc_GoalCompleted_Request,
+	ServiceDesc: desc_GoalCompleted,
 }
 
 // NewGoalCompleted_Request returns a new GoalCompleted_Request with its default values set.
@@ -73,6 +87,16 @@ type GoalCompleted_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_GoalCompleted_Response is the REP-2011 type description of rsm_msgs/srv/GoalCompleted_Response.
+var desc_GoalCompleted_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GoalCompleted_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // GoalCompleted_Response_TypeInfo describes rsm_msgs/srv/GoalCompleted_Response.
 var GoalCompleted_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/GoalCompleted_Response",
@@ -81,7 +105,9 @@ var GoalCompleted_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewGoalCompleted_Response() },
+	New:         func() rosidl.Message { return NewGoalCompleted_Response() },
+	Desc:        desc_GoalCompleted_Response,
+	ServiceDesc: desc_GoalCompleted,
 }
 
 // NewGoalCompleted_Response returns a new GoalCompleted_Response with its default values set.
@@ -126,12 +152,43 @@ func (m *GoalCompleted_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GoalCompleted_Event is the REP-2011 type description of rsm_msgs/srv/GoalCompleted_Event.
+var desc_GoalCompleted_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GoalCompleted_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GoalCompleted_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/GoalCompleted_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GoalCompleted_Request, desc_GoalCompleted_Response},
+	Encoding: "implicit",
+}
+
+// desc_GoalCompleted is the REP-2011 type description of rsm_msgs/srv/GoalCompleted.
+var desc_GoalCompleted = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/GoalCompleted",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GoalCompleted_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GoalCompleted_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/GoalCompleted_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GoalCompleted_Request, desc_GoalCompleted_Response, desc_GoalCompleted_Event},
+	Encoding: "srv",
+	Source: `rsm_msgs/GoalStatus status
+bool navigation_status     # true if the status comes from the navigation state
+---
+bool success
+string message
+`,
+}
+
 // GoalCompleted_ServiceType describes the service rsm_msgs/srv/GoalCompleted.
 var GoalCompleted_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/GoalCompleted",
 	Request:  GoalCompleted_Request_TypeInfo,
 	Response: GoalCompleted_Response_TypeInfo,
 	Hash:     "RIHS01_31c58ce346f5634d466a3728f566194d353e9576b4f424efe8f6550f67cbe851",
+	Desc:     desc_GoalCompleted,
 	Definition: `rsm_msgs/GoalStatus status
 bool navigation_status     # true if the status comes from the navigation state
 ---

@@ -6,12 +6,24 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // MoveWaypoint_Request is the ROS 2 type rsm_msgs/srv/MoveWaypoint_Request.
 type MoveWaypoint_Request struct {
 	Position int64                  `ros:"position" rostype:"int64"`
 	Pose     geometry_msgs_msg.Pose `ros:"pose" rostype:"geometry_msgs/msg/Pose"`
+}
+
+// desc_MoveWaypoint_Request is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint_Request.
+var desc_MoveWaypoint_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/MoveWaypoint_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 8},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "implicit",
 }
 
 // MoveWaypoint_Request_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Request.
@@ -21,7 +33,9 @@ var MoveWaypoint_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_a9eb91255a73e51b72eb1dc9a08a7a860da8e041a5d550a7fc7639f4f2c2bf9a",
 	Definition: `int64 position
 geometry_msgs/Pose pose`,
-	New: func() rosidl.Message { return NewMoveWaypoint_Request() },
+	New:         func() rosidl.Message { return NewMoveWaypoint_Request() },
+	Desc:        desc_MoveWaypoint_Request,
+	ServiceDesc: desc_MoveWaypoint,
 }
 
 // NewMoveWaypoint_Request returns a new MoveWaypoint_Request with its default values set.
@@ -73,6 +87,16 @@ type MoveWaypoint_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_MoveWaypoint_Response is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint_Response.
+var desc_MoveWaypoint_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/MoveWaypoint_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // MoveWaypoint_Response_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Response.
 var MoveWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/MoveWaypoint_Response",
@@ -81,7 +105,9 @@ var MoveWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewMoveWaypoint_Response() },
+	New:         func() rosidl.Message { return NewMoveWaypoint_Response() },
+	Desc:        desc_MoveWaypoint_Response,
+	ServiceDesc: desc_MoveWaypoint,
 }
 
 // NewMoveWaypoint_Response returns a new MoveWaypoint_Response with its default values set.
@@ -126,12 +152,43 @@ func (m *MoveWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_MoveWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint_Event.
+var desc_MoveWaypoint_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/MoveWaypoint_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/MoveWaypoint_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/MoveWaypoint_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_MoveWaypoint_Request, desc_MoveWaypoint_Response},
+	Encoding: "implicit",
+}
+
+// desc_MoveWaypoint is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint.
+var desc_MoveWaypoint = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/MoveWaypoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/MoveWaypoint_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/MoveWaypoint_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/MoveWaypoint_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MoveWaypoint_Request, desc_MoveWaypoint_Response, desc_MoveWaypoint_Event},
+	Encoding: "srv",
+	Source: `int64 position
+geometry_msgs/Pose pose
+---
+bool success
+string message
+`,
+}
+
 // MoveWaypoint_ServiceType describes the service rsm_msgs/srv/MoveWaypoint.
 var MoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/MoveWaypoint",
 	Request:  MoveWaypoint_Request_TypeInfo,
 	Response: MoveWaypoint_Response_TypeInfo,
 	Hash:     "RIHS01_c51bcee51639a857418029ff31302b58581807aea20fb8098a49cb609af3b532",
+	Desc:     desc_MoveWaypoint,
 	Definition: `int64 position
 geometry_msgs/Pose pose
 ---

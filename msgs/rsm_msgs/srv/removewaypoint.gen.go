@@ -5,6 +5,7 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // RemoveWaypoint_Request is the ROS 2 type rsm_msgs/srv/RemoveWaypoint_Request.
@@ -12,13 +13,24 @@ type RemoveWaypoint_Request struct {
 	Position int64 `ros:"position" rostype:"int64"`
 }
 
+// desc_RemoveWaypoint_Request is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint_Request.
+var desc_RemoveWaypoint_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/RemoveWaypoint_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 8},
+	},
+	Encoding: "implicit",
+}
+
 // RemoveWaypoint_Request_TypeInfo describes rsm_msgs/srv/RemoveWaypoint_Request.
 var RemoveWaypoint_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/RemoveWaypoint_Request",
-	DDSName:    "rsm_msgs::srv::dds_::RemoveWaypoint_Request_",
-	Hash:       "RIHS01_e524c9c83e76ba3c929939e57bf40a352ae6935baa6111769b0ff2a7bbd2c56f",
-	Definition: `int64 position`,
-	New:        func() rosidl.Message { return NewRemoveWaypoint_Request() },
+	Name:        "rsm_msgs/srv/RemoveWaypoint_Request",
+	DDSName:     "rsm_msgs::srv::dds_::RemoveWaypoint_Request_",
+	Hash:        "RIHS01_e524c9c83e76ba3c929939e57bf40a352ae6935baa6111769b0ff2a7bbd2c56f",
+	Definition:  `int64 position`,
+	New:         func() rosidl.Message { return NewRemoveWaypoint_Request() },
+	Desc:        desc_RemoveWaypoint_Request,
+	ServiceDesc: desc_RemoveWaypoint,
 }
 
 // NewRemoveWaypoint_Request returns a new RemoveWaypoint_Request with its default values set.
@@ -67,6 +79,16 @@ type RemoveWaypoint_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_RemoveWaypoint_Response is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint_Response.
+var desc_RemoveWaypoint_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/RemoveWaypoint_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // RemoveWaypoint_Response_TypeInfo describes rsm_msgs/srv/RemoveWaypoint_Response.
 var RemoveWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/RemoveWaypoint_Response",
@@ -75,7 +97,9 @@ var RemoveWaypoint_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewRemoveWaypoint_Response() },
+	New:         func() rosidl.Message { return NewRemoveWaypoint_Response() },
+	Desc:        desc_RemoveWaypoint_Response,
+	ServiceDesc: desc_RemoveWaypoint,
 }
 
 // NewRemoveWaypoint_Response returns a new RemoveWaypoint_Response with its default values set.
@@ -120,12 +144,42 @@ func (m *RemoveWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_RemoveWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint_Event.
+var desc_RemoveWaypoint_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/RemoveWaypoint_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/RemoveWaypoint_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/RemoveWaypoint_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_RemoveWaypoint_Request, desc_RemoveWaypoint_Response},
+	Encoding: "implicit",
+}
+
+// desc_RemoveWaypoint is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint.
+var desc_RemoveWaypoint = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/RemoveWaypoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/RemoveWaypoint_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/RemoveWaypoint_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/RemoveWaypoint_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_RemoveWaypoint_Request, desc_RemoveWaypoint_Response, desc_RemoveWaypoint_Event},
+	Encoding: "srv",
+	Source: `int64 position
+---
+bool success
+string message
+`,
+}
+
 // RemoveWaypoint_ServiceType describes the service rsm_msgs/srv/RemoveWaypoint.
 var RemoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/RemoveWaypoint",
 	Request:  RemoveWaypoint_Request_TypeInfo,
 	Response: RemoveWaypoint_Response_TypeInfo,
 	Hash:     "RIHS01_0b27e44acc30d273d651d2296ddf1a628880e3d1fe9d0f0a1d2ed7544e68b0b3",
+	Desc:     desc_RemoveWaypoint,
 	Definition: `int64 position
 ---
 bool success

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetNavigationGoal_Request is the ROS 2 type rsm_msgs/srv/SetNavigationGoal_Request.
@@ -14,6 +15,19 @@ type SetNavigationGoal_Request struct {
 	NavigationMode   int8                   `ros:"navigation_mode" rostype:"int8"`    // 0 exploration, 1 waypoint following, 2 simple goal
 	WaypointPosition int64                  `ros:"waypoint_position" rostype:"int64"` // index of the waypoint (waypoint following only)
 	Routine          string                 `ros:"routine" rostype:"string"`          // routine to run on arrival
+}
+
+// desc_SetNavigationGoal_Request is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal_Request.
+var desc_SetNavigationGoal_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetNavigationGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "navigation_mode", TypeID: 2},
+		{Name: "waypoint_position", TypeID: 8},
+		{Name: "routine", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "implicit",
 }
 
 // SetNavigationGoal_Request_TypeInfo describes rsm_msgs/srv/SetNavigationGoal_Request.
@@ -25,7 +39,9 @@ var SetNavigationGoal_Request_TypeInfo = &rosidl.TypeInfo{
 int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
 int64 waypoint_position    # index of the waypoint (waypoint following only)
 string routine             # routine to run on arrival`,
-	New: func() rosidl.Message { return NewSetNavigationGoal_Request() },
+	New:         func() rosidl.Message { return NewSetNavigationGoal_Request() },
+	Desc:        desc_SetNavigationGoal_Request,
+	ServiceDesc: desc_SetNavigationGoal,
 }
 
 // NewSetNavigationGoal_Request returns a new SetNavigationGoal_Request with its default values set.
@@ -83,6 +99,16 @@ type SetNavigationGoal_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_SetNavigationGoal_Response is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal_Response.
+var desc_SetNavigationGoal_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetNavigationGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // SetNavigationGoal_Response_TypeInfo describes rsm_msgs/srv/SetNavigationGoal_Response.
 var SetNavigationGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/SetNavigationGoal_Response",
@@ -91,7 +117,9 @@ var SetNavigationGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewSetNavigationGoal_Response() },
+	New:         func() rosidl.Message { return NewSetNavigationGoal_Response() },
+	Desc:        desc_SetNavigationGoal_Response,
+	ServiceDesc: desc_SetNavigationGoal,
 }
 
 // NewSetNavigationGoal_Response returns a new SetNavigationGoal_Response with its default values set.
@@ -138,12 +166,45 @@ func (m *SetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetNavigationGoal_Event is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal_Event.
+var desc_SetNavigationGoal_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetNavigationGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetNavigationGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetNavigationGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetNavigationGoal_Request, desc_SetNavigationGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetNavigationGoal is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal.
+var desc_SetNavigationGoal = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetNavigationGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetNavigationGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetNavigationGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetNavigationGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetNavigationGoal_Request, desc_SetNavigationGoal_Response, desc_SetNavigationGoal_Event},
+	Encoding: "srv",
+	Source: `geometry_msgs/Pose goal
+int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
+int64 waypoint_position    # index of the waypoint (waypoint following only)
+string routine             # routine to run on arrival
+---
+bool success
+string message
+`,
+}
+
 // SetNavigationGoal_ServiceType describes the service rsm_msgs/srv/SetNavigationGoal.
 var SetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/SetNavigationGoal",
 	Request:  SetNavigationGoal_Request_TypeInfo,
 	Response: SetNavigationGoal_Response_TypeInfo,
 	Hash:     "RIHS01_54541c75043c787b751dd51cd45f44e4d8612ae83604494f8b6c07318d67465a",
+	Desc:     desc_SetNavigationGoal,
 	Definition: `geometry_msgs/Pose goal
 int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
 int64 waypoint_position    # index of the waypoint (waypoint following only)

@@ -6,6 +6,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetOperationMode_Request is the ROS 2 type rsm_msgs/srv/SetOperationMode_Request.
@@ -13,13 +14,25 @@ type SetOperationMode_Request struct {
 	OperationMode rsm_msgs_msg.OperationMode `ros:"operation_mode" rostype:"rsm_msgs/msg/OperationMode"`
 }
 
+// desc_SetOperationMode_Request is the REP-2011 type description of rsm_msgs/srv/SetOperationMode_Request.
+var desc_SetOperationMode_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetOperationMode_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "operation_mode", TypeID: 1, NestedTypeName: "rsm_msgs/msg/OperationMode"},
+	},
+	Refs:     []*rosidl.TypeDescription{rsm_msgs_msg.OperationMode_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // SetOperationMode_Request_TypeInfo describes rsm_msgs/srv/SetOperationMode_Request.
 var SetOperationMode_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/SetOperationMode_Request",
-	DDSName:    "rsm_msgs::srv::dds_::SetOperationMode_Request_",
-	Hash:       "RIHS01_e92d15bd5920c4348830b055ed7542868e909299b465237cfb0a488937bbfec0",
-	Definition: `rsm_msgs/OperationMode operation_mode`,
-	New:        func() rosidl.Message { return NewSetOperationMode_Request() },
+	Name:        "rsm_msgs/srv/SetOperationMode_Request",
+	DDSName:     "rsm_msgs::srv::dds_::SetOperationMode_Request_",
+	Hash:        "RIHS01_e92d15bd5920c4348830b055ed7542868e909299b465237cfb0a488937bbfec0",
+	Definition:  `rsm_msgs/OperationMode operation_mode`,
+	New:         func() rosidl.Message { return NewSetOperationMode_Request() },
+	Desc:        desc_SetOperationMode_Request,
+	ServiceDesc: desc_SetOperationMode,
 }
 
 // NewSetOperationMode_Request returns a new SetOperationMode_Request with its default values set.
@@ -70,6 +83,16 @@ type SetOperationMode_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_SetOperationMode_Response is the REP-2011 type description of rsm_msgs/srv/SetOperationMode_Response.
+var desc_SetOperationMode_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetOperationMode_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // SetOperationMode_Response_TypeInfo describes rsm_msgs/srv/SetOperationMode_Response.
 var SetOperationMode_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/SetOperationMode_Response",
@@ -78,7 +101,9 @@ var SetOperationMode_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewSetOperationMode_Response() },
+	New:         func() rosidl.Message { return NewSetOperationMode_Response() },
+	Desc:        desc_SetOperationMode_Response,
+	ServiceDesc: desc_SetOperationMode,
 }
 
 // NewSetOperationMode_Response returns a new SetOperationMode_Response with its default values set.
@@ -125,12 +150,42 @@ func (m *SetOperationMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetOperationMode_Event is the REP-2011 type description of rsm_msgs/srv/SetOperationMode_Event.
+var desc_SetOperationMode_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetOperationMode_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetOperationMode_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetOperationMode_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetOperationMode_Request, desc_SetOperationMode_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetOperationMode is the REP-2011 type description of rsm_msgs/srv/SetOperationMode.
+var desc_SetOperationMode = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetOperationMode",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetOperationMode_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetOperationMode_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetOperationMode_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetOperationMode_Request, desc_SetOperationMode_Response, desc_SetOperationMode_Event},
+	Encoding: "srv",
+	Source: `rsm_msgs/OperationMode operation_mode
+---
+bool success
+string message
+`,
+}
+
 // SetOperationMode_ServiceType describes the service rsm_msgs/srv/SetOperationMode.
 var SetOperationMode_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/SetOperationMode",
 	Request:  SetOperationMode_Request_TypeInfo,
 	Response: SetOperationMode_Response_TypeInfo,
 	Hash:     "RIHS01_b0b162ee2dbe43f956a9c40eed83ccddd3675f451995f6ee77226db7e204ccee",
+	Desc:     desc_SetOperationMode,
 	Definition: `rsm_msgs/OperationMode operation_mode
 ---
 bool success

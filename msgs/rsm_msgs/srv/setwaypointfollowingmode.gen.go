@@ -5,12 +5,23 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetWaypointFollowingMode_Request is the ROS 2 type rsm_msgs/srv/SetWaypointFollowingMode_Request.
 type SetWaypointFollowingMode_Request struct {
 	Mode    uint8 `ros:"mode" rostype:"uint8"` // rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
 	Reverse bool  `ros:"reverse" rostype:"bool"`
+}
+
+// desc_SetWaypointFollowingMode_Request is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode_Request.
+var desc_SetWaypointFollowingMode_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointFollowingMode_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "mode", TypeID: 3},
+		{Name: "reverse", TypeID: 15},
+	},
+	Encoding: "implicit",
 }
 
 // SetWaypointFollowingMode_Request_TypeInfo describes rsm_msgs/srv/SetWaypointFollowingMode_Request.
@@ -20,7 +31,9 @@ var SetWaypointFollowingMode_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_154c40dbe45a0bd0edd8c1c2f416f4d79d05500da9e6d90da38132471e622d24",
 	Definition: `uint8 mode                 # rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
 bool reverse`,
-	New: func() rosidl.Message { return NewSetWaypointFollowingMode_Request() },
+	New:         func() rosidl.Message { return NewSetWaypointFollowingMode_Request() },
+	Desc:        desc_SetWaypointFollowingMode_Request,
+	ServiceDesc: desc_SetWaypointFollowingMode,
 }
 
 // NewSetWaypointFollowingMode_Request returns a new SetWaypointFollowingMode_Request with its default values set.
@@ -73,6 +86,16 @@ type SetWaypointFollowingMode_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_SetWaypointFollowingMode_Response is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode_Response.
+var desc_SetWaypointFollowingMode_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointFollowingMode_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // SetWaypointFollowingMode_Response_TypeInfo describes rsm_msgs/srv/SetWaypointFollowingMode_Response.
 var SetWaypointFollowingMode_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/SetWaypointFollowingMode_Response",
@@ -81,7 +104,9 @@ var SetWaypointFollowingMode_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewSetWaypointFollowingMode_Response() },
+	New:         func() rosidl.Message { return NewSetWaypointFollowingMode_Response() },
+	Desc:        desc_SetWaypointFollowingMode_Response,
+	ServiceDesc: desc_SetWaypointFollowingMode,
 }
 
 // NewSetWaypointFollowingMode_Response returns a new SetWaypointFollowingMode_Response with its default values set.
@@ -128,12 +153,43 @@ func (m *SetWaypointFollowingMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetWaypointFollowingMode_Event is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode_Event.
+var desc_SetWaypointFollowingMode_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointFollowingMode_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointFollowingMode_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointFollowingMode_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetWaypointFollowingMode_Request, desc_SetWaypointFollowingMode_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetWaypointFollowingMode is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode.
+var desc_SetWaypointFollowingMode = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointFollowingMode",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointFollowingMode_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointFollowingMode_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointFollowingMode_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetWaypointFollowingMode_Request, desc_SetWaypointFollowingMode_Response, desc_SetWaypointFollowingMode_Event},
+	Encoding: "srv",
+	Source: `uint8 mode                 # rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
+bool reverse
+---
+bool success
+string message
+`,
+}
+
 // SetWaypointFollowingMode_ServiceType describes the service rsm_msgs/srv/SetWaypointFollowingMode.
 var SetWaypointFollowingMode_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/SetWaypointFollowingMode",
 	Request:  SetWaypointFollowingMode_Request_TypeInfo,
 	Response: SetWaypointFollowingMode_Response_TypeInfo,
 	Hash:     "RIHS01_c83b68f6354b7b3857c666e566d56cde4c791456c2fe7caa20ea58066233504c",
+	Desc:     desc_SetWaypointFollowingMode,
 	Definition: `uint8 mode                 # rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
 bool reverse
 ---

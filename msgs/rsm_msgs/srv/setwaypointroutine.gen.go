@@ -5,12 +5,23 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetWaypointRoutine_Request is the ROS 2 type rsm_msgs/srv/SetWaypointRoutine_Request.
 type SetWaypointRoutine_Request struct {
 	Position int64  `ros:"position" rostype:"int64"`
 	Routine  string `ros:"routine" rostype:"string"`
+}
+
+// desc_SetWaypointRoutine_Request is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine_Request.
+var desc_SetWaypointRoutine_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointRoutine_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 8},
+		{Name: "routine", TypeID: 17},
+	},
+	Encoding: "implicit",
 }
 
 // SetWaypointRoutine_Request_TypeInfo describes rsm_msgs/srv/SetWaypointRoutine_Request.
@@ -20,7 +31,9 @@ var SetWaypointRoutine_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_efe7fac766c068bdbaf705e10081e01feed246f3e7906fec70c6cc8b82738f03",
 	Definition: `int64 position
 string routine`,
-	New: func() rosidl.Message { return NewSetWaypointRoutine_Request() },
+	New:         func() rosidl.Message { return NewSetWaypointRoutine_Request() },
+	Desc:        desc_SetWaypointRoutine_Request,
+	ServiceDesc: desc_SetWaypointRoutine,
 }
 
 // NewSetWaypointRoutine_Request returns a new SetWaypointRoutine_Request with its default values set.
@@ -73,6 +86,16 @@ type SetWaypointRoutine_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_SetWaypointRoutine_Response is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine_Response.
+var desc_SetWaypointRoutine_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointRoutine_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // SetWaypointRoutine_Response_TypeInfo describes rsm_msgs/srv/SetWaypointRoutine_Response.
 var SetWaypointRoutine_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/SetWaypointRoutine_Response",
@@ -81,7 +104,9 @@ var SetWaypointRoutine_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewSetWaypointRoutine_Response() },
+	New:         func() rosidl.Message { return NewSetWaypointRoutine_Response() },
+	Desc:        desc_SetWaypointRoutine_Response,
+	ServiceDesc: desc_SetWaypointRoutine,
 }
 
 // NewSetWaypointRoutine_Response returns a new SetWaypointRoutine_Response with its default values set.
@@ -128,12 +153,43 @@ func (m *SetWaypointRoutine_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetWaypointRoutine_Event is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine_Event.
+var desc_SetWaypointRoutine_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointRoutine_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointRoutine_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointRoutine_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetWaypointRoutine_Request, desc_SetWaypointRoutine_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetWaypointRoutine is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine.
+var desc_SetWaypointRoutine = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/SetWaypointRoutine",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointRoutine_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointRoutine_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/SetWaypointRoutine_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetWaypointRoutine_Request, desc_SetWaypointRoutine_Response, desc_SetWaypointRoutine_Event},
+	Encoding: "srv",
+	Source: `int64 position
+string routine
+---
+bool success
+string message
+`,
+}
+
 // SetWaypointRoutine_ServiceType describes the service rsm_msgs/srv/SetWaypointRoutine.
 var SetWaypointRoutine_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/SetWaypointRoutine",
 	Request:  SetWaypointRoutine_Request_TypeInfo,
 	Response: SetWaypointRoutine_Response_TypeInfo,
 	Hash:     "RIHS01_a6d26001786d9ad34cc0c3c87b9f7b8ce23d6f57c7ac3d82e3fd97e65534053c",
+	Desc:     desc_SetWaypointRoutine,
 	Definition: `int64 position
 string routine
 ---

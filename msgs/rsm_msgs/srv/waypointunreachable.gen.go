@@ -5,6 +5,7 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // WaypointUnreachable_Request is the ROS 2 type rsm_msgs/srv/WaypointUnreachable_Request.
@@ -12,13 +13,24 @@ type WaypointUnreachable_Request struct {
 	Position int64 `ros:"position" rostype:"int64"` // index of the waypoint that could not be reached
 }
 
+// desc_WaypointUnreachable_Request is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable_Request.
+var desc_WaypointUnreachable_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointUnreachable_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 8},
+	},
+	Encoding: "implicit",
+}
+
 // WaypointUnreachable_Request_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Request.
 var WaypointUnreachable_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/WaypointUnreachable_Request",
-	DDSName:    "rsm_msgs::srv::dds_::WaypointUnreachable_Request_",
-	Hash:       "RIHS01_c21b068a67c2e41628cb61444ef082c0a472fa2e3bbbe5cff1b88f2e44ee1650",
-	Definition: `int64 position             # index of the waypoint that could not be reached`,
-	New:        func() rosidl.Message { return NewWaypointUnreachable_Request() },
+	Name:        "rsm_msgs/srv/WaypointUnreachable_Request",
+	DDSName:     "rsm_msgs::srv::dds_::WaypointUnreachable_Request_",
+	Hash:        "RIHS01_c21b068a67c2e41628cb61444ef082c0a472fa2e3bbbe5cff1b88f2e44ee1650",
+	Definition:  `int64 position             # index of the waypoint that could not be reached`,
+	New:         func() rosidl.Message { return NewWaypointUnreachable_Request() },
+	Desc:        desc_WaypointUnreachable_Request,
+	ServiceDesc: desc_WaypointUnreachable,
 }
 
 // NewWaypointUnreachable_Request returns a new WaypointUnreachable_Request with its default values set.
@@ -69,6 +81,16 @@ type WaypointUnreachable_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_WaypointUnreachable_Response is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable_Response.
+var desc_WaypointUnreachable_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointUnreachable_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // WaypointUnreachable_Response_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Response.
 var WaypointUnreachable_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/WaypointUnreachable_Response",
@@ -77,7 +99,9 @@ var WaypointUnreachable_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewWaypointUnreachable_Response() },
+	New:         func() rosidl.Message { return NewWaypointUnreachable_Response() },
+	Desc:        desc_WaypointUnreachable_Response,
+	ServiceDesc: desc_WaypointUnreachable,
 }
 
 // NewWaypointUnreachable_Response returns a new WaypointUnreachable_Response with its default values set.
@@ -124,12 +148,42 @@ func (m *WaypointUnreachable_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_WaypointUnreachable_Event is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable_Event.
+var desc_WaypointUnreachable_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointUnreachable_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/WaypointUnreachable_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/WaypointUnreachable_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_WaypointUnreachable_Request, desc_WaypointUnreachable_Response},
+	Encoding: "implicit",
+}
+
+// desc_WaypointUnreachable is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable.
+var desc_WaypointUnreachable = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointUnreachable",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointUnreachable_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointUnreachable_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointUnreachable_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_WaypointUnreachable_Request, desc_WaypointUnreachable_Response, desc_WaypointUnreachable_Event},
+	Encoding: "srv",
+	Source: `int64 position             # index of the waypoint that could not be reached
+---
+bool success
+string message
+`,
+}
+
 // WaypointUnreachable_ServiceType describes the service rsm_msgs/srv/WaypointUnreachable.
 var WaypointUnreachable_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/WaypointUnreachable",
 	Request:  WaypointUnreachable_Request_TypeInfo,
 	Response: WaypointUnreachable_Response_TypeInfo,
 	Hash:     "RIHS01_1a74d882ad549db6d7604b20bd2ef009443d4667d30dadad91c987151beada24",
+	Desc:     desc_WaypointUnreachable,
 	Definition: `int64 position             # index of the waypoint that could not be reached
 ---
 bool success

@@ -5,6 +5,7 @@ package rsm_msgs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // WaypointVisited_Request is the ROS 2 type rsm_msgs/srv/WaypointVisited_Request.
@@ -12,13 +13,24 @@ type WaypointVisited_Request struct {
 	Position int64 `ros:"position" rostype:"int64"` // index of the waypoint that was reached
 }
 
+// desc_WaypointVisited_Request is the REP-2011 type description of rsm_msgs/srv/WaypointVisited_Request.
+var desc_WaypointVisited_Request = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointVisited_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 8},
+	},
+	Encoding: "implicit",
+}
+
 // WaypointVisited_Request_TypeInfo describes rsm_msgs/srv/WaypointVisited_Request.
 var WaypointVisited_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "rsm_msgs/srv/WaypointVisited_Request",
-	DDSName:    "rsm_msgs::srv::dds_::WaypointVisited_Request_",
-	Hash:       "RIHS01_d3132a93123f5ff21314d0695a329662feb0a14a8cbef62095bc59c3f5ae1ad6",
-	Definition: `int64 position             # index of the waypoint that was reached`,
-	New:        func() rosidl.Message { return NewWaypointVisited_Request() },
+	Name:        "rsm_msgs/srv/WaypointVisited_Request",
+	DDSName:     "rsm_msgs::srv::dds_::WaypointVisited_Request_",
+	Hash:        "RIHS01_d3132a93123f5ff21314d0695a329662feb0a14a8cbef62095bc59c3f5ae1ad6",
+	Definition:  `int64 position             # index of the waypoint that was reached`,
+	New:         func() rosidl.Message { return NewWaypointVisited_Request() },
+	Desc:        desc_WaypointVisited_Request,
+	ServiceDesc: desc_WaypointVisited,
 }
 
 // NewWaypointVisited_Request returns a new WaypointVisited_Request with its default values set.
@@ -67,6 +79,16 @@ type WaypointVisited_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_WaypointVisited_Response is the REP-2011 type description of rsm_msgs/srv/WaypointVisited_Response.
+var desc_WaypointVisited_Response = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointVisited_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // WaypointVisited_Response_TypeInfo describes rsm_msgs/srv/WaypointVisited_Response.
 var WaypointVisited_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/srv/WaypointVisited_Response",
@@ -75,7 +97,9 @@ var WaypointVisited_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewWaypointVisited_Response() },
+	New:         func() rosidl.Message { return NewWaypointVisited_Response() },
+	Desc:        desc_WaypointVisited_Response,
+	ServiceDesc: desc_WaypointVisited,
 }
 
 // NewWaypointVisited_Response returns a new WaypointVisited_Response with its default values set.
@@ -122,12 +146,42 @@ func (m *WaypointVisited_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_WaypointVisited_Event is the REP-2011 type description of rsm_msgs/srv/WaypointVisited_Event.
+var desc_WaypointVisited_Event = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointVisited_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/WaypointVisited_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "rsm_msgs/srv/WaypointVisited_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_WaypointVisited_Request, desc_WaypointVisited_Response},
+	Encoding: "implicit",
+}
+
+// desc_WaypointVisited is the REP-2011 type description of rsm_msgs/srv/WaypointVisited.
+var desc_WaypointVisited = &rosidl.TypeDescription{
+	Name: "rsm_msgs/srv/WaypointVisited",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointVisited_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointVisited_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "rsm_msgs/srv/WaypointVisited_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_WaypointVisited_Request, desc_WaypointVisited_Response, desc_WaypointVisited_Event},
+	Encoding: "srv",
+	Source: `int64 position             # index of the waypoint that was reached
+---
+bool success
+string message
+`,
+}
+
 // WaypointVisited_ServiceType describes the service rsm_msgs/srv/WaypointVisited.
 var WaypointVisited_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/srv/WaypointVisited",
 	Request:  WaypointVisited_Request_TypeInfo,
 	Response: WaypointVisited_Response_TypeInfo,
 	Hash:     "RIHS01_3163109a731dc0f1c961cb3d152fddc7cc100c27c012cd5c211fb61ed1b1bd83",
+	Desc:     desc_WaypointVisited,
 	Definition: `int64 position             # index of the waypoint that was reached
 ---
 bool success

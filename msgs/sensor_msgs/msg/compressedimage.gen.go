@@ -15,6 +15,22 @@ type CompressedImage struct {
 	Data   []uint8             `ros:"data" rostype:"uint8[]"`
 }
 
+// desc_CompressedImage is the REP-2011 type description of sensor_msgs/msg/CompressedImage.
+var desc_CompressedImage = &rosidl.TypeDescription{
+	Name: "sensor_msgs/msg/CompressedImage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "format", TypeID: 17},
+		{Name: "data", TypeID: 147},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+string format
+uint8[] data
+`,
+}
+
 // CompressedImage_TypeInfo describes sensor_msgs/msg/CompressedImage.
 var CompressedImage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "sensor_msgs/msg/CompressedImage",
@@ -24,7 +40,8 @@ var CompressedImage_TypeInfo = &rosidl.TypeInfo{
 string format
 uint8[] data
 `,
-	New: func() rosidl.Message { return NewCompressedImage() },
+	New:  func() rosidl.Message { return NewCompressedImage() },
+	Desc: desc_CompressedImage,
 }
 
 // NewCompressedImage returns a new CompressedImage with its default values set.

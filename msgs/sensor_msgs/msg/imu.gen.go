@@ -20,6 +20,30 @@ type Imu struct {
 	LinearAccelerationCovariance [9]float64                   `ros:"linear_acceleration_covariance" rostype:"float64[9]"`
 }
 
+// desc_Imu is the REP-2011 type description of sensor_msgs/msg/Imu.
+var desc_Imu = &rosidl.TypeDescription{
+	Name: "sensor_msgs/msg/Imu",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "orientation", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Quaternion"},
+		{Name: "orientation_covariance", TypeID: 59, Capacity: 9},
+		{Name: "angular_velocity", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "angular_velocity_covariance", TypeID: 59, Capacity: 9},
+		{Name: "linear_acceleration", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "linear_acceleration_covariance", TypeID: 59, Capacity: 9},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, geometry_msgs_msg.Quaternion_TypeInfo.Desc, geometry_msgs_msg.Vector3_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+geometry_msgs/Quaternion orientation
+float64[9] orientation_covariance
+geometry_msgs/Vector3 angular_velocity
+float64[9] angular_velocity_covariance
+geometry_msgs/Vector3 linear_acceleration
+float64[9] linear_acceleration_covariance
+`,
+}
+
 // Imu_TypeInfo describes sensor_msgs/msg/Imu.
 var Imu_TypeInfo = &rosidl.TypeInfo{
 	Name:    "sensor_msgs/msg/Imu",
@@ -33,7 +57,8 @@ float64[9] angular_velocity_covariance
 geometry_msgs/Vector3 linear_acceleration
 float64[9] linear_acceleration_covariance
 `,
-	New: func() rosidl.Message { return NewImu() },
+	New:  func() rosidl.Message { return NewImu() },
+	Desc: desc_Imu,
 }
 
 // NewImu returns a new Imu with its default values set.

@@ -18,6 +18,27 @@ type JointState struct {
 	Effort   []float64           `ros:"effort" rostype:"float64[]"`
 }
 
+// desc_JointState is the REP-2011 type description of sensor_msgs/msg/JointState.
+var desc_JointState = &rosidl.TypeDescription{
+	Name: "sensor_msgs/msg/JointState",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "name", TypeID: 161},
+		{Name: "position", TypeID: 155},
+		{Name: "velocity", TypeID: 155},
+		{Name: "effort", TypeID: 155},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# position, velocity and effort are parallel to name; any may be empty.
+std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort
+`,
+}
+
 // JointState_TypeInfo describes sensor_msgs/msg/JointState.
 var JointState_TypeInfo = &rosidl.TypeInfo{
 	Name:    "sensor_msgs/msg/JointState",
@@ -30,7 +51,8 @@ float64[] position
 float64[] velocity
 float64[] effort
 `,
-	New: func() rosidl.Message { return NewJointState() },
+	New:  func() rosidl.Message { return NewJointState() },
+	Desc: desc_JointState,
 }
 
 // NewJointState returns a new JointState with its default values set.

@@ -15,6 +15,22 @@ type Joy struct {
 	Buttons []int32             `ros:"buttons" rostype:"int32[]"`
 }
 
+// desc_Joy is the REP-2011 type description of sensor_msgs/msg/Joy.
+var desc_Joy = &rosidl.TypeDescription{
+	Name: "sensor_msgs/msg/Joy",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "axes", TypeID: 154},
+		{Name: "buttons", TypeID: 150},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+float32[] axes
+int32[] buttons
+`,
+}
+
 // Joy_TypeInfo describes sensor_msgs/msg/Joy.
 var Joy_TypeInfo = &rosidl.TypeInfo{
 	Name:    "sensor_msgs/msg/Joy",
@@ -24,7 +40,8 @@ var Joy_TypeInfo = &rosidl.TypeInfo{
 float32[] axes
 int32[] buttons
 `,
-	New: func() rosidl.Message { return NewJoy() },
+	New:  func() rosidl.Message { return NewJoy() },
+	Desc: desc_Joy,
 }
 
 // NewJoy returns a new Joy with its default values set.

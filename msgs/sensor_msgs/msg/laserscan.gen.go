@@ -22,6 +22,36 @@ type LaserScan struct {
 	Intensities    []float32           `ros:"intensities" rostype:"float32[]"`
 }
 
+// desc_LaserScan is the REP-2011 type description of sensor_msgs/msg/LaserScan.
+var desc_LaserScan = &rosidl.TypeDescription{
+	Name: "sensor_msgs/msg/LaserScan",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "angle_min", TypeID: 10},
+		{Name: "angle_max", TypeID: 10},
+		{Name: "angle_increment", TypeID: 10},
+		{Name: "time_increment", TypeID: 10},
+		{Name: "scan_time", TypeID: 10},
+		{Name: "range_min", TypeID: 10},
+		{Name: "range_max", TypeID: 10},
+		{Name: "ranges", TypeID: 154},
+		{Name: "intensities", TypeID: 154},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+float32 angle_min        # rad
+float32 angle_max        # rad
+float32 angle_increment  # rad between measurements
+float32 time_increment   # s between measurements
+float32 scan_time        # s between scans
+float32 range_min        # m
+float32 range_max        # m
+float32[] ranges         # m
+float32[] intensities
+`,
+}
+
 // LaserScan_TypeInfo describes sensor_msgs/msg/LaserScan.
 var LaserScan_TypeInfo = &rosidl.TypeInfo{
 	Name:    "sensor_msgs/msg/LaserScan",
@@ -38,7 +68,8 @@ float32 range_max        # m
 float32[] ranges         # m
 float32[] intensities
 `,
-	New: func() rosidl.Message { return NewLaserScan() },
+	New:  func() rosidl.Message { return NewLaserScan() },
+	Desc: desc_LaserScan,
 }
 
 // NewLaserScan returns a new LaserScan with its default values set.

@@ -24,6 +24,28 @@ const (
 	ServiceEventInfo_RESPONSE_RECEIVED uint8 = 3
 )
 
+// desc_ServiceEventInfo is the REP-2011 type description of service_msgs/msg/ServiceEventInfo.
+var desc_ServiceEventInfo = &rosidl.TypeDescription{
+	Name: "service_msgs/msg/ServiceEventInfo",
+	Fields: []rosidl.FieldDescription{
+		{Name: "event_type", TypeID: 3},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+		{Name: "client_gid", TypeID: 51, Capacity: 16},
+		{Name: "sequence_number", TypeID: 8},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `uint8 REQUEST_SENT = 0
+uint8 REQUEST_RECEIVED = 1
+uint8 RESPONSE_SENT = 2
+uint8 RESPONSE_RECEIVED = 3
+uint8 event_type
+builtin_interfaces/Time stamp
+char[16] client_gid
+int64 sequence_number
+`,
+}
+
 // ServiceEventInfo_TypeInfo describes service_msgs/msg/ServiceEventInfo.
 var ServiceEventInfo_TypeInfo = &rosidl.TypeInfo{
 	Name:    "service_msgs/msg/ServiceEventInfo",
@@ -38,7 +60,8 @@ builtin_interfaces/Time stamp
 char[16] client_gid
 int64 sequence_number
 `,
-	New: func() rosidl.Message { return NewServiceEventInfo() },
+	New:  func() rosidl.Message { return NewServiceEventInfo() },
+	Desc: desc_ServiceEventInfo,
 }
 
 // NewServiceEventInfo returns a new ServiceEventInfo with its default values set.

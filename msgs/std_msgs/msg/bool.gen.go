@@ -12,6 +12,17 @@ type Bool struct {
 	Data bool `ros:"data" rostype:"bool"`
 }
 
+// desc_Bool is the REP-2011 type description of std_msgs/msg/Bool.
+var desc_Bool = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Bool",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 15},
+	},
+	Encoding: "msg",
+	Source: `bool data
+`,
+}
+
 // Bool_TypeInfo describes std_msgs/msg/Bool.
 var Bool_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Bool",
@@ -19,7 +30,8 @@ var Bool_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_feb91e995ff9ebd09c0cb3d2aed18b11077585839fb5db80193b62d74528f6c9",
 	Definition: `bool data
 `,
-	New: func() rosidl.Message { return NewBool() },
+	New:  func() rosidl.Message { return NewBool() },
+	Desc: desc_Bool,
 }
 
 // NewBool returns a new Bool with its default values set.

@@ -12,6 +12,17 @@ type Byte struct {
 	Data byte `ros:"data" rostype:"byte"`
 }
 
+// desc_Byte is the REP-2011 type description of std_msgs/msg/Byte.
+var desc_Byte = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Byte",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 16},
+	},
+	Encoding: "msg",
+	Source: `byte data
+`,
+}
+
 // Byte_TypeInfo describes std_msgs/msg/Byte.
 var Byte_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Byte",
@@ -19,7 +30,8 @@ var Byte_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_41e1a3345f73fe93ede006da826a6ee274af23dd4653976ff249b0f44e3e798f",
 	Definition: `byte data
 `,
-	New: func() rosidl.Message { return NewByte() },
+	New:  func() rosidl.Message { return NewByte() },
+	Desc: desc_Byte,
 }
 
 // NewByte returns a new Byte with its default values set.

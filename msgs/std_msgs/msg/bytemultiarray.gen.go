@@ -13,6 +13,20 @@ type ByteMultiArray struct {
 	Data   []byte           `ros:"data" rostype:"byte[]"`
 }
 
+// desc_ByteMultiArray is the REP-2011 type description of std_msgs/msg/ByteMultiArray.
+var desc_ByteMultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/ByteMultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 160},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+byte[] data
+`,
+}
+
 // ByteMultiArray_TypeInfo describes std_msgs/msg/ByteMultiArray.
 var ByteMultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/ByteMultiArray",
@@ -21,7 +35,8 @@ var ByteMultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 byte[] data
 `,
-	New: func() rosidl.Message { return NewByteMultiArray() },
+	New:  func() rosidl.Message { return NewByteMultiArray() },
+	Desc: desc_ByteMultiArray,
 }
 
 // NewByteMultiArray returns a new ByteMultiArray with its default values set.

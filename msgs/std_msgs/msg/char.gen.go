@@ -12,6 +12,17 @@ type Char struct {
 	Data uint8 `ros:"data" rostype:"char"`
 }
 
+// desc_Char is the REP-2011 type description of std_msgs/msg/Char.
+var desc_Char = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Char",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 3},
+	},
+	Encoding: "msg",
+	Source: `char data
+`,
+}
+
 // Char_TypeInfo describes std_msgs/msg/Char.
 var Char_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Char",
@@ -19,7 +30,8 @@ var Char_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_3ad2d04dd29ba19d04b16659afa3ccaedd691914b02a64e82e252f2fa6a586a9",
 	Definition: `char data
 `,
-	New: func() rosidl.Message { return NewChar() },
+	New:  func() rosidl.Message { return NewChar() },
+	Desc: desc_Char,
 }
 
 // NewChar returns a new Char with its default values set.

@@ -15,6 +15,23 @@ type ColorRGBA struct {
 	A float32 `ros:"a" rostype:"float32"`
 }
 
+// desc_ColorRGBA is the REP-2011 type description of std_msgs/msg/ColorRGBA.
+var desc_ColorRGBA = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/ColorRGBA",
+	Fields: []rosidl.FieldDescription{
+		{Name: "r", TypeID: 10},
+		{Name: "g", TypeID: 10},
+		{Name: "b", TypeID: 10},
+		{Name: "a", TypeID: 10},
+	},
+	Encoding: "msg",
+	Source: `float32 r
+float32 g
+float32 b
+float32 a
+`,
+}
+
 // ColorRGBA_TypeInfo describes std_msgs/msg/ColorRGBA.
 var ColorRGBA_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/ColorRGBA",
@@ -25,7 +42,8 @@ float32 g
 float32 b
 float32 a
 `,
-	New: func() rosidl.Message { return NewColorRGBA() },
+	New:  func() rosidl.Message { return NewColorRGBA() },
+	Desc: desc_ColorRGBA,
 }
 
 // NewColorRGBA returns a new ColorRGBA with its default values set.

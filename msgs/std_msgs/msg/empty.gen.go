@@ -13,6 +13,17 @@ import (
 type Empty struct {
 }
 
+// desc_Empty is the REP-2011 type description of std_msgs/msg/Empty.
+var desc_Empty = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Empty",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "msg",
+	Source: `# No fields.
+`,
+}
+
 // Empty_TypeInfo describes std_msgs/msg/Empty.
 var Empty_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Empty",
@@ -20,7 +31,8 @@ var Empty_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_20b625256f32d5dbc0d04fee44f43c41e51c70d3502f84b4a08e7a9c26a96312",
 	Definition: `# No fields.
 `,
-	New: func() rosidl.Message { return NewEmpty() },
+	New:  func() rosidl.Message { return NewEmpty() },
+	Desc: desc_Empty,
 }
 
 // NewEmpty returns a new Empty with its default values set.

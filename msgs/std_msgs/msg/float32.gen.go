@@ -12,6 +12,17 @@ type Float32 struct {
 	Data float32 `ros:"data" rostype:"float32"`
 }
 
+// desc_Float32 is the REP-2011 type description of std_msgs/msg/Float32.
+var desc_Float32 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Float32",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 10},
+	},
+	Encoding: "msg",
+	Source: `float32 data
+`,
+}
+
 // Float32_TypeInfo describes std_msgs/msg/Float32.
 var Float32_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Float32",
@@ -19,7 +30,8 @@ var Float32_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_7170d3d8f841f7be3172ce5f4f59f3a4d7f63b0447e8b33327601ad64d83d6e2",
 	Definition: `float32 data
 `,
-	New: func() rosidl.Message { return NewFloat32() },
+	New:  func() rosidl.Message { return NewFloat32() },
+	Desc: desc_Float32,
 }
 
 // NewFloat32 returns a new Float32 with its default values set.

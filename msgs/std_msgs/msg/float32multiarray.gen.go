@@ -13,6 +13,20 @@ type Float32MultiArray struct {
 	Data   []float32        `ros:"data" rostype:"float32[]"`
 }
 
+// desc_Float32MultiArray is the REP-2011 type description of std_msgs/msg/Float32MultiArray.
+var desc_Float32MultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Float32MultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 154},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+float32[] data
+`,
+}
+
 // Float32MultiArray_TypeInfo describes std_msgs/msg/Float32MultiArray.
 var Float32MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Float32MultiArray",
@@ -21,7 +35,8 @@ var Float32MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 float32[] data
 `,
-	New: func() rosidl.Message { return NewFloat32MultiArray() },
+	New:  func() rosidl.Message { return NewFloat32MultiArray() },
+	Desc: desc_Float32MultiArray,
 }
 
 // NewFloat32MultiArray returns a new Float32MultiArray with its default values set.

@@ -12,6 +12,17 @@ type Float64 struct {
 	Data float64 `ros:"data" rostype:"float64"`
 }
 
+// desc_Float64 is the REP-2011 type description of std_msgs/msg/Float64.
+var desc_Float64 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Float64",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `float64 data
+`,
+}
+
 // Float64_TypeInfo describes std_msgs/msg/Float64.
 var Float64_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Float64",
@@ -19,7 +30,8 @@ var Float64_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_705ba9c3d1a09df43737eb67095534de36fd426c0587779bda2bc51fe790182a",
 	Definition: `float64 data
 `,
-	New: func() rosidl.Message { return NewFloat64() },
+	New:  func() rosidl.Message { return NewFloat64() },
+	Desc: desc_Float64,
 }
 
 // NewFloat64 returns a new Float64 with its default values set.

@@ -13,6 +13,20 @@ type Float64MultiArray struct {
 	Data   []float64        `ros:"data" rostype:"float64[]"`
 }
 
+// desc_Float64MultiArray is the REP-2011 type description of std_msgs/msg/Float64MultiArray.
+var desc_Float64MultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Float64MultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 155},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+float64[] data
+`,
+}
+
 // Float64MultiArray_TypeInfo describes std_msgs/msg/Float64MultiArray.
 var Float64MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Float64MultiArray",
@@ -21,7 +35,8 @@ var Float64MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 float64[] data
 `,
-	New: func() rosidl.Message { return NewFloat64MultiArray() },
+	New:  func() rosidl.Message { return NewFloat64MultiArray() },
+	Desc: desc_Float64MultiArray,
 }
 
 // NewFloat64MultiArray returns a new Float64MultiArray with its default values set.

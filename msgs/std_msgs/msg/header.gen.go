@@ -15,6 +15,21 @@ type Header struct {
 	FrameId string                      `ros:"frame_id" rostype:"string"`
 }
 
+// desc_Header is the REP-2011 type description of std_msgs/msg/Header.
+var desc_Header = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Header",
+	Fields: []rosidl.FieldDescription{
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+		{Name: "frame_id", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# Time stamp and coordinate frame of stamped data.
+builtin_interfaces/Time stamp
+string frame_id
+`,
+}
+
 // Header_TypeInfo describes std_msgs/msg/Header.
 var Header_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Header",
@@ -24,7 +39,8 @@ var Header_TypeInfo = &rosidl.TypeInfo{
 builtin_interfaces/Time stamp
 string frame_id
 `,
-	New: func() rosidl.Message { return NewHeader() },
+	New:  func() rosidl.Message { return NewHeader() },
+	Desc: desc_Header,
 }
 
 // NewHeader returns a new Header with its default values set.

@@ -12,6 +12,17 @@ type Int16 struct {
 	Data int16 `ros:"data" rostype:"int16"`
 }
 
+// desc_Int16 is the REP-2011 type description of std_msgs/msg/Int16.
+var desc_Int16 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int16",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 4},
+	},
+	Encoding: "msg",
+	Source: `int16 data
+`,
+}
+
 // Int16_TypeInfo describes std_msgs/msg/Int16.
 var Int16_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int16",
@@ -19,7 +30,8 @@ var Int16_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_1dcc3464e47c288a55f943a389d337cdb06804de3f5cd7a266b0de718eee17e5",
 	Definition: `int16 data
 `,
-	New: func() rosidl.Message { return NewInt16() },
+	New:  func() rosidl.Message { return NewInt16() },
+	Desc: desc_Int16,
 }
 
 // NewInt16 returns a new Int16 with its default values set.

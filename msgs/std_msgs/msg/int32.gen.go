@@ -12,6 +12,17 @@ type Int32 struct {
 	Data int32 `ros:"data" rostype:"int32"`
 }
 
+// desc_Int32 is the REP-2011 type description of std_msgs/msg/Int32.
+var desc_Int32 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int32",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 6},
+	},
+	Encoding: "msg",
+	Source: `int32 data
+`,
+}
+
 // Int32_TypeInfo describes std_msgs/msg/Int32.
 var Int32_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int32",
@@ -19,7 +30,8 @@ var Int32_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_b6578ded3c58c626cfe8d1a6fb6e04f706f97e9f03d2727c9ff4e74b1cef0deb",
 	Definition: `int32 data
 `,
-	New: func() rosidl.Message { return NewInt32() },
+	New:  func() rosidl.Message { return NewInt32() },
+	Desc: desc_Int32,
 }
 
 // NewInt32 returns a new Int32 with its default values set.

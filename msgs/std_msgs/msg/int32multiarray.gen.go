@@ -13,6 +13,20 @@ type Int32MultiArray struct {
 	Data   []int32          `ros:"data" rostype:"int32[]"`
 }
 
+// desc_Int32MultiArray is the REP-2011 type description of std_msgs/msg/Int32MultiArray.
+var desc_Int32MultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int32MultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 150},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+int32[] data
+`,
+}
+
 // Int32MultiArray_TypeInfo describes std_msgs/msg/Int32MultiArray.
 var Int32MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int32MultiArray",
@@ -21,7 +35,8 @@ var Int32MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 int32[] data
 `,
-	New: func() rosidl.Message { return NewInt32MultiArray() },
+	New:  func() rosidl.Message { return NewInt32MultiArray() },
+	Desc: desc_Int32MultiArray,
 }
 
 // NewInt32MultiArray returns a new Int32MultiArray with its default values set.

@@ -12,6 +12,17 @@ type Int64 struct {
 	Data int64 `ros:"data" rostype:"int64"`
 }
 
+// desc_Int64 is the REP-2011 type description of std_msgs/msg/Int64.
+var desc_Int64 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int64",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 8},
+	},
+	Encoding: "msg",
+	Source: `int64 data
+`,
+}
+
 // Int64_TypeInfo describes std_msgs/msg/Int64.
 var Int64_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int64",
@@ -19,7 +30,8 @@ var Int64_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_8cd1048c2f186b6bd9a92472dc1ce51723c0833a221e2b7aecfff111774f4b49",
 	Definition: `int64 data
 `,
-	New: func() rosidl.Message { return NewInt64() },
+	New:  func() rosidl.Message { return NewInt64() },
+	Desc: desc_Int64,
 }
 
 // NewInt64 returns a new Int64 with its default values set.

@@ -13,6 +13,20 @@ type Int64MultiArray struct {
 	Data   []int64          `ros:"data" rostype:"int64[]"`
 }
 
+// desc_Int64MultiArray is the REP-2011 type description of std_msgs/msg/Int64MultiArray.
+var desc_Int64MultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int64MultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 152},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+int64[] data
+`,
+}
+
 // Int64MultiArray_TypeInfo describes std_msgs/msg/Int64MultiArray.
 var Int64MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int64MultiArray",
@@ -21,7 +35,8 @@ var Int64MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 int64[] data
 `,
-	New: func() rosidl.Message { return NewInt64MultiArray() },
+	New:  func() rosidl.Message { return NewInt64MultiArray() },
+	Desc: desc_Int64MultiArray,
 }
 
 // NewInt64MultiArray returns a new Int64MultiArray with its default values set.

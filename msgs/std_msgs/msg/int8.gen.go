@@ -12,6 +12,17 @@ type Int8 struct {
 	Data int8 `ros:"data" rostype:"int8"`
 }
 
+// desc_Int8 is the REP-2011 type description of std_msgs/msg/Int8.
+var desc_Int8 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/Int8",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 2},
+	},
+	Encoding: "msg",
+	Source: `int8 data
+`,
+}
+
 // Int8_TypeInfo describes std_msgs/msg/Int8.
 var Int8_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/Int8",
@@ -19,7 +30,8 @@ var Int8_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_26525065a403d972cb672f0777e333f0c799ad444ae5fcd79e43d1e73bd0f440",
 	Definition: `int8 data
 `,
-	New: func() rosidl.Message { return NewInt8() },
+	New:  func() rosidl.Message { return NewInt8() },
+	Desc: desc_Int8,
 }
 
 // NewInt8 returns a new Int8 with its default values set.

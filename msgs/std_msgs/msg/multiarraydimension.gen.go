@@ -14,6 +14,21 @@ type MultiArrayDimension struct {
 	Stride uint32 `ros:"stride" rostype:"uint32"` // stride of this dimension
 }
 
+// desc_MultiArrayDimension is the REP-2011 type description of std_msgs/msg/MultiArrayDimension.
+var desc_MultiArrayDimension = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/MultiArrayDimension",
+	Fields: []rosidl.FieldDescription{
+		{Name: "label", TypeID: 17},
+		{Name: "size", TypeID: 7},
+		{Name: "stride", TypeID: 7},
+	},
+	Encoding: "msg",
+	Source: `string label   # name of the dimension
+uint32 size    # number of elements in this dimension
+uint32 stride  # stride of this dimension
+`,
+}
+
 // MultiArrayDimension_TypeInfo describes std_msgs/msg/MultiArrayDimension.
 var MultiArrayDimension_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/MultiArrayDimension",
@@ -23,7 +38,8 @@ var MultiArrayDimension_TypeInfo = &rosidl.TypeInfo{
 uint32 size    # number of elements in this dimension
 uint32 stride  # stride of this dimension
 `,
-	New: func() rosidl.Message { return NewMultiArrayDimension() },
+	New:  func() rosidl.Message { return NewMultiArrayDimension() },
+	Desc: desc_MultiArrayDimension,
 }
 
 // NewMultiArrayDimension returns a new MultiArrayDimension with its default values set.

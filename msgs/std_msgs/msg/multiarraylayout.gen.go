@@ -13,6 +13,20 @@ type MultiArrayLayout struct {
 	DataOffset uint32                `ros:"data_offset" rostype:"uint32"`                     // padding elements at the front of data
 }
 
+// desc_MultiArrayLayout is the REP-2011 type description of std_msgs/msg/MultiArrayLayout.
+var desc_MultiArrayLayout = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/MultiArrayLayout",
+	Fields: []rosidl.FieldDescription{
+		{Name: "dim", TypeID: 145, NestedTypeName: "std_msgs/msg/MultiArrayDimension"},
+		{Name: "data_offset", TypeID: 7},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayDimension},
+	Encoding: "msg",
+	Source: `MultiArrayDimension[] dim  # outermost dimension first
+uint32 data_offset         # padding elements at the front of data
+`,
+}
+
 // MultiArrayLayout_TypeInfo describes std_msgs/msg/MultiArrayLayout.
 var MultiArrayLayout_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/MultiArrayLayout",
@@ -21,7 +35,8 @@ var MultiArrayLayout_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayDimension[] dim  # outermost dimension first
 uint32 data_offset         # padding elements at the front of data
 `,
-	New: func() rosidl.Message { return NewMultiArrayLayout() },
+	New:  func() rosidl.Message { return NewMultiArrayLayout() },
+	Desc: desc_MultiArrayLayout,
 }
 
 // NewMultiArrayLayout returns a new MultiArrayLayout with its default values set.

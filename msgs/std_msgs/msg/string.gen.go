@@ -12,6 +12,17 @@ type String struct {
 	Data string `ros:"data" rostype:"string"`
 }
 
+// desc_String is the REP-2011 type description of std_msgs/msg/String.
+var desc_String = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/String",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 17},
+	},
+	Encoding: "msg",
+	Source: `string data
+`,
+}
+
 // String_TypeInfo describes std_msgs/msg/String.
 var String_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/String",
@@ -19,7 +30,8 @@ var String_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18",
 	Definition: `string data
 `,
-	New: func() rosidl.Message { return NewString() },
+	New:  func() rosidl.Message { return NewString() },
+	Desc: desc_String,
 }
 
 // NewString returns a new String with its default values set.

@@ -12,6 +12,17 @@ type UInt16 struct {
 	Data uint16 `ros:"data" rostype:"uint16"`
 }
 
+// desc_UInt16 is the REP-2011 type description of std_msgs/msg/UInt16.
+var desc_UInt16 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/UInt16",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 5},
+	},
+	Encoding: "msg",
+	Source: `uint16 data
+`,
+}
+
 // UInt16_TypeInfo describes std_msgs/msg/UInt16.
 var UInt16_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/UInt16",
@@ -19,7 +30,8 @@ var UInt16_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_08a406e4b022bc22e907f985d6a9e9dd1d4fbecae573549cf49350113e7757b1",
 	Definition: `uint16 data
 `,
-	New: func() rosidl.Message { return NewUInt16() },
+	New:  func() rosidl.Message { return NewUInt16() },
+	Desc: desc_UInt16,
 }
 
 // NewUInt16 returns a new UInt16 with its default values set.

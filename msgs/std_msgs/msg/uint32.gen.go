@@ -12,6 +12,17 @@ type UInt32 struct {
 	Data uint32 `ros:"data" rostype:"uint32"`
 }
 
+// desc_UInt32 is the REP-2011 type description of std_msgs/msg/UInt32.
+var desc_UInt32 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/UInt32",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 7},
+	},
+	Encoding: "msg",
+	Source: `uint32 data
+`,
+}
+
 // UInt32_TypeInfo describes std_msgs/msg/UInt32.
 var UInt32_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/UInt32",
@@ -19,7 +30,8 @@ var UInt32_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_a5c874829b752bc5fa190024b0ad76f578cc278271e855c7d02a818b3516fb4a",
 	Definition: `uint32 data
 `,
-	New: func() rosidl.Message { return NewUInt32() },
+	New:  func() rosidl.Message { return NewUInt32() },
+	Desc: desc_UInt32,
 }
 
 // NewUInt32 returns a new UInt32 with its default values set.

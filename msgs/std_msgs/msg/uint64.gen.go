@@ -12,6 +12,17 @@ type UInt64 struct {
 	Data uint64 `ros:"data" rostype:"uint64"`
 }
 
+// desc_UInt64 is the REP-2011 type description of std_msgs/msg/UInt64.
+var desc_UInt64 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/UInt64",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 9},
+	},
+	Encoding: "msg",
+	Source: `uint64 data
+`,
+}
+
 // UInt64_TypeInfo describes std_msgs/msg/UInt64.
 var UInt64_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/UInt64",
@@ -19,7 +30,8 @@ var UInt64_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_fbdc52018fc13755dce18024d1a671c856aa8b4aaf63adfb095b608f98e8c943",
 	Definition: `uint64 data
 `,
-	New: func() rosidl.Message { return NewUInt64() },
+	New:  func() rosidl.Message { return NewUInt64() },
+	Desc: desc_UInt64,
 }
 
 // NewUInt64 returns a new UInt64 with its default values set.

@@ -12,6 +12,17 @@ type UInt8 struct {
 	Data uint8 `ros:"data" rostype:"uint8"`
 }
 
+// desc_UInt8 is the REP-2011 type description of std_msgs/msg/UInt8.
+var desc_UInt8 = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/UInt8",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 3},
+	},
+	Encoding: "msg",
+	Source: `uint8 data
+`,
+}
+
 // UInt8_TypeInfo describes std_msgs/msg/UInt8.
 var UInt8_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/UInt8",
@@ -19,7 +30,8 @@ var UInt8_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_6138bd83d8c3569cb80a667db03cfc1629f529fee79d944c39c34e352e72f010",
 	Definition: `uint8 data
 `,
-	New: func() rosidl.Message { return NewUInt8() },
+	New:  func() rosidl.Message { return NewUInt8() },
+	Desc: desc_UInt8,
 }
 
 // NewUInt8 returns a new UInt8 with its default values set.

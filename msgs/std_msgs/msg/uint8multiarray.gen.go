@@ -13,6 +13,20 @@ type UInt8MultiArray struct {
 	Data   []uint8          `ros:"data" rostype:"uint8[]"`
 }
 
+// desc_UInt8MultiArray is the REP-2011 type description of std_msgs/msg/UInt8MultiArray.
+var desc_UInt8MultiArray = &rosidl.TypeDescription{
+	Name: "std_msgs/msg/UInt8MultiArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "layout", TypeID: 1, NestedTypeName: "std_msgs/msg/MultiArrayLayout"},
+		{Name: "data", TypeID: 147},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_MultiArrayLayout},
+	Encoding: "msg",
+	Source: `MultiArrayLayout layout
+uint8[] data
+`,
+}
+
 // UInt8MultiArray_TypeInfo describes std_msgs/msg/UInt8MultiArray.
 var UInt8MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_msgs/msg/UInt8MultiArray",
@@ -21,7 +35,8 @@ var UInt8MultiArray_TypeInfo = &rosidl.TypeInfo{
 	Definition: `MultiArrayLayout layout
 uint8[] data
 `,
-	New: func() rosidl.Message { return NewUInt8MultiArray() },
+	New:  func() rosidl.Message { return NewUInt8MultiArray() },
+	Desc: desc_UInt8MultiArray,
 }
 
 // NewUInt8MultiArray returns a new UInt8MultiArray with its default values set.

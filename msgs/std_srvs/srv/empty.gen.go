@@ -5,6 +5,7 @@ package std_srvs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // Empty_Request is the ROS 2 type std_srvs/srv/Empty_Request.
@@ -13,13 +14,24 @@ import (
 type Empty_Request struct {
 }
 
+// desc_Empty_Request is the REP-2011 type description of std_srvs/srv/Empty_Request.
+var desc_Empty_Request = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Empty_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // Empty_Request_TypeInfo describes std_srvs/srv/Empty_Request.
 var Empty_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "std_srvs/srv/Empty_Request",
-	DDSName:    "std_srvs::srv::dds_::Empty_Request_",
-	Hash:       "RIHS01_458eaf200a3f63d9cc53d19436edebc0c140ef4c93ca75d5bd4ce19fd7759e35",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewEmpty_Request() },
+	Name:        "std_srvs/srv/Empty_Request",
+	DDSName:     "std_srvs::srv::dds_::Empty_Request_",
+	Hash:        "RIHS01_458eaf200a3f63d9cc53d19436edebc0c140ef4c93ca75d5bd4ce19fd7759e35",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewEmpty_Request() },
+	Desc:        desc_Empty_Request,
+	ServiceDesc: desc_Empty,
 }
 
 // NewEmpty_Request returns a new Empty_Request with its default values set.
@@ -68,13 +80,24 @@ func (m *Empty_Request) UnmarshalCDR(d *cdr.Decoder) error {
 type Empty_Response struct {
 }
 
+// desc_Empty_Response is the REP-2011 type description of std_srvs/srv/Empty_Response.
+var desc_Empty_Response = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Empty_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // Empty_Response_TypeInfo describes std_srvs/srv/Empty_Response.
 var Empty_Response_TypeInfo = &rosidl.TypeInfo{
-	Name:       "std_srvs/srv/Empty_Response",
-	DDSName:    "std_srvs::srv::dds_::Empty_Response_",
-	Hash:       "RIHS01_0a2858b3f60df644a61d0fa44cfc923a3d3628e0ad9c8ad8534b1a2c92a413dc",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewEmpty_Response() },
+	Name:        "std_srvs/srv/Empty_Response",
+	DDSName:     "std_srvs::srv::dds_::Empty_Response_",
+	Hash:        "RIHS01_0a2858b3f60df644a61d0fa44cfc923a3d3628e0ad9c8ad8534b1a2c92a413dc",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewEmpty_Response() },
+	Desc:        desc_Empty_Response,
+	ServiceDesc: desc_Empty,
 }
 
 // NewEmpty_Response returns a new Empty_Response with its default values set.
@@ -117,12 +140,39 @@ func (m *Empty_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_Empty_Event is the REP-2011 type description of std_srvs/srv/Empty_Event.
+var desc_Empty_Event = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Empty_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/Empty_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/Empty_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Empty_Request, desc_Empty_Response},
+	Encoding: "implicit",
+}
+
+// desc_Empty is the REP-2011 type description of std_srvs/srv/Empty.
+var desc_Empty = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Empty",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Empty_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Empty_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Empty_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Empty_Request, desc_Empty_Response, desc_Empty_Event},
+	Encoding: "srv",
+	Source: `---
+`,
+}
+
 // Empty_ServiceType describes the service std_srvs/srv/Empty.
 var Empty_ServiceType = &rosidl.ServiceType{
 	Name:     "std_srvs/srv/Empty",
 	Request:  Empty_Request_TypeInfo,
 	Response: Empty_Response_TypeInfo,
 	Hash:     "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19",
+	Desc:     desc_Empty,
 	Definition: `---
 `,
 }

@@ -5,6 +5,7 @@ package std_srvs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // SetBool_Request is the ROS 2 type std_srvs/srv/SetBool_Request.
@@ -12,13 +13,24 @@ type SetBool_Request struct {
 	Data bool `ros:"data" rostype:"bool"`
 }
 
+// desc_SetBool_Request is the REP-2011 type description of std_srvs/srv/SetBool_Request.
+var desc_SetBool_Request = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/SetBool_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "data", TypeID: 15},
+	},
+	Encoding: "implicit",
+}
+
 // SetBool_Request_TypeInfo describes std_srvs/srv/SetBool_Request.
 var SetBool_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "std_srvs/srv/SetBool_Request",
-	DDSName:    "std_srvs::srv::dds_::SetBool_Request_",
-	Hash:       "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e",
-	Definition: `bool data`,
-	New:        func() rosidl.Message { return NewSetBool_Request() },
+	Name:        "std_srvs/srv/SetBool_Request",
+	DDSName:     "std_srvs::srv::dds_::SetBool_Request_",
+	Hash:        "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e",
+	Definition:  `bool data`,
+	New:         func() rosidl.Message { return NewSetBool_Request() },
+	Desc:        desc_SetBool_Request,
+	ServiceDesc: desc_SetBool,
 }
 
 // NewSetBool_Request returns a new SetBool_Request with its default values set.
@@ -67,6 +79,16 @@ type SetBool_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_SetBool_Response is the REP-2011 type description of std_srvs/srv/SetBool_Response.
+var desc_SetBool_Response = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/SetBool_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // SetBool_Response_TypeInfo describes std_srvs/srv/SetBool_Response.
 var SetBool_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_srvs/srv/SetBool_Response",
@@ -75,7 +97,9 @@ var SetBool_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewSetBool_Response() },
+	New:         func() rosidl.Message { return NewSetBool_Response() },
+	Desc:        desc_SetBool_Response,
+	ServiceDesc: desc_SetBool,
 }
 
 // NewSetBool_Response returns a new SetBool_Response with its default values set.
@@ -120,12 +144,42 @@ func (m *SetBool_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_SetBool_Event is the REP-2011 type description of std_srvs/srv/SetBool_Event.
+var desc_SetBool_Event = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/SetBool_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/SetBool_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/SetBool_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetBool_Request, desc_SetBool_Response},
+	Encoding: "implicit",
+}
+
+// desc_SetBool is the REP-2011 type description of std_srvs/srv/SetBool.
+var desc_SetBool = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/SetBool",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "std_srvs/srv/SetBool_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "std_srvs/srv/SetBool_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "std_srvs/srv/SetBool_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_SetBool_Request, desc_SetBool_Response, desc_SetBool_Event},
+	Encoding: "srv",
+	Source: `bool data
+---
+bool success
+string message
+`,
+}
+
 // SetBool_ServiceType describes the service std_srvs/srv/SetBool.
 var SetBool_ServiceType = &rosidl.ServiceType{
 	Name:     "std_srvs/srv/SetBool",
 	Request:  SetBool_Request_TypeInfo,
 	Response: SetBool_Response_TypeInfo,
 	Hash:     "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a",
+	Desc:     desc_SetBool,
 	Definition: `bool data
 ---
 bool success

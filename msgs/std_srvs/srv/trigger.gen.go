@@ -5,6 +5,7 @@ package std_srvs_srv
 import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // Trigger_Request is the ROS 2 type std_srvs/srv/Trigger_Request.
@@ -13,13 +14,24 @@ import (
 type Trigger_Request struct {
 }
 
+// desc_Trigger_Request is the REP-2011 type description of std_srvs/srv/Trigger_Request.
+var desc_Trigger_Request = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Trigger_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "structure_needs_at_least_one_member", TypeID: 3},
+	},
+	Encoding: "implicit",
+}
+
 // Trigger_Request_TypeInfo describes std_srvs/srv/Trigger_Request.
 var Trigger_Request_TypeInfo = &rosidl.TypeInfo{
-	Name:       "std_srvs/srv/Trigger_Request",
-	DDSName:    "std_srvs::srv::dds_::Trigger_Request_",
-	Hash:       "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199",
-	Definition: ``,
-	New:        func() rosidl.Message { return NewTrigger_Request() },
+	Name:        "std_srvs/srv/Trigger_Request",
+	DDSName:     "std_srvs::srv::dds_::Trigger_Request_",
+	Hash:        "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199",
+	Definition:  ``,
+	New:         func() rosidl.Message { return NewTrigger_Request() },
+	Desc:        desc_Trigger_Request,
+	ServiceDesc: desc_Trigger,
 }
 
 // NewTrigger_Request returns a new Trigger_Request with its default values set.
@@ -68,6 +80,16 @@ type Trigger_Response struct {
 	Message string `ros:"message" rostype:"string"`
 }
 
+// desc_Trigger_Response is the REP-2011 type description of std_srvs/srv/Trigger_Response.
+var desc_Trigger_Response = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Trigger_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "success", TypeID: 15},
+		{Name: "message", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // Trigger_Response_TypeInfo describes std_srvs/srv/Trigger_Response.
 var Trigger_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "std_srvs/srv/Trigger_Response",
@@ -76,7 +98,9 @@ var Trigger_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool success
 string message
 `,
-	New: func() rosidl.Message { return NewTrigger_Response() },
+	New:         func() rosidl.Message { return NewTrigger_Response() },
+	Desc:        desc_Trigger_Response,
+	ServiceDesc: desc_Trigger,
 }
 
 // NewTrigger_Response returns a new Trigger_Response with its default values set.
@@ -121,12 +145,41 @@ func (m *Trigger_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_Trigger_Event is the REP-2011 type description of std_srvs/srv/Trigger_Event.
+var desc_Trigger_Event = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Trigger_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/Trigger_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "std_srvs/srv/Trigger_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Trigger_Request, desc_Trigger_Response},
+	Encoding: "implicit",
+}
+
+// desc_Trigger is the REP-2011 type description of std_srvs/srv/Trigger.
+var desc_Trigger = &rosidl.TypeDescription{
+	Name: "std_srvs/srv/Trigger",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Trigger_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Trigger_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "std_srvs/srv/Trigger_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Trigger_Request, desc_Trigger_Response, desc_Trigger_Event},
+	Encoding: "srv",
+	Source: `---
+bool success
+string message
+`,
+}
+
 // Trigger_ServiceType describes the service std_srvs/srv/Trigger.
 var Trigger_ServiceType = &rosidl.ServiceType{
 	Name:     "std_srvs/srv/Trigger",
 	Request:  Trigger_Request_TypeInfo,
 	Response: Trigger_Response_TypeInfo,
 	Hash:     "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f",
+	Desc:     desc_Trigger,
 	Definition: `---
 bool success
 string message

@@ -13,6 +13,18 @@ type TFMessage struct {
 	Transforms []geometry_msgs_msg.TransformStamped `ros:"transforms" rostype:"geometry_msgs/msg/TransformStamped[]"`
 }
 
+// desc_TFMessage is the REP-2011 type description of tf2_msgs/msg/TFMessage.
+var desc_TFMessage = &rosidl.TypeDescription{
+	Name: "tf2_msgs/msg/TFMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "transforms", TypeID: 145, NestedTypeName: "geometry_msgs/msg/TransformStamped"},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.TransformStamped_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `geometry_msgs/TransformStamped[] transforms
+`,
+}
+
 // TFMessage_TypeInfo describes tf2_msgs/msg/TFMessage.
 var TFMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "tf2_msgs/msg/TFMessage",
@@ -20,7 +32,8 @@ var TFMessage_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
 	Definition: `geometry_msgs/TransformStamped[] transforms
 `,
-	New: func() rosidl.Message { return NewTFMessage() },
+	New:  func() rosidl.Message { return NewTFMessage() },
+	Desc: desc_TFMessage,
 }
 
 // NewTFMessage returns a new TFMessage with its default values set.

@@ -15,6 +15,22 @@ type JointTrajectory struct {
 	Points     []JointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/msg/JointTrajectoryPoint[]"`
 }
 
+// desc_JointTrajectory is the REP-2011 type description of trajectory_msgs/msg/JointTrajectory.
+var desc_JointTrajectory = &rosidl.TypeDescription{
+	Name: "trajectory_msgs/msg/JointTrajectory",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "joint_names", TypeID: 161},
+		{Name: "points", TypeID: 145, NestedTypeName: "trajectory_msgs/msg/JointTrajectoryPoint"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_JointTrajectoryPoint},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+string[] joint_names
+JointTrajectoryPoint[] points
+`,
+}
+
 // JointTrajectory_TypeInfo describes trajectory_msgs/msg/JointTrajectory.
 var JointTrajectory_TypeInfo = &rosidl.TypeInfo{
 	Name:    "trajectory_msgs/msg/JointTrajectory",
@@ -24,7 +40,8 @@ var JointTrajectory_TypeInfo = &rosidl.TypeInfo{
 string[] joint_names
 JointTrajectoryPoint[] points
 `,
-	New: func() rosidl.Message { return NewJointTrajectory() },
+	New:  func() rosidl.Message { return NewJointTrajectory() },
+	Desc: desc_JointTrajectory,
 }
 
 // NewJointTrajectory returns a new JointTrajectory with its default values set.

@@ -17,6 +17,26 @@ type JointTrajectoryPoint struct {
 	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/msg/Duration"`
 }
 
+// desc_JointTrajectoryPoint is the REP-2011 type description of trajectory_msgs/msg/JointTrajectoryPoint.
+var desc_JointTrajectoryPoint = &rosidl.TypeDescription{
+	Name: "trajectory_msgs/msg/JointTrajectoryPoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "positions", TypeID: 155},
+		{Name: "velocities", TypeID: 155},
+		{Name: "accelerations", TypeID: 155},
+		{Name: "effort", TypeID: 155},
+		{Name: "time_from_start", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `float64[] positions
+float64[] velocities
+float64[] accelerations
+float64[] effort
+builtin_interfaces/Duration time_from_start
+`,
+}
+
 // JointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/JointTrajectoryPoint.
 var JointTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
 	Name:    "trajectory_msgs/msg/JointTrajectoryPoint",
@@ -28,7 +48,8 @@ float64[] accelerations
 float64[] effort
 builtin_interfaces/Duration time_from_start
 `,
-	New: func() rosidl.Message { return NewJointTrajectoryPoint() },
+	New:  func() rosidl.Message { return NewJointTrajectoryPoint() },
+	Desc: desc_JointTrajectoryPoint,
 }
 
 // NewJointTrajectoryPoint returns a new JointTrajectoryPoint with its default values set.

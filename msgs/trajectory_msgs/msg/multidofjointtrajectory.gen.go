@@ -15,6 +15,22 @@ type MultiDOFJointTrajectory struct {
 	Points     []MultiDOFJointTrajectoryPoint `ros:"points" rostype:"trajectory_msgs/msg/MultiDOFJointTrajectoryPoint[]"`
 }
 
+// desc_MultiDOFJointTrajectory is the REP-2011 type description of trajectory_msgs/msg/MultiDOFJointTrajectory.
+var desc_MultiDOFJointTrajectory = &rosidl.TypeDescription{
+	Name: "trajectory_msgs/msg/MultiDOFJointTrajectory",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "joint_names", TypeID: 161},
+		{Name: "points", TypeID: 145, NestedTypeName: "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_MultiDOFJointTrajectoryPoint},
+	Encoding: "msg",
+	Source: `std_msgs/Header header
+string[] joint_names
+MultiDOFJointTrajectoryPoint[] points
+`,
+}
+
 // MultiDOFJointTrajectory_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectory.
 var MultiDOFJointTrajectory_TypeInfo = &rosidl.TypeInfo{
 	Name:    "trajectory_msgs/msg/MultiDOFJointTrajectory",
@@ -24,7 +40,8 @@ var MultiDOFJointTrajectory_TypeInfo = &rosidl.TypeInfo{
 string[] joint_names
 MultiDOFJointTrajectoryPoint[] points
 `,
-	New: func() rosidl.Message { return NewMultiDOFJointTrajectory() },
+	New:  func() rosidl.Message { return NewMultiDOFJointTrajectory() },
+	Desc: desc_MultiDOFJointTrajectory,
 }
 
 // NewMultiDOFJointTrajectory returns a new MultiDOFJointTrajectory with its default values set.

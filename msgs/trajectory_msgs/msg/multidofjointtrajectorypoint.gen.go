@@ -17,6 +17,24 @@ type MultiDOFJointTrajectoryPoint struct {
 	TimeFromStart builtin_interfaces_msg.Duration `ros:"time_from_start" rostype:"builtin_interfaces/msg/Duration"`
 }
 
+// desc_MultiDOFJointTrajectoryPoint is the REP-2011 type description of trajectory_msgs/msg/MultiDOFJointTrajectoryPoint.
+var desc_MultiDOFJointTrajectoryPoint = &rosidl.TypeDescription{
+	Name: "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "transforms", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Transform"},
+		{Name: "velocities", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Twist"},
+		{Name: "accelerations", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Twist"},
+		{Name: "time_from_start", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+	},
+	Refs:     []*rosidl.TypeDescription{geometry_msgs_msg.Transform_TypeInfo.Desc, geometry_msgs_msg.Twist_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `geometry_msgs/Transform[] transforms
+geometry_msgs/Twist[] velocities
+geometry_msgs/Twist[] accelerations
+builtin_interfaces/Duration time_from_start
+`,
+}
+
 // MultiDOFJointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectoryPoint.
 var MultiDOFJointTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
 	Name:    "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint",
@@ -27,7 +45,8 @@ geometry_msgs/Twist[] velocities
 geometry_msgs/Twist[] accelerations
 builtin_interfaces/Duration time_from_start
 `,
-	New: func() rosidl.Message { return NewMultiDOFJointTrajectoryPoint() },
+	New:  func() rosidl.Message { return NewMultiDOFJointTrajectoryPoint() },
+	Desc: desc_MultiDOFJointTrajectoryPoint,
 }
 
 // NewMultiDOFJointTrajectoryPoint returns a new MultiDOFJointTrajectoryPoint with its default values set.

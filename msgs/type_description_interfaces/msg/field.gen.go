@@ -16,6 +16,22 @@ type Field struct {
 	DefaultValue string    `ros:"default_value" rostype:"string"` // as written in the source file
 }
 
+// desc_Field is the REP-2011 type description of type_description_interfaces/msg/Field.
+var desc_Field = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/msg/Field",
+	Fields: []rosidl.FieldDescription{
+		{Name: "name", TypeID: 17},
+		{Name: "type", TypeID: 1, NestedTypeName: "type_description_interfaces/msg/FieldType"},
+		{Name: "default_value", TypeID: 17},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_FieldType},
+	Encoding: "msg",
+	Source: `string name
+FieldType type
+string default_value  # as written in the source file
+`,
+}
+
 // Field_TypeInfo describes type_description_interfaces/msg/Field.
 var Field_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/msg/Field",
@@ -25,7 +41,8 @@ var Field_TypeInfo = &rosidl.TypeInfo{
 FieldType type
 string default_value  # as written in the source file
 `,
-	New: func() rosidl.Message { return NewField() },
+	New:  func() rosidl.Message { return NewField() },
+	Desc: desc_Field,
 }
 
 // NewField returns a new Field with its default values set.

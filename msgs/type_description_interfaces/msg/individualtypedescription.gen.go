@@ -15,6 +15,20 @@ type IndividualTypeDescription struct {
 	Fields   []Field `ros:"fields" rostype:"type_description_interfaces/msg/Field[]"`
 }
 
+// desc_IndividualTypeDescription is the REP-2011 type description of type_description_interfaces/msg/IndividualTypeDescription.
+var desc_IndividualTypeDescription = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/msg/IndividualTypeDescription",
+	Fields: []rosidl.FieldDescription{
+		{Name: "type_name", TypeID: 21, StringCapacity: 255},
+		{Name: "fields", TypeID: 145, NestedTypeName: "type_description_interfaces/msg/Field"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Field},
+	Encoding: "msg",
+	Source: `string<=255 type_name
+Field[] fields
+`,
+}
+
 // IndividualTypeDescription_TypeInfo describes type_description_interfaces/msg/IndividualTypeDescription.
 var IndividualTypeDescription_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/msg/IndividualTypeDescription",
@@ -23,7 +37,8 @@ var IndividualTypeDescription_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string<=255 type_name
 Field[] fields
 `,
-	New: func() rosidl.Message { return NewIndividualTypeDescription() },
+	New:  func() rosidl.Message { return NewIndividualTypeDescription() },
+	Desc: desc_IndividualTypeDescription,
 }
 
 // NewIndividualTypeDescription returns a new IndividualTypeDescription with its default values set.

@@ -15,6 +15,20 @@ type TypeDescription struct {
 	ReferencedTypeDescriptions []IndividualTypeDescription `ros:"referenced_type_descriptions" rostype:"type_description_interfaces/msg/IndividualTypeDescription[]"`
 }
 
+// desc_TypeDescription is the REP-2011 type description of type_description_interfaces/msg/TypeDescription.
+var desc_TypeDescription = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/msg/TypeDescription",
+	Fields: []rosidl.FieldDescription{
+		{Name: "type_description", TypeID: 1, NestedTypeName: "type_description_interfaces/msg/IndividualTypeDescription"},
+		{Name: "referenced_type_descriptions", TypeID: 145, NestedTypeName: "type_description_interfaces/msg/IndividualTypeDescription"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_IndividualTypeDescription},
+	Encoding: "msg",
+	Source: `IndividualTypeDescription type_description
+IndividualTypeDescription[] referenced_type_descriptions
+`,
+}
+
 // TypeDescription_TypeInfo describes type_description_interfaces/msg/TypeDescription.
 var TypeDescription_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/msg/TypeDescription",
@@ -23,7 +37,8 @@ var TypeDescription_TypeInfo = &rosidl.TypeInfo{
 	Definition: `IndividualTypeDescription type_description
 IndividualTypeDescription[] referenced_type_descriptions
 `,
-	New: func() rosidl.Message { return NewTypeDescription() },
+	New:  func() rosidl.Message { return NewTypeDescription() },
+	Desc: desc_TypeDescription,
 }
 
 // NewTypeDescription returns a new TypeDescription with its default values set.

@@ -14,6 +14,21 @@ type TypeSource struct {
 	RawFileContents string `ros:"raw_file_contents" rostype:"string"`
 }
 
+// desc_TypeSource is the REP-2011 type description of type_description_interfaces/msg/TypeSource.
+var desc_TypeSource = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/msg/TypeSource",
+	Fields: []rosidl.FieldDescription{
+		{Name: "type_name", TypeID: 17},
+		{Name: "encoding", TypeID: 17},
+		{Name: "raw_file_contents", TypeID: 17},
+	},
+	Encoding: "msg",
+	Source: `string type_name
+string encoding  # "msg", "srv", "action", "idl", "dynamic" or "implicit"
+string raw_file_contents
+`,
+}
+
 // TypeSource_TypeInfo describes type_description_interfaces/msg/TypeSource.
 var TypeSource_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/msg/TypeSource",
@@ -23,7 +38,8 @@ var TypeSource_TypeInfo = &rosidl.TypeInfo{
 string encoding  # "msg", "srv", "action", "idl", "dynamic" or "implicit"
 string raw_file_contents
 `,
-	New: func() rosidl.Message { return NewTypeSource() },
+	New:  func() rosidl.Message { return NewTypeSource() },
+	Desc: desc_TypeSource,
 }
 
 // NewTypeSource returns a new TypeSource with its default values set.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	type_description_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/type_description_interfaces/msg"
 )
 
@@ -17,6 +18,17 @@ type GetTypeDescription_Request struct {
 	IncludeTypeSources bool   `ros:"include_type_sources" rostype:"bool"` // default: true
 }
 
+// desc_GetTypeDescription_Request is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription_Request.
+var desc_GetTypeDescription_Request = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/srv/GetTypeDescription_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "type_name", TypeID: 17},
+		{Name: "type_hash", TypeID: 17},
+		{Name: "include_type_sources", TypeID: 15, DefaultValue: "True"},
+	},
+	Encoding: "implicit",
+}
+
 // GetTypeDescription_Request_TypeInfo describes type_description_interfaces/srv/GetTypeDescription_Request.
 var GetTypeDescription_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/srv/GetTypeDescription_Request",
@@ -25,7 +37,9 @@ var GetTypeDescription_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string type_name
 string type_hash
 bool include_type_sources true`,
-	New: func() rosidl.Message { return NewGetTypeDescription_Request() },
+	New:         func() rosidl.Message { return NewGetTypeDescription_Request() },
+	Desc:        desc_GetTypeDescription_Request,
+	ServiceDesc: desc_GetTypeDescription,
 }
 
 // NewGetTypeDescription_Request returns a new GetTypeDescription_Request with its default values set.
@@ -84,6 +98,20 @@ type GetTypeDescription_Response struct {
 	ExtraInformation []type_description_interfaces_msg.KeyValue      `ros:"extra_information" rostype:"type_description_interfaces/msg/KeyValue[]"`
 }
 
+// desc_GetTypeDescription_Response is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription_Response.
+var desc_GetTypeDescription_Response = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/srv/GetTypeDescription_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "successful", TypeID: 15},
+		{Name: "failure_reason", TypeID: 17},
+		{Name: "type_description", TypeID: 1, NestedTypeName: "type_description_interfaces/msg/TypeDescription"},
+		{Name: "type_sources", TypeID: 145, NestedTypeName: "type_description_interfaces/msg/TypeSource"},
+		{Name: "extra_information", TypeID: 145, NestedTypeName: "type_description_interfaces/msg/KeyValue"},
+	},
+	Refs:     []*rosidl.TypeDescription{type_description_interfaces_msg.TypeDescription_TypeInfo.Desc, type_description_interfaces_msg.TypeSource_TypeInfo.Desc, type_description_interfaces_msg.KeyValue_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // GetTypeDescription_Response_TypeInfo describes type_description_interfaces/srv/GetTypeDescription_Response.
 var GetTypeDescription_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "type_description_interfaces/srv/GetTypeDescription_Response",
@@ -95,7 +123,9 @@ TypeDescription type_description
 TypeSource[] type_sources
 KeyValue[] extra_information
 `,
-	New: func() rosidl.Message { return NewGetTypeDescription_Response() },
+	New:         func() rosidl.Message { return NewGetTypeDescription_Response() },
+	Desc:        desc_GetTypeDescription_Response,
+	ServiceDesc: desc_GetTypeDescription,
 }
 
 // NewGetTypeDescription_Response returns a new GetTypeDescription_Response with its default values set.
@@ -190,12 +220,47 @@ func (m *GetTypeDescription_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// desc_GetTypeDescription_Event is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription_Event.
+var desc_GetTypeDescription_Event = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/srv/GetTypeDescription_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "type_description_interfaces/srv/GetTypeDescription_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "type_description_interfaces/srv/GetTypeDescription_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetTypeDescription_Request, desc_GetTypeDescription_Response},
+	Encoding: "implicit",
+}
+
+// desc_GetTypeDescription is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription.
+var desc_GetTypeDescription = &rosidl.TypeDescription{
+	Name: "type_description_interfaces/srv/GetTypeDescription",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "type_description_interfaces/srv/GetTypeDescription_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "type_description_interfaces/srv/GetTypeDescription_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "type_description_interfaces/srv/GetTypeDescription_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_GetTypeDescription_Request, desc_GetTypeDescription_Response, desc_GetTypeDescription_Event},
+	Encoding: "srv",
+	Source: `string type_name
+string type_hash
+bool include_type_sources true
+---
+bool successful
+string failure_reason
+TypeDescription type_description
+TypeSource[] type_sources
+KeyValue[] extra_information
+`,
+}
+
 // GetTypeDescription_ServiceType describes the service type_description_interfaces/srv/GetTypeDescription.
 var GetTypeDescription_ServiceType = &rosidl.ServiceType{
 	Name:     "type_description_interfaces/srv/GetTypeDescription",
 	Request:  GetTypeDescription_Request_TypeInfo,
 	Response: GetTypeDescription_Response_TypeInfo,
 	Hash:     "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
+	Desc:     desc_GetTypeDescription,
 	Definition: `string type_name
 string type_hash
 bool include_type_sources true

@@ -12,6 +12,17 @@ type UUID struct {
 	Uuid [16]uint8 `ros:"uuid" rostype:"uint8[16]"`
 }
 
+// desc_UUID is the REP-2011 type description of unique_identifier_msgs/msg/UUID.
+var desc_UUID = &rosidl.TypeDescription{
+	Name: "unique_identifier_msgs/msg/UUID",
+	Fields: []rosidl.FieldDescription{
+		{Name: "uuid", TypeID: 51, Capacity: 16},
+	},
+	Encoding: "msg",
+	Source: `uint8[16] uuid
+`,
+}
+
 // UUID_TypeInfo describes unique_identifier_msgs/msg/UUID.
 var UUID_TypeInfo = &rosidl.TypeInfo{
 	Name:    "unique_identifier_msgs/msg/UUID",
@@ -19,7 +30,8 @@ var UUID_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_1b8e8aca958cbea28fe6ef60bf6c19b683c97a9ef60bb34752067d0f2f7ab437",
 	Definition: `uint8[16] uuid
 `,
-	New: func() rosidl.Message { return NewUUID() },
+	New:  func() rosidl.Message { return NewUUID() },
+	Desc: desc_UUID,
 }
 
 // NewUUID returns a new UUID with its default values set.

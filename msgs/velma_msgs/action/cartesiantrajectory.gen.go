@@ -7,6 +7,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	unique_identifier_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/unique_identifier_msgs/msg"
 	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
@@ -29,6 +30,22 @@ type CartesianTrajectory_Goal struct {
 	GoalTimeTolerance builtin_interfaces_msg.Duration   `ros:"goal_time_tolerance" rostype:"builtin_interfaces/msg/Duration"`
 }
 
+// desc_CartesianTrajectory_Goal is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_Goal.
+var desc_CartesianTrajectory_Goal = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_Goal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "points", TypeID: 145, NestedTypeName: "velma_msgs/msg/CartesianTrajectoryPoint"},
+		{Name: "stiffness", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Wrench"},
+		{Name: "damping", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Wrench"},
+		{Name: "path_tolerance", TypeID: 1, NestedTypeName: "velma_msgs/msg/CartesianTolerance"},
+		{Name: "goal_tolerance", TypeID: 1, NestedTypeName: "velma_msgs/msg/CartesianTolerance"},
+		{Name: "goal_time_tolerance", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, velma_msgs_msg.CartesianTrajectoryPoint_TypeInfo.Desc, geometry_msgs_msg.Wrench_TypeInfo.Desc, velma_msgs_msg.CartesianTolerance_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_Goal_TypeInfo describes velma_msgs/action/CartesianTrajectory_Goal.
 var CartesianTrajectory_Goal_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_Goal",
@@ -47,7 +64,8 @@ geometry_msgs/Wrench damping
 velma_msgs/CartesianTolerance path_tolerance
 velma_msgs/CartesianTolerance goal_tolerance
 builtin_interfaces/Duration goal_time_tolerance`,
-	New: func() rosidl.Message { return NewCartesianTrajectory_Goal() },
+	New:  func() rosidl.Message { return NewCartesianTrajectory_Goal() },
+	Desc: desc_CartesianTrajectory_Goal,
 }
 
 // NewCartesianTrajectory_Goal returns a new CartesianTrajectory_Goal with its default values set.
@@ -140,6 +158,16 @@ const (
 	CartesianTrajectory_Result_REJECTED                int32 = -7 // cs could not switch to cart_imp (motors, collision, state)
 )
 
+// desc_CartesianTrajectory_Result is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_Result.
+var desc_CartesianTrajectory_Result = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_Result",
+	Fields: []rosidl.FieldDescription{
+		{Name: "error_code", TypeID: 6},
+		{Name: "error_string", TypeID: 17},
+	},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_Result_TypeInfo describes velma_msgs/action/CartesianTrajectory_Result.
 var CartesianTrajectory_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_Result",
@@ -153,7 +181,8 @@ int32 GOAL_TOLERANCE_VIOLATED=-5
 int32 ABORTED=-6               # the behaviour ended (e.g. self-collision, safe state)
 int32 REJECTED=-7              # cs could not switch to cart_imp (motors, collision, state)
 string error_string`,
-	New: func() rosidl.Message { return NewCartesianTrajectory_Result() },
+	New:  func() rosidl.Message { return NewCartesianTrajectory_Result() },
+	Desc: desc_CartesianTrajectory_Result,
 }
 
 // NewCartesianTrajectory_Result returns a new CartesianTrajectory_Result with its default values set.
@@ -209,6 +238,20 @@ type CartesianTrajectory_Feedback struct {
 	RotationError float64                `ros:"rotation_error" rostype:"float64"` // rad
 }
 
+// desc_CartesianTrajectory_Feedback is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_Feedback.
+var desc_CartesianTrajectory_Feedback = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_Feedback",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "desired", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "actual", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "position_error", TypeID: 11},
+		{Name: "rotation_error", TypeID: 11},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_Feedback_TypeInfo describes velma_msgs/action/CartesianTrajectory_Feedback.
 var CartesianTrajectory_Feedback_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_Feedback",
@@ -220,7 +263,8 @@ geometry_msgs/Pose actual
 float64 position_error       # m
 float64 rotation_error       # rad
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_Feedback() },
+	New:  func() rosidl.Message { return NewCartesianTrajectory_Feedback() },
+	Desc: desc_CartesianTrajectory_Feedback,
 }
 
 // NewCartesianTrajectory_Feedback returns a new CartesianTrajectory_Feedback with its default values set.
@@ -281,6 +325,17 @@ type CartesianTrajectory_SendGoal_Request struct {
 	Goal   CartesianTrajectory_Goal        `ros:"goal" rostype:"velma_msgs/action/CartesianTrajectory_Goal"`
 }
 
+// desc_CartesianTrajectory_SendGoal_Request is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal_Request.
+var desc_CartesianTrajectory_SendGoal_Request = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_SendGoal_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "goal", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Goal"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_CartesianTrajectory_Goal},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_SendGoal_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Request.
 var CartesianTrajectory_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_SendGoal_Request",
@@ -289,7 +344,9 @@ var CartesianTrajectory_SendGoal_Request_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 CartesianTrajectory_Goal goal
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_SendGoal_Request() },
+	New:         func() rosidl.Message { return NewCartesianTrajectory_SendGoal_Request() },
+	Desc:        desc_CartesianTrajectory_SendGoal_Request,
+	ServiceDesc: desc_CartesianTrajectory_SendGoal,
 }
 
 // NewCartesianTrajectory_SendGoal_Request returns a new CartesianTrajectory_SendGoal_Request with its default values set.
@@ -345,6 +402,17 @@ type CartesianTrajectory_SendGoal_Response struct {
 	Stamp    builtin_interfaces_msg.Time `ros:"stamp" rostype:"builtin_interfaces/msg/Time"`
 }
 
+// desc_CartesianTrajectory_SendGoal_Response is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal_Response.
+var desc_CartesianTrajectory_SendGoal_Response = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_SendGoal_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "accepted", TypeID: 15},
+		{Name: "stamp", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Time"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Time_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_SendGoal_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Response.
 var CartesianTrajectory_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_SendGoal_Response",
@@ -353,7 +421,9 @@ var CartesianTrajectory_SendGoal_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `bool accepted
 builtin_interfaces/Time stamp
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_SendGoal_Response() },
+	New:         func() rosidl.Message { return NewCartesianTrajectory_SendGoal_Response() },
+	Desc:        desc_CartesianTrajectory_SendGoal_Response,
+	ServiceDesc: desc_CartesianTrajectory_SendGoal,
 }
 
 // NewCartesianTrajectory_SendGoal_Response returns a new CartesianTrajectory_SendGoal_Response with its default values set.
@@ -400,12 +470,37 @@ func (m *CartesianTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) err
 	return d.Err()
 }
 
+// desc_CartesianTrajectory_SendGoal_Event is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal_Event.
+var desc_CartesianTrajectory_SendGoal_Event = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_SendGoal_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CartesianTrajectory_SendGoal_Request, desc_CartesianTrajectory_SendGoal_Response},
+	Encoding: "implicit",
+}
+
+// desc_CartesianTrajectory_SendGoal is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal.
+var desc_CartesianTrajectory_SendGoal = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_SendGoal",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_CartesianTrajectory_SendGoal_Request, desc_CartesianTrajectory_SendGoal_Response, desc_CartesianTrajectory_SendGoal_Event},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_SendGoal_ServiceType describes the service velma_msgs/action/CartesianTrajectory_SendGoal.
 var CartesianTrajectory_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "velma_msgs/action/CartesianTrajectory_SendGoal",
 	Request:  CartesianTrajectory_SendGoal_Request_TypeInfo,
 	Response: CartesianTrajectory_SendGoal_Response_TypeInfo,
 	Hash:     "RIHS01_198bd35e7fa9aedb13bf4d446693142d792cafaf5ab3d480f5085a66c705d956",
+	Desc:     desc_CartesianTrajectory_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
 CartesianTrajectory_Goal goal
 ---
@@ -419,6 +514,16 @@ type CartesianTrajectory_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
 }
 
+// desc_CartesianTrajectory_GetResult_Request is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult_Request.
+var desc_CartesianTrajectory_GetResult_Request = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_GetResult_Request",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_GetResult_Request_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Request.
 var CartesianTrajectory_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_GetResult_Request",
@@ -426,7 +531,9 @@ var CartesianTrajectory_GetResult_Request_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_640724cc65a2bbb991c28c2f6b80a2e3ac99d532be31f55763cf7062cb64c5de",
 	Definition: `unique_identifier_msgs/UUID goal_id
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_GetResult_Request() },
+	New:         func() rosidl.Message { return NewCartesianTrajectory_GetResult_Request() },
+	Desc:        desc_CartesianTrajectory_GetResult_Request,
+	ServiceDesc: desc_CartesianTrajectory_GetResult,
 }
 
 // NewCartesianTrajectory_GetResult_Request returns a new CartesianTrajectory_GetResult_Request with its default values set.
@@ -477,6 +584,17 @@ type CartesianTrajectory_GetResult_Response struct {
 	Result CartesianTrajectory_Result `ros:"result" rostype:"velma_msgs/action/CartesianTrajectory_Result"`
 }
 
+// desc_CartesianTrajectory_GetResult_Response is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult_Response.
+var desc_CartesianTrajectory_GetResult_Response = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_GetResult_Response",
+	Fields: []rosidl.FieldDescription{
+		{Name: "status", TypeID: 2},
+		{Name: "result", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Result"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_CartesianTrajectory_Result},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_GetResult_Response_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Response.
 var CartesianTrajectory_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_GetResult_Response",
@@ -485,7 +603,9 @@ var CartesianTrajectory_GetResult_Response_TypeInfo = &rosidl.TypeInfo{
 	Definition: `int8 status
 CartesianTrajectory_Result result
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_GetResult_Response() },
+	New:         func() rosidl.Message { return NewCartesianTrajectory_GetResult_Response() },
+	Desc:        desc_CartesianTrajectory_GetResult_Response,
+	ServiceDesc: desc_CartesianTrajectory_GetResult,
 }
 
 // NewCartesianTrajectory_GetResult_Response returns a new CartesianTrajectory_GetResult_Response with its default values set.
@@ -532,12 +652,37 @@ func (m *CartesianTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) er
 	return d.Err()
 }
 
+// desc_CartesianTrajectory_GetResult_Event is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult_Event.
+var desc_CartesianTrajectory_GetResult_Event = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_GetResult_Event",
+	Fields: []rosidl.FieldDescription{
+		{Name: "info", TypeID: 1, NestedTypeName: "service_msgs/msg/ServiceEventInfo"},
+		{Name: "request", TypeID: 97, Capacity: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult_Request"},
+		{Name: "response", TypeID: 97, Capacity: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult_Response"},
+	},
+	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CartesianTrajectory_GetResult_Request, desc_CartesianTrajectory_GetResult_Response},
+	Encoding: "implicit",
+}
+
+// desc_CartesianTrajectory_GetResult is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult.
+var desc_CartesianTrajectory_GetResult = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_GetResult",
+	Fields: []rosidl.FieldDescription{
+		{Name: "request_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult_Request"},
+		{Name: "response_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult_Response"},
+		{Name: "event_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult_Event"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_CartesianTrajectory_GetResult_Request, desc_CartesianTrajectory_GetResult_Response, desc_CartesianTrajectory_GetResult_Event},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_GetResult_ServiceType describes the service velma_msgs/action/CartesianTrajectory_GetResult.
 var CartesianTrajectory_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "velma_msgs/action/CartesianTrajectory_GetResult",
 	Request:  CartesianTrajectory_GetResult_Request_TypeInfo,
 	Response: CartesianTrajectory_GetResult_Response_TypeInfo,
 	Hash:     "RIHS01_18600d92b664833d3be32d940655460909e30fdf7b15c955e4bb3099dab20fd8",
+	Desc:     desc_CartesianTrajectory_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
 ---
 int8 status
@@ -551,6 +696,17 @@ type CartesianTrajectory_FeedbackMessage struct {
 	Feedback CartesianTrajectory_Feedback    `ros:"feedback" rostype:"velma_msgs/action/CartesianTrajectory_Feedback"`
 }
 
+// desc_CartesianTrajectory_FeedbackMessage is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_FeedbackMessage.
+var desc_CartesianTrajectory_FeedbackMessage = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory_FeedbackMessage",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal_id", TypeID: 1, NestedTypeName: "unique_identifier_msgs/msg/UUID"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Feedback"},
+	},
+	Refs:     []*rosidl.TypeDescription{unique_identifier_msgs_msg.UUID_TypeInfo.Desc, desc_CartesianTrajectory_Feedback},
+	Encoding: "implicit",
+}
+
 // CartesianTrajectory_FeedbackMessage_TypeInfo describes velma_msgs/action/CartesianTrajectory_FeedbackMessage.
 var CartesianTrajectory_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/action/CartesianTrajectory_FeedbackMessage",
@@ -559,7 +715,8 @@ var CartesianTrajectory_FeedbackMessage_TypeInfo = &rosidl.TypeInfo{
 	Definition: `unique_identifier_msgs/UUID goal_id
 CartesianTrajectory_Feedback feedback
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectory_FeedbackMessage() },
+	New:  func() rosidl.Message { return NewCartesianTrajectory_FeedbackMessage() },
+	Desc: desc_CartesianTrajectory_FeedbackMessage,
 }
 
 // NewCartesianTrajectory_FeedbackMessage returns a new CartesianTrajectory_FeedbackMessage with its default values set.
@@ -607,6 +764,50 @@ func (m *CartesianTrajectory_FeedbackMessage) UnmarshalCDR(d *cdr.Decoder) error
 	return d.Err()
 }
 
+// desc_CartesianTrajectory is the REP-2011 type description of velma_msgs/action/CartesianTrajectory.
+var desc_CartesianTrajectory = &rosidl.TypeDescription{
+	Name: "velma_msgs/action/CartesianTrajectory",
+	Fields: []rosidl.FieldDescription{
+		{Name: "goal", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Goal"},
+		{Name: "result", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Result"},
+		{Name: "feedback", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_Feedback"},
+		{Name: "send_goal_service", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_SendGoal"},
+		{Name: "get_result_service", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_GetResult"},
+		{Name: "feedback_message", TypeID: 1, NestedTypeName: "velma_msgs/action/CartesianTrajectory_FeedbackMessage"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_CartesianTrajectory_Goal, desc_CartesianTrajectory_Result, desc_CartesianTrajectory_Feedback, desc_CartesianTrajectory_SendGoal, desc_CartesianTrajectory_GetResult, desc_CartesianTrajectory_FeedbackMessage},
+	Encoding: "action",
+	Source: `# Cartesian impedance motion of one wrist (cs behaviour cart_imp) along a
+# pose trajectory, served on ~/right_arm/cartesian_trajectory and
+# ~/left_arm/cartesian_trajectory.
+std_msgs/Header header                  # frame_id "torso_base" or empty; stamp 0 = start now
+velma_msgs/CartesianTrajectoryPoint[] points   # 1..50 points, increasing times
+# Stiffness per direction of the wrist frame: force x, y, z [N/m], torque
+# x, y, z [Nm/rad]; 0 selects the default (1500 N/m, 150 Nm/rad).
+geometry_msgs/Wrench stiffness
+# Damping ratio per direction (0..2); 0 selects the default 0.35.
+geometry_msgs/Wrench damping
+velma_msgs/CartesianTolerance path_tolerance
+velma_msgs/CartesianTolerance goal_tolerance
+builtin_interfaces/Duration goal_time_tolerance
+---
+int32 error_code
+int32 SUCCESSFUL=0
+int32 INVALID_GOAL=-1
+int32 PATH_TOLERANCE_VIOLATED=-4
+int32 GOAL_TOLERANCE_VIOLATED=-5
+int32 ABORTED=-6               # the behaviour ended (e.g. self-collision, safe state)
+int32 REJECTED=-7              # cs could not switch to cart_imp (motors, collision, state)
+string error_string
+---
+std_msgs/Header header
+geometry_msgs/Pose desired
+geometry_msgs/Pose actual
+float64 position_error       # m
+float64 rotation_error       # rad
+`,
+}
+
 // CartesianTrajectory_ActionType describes the action velma_msgs/action/CartesianTrajectory and the types the action
 // protocol derives from it.
 var CartesianTrajectory_ActionType = &rosidl.ActionType{
@@ -618,6 +819,7 @@ var CartesianTrajectory_ActionType = &rosidl.ActionType{
 	GetResult:       CartesianTrajectory_GetResult_ServiceType,
 	FeedbackMessage: CartesianTrajectory_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_7565d15e1214f065b3ad79719e40baa9e1aceb01492571b68f0af34584f8a08f",
+	Desc:            desc_CartesianTrajectory,
 	Definition: `# Cartesian impedance motion of one wrist (cs behaviour cart_imp) along a
 # pose trajectory, served on ~/right_arm/cartesian_trajectory and
 # ~/left_arm/cartesian_trajectory.

@@ -16,6 +16,24 @@ type ArmState struct {
 	TorqueCommanded [7]float64 `ros:"torque_commanded" rostype:"float64[7]"` // Nm, what was sent this cycle
 }
 
+// desc_ArmState is the REP-2011 type description of velma_msgs/msg/ArmState.
+var desc_ArmState = &rosidl.TypeDescription{
+	Name: "velma_msgs/msg/ArmState",
+	Fields: []rosidl.FieldDescription{
+		{Name: "ok", TypeID: 15},
+		{Name: "in_command_state", TypeID: 15},
+		{Name: "torque_measured", TypeID: 59, Capacity: 7},
+		{Name: "torque_commanded", TypeID: 59, Capacity: 7},
+	},
+	Encoding: "msg",
+	Source: `# State of one KUKA LWR4+ arm (FRI torque mode).
+bool ok                      # drive powered, no FRI error
+bool in_command_state        # FRI in command state
+float64[7] torque_measured   # Nm
+float64[7] torque_commanded  # Nm, what was sent this cycle
+`,
+}
+
 // ArmState_TypeInfo describes velma_msgs/msg/ArmState.
 var ArmState_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/msg/ArmState",
@@ -27,7 +45,8 @@ bool in_command_state        # FRI in command state
 float64[7] torque_measured   # Nm
 float64[7] torque_commanded  # Nm, what was sent this cycle
 `,
-	New: func() rosidl.Message { return NewArmState() },
+	New:  func() rosidl.Message { return NewArmState() },
+	Desc: desc_ArmState,
 }
 
 // NewArmState returns a new ArmState with its default values set.

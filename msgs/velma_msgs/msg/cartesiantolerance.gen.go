@@ -14,6 +14,20 @@ type CartesianTolerance struct {
 	Rotation float64 `ros:"rotation" rostype:"float64"` // rotation angle [rad]
 }
 
+// desc_CartesianTolerance is the REP-2011 type description of velma_msgs/msg/CartesianTolerance.
+var desc_CartesianTolerance = &rosidl.TypeDescription{
+	Name: "velma_msgs/msg/CartesianTolerance",
+	Fields: []rosidl.FieldDescription{
+		{Name: "position", TypeID: 11},
+		{Name: "rotation", TypeID: 11},
+	},
+	Encoding: "msg",
+	Source: `# Bound on the wrist pose error; values <= 0 are not checked.
+float64 position             # distance [m]
+float64 rotation             # rotation angle [rad]
+`,
+}
+
 // CartesianTolerance_TypeInfo describes velma_msgs/msg/CartesianTolerance.
 var CartesianTolerance_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/msg/CartesianTolerance",
@@ -23,7 +37,8 @@ var CartesianTolerance_TypeInfo = &rosidl.TypeInfo{
 float64 position             # distance [m]
 float64 rotation             # rotation angle [rad]
 `,
-	New: func() rosidl.Message { return NewCartesianTolerance() },
+	New:  func() rosidl.Message { return NewCartesianTolerance() },
+	Desc: desc_CartesianTolerance,
 }
 
 // NewCartesianTolerance returns a new CartesianTolerance with its default values set.

@@ -16,6 +16,21 @@ type CartesianTrajectoryPoint struct {
 	Pose          geometry_msgs_msg.Pose          `ros:"pose" rostype:"geometry_msgs/msg/Pose"` // right/left_arm_7_link in torso_base
 }
 
+// desc_CartesianTrajectoryPoint is the REP-2011 type description of velma_msgs/msg/CartesianTrajectoryPoint.
+var desc_CartesianTrajectoryPoint = &rosidl.TypeDescription{
+	Name: "velma_msgs/msg/CartesianTrajectoryPoint",
+	Fields: []rosidl.FieldDescription{
+		{Name: "time_from_start", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+	},
+	Refs:     []*rosidl.TypeDescription{builtin_interfaces_msg.Duration_TypeInfo.Desc, geometry_msgs_msg.Pose_TypeInfo.Desc},
+	Encoding: "msg",
+	Source: `# One wrist pose of a Cartesian trajectory.
+builtin_interfaces/Duration time_from_start
+geometry_msgs/Pose pose      # right/left_arm_7_link in torso_base
+`,
+}
+
 // CartesianTrajectoryPoint_TypeInfo describes velma_msgs/msg/CartesianTrajectoryPoint.
 var CartesianTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/msg/CartesianTrajectoryPoint",
@@ -25,7 +40,8 @@ var CartesianTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
 builtin_interfaces/Duration time_from_start
 geometry_msgs/Pose pose      # right/left_arm_7_link in torso_base
 `,
-	New: func() rosidl.Message { return NewCartesianTrajectoryPoint() },
+	New:  func() rosidl.Message { return NewCartesianTrajectoryPoint() },
+	Desc: desc_CartesianTrajectoryPoint,
 }
 
 // NewCartesianTrajectoryPoint returns a new CartesianTrajectoryPoint with its default values set.

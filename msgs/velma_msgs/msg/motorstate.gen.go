@@ -20,6 +20,31 @@ type MotorState struct {
 	Ok               bool    `ros:"ok" rostype:"bool"` // drive not in fault
 }
 
+// desc_MotorState is the REP-2011 type description of velma_msgs/msg/MotorState.
+var desc_MotorState = &rosidl.TypeDescription{
+	Name: "velma_msgs/msg/MotorState",
+	Fields: []rosidl.FieldDescription{
+		{Name: "name", TypeID: 17},
+		{Name: "position", TypeID: 11},
+		{Name: "velocity", TypeID: 11},
+		{Name: "enabled", TypeID: 15},
+		{Name: "homing_required", TypeID: 15},
+		{Name: "homing_in_progress", TypeID: 15},
+		{Name: "ok", TypeID: 15},
+	},
+	Encoding: "msg",
+	Source: `# State of one motor of Velma's body (torso or head), as reported by the
+# effectors through velma_core_ve_body.
+string name                  # torso_0_joint, head_pan_joint or head_tilt_joint
+float64 position             # rad
+float64 velocity             # rad/s
+bool enabled                 # drive enabled
+bool homing_required         # position not yet referenced (head motors)
+bool homing_in_progress
+bool ok                      # drive not in fault
+`,
+}
+
 // MotorState_TypeInfo describes velma_msgs/msg/MotorState.
 var MotorState_TypeInfo = &rosidl.TypeInfo{
 	Name:    "velma_msgs/msg/MotorState",
@@ -35,7 +60,8 @@ bool homing_required         # position not yet referenced (head motors)
 bool homing_in_progress
 bool ok                      # drive not in fault
 `,
-	New: func() rosidl.Message { return NewMotorState() },
+	New:  func() rosidl.Message { return NewMotorState() },
+	Desc: desc_MotorState,
 }
 
 // NewMotorState returns a new MotorState with its default values set.

@@ -55,6 +55,71 @@ const (
 	Marker_DELETEALL        int32 = 3
 )
 
+// desc_Marker is the REP-2011 type description of visualization_msgs/msg/Marker.
+var desc_Marker = &rosidl.TypeDescription{
+	Name: "visualization_msgs/msg/Marker",
+	Fields: []rosidl.FieldDescription{
+		{Name: "header", TypeID: 1, NestedTypeName: "std_msgs/msg/Header"},
+		{Name: "ns", TypeID: 17},
+		{Name: "id", TypeID: 6},
+		{Name: "type", TypeID: 6},
+		{Name: "action", TypeID: 6},
+		{Name: "pose", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Pose"},
+		{Name: "scale", TypeID: 1, NestedTypeName: "geometry_msgs/msg/Vector3"},
+		{Name: "color", TypeID: 1, NestedTypeName: "std_msgs/msg/ColorRGBA"},
+		{Name: "lifetime", TypeID: 1, NestedTypeName: "builtin_interfaces/msg/Duration"},
+		{Name: "frame_locked", TypeID: 15},
+		{Name: "points", TypeID: 145, NestedTypeName: "geometry_msgs/msg/Point"},
+		{Name: "colors", TypeID: 145, NestedTypeName: "std_msgs/msg/ColorRGBA"},
+		{Name: "texture_resource", TypeID: 17},
+		{Name: "texture", TypeID: 1, NestedTypeName: "sensor_msgs/msg/CompressedImage"},
+		{Name: "uv_coordinates", TypeID: 145, NestedTypeName: "visualization_msgs/msg/UVCoordinate"},
+		{Name: "text", TypeID: 17},
+		{Name: "mesh_resource", TypeID: 17},
+		{Name: "mesh_file", TypeID: 1, NestedTypeName: "visualization_msgs/msg/MeshFile"},
+		{Name: "mesh_use_embedded_materials", TypeID: 15},
+	},
+	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, geometry_msgs_msg.Pose_TypeInfo.Desc, geometry_msgs_msg.Vector3_TypeInfo.Desc, std_msgs_msg.ColorRGBA_TypeInfo.Desc, builtin_interfaces_msg.Duration_TypeInfo.Desc, geometry_msgs_msg.Point_TypeInfo.Desc, sensor_msgs_msg.CompressedImage_TypeInfo.Desc, desc_UVCoordinate, desc_MeshFile},
+	Encoding: "msg",
+	Source: `int32 ARROW=0
+int32 CUBE=1
+int32 SPHERE=2
+int32 CYLINDER=3
+int32 LINE_STRIP=4
+int32 LINE_LIST=5
+int32 CUBE_LIST=6
+int32 SPHERE_LIST=7
+int32 POINTS=8
+int32 TEXT_VIEW_FACING=9
+int32 MESH_RESOURCE=10
+int32 TRIANGLE_LIST=11
+int32 ARROW_STRIP=12
+int32 ADD=0
+int32 MODIFY=0
+int32 DELETE=2
+int32 DELETEALL=3
+std_msgs/Header header
+string ns
+int32 id
+int32 type
+int32 action
+geometry_msgs/Pose pose
+geometry_msgs/Vector3 scale
+std_msgs/ColorRGBA color
+builtin_interfaces/Duration lifetime  # 0 means forever
+bool frame_locked
+geometry_msgs/Point[] points
+std_msgs/ColorRGBA[] colors
+string texture_resource
+sensor_msgs/CompressedImage texture
+UVCoordinate[] uv_coordinates
+string text
+string mesh_resource
+MeshFile mesh_file
+bool mesh_use_embedded_materials
+`,
+}
+
 // Marker_TypeInfo describes visualization_msgs/msg/Marker.
 var Marker_TypeInfo = &rosidl.TypeInfo{
 	Name:    "visualization_msgs/msg/Marker",
@@ -97,7 +162,8 @@ string mesh_resource
 MeshFile mesh_file
 bool mesh_use_embedded_materials
 `,
-	New: func() rosidl.Message { return NewMarker() },
+	New:  func() rosidl.Message { return NewMarker() },
+	Desc: desc_Marker,
 }
 
 // NewMarker returns a new Marker with its default values set.

@@ -12,6 +12,18 @@ type MarkerArray struct {
 	Markers []Marker `ros:"markers" rostype:"visualization_msgs/msg/Marker[]"`
 }
 
+// desc_MarkerArray is the REP-2011 type description of visualization_msgs/msg/MarkerArray.
+var desc_MarkerArray = &rosidl.TypeDescription{
+	Name: "visualization_msgs/msg/MarkerArray",
+	Fields: []rosidl.FieldDescription{
+		{Name: "markers", TypeID: 145, NestedTypeName: "visualization_msgs/msg/Marker"},
+	},
+	Refs:     []*rosidl.TypeDescription{desc_Marker},
+	Encoding: "msg",
+	Source: `Marker[] markers
+`,
+}
+
 // MarkerArray_TypeInfo describes visualization_msgs/msg/MarkerArray.
 var MarkerArray_TypeInfo = &rosidl.TypeInfo{
 	Name:    "visualization_msgs/msg/MarkerArray",
@@ -19,7 +31,8 @@ var MarkerArray_TypeInfo = &rosidl.TypeInfo{
 	Hash:    "RIHS01_86cb8800b6fb05b5eff1abd7a56f62a5641d3ae9a1c29e78e67e704f1d067dcf",
 	Definition: `Marker[] markers
 `,
-	New: func() rosidl.Message { return NewMarkerArray() },
+	New:  func() rosidl.Message { return NewMarkerArray() },
+	Desc: desc_MarkerArray,
 }
 
 // NewMarkerArray returns a new MarkerArray with its default values set.

@@ -13,6 +13,19 @@ type MeshFile struct {
 	Data     []uint8 `ros:"data" rostype:"uint8[]"`
 }
 
+// desc_MeshFile is the REP-2011 type description of visualization_msgs/msg/MeshFile.
+var desc_MeshFile = &rosidl.TypeDescription{
+	Name: "visualization_msgs/msg/MeshFile",
+	Fields: []rosidl.FieldDescription{
+		{Name: "filename", TypeID: 17},
+		{Name: "data", TypeID: 147},
+	},
+	Encoding: "msg",
+	Source: `string filename
+uint8[] data
+`,
+}
+
 // MeshFile_TypeInfo describes visualization_msgs/msg/MeshFile.
 var MeshFile_TypeInfo = &rosidl.TypeInfo{
 	Name:    "visualization_msgs/msg/MeshFile",
@@ -21,7 +34,8 @@ var MeshFile_TypeInfo = &rosidl.TypeInfo{
 	Definition: `string filename
 uint8[] data
 `,
-	New: func() rosidl.Message { return NewMeshFile() },
+	New:  func() rosidl.Message { return NewMeshFile() },
+	Desc: desc_MeshFile,
 }
 
 // NewMeshFile returns a new MeshFile with its default values set.

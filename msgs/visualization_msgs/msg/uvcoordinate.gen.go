@@ -13,6 +13,19 @@ type UVCoordinate struct {
 	V float32 `ros:"v" rostype:"float32"`
 }
 
+// desc_UVCoordinate is the REP-2011 type description of visualization_msgs/msg/UVCoordinate.
+var desc_UVCoordinate = &rosidl.TypeDescription{
+	Name: "visualization_msgs/msg/UVCoordinate",
+	Fields: []rosidl.FieldDescription{
+		{Name: "u", TypeID: 10},
+		{Name: "v", TypeID: 10},
+	},
+	Encoding: "msg",
+	Source: `float32 u
+float32 v
+`,
+}
+
 // UVCoordinate_TypeInfo describes visualization_msgs/msg/UVCoordinate.
 var UVCoordinate_TypeInfo = &rosidl.TypeInfo{
 	Name:    "visualization_msgs/msg/UVCoordinate",
@@ -21,7 +34,8 @@ var UVCoordinate_TypeInfo = &rosidl.TypeInfo{
 	Definition: `float32 u
 float32 v
 `,
-	New: func() rosidl.Message { return NewUVCoordinate() },
+	New:  func() rosidl.Message { return NewUVCoordinate() },
+	Desc: desc_UVCoordinate,
 }
 
 // NewUVCoordinate returns a new UVCoordinate with its default values set.
