@@ -182,7 +182,7 @@ func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newR
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(),
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT,
 		clientIDs: map[dds.InstanceHandle]string{}, matchedClients: map[string]bool{}}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)

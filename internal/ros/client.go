@@ -24,6 +24,7 @@ type client struct {
 	name       string
 	id         csid
 	reqT       *rosidl.TypeInfo
+	respT      *rosidl.TypeInfo
 	reqTopic   string
 	repTopic   string
 	reqWriter  *dds.Writer
@@ -53,7 +54,7 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	}
 	part := n.ctx.part
 	c := &client{
-		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, newResp: newResp,
+		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, newResp: newResp,
 		reqTopic: ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions),
 		repTopic: ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions),
 		done:     make(chan struct{}),

@@ -19,13 +19,16 @@ type extensions struct {
 
 	clockMu  sync.Mutex
 	clockSub *clockReader // /clock, while use_sim_time is true
+
+	typeDesc typeDescState // ~/get_type_description (typedesc.go)
 }
 
 // initExtensions runs at node creation, before the node is announced:
 // the /rosout publisher and logger sink, the /parameter_events publisher,
 // the parameter store with this node's overrides (--params-file, -p), the
-// use_sim_time parameter (and the /clock subscription when it is true) and
-// the six parameter services.
+// use_sim_time parameter (and the /clock subscription when it is true), the
+// six parameter services and, unless start_type_description_service is
+// false, ~/get_type_description.
 func (n *Node) initExtensions() error {
 	n.ext.clock = NewClock(nil)
 	if rl := n.ctx.args.RosoutLogs; rl == nil || *rl {
@@ -64,7 +67,10 @@ func (n *Node) initExtensions() error {
 	}); err != nil {
 		return err
 	}
-	return n.initParamServices()
+	if err := n.initParamServices(); err != nil {
+		return err
+	}
+	return n.initTypeDescriptionService()
 }
 
 // closeExtensions runs at node close, after the callback goroutine has

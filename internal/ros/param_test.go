@@ -223,7 +223,7 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 	}
 	list := call[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](t, other,
 		"/svc_node/list_parameters", &rcl_interfaces_srv.ListParameters_Request{})
-	if strings.Join(list.Result.Names, ",") != "frame,limits.low,speed,use_sim_time" || strings.Join(list.Result.Prefixes, ",") != "limits" {
+	if strings.Join(list.Result.Names, ",") != "frame,limits.low,speed,start_type_description_service,use_sim_time" || strings.Join(list.Result.Prefixes, ",") != "limits" {
 		t.Fatalf("list_parameters = %+v", list.Result)
 	}
 	desc := call[rcl_interfaces_srv.DescribeParameters_Request, rcl_interfaces_srv.DescribeParameters_Response](t, other,

@@ -82,6 +82,8 @@ type Service struct {
 	n         *Node
 	name      string
 	id        csid
+	reqT      *rosidl.TypeInfo // request and response types (type cache)
+	respT     *rosidl.TypeInfo
 	reqReader *dds.Reader
 	repWriter *dds.Writer
 	in        *inbox[incomingRequest]
@@ -146,7 +148,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID()}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {
