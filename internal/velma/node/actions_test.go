@@ -164,7 +164,10 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	cg.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: PoseOf(target), TimeFromStart: builtin_interfaces_msg.Duration{Sec: 2}}}
 	cres, cst, err := cc.Execute(ctx, cg, nil)
 	if err != nil || cst != action.StatusSucceeded {
-		t.Fatalf("cartesian goal: %+v %v %v", cres, cst, err)
+		s := r.Snapshot()
+		t.Fatalf("cartesian goal: %+v %v %v (cs %v step %+v motors ready %v collision %v (%.3f m) error %v; ve_body %v; loop %d iterations %d overruns; cs states %v)",
+			cres, cst, err, s.CS.State, s.CS.Step, s.CS.MotorsReady, s.CS.InSelfCollision, s.CS.MinDistance, s.CS.BehaviourErr,
+			s.Report.BodyState, s.Loop.Iterations, s.Loop.Overruns, cs.history())
 	}
 	if v, _ := cs.get(); v != "cart_imp" {
 		t.Fatalf("cs state %q, want cart_imp", v)

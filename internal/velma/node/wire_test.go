@@ -29,6 +29,13 @@ func (l *latest[T]) set(v T) {
 	l.mu.Unlock()
 }
 
+// history returns a copy of every value set so far.
+func (l *latest[T]) history() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]T(nil), l.all...)
+}
+
 func (l *latest[T]) get() (T, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
