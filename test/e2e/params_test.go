@@ -369,7 +369,7 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 	}
 	list := pnCall[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](t, n,
 		"/param_node/list_parameters", &rcl_interfaces_srv.ListParameters_Request{})
-	if got := strings.Join(list.Result.Names, " "); got != "frame ids limit mode rate use_sim_time" {
+	if got := strings.Join(list.Result.Names, " "); got != "frame ids limit mode rate start_type_description_service use_sim_time" {
 		t.Fatalf("list_parameters = %q", got)
 	}
 }
