@@ -206,7 +206,11 @@ func individualMsg(d *rosidl.TypeDescription) type_description_interfaces_msg.In
 // start_type_description_service (default true; -p and parameter files
 // may override it at startup) and, when it is true, creates
 // ~/get_type_description with the default services QoS, as rcl does.
+// Humble has neither.
 func (n *Node) initTypeDescriptionService() error {
+	if n.ctx.distro == Humble {
+		return nil
+	}
 	v, err := n.DeclareParameter(startTypeDescriptionParam, true, ParamDescriptor{
 		Description: "Offer ~/get_type_description (type_description_interfaces/srv/GetTypeDescription); read-only, set at startup",
 		ReadOnly:    true,

@@ -194,3 +194,28 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 		t.Errorf("%d services, want the 6 parameter services", services)
 	}
 }
+
+// TestTypeDescriptionHumble: Humble nodes have neither the parameter nor
+// the service.
+func TestTypeDescriptionHumble(t *testing.T) {
+	domain := uint32(domainTypeDesc)
+	c, err := NewContext(ContextOptions{DomainID: &domain, Distro: "humble", Getenv: testEnv, NoSignals: true, LogOutput: tLogWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := mustNode(t, c, "typedesc_humble", "/")
+	if n.HasParameter(startTypeDescriptionParam) {
+		t.Errorf("Humble node declares %s", startTypeDescriptionParam)
+	}
+	if !n.HasParameter("use_sim_time") {
+		t.Error("Humble node lacks use_sim_time")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, e := range n.entities {
+		if s, ok := e.(*Service); ok && strings.HasSuffix(s.name, "/get_type_description") {
+			t.Errorf("Humble node offers %s", s.name)
+		}
+	}
+}
