@@ -1,7 +1,7 @@
 // Package rosidl defines what the client library needs to know about a ROS 2
 // interface type: the Message interface every generated binding implements,
-// the static type information (ROS name, DDS name, REP-2011 type hash,
-// definition text), and a Registry that maps "pkg/msg/Name" strings to types
+// the static type information (ROS name, DDS name, REP-2011 type hash and
+// type description, definition text), and a Registry that maps "pkg/msg/Name" strings to types
 // for tools such as the CLI.
 //
 // Generated code lives under msgs/ and is produced by internal/msggen.
