@@ -313,10 +313,14 @@ func (f *file) serviceVar(s *SrvSpec, h, svcDesc string) error {
 	f.p("Name: %q,\n", s.Pkg+"/"+s.Request.Sub+"/"+s.Name)
 	f.p("Request: %s_Request_TypeInfo,\nResponse: %s_Response_TypeInfo,\n", s.Name, s.Name)
 	f.p("Hash: %q,\n", h)
+	def := goStringLit(s.Text)
 	if svcDesc != "" {
 		f.p("Desc: %s,\n", svcDesc)
+		if s.Request.Sub == "srv" { // the description holds the same text
+			def = svcDesc + ".Source"
+		}
 	}
-	f.p("Definition: %s,\n}\n\n", goStringLit(s.Text))
+	f.p("Definition: %s,\n}\n\n", def)
 	return nil
 }
 
@@ -349,10 +353,12 @@ func (f *file) action(a *ActionSpec) error {
 	f.p("SendGoal: %s_SendGoal_ServiceType,\nGetResult: %s_GetResult_ServiceType,\n", a.Name, a.Name)
 	f.p("FeedbackMessage: %s_FeedbackMessage_TypeInfo,\n", a.Name)
 	f.p("Hash: %q,\n", h)
+	def := goStringLit(a.Text)
 	if h != "" {
 		f.p("Desc: desc_%s,\n", a.Name)
+		def = "desc_" + a.Name + ".Source" // the same text, written once
 	}
-	f.p("Definition: %s,\n}\n\n", goStringLit(a.Text))
+	f.p("Definition: %s,\n}\n\n", def)
 	return nil
 }
 
@@ -437,7 +443,11 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 	f.p("// %s_TypeInfo describes %s.\n", T, m.FullName())
 	f.p("var %s_TypeInfo = &%s.TypeInfo{\n", T, r)
 	f.p("Name: %q,\nDDSName: %q,\nHash: %q,\n", m.FullName(), m.Pkg+"::"+m.Sub+"::dds_::"+T+"_", h)
-	f.p("Definition: %s,\n", goStringLit(m.Text))
+	if m.Sub == "msg" { // the description holds the same text
+		f.p("Definition: desc_%s.Source,\n", T)
+	} else {
+		f.p("Definition: %s,\n", goStringLit(m.Text))
+	}
 	f.p("New: func() %s.Message { return New%s() },\n", r, T)
 	f.p("Desc: desc_%s,\n", T)
 	if svcDesc != "" {

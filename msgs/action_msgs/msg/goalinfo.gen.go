@@ -31,14 +31,12 @@ builtin_interfaces/Time stamp  # when the server accepted the goal
 
 // GoalInfo_TypeInfo describes action_msgs/msg/GoalInfo.
 var GoalInfo_TypeInfo = &rosidl.TypeInfo{
-	Name:    "action_msgs/msg/GoalInfo",
-	DDSName: "action_msgs::msg::dds_::GoalInfo_",
-	Hash:    "RIHS01_6398fe763154554353930716b225947f93b672f0fb2e49fdd01bb7a7e37933e9",
-	Definition: `unique_identifier_msgs/UUID goal_id
-builtin_interfaces/Time stamp  # when the server accepted the goal
-`,
-	New:  func() rosidl.Message { return NewGoalInfo() },
-	Desc: desc_GoalInfo,
+	Name:       "action_msgs/msg/GoalInfo",
+	DDSName:    "action_msgs::msg::dds_::GoalInfo_",
+	Hash:       "RIHS01_6398fe763154554353930716b225947f93b672f0fb2e49fdd01bb7a7e37933e9",
+	Definition: desc_GoalInfo.Source,
+	New:        func() rosidl.Message { return NewGoalInfo() },
+	Desc:       desc_GoalInfo,
 }
 
 // NewGoalInfo returns a new GoalInfo with its default values set.

@@ -47,21 +47,12 @@ int8 status
 
 // GoalStatus_TypeInfo describes action_msgs/msg/GoalStatus.
 var GoalStatus_TypeInfo = &rosidl.TypeInfo{
-	Name:    "action_msgs/msg/GoalStatus",
-	DDSName: "action_msgs::msg::dds_::GoalStatus_",
-	Hash:    "RIHS01_32f4cfd717735d17657e1178f24431c1ce996c878c515230f6c5b3476819dbb9",
-	Definition: `int8 STATUS_UNKNOWN=0
-int8 STATUS_ACCEPTED=1
-int8 STATUS_EXECUTING=2
-int8 STATUS_CANCELING=3
-int8 STATUS_SUCCEEDED=4
-int8 STATUS_CANCELED=5
-int8 STATUS_ABORTED=6
-GoalInfo goal_info
-int8 status
-`,
-	New:  func() rosidl.Message { return NewGoalStatus() },
-	Desc: desc_GoalStatus,
+	Name:       "action_msgs/msg/GoalStatus",
+	DDSName:    "action_msgs::msg::dds_::GoalStatus_",
+	Hash:       "RIHS01_32f4cfd717735d17657e1178f24431c1ce996c878c515230f6c5b3476819dbb9",
+	Definition: desc_GoalStatus.Source,
+	New:        func() rosidl.Message { return NewGoalStatus() },
+	Desc:       desc_GoalStatus,
 }
 
 // NewGoalStatus returns a new GoalStatus with its default values set.

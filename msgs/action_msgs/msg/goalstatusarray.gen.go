@@ -26,13 +26,12 @@ var desc_GoalStatusArray = &rosidl.TypeDescription{
 
 // GoalStatusArray_TypeInfo describes action_msgs/msg/GoalStatusArray.
 var GoalStatusArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "action_msgs/msg/GoalStatusArray",
-	DDSName: "action_msgs::msg::dds_::GoalStatusArray_",
-	Hash:    "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
-	Definition: `GoalStatus[] status_list
-`,
-	New:  func() rosidl.Message { return NewGoalStatusArray() },
-	Desc: desc_GoalStatusArray,
+	Name:       "action_msgs/msg/GoalStatusArray",
+	DDSName:    "action_msgs::msg::dds_::GoalStatusArray_",
+	Hash:       "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e",
+	Definition: desc_GoalStatusArray.Source,
+	New:        func() rosidl.Message { return NewGoalStatusArray() },
+	Desc:       desc_GoalStatusArray,
 }
 
 // NewGoalStatusArray returns a new GoalStatusArray with its default values set.

@@ -223,21 +223,10 @@ action_msgs/GoalInfo[] goals_canceling
 
 // CancelGoal_ServiceType describes the service action_msgs/srv/CancelGoal.
 var CancelGoal_ServiceType = &rosidl.ServiceType{
-	Name:     "action_msgs/srv/CancelGoal",
-	Request:  CancelGoal_Request_TypeInfo,
-	Response: CancelGoal_Response_TypeInfo,
-	Hash:     "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
-	Desc:     desc_CancelGoal,
-	Definition: `# Zero goal_id and zero stamp: cancel all goals. Zero goal_id with a stamp:
-# cancel goals accepted at or before the stamp. A goal_id with zero stamp:
-# cancel that goal. Both: that goal and all accepted at or before the stamp.
-action_msgs/GoalInfo goal_info
----
-int8 ERROR_NONE=0
-int8 ERROR_REJECTED=1
-int8 ERROR_UNKNOWN_GOAL_ID=2
-int8 ERROR_GOAL_TERMINATED=3
-int8 return_code
-action_msgs/GoalInfo[] goals_canceling
-`,
+	Name:       "action_msgs/srv/CancelGoal",
+	Request:    CancelGoal_Request_TypeInfo,
+	Response:   CancelGoal_Response_TypeInfo,
+	Hash:       "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
+	Desc:       desc_CancelGoal,
+	Definition: desc_CancelGoal.Source,
 }

@@ -30,15 +30,12 @@ uint32 nanosec
 
 // Duration_TypeInfo describes builtin_interfaces/msg/Duration.
 var Duration_TypeInfo = &rosidl.TypeInfo{
-	Name:    "builtin_interfaces/msg/Duration",
-	DDSName: "builtin_interfaces::msg::dds_::Duration_",
-	Hash:    "RIHS01_e8d009f659816f758b75334ee1a9ca5b5c0b859843261f14c7f937349599d93b",
-	Definition: `# A span of time; a negative duration is carried by sec, nanosec is in [0, 1e9).
-int32 sec
-uint32 nanosec
-`,
-	New:  func() rosidl.Message { return NewDuration() },
-	Desc: desc_Duration,
+	Name:       "builtin_interfaces/msg/Duration",
+	DDSName:    "builtin_interfaces::msg::dds_::Duration_",
+	Hash:       "RIHS01_e8d009f659816f758b75334ee1a9ca5b5c0b859843261f14c7f937349599d93b",
+	Definition: desc_Duration.Source,
+	New:        func() rosidl.Message { return NewDuration() },
+	Desc:       desc_Duration,
 }
 
 // NewDuration returns a new Duration with its default values set.

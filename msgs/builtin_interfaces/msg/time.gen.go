@@ -32,16 +32,12 @@ uint32 nanosec
 
 // Time_TypeInfo describes builtin_interfaces/msg/Time.
 var Time_TypeInfo = &rosidl.TypeInfo{
-	Name:    "builtin_interfaces/msg/Time",
-	DDSName: "builtin_interfaces::msg::dds_::Time_",
-	Hash:    "RIHS01_b106235e25a4c5ed35098aa0a61a3ee9c9b18d197f398b0e4206cea9acf9c197",
-	Definition: `# A point in time: seconds and nanoseconds since the epoch of the clock.
-# nanosec is in [0, 1e9).
-int32 sec
-uint32 nanosec
-`,
-	New:  func() rosidl.Message { return NewTime() },
-	Desc: desc_Time,
+	Name:       "builtin_interfaces/msg/Time",
+	DDSName:    "builtin_interfaces::msg::dds_::Time_",
+	Hash:       "RIHS01_b106235e25a4c5ed35098aa0a61a3ee9c9b18d197f398b0e4206cea9acf9c197",
+	Definition: desc_Time.Source,
+	New:        func() rosidl.Message { return NewTime() },
+	Desc:       desc_Time,
 }
 
 // NewTime returns a new Time with its default values set.

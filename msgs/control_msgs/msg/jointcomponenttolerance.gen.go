@@ -51,22 +51,12 @@ float64 acceleration
 
 // JointComponentTolerance_TypeInfo describes control_msgs/msg/JointComponentTolerance.
 var JointComponentTolerance_TypeInfo = &rosidl.TypeInfo{
-	Name:    "control_msgs/msg/JointComponentTolerance",
-	DDSName: "control_msgs::msg::dds_::JointComponentTolerance_",
-	Hash:    "RIHS01_739ea7566931944d33830fa10f1bf5e7a7fbdc3172bce7a7eaac642bd6e3ffa4",
-	Definition: `uint16 X_AXIS=1
-uint16 Y_AXIS=2
-uint16 Z_AXIS=3
-uint16 TRANSLATION=4
-uint16 ROTATION=5
-string joint_name
-uint16 component
-float64 position
-float64 velocity
-float64 acceleration
-`,
-	New:  func() rosidl.Message { return NewJointComponentTolerance() },
-	Desc: desc_JointComponentTolerance,
+	Name:       "control_msgs/msg/JointComponentTolerance",
+	DDSName:    "control_msgs::msg::dds_::JointComponentTolerance_",
+	Hash:       "RIHS01_739ea7566931944d33830fa10f1bf5e7a7fbdc3172bce7a7eaac642bd6e3ffa4",
+	Definition: desc_JointComponentTolerance.Source,
+	New:        func() rosidl.Message { return NewJointComponentTolerance() },
+	Desc:       desc_JointComponentTolerance,
 }
 
 // NewJointComponentTolerance returns a new JointComponentTolerance with its default values set.

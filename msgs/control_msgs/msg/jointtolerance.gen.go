@@ -36,17 +36,12 @@ float64 acceleration
 
 // JointTolerance_TypeInfo describes control_msgs/msg/JointTolerance.
 var JointTolerance_TypeInfo = &rosidl.TypeInfo{
-	Name:    "control_msgs/msg/JointTolerance",
-	DDSName: "control_msgs::msg::dds_::JointTolerance_",
-	Hash:    "RIHS01_c254f9cece0f3b733017b6990fd46d1326e25242d6b8844398c97d9a88e7d648",
-	Definition: `# 0 means the controller default, -1 means no limit.
-string name
-float64 position
-float64 velocity
-float64 acceleration
-`,
-	New:  func() rosidl.Message { return NewJointTolerance() },
-	Desc: desc_JointTolerance,
+	Name:       "control_msgs/msg/JointTolerance",
+	DDSName:    "control_msgs::msg::dds_::JointTolerance_",
+	Hash:       "RIHS01_c254f9cece0f3b733017b6990fd46d1326e25242d6b8844398c97d9a88e7d648",
+	Definition: desc_JointTolerance.Source,
+	New:        func() rosidl.Message { return NewJointTolerance() },
+	Desc:       desc_JointTolerance,
 }
 
 // NewJointTolerance returns a new JointTolerance with its default values set.

@@ -30,14 +30,12 @@ DiagnosticStatus[] status
 
 // DiagnosticArray_TypeInfo describes diagnostic_msgs/msg/DiagnosticArray.
 var DiagnosticArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "diagnostic_msgs/msg/DiagnosticArray",
-	DDSName: "diagnostic_msgs::msg::dds_::DiagnosticArray_",
-	Hash:    "RIHS01_5a8a36efb05fb25070fa0fb3810290c0e6cd4862b54a8fb975a1ee8dc55a333e",
-	Definition: `std_msgs/Header header
-DiagnosticStatus[] status
-`,
-	New:  func() rosidl.Message { return NewDiagnosticArray() },
-	Desc: desc_DiagnosticArray,
+	Name:       "diagnostic_msgs/msg/DiagnosticArray",
+	DDSName:    "diagnostic_msgs::msg::dds_::DiagnosticArray_",
+	Hash:       "RIHS01_5a8a36efb05fb25070fa0fb3810290c0e6cd4862b54a8fb975a1ee8dc55a333e",
+	Definition: desc_DiagnosticArray.Source,
+	New:        func() rosidl.Message { return NewDiagnosticArray() },
+	Desc:       desc_DiagnosticArray,
 }
 
 // NewDiagnosticArray returns a new DiagnosticArray with its default values set.

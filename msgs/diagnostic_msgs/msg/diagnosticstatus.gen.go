@@ -50,21 +50,12 @@ KeyValue[] values
 
 // DiagnosticStatus_TypeInfo describes diagnostic_msgs/msg/DiagnosticStatus.
 var DiagnosticStatus_TypeInfo = &rosidl.TypeInfo{
-	Name:    "diagnostic_msgs/msg/DiagnosticStatus",
-	DDSName: "diagnostic_msgs::msg::dds_::DiagnosticStatus_",
-	Hash:    "RIHS01_b0e3e692ea2d54a8af2f4ef1930e81556a2db55216b771f8a7d2724ed47bf0e4",
-	Definition: `byte OK=0
-byte WARN=1
-byte ERROR=2
-byte STALE=3
-byte level
-string name
-string message
-string hardware_id
-KeyValue[] values
-`,
-	New:  func() rosidl.Message { return NewDiagnosticStatus() },
-	Desc: desc_DiagnosticStatus,
+	Name:       "diagnostic_msgs/msg/DiagnosticStatus",
+	DDSName:    "diagnostic_msgs::msg::dds_::DiagnosticStatus_",
+	Hash:       "RIHS01_b0e3e692ea2d54a8af2f4ef1930e81556a2db55216b771f8a7d2724ed47bf0e4",
+	Definition: desc_DiagnosticStatus.Source,
+	New:        func() rosidl.Message { return NewDiagnosticStatus() },
+	Desc:       desc_DiagnosticStatus,
 }
 
 // NewDiagnosticStatus returns a new DiagnosticStatus with its default values set.

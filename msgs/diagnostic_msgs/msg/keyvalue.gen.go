@@ -28,14 +28,12 @@ string value
 
 // KeyValue_TypeInfo describes diagnostic_msgs/msg/KeyValue.
 var KeyValue_TypeInfo = &rosidl.TypeInfo{
-	Name:    "diagnostic_msgs/msg/KeyValue",
-	DDSName: "diagnostic_msgs::msg::dds_::KeyValue_",
-	Hash:    "RIHS01_d68081eaa540288c5440753baecef0c4e16e81a5f78ad68902ded5100413bb42",
-	Definition: `string key
-string value
-`,
-	New:  func() rosidl.Message { return NewKeyValue() },
-	Desc: desc_KeyValue,
+	Name:       "diagnostic_msgs/msg/KeyValue",
+	DDSName:    "diagnostic_msgs::msg::dds_::KeyValue_",
+	Hash:       "RIHS01_d68081eaa540288c5440753baecef0c4e16e81a5f78ad68902ded5100413bb42",
+	Definition: desc_KeyValue.Source,
+	New:        func() rosidl.Message { return NewKeyValue() },
+	Desc:       desc_KeyValue,
 }
 
 // NewKeyValue returns a new KeyValue with its default values set.

@@ -715,10 +715,5 @@ var Fibonacci_ActionType = &rosidl.ActionType{
 	FeedbackMessage: Fibonacci_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51",
 	Desc:            desc_Fibonacci,
-	Definition: `int32 order
----
-int32[] sequence
----
-int32[] sequence
-`,
+	Definition:      desc_Fibonacci.Source,
 }

@@ -175,14 +175,10 @@ int64 sum
 
 // AddTwoInts_ServiceType describes the service example_interfaces/srv/AddTwoInts.
 var AddTwoInts_ServiceType = &rosidl.ServiceType{
-	Name:     "example_interfaces/srv/AddTwoInts",
-	Request:  AddTwoInts_Request_TypeInfo,
-	Response: AddTwoInts_Response_TypeInfo,
-	Hash:     "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a",
-	Desc:     desc_AddTwoInts,
-	Definition: `int64 a
-int64 b
----
-int64 sum
-`,
+	Name:       "example_interfaces/srv/AddTwoInts",
+	Request:    AddTwoInts_Request_TypeInfo,
+	Response:   AddTwoInts_Response_TypeInfo,
+	Hash:       "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a",
+	Desc:       desc_AddTwoInts,
+	Definition: desc_AddTwoInts.Source,
 }

@@ -29,14 +29,12 @@ Vector3 angular
 
 // Accel_TypeInfo describes geometry_msgs/msg/Accel.
 var Accel_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Accel",
-	DDSName: "geometry_msgs::msg::dds_::Accel_",
-	Hash:    "RIHS01_dc448243ded9b1fcbcca24aba0c22f013dae06c354ba2d849571c0a2a3f57ca0",
-	Definition: `Vector3 linear
-Vector3 angular
-`,
-	New:  func() rosidl.Message { return NewAccel() },
-	Desc: desc_Accel,
+	Name:       "geometry_msgs/msg/Accel",
+	DDSName:    "geometry_msgs::msg::dds_::Accel_",
+	Hash:       "RIHS01_dc448243ded9b1fcbcca24aba0c22f013dae06c354ba2d849571c0a2a3f57ca0",
+	Definition: desc_Accel.Source,
+	New:        func() rosidl.Message { return NewAccel() },
+	Desc:       desc_Accel,
 }
 
 // NewAccel returns a new Accel with its default values set.

@@ -30,14 +30,12 @@ Accel accel
 
 // AccelStamped_TypeInfo describes geometry_msgs/msg/AccelStamped.
 var AccelStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/AccelStamped",
-	DDSName: "geometry_msgs::msg::dds_::AccelStamped_",
-	Hash:    "RIHS01_ef1df9eabae0a708cc049a061ebcddc4e2a5f745730100ba680e086a9698b165",
-	Definition: `std_msgs/Header header
-Accel accel
-`,
-	New:  func() rosidl.Message { return NewAccelStamped() },
-	Desc: desc_AccelStamped,
+	Name:       "geometry_msgs/msg/AccelStamped",
+	DDSName:    "geometry_msgs::msg::dds_::AccelStamped_",
+	Hash:       "RIHS01_ef1df9eabae0a708cc049a061ebcddc4e2a5f745730100ba680e086a9698b165",
+	Definition: desc_AccelStamped.Source,
+	New:        func() rosidl.Message { return NewAccelStamped() },
+	Desc:       desc_AccelStamped,
 }
 
 // NewAccelStamped returns a new AccelStamped with its default values set.

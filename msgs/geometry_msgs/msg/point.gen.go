@@ -31,15 +31,12 @@ float64 z
 
 // Point_TypeInfo describes geometry_msgs/msg/Point.
 var Point_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Point",
-	DDSName: "geometry_msgs::msg::dds_::Point_",
-	Hash:    "RIHS01_6963084842a9b04494d6b2941d11444708d892da2f4b09843b9c43f42a7f6881",
-	Definition: `float64 x
-float64 y
-float64 z
-`,
-	New:  func() rosidl.Message { return NewPoint() },
-	Desc: desc_Point,
+	Name:       "geometry_msgs/msg/Point",
+	DDSName:    "geometry_msgs::msg::dds_::Point_",
+	Hash:       "RIHS01_6963084842a9b04494d6b2941d11444708d892da2f4b09843b9c43f42a7f6881",
+	Definition: desc_Point.Source,
+	New:        func() rosidl.Message { return NewPoint() },
+	Desc:       desc_Point,
 }
 
 // NewPoint returns a new Point with its default values set.

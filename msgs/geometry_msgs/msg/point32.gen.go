@@ -31,15 +31,12 @@ float32 z
 
 // Point32_TypeInfo describes geometry_msgs/msg/Point32.
 var Point32_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Point32",
-	DDSName: "geometry_msgs::msg::dds_::Point32_",
-	Hash:    "RIHS01_2fc4db7cae16a4582c79a56b66173a8d48d52c7dc520ddc55a0d4bcf2a4bfdbc",
-	Definition: `float32 x
-float32 y
-float32 z
-`,
-	New:  func() rosidl.Message { return NewPoint32() },
-	Desc: desc_Point32,
+	Name:       "geometry_msgs/msg/Point32",
+	DDSName:    "geometry_msgs::msg::dds_::Point32_",
+	Hash:       "RIHS01_2fc4db7cae16a4582c79a56b66173a8d48d52c7dc520ddc55a0d4bcf2a4bfdbc",
+	Definition: desc_Point32.Source,
+	New:        func() rosidl.Message { return NewPoint32() },
+	Desc:       desc_Point32,
 }
 
 // NewPoint32 returns a new Point32 with its default values set.

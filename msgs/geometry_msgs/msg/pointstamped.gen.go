@@ -30,14 +30,12 @@ Point point
 
 // PointStamped_TypeInfo describes geometry_msgs/msg/PointStamped.
 var PointStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PointStamped",
-	DDSName: "geometry_msgs::msg::dds_::PointStamped_",
-	Hash:    "RIHS01_4c0296af86e01e562e9e0405d138a01537247580076c58ea38d7923ac1045897",
-	Definition: `std_msgs/Header header
-Point point
-`,
-	New:  func() rosidl.Message { return NewPointStamped() },
-	Desc: desc_PointStamped,
+	Name:       "geometry_msgs/msg/PointStamped",
+	DDSName:    "geometry_msgs::msg::dds_::PointStamped_",
+	Hash:       "RIHS01_4c0296af86e01e562e9e0405d138a01537247580076c58ea38d7923ac1045897",
+	Definition: desc_PointStamped.Source,
+	New:        func() rosidl.Message { return NewPointStamped() },
+	Desc:       desc_PointStamped,
 }
 
 // NewPointStamped returns a new PointStamped with its default values set.

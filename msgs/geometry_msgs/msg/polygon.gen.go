@@ -26,13 +26,12 @@ var desc_Polygon = &rosidl.TypeDescription{
 
 // Polygon_TypeInfo describes geometry_msgs/msg/Polygon.
 var Polygon_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Polygon",
-	DDSName: "geometry_msgs::msg::dds_::Polygon_",
-	Hash:    "RIHS01_3782f9f0bf044964d692d6c017d705e37611afb1f0bf6a9dee248a7dda0f784a",
-	Definition: `Point32[] points
-`,
-	New:  func() rosidl.Message { return NewPolygon() },
-	Desc: desc_Polygon,
+	Name:       "geometry_msgs/msg/Polygon",
+	DDSName:    "geometry_msgs::msg::dds_::Polygon_",
+	Hash:       "RIHS01_3782f9f0bf044964d692d6c017d705e37611afb1f0bf6a9dee248a7dda0f784a",
+	Definition: desc_Polygon.Source,
+	New:        func() rosidl.Message { return NewPolygon() },
+	Desc:       desc_Polygon,
 }
 
 // NewPolygon returns a new Polygon with its default values set.

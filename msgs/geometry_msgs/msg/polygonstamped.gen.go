@@ -30,14 +30,12 @@ Polygon polygon
 
 // PolygonStamped_TypeInfo describes geometry_msgs/msg/PolygonStamped.
 var PolygonStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PolygonStamped",
-	DDSName: "geometry_msgs::msg::dds_::PolygonStamped_",
-	Hash:    "RIHS01_b7cf07932f1523d4b4088075945c1a0141f7cd21da87cc940fc61652e9138b46",
-	Definition: `std_msgs/Header header
-Polygon polygon
-`,
-	New:  func() rosidl.Message { return NewPolygonStamped() },
-	Desc: desc_PolygonStamped,
+	Name:       "geometry_msgs/msg/PolygonStamped",
+	DDSName:    "geometry_msgs::msg::dds_::PolygonStamped_",
+	Hash:       "RIHS01_b7cf07932f1523d4b4088075945c1a0141f7cd21da87cc940fc61652e9138b46",
+	Definition: desc_PolygonStamped.Source,
+	New:        func() rosidl.Message { return NewPolygonStamped() },
+	Desc:       desc_PolygonStamped,
 }
 
 // NewPolygonStamped returns a new PolygonStamped with its default values set.

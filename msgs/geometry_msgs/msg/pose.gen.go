@@ -29,14 +29,12 @@ Quaternion orientation
 
 // Pose_TypeInfo describes geometry_msgs/msg/Pose.
 var Pose_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Pose",
-	DDSName: "geometry_msgs::msg::dds_::Pose_",
-	Hash:    "RIHS01_d501954e9476cea2996984e812054b68026ae0bfae789d9a10b23daf35cc90fa",
-	Definition: `Point position
-Quaternion orientation
-`,
-	New:  func() rosidl.Message { return NewPose() },
-	Desc: desc_Pose,
+	Name:       "geometry_msgs/msg/Pose",
+	DDSName:    "geometry_msgs::msg::dds_::Pose_",
+	Hash:       "RIHS01_d501954e9476cea2996984e812054b68026ae0bfae789d9a10b23daf35cc90fa",
+	Definition: desc_Pose.Source,
+	New:        func() rosidl.Message { return NewPose() },
+	Desc:       desc_Pose,
 }
 
 // NewPose returns a new Pose with its default values set.

@@ -31,15 +31,12 @@ float64 theta
 
 // Pose2D_TypeInfo describes geometry_msgs/msg/Pose2D.
 var Pose2D_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Pose2D",
-	DDSName: "geometry_msgs::msg::dds_::Pose2D_",
-	Hash:    "RIHS01_d68efa5b46e70f7b16ca23085474fdac5a44b638783ec42f661da64da4724ccc",
-	Definition: `float64 x
-float64 y
-float64 theta
-`,
-	New:  func() rosidl.Message { return NewPose2D() },
-	Desc: desc_Pose2D,
+	Name:       "geometry_msgs/msg/Pose2D",
+	DDSName:    "geometry_msgs::msg::dds_::Pose2D_",
+	Hash:       "RIHS01_d68efa5b46e70f7b16ca23085474fdac5a44b638783ec42f661da64da4724ccc",
+	Definition: desc_Pose2D.Source,
+	New:        func() rosidl.Message { return NewPose2D() },
+	Desc:       desc_Pose2D,
 }
 
 // NewPose2D returns a new Pose2D with its default values set.

@@ -30,14 +30,12 @@ Pose[] poses
 
 // PoseArray_TypeInfo describes geometry_msgs/msg/PoseArray.
 var PoseArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PoseArray",
-	DDSName: "geometry_msgs::msg::dds_::PoseArray_",
-	Hash:    "RIHS01_af0cc36d190e104d546d168d6b39df04fa4b4ccecf59cb4c9ed328d3d5004aa0",
-	Definition: `std_msgs/Header header
-Pose[] poses
-`,
-	New:  func() rosidl.Message { return NewPoseArray() },
-	Desc: desc_PoseArray,
+	Name:       "geometry_msgs/msg/PoseArray",
+	DDSName:    "geometry_msgs::msg::dds_::PoseArray_",
+	Hash:       "RIHS01_af0cc36d190e104d546d168d6b39df04fa4b4ccecf59cb4c9ed328d3d5004aa0",
+	Definition: desc_PoseArray.Source,
+	New:        func() rosidl.Message { return NewPoseArray() },
+	Desc:       desc_PoseArray,
 }
 
 // NewPoseArray returns a new PoseArray with its default values set.

@@ -30,14 +30,12 @@ Pose pose
 
 // PoseStamped_TypeInfo describes geometry_msgs/msg/PoseStamped.
 var PoseStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PoseStamped",
-	DDSName: "geometry_msgs::msg::dds_::PoseStamped_",
-	Hash:    "RIHS01_10f3786d7d40fd2b54367835614bff85d4ad3b5dab62bf8bca0cc232d73b4cd8",
-	Definition: `std_msgs/Header header
-Pose pose
-`,
-	New:  func() rosidl.Message { return NewPoseStamped() },
-	Desc: desc_PoseStamped,
+	Name:       "geometry_msgs/msg/PoseStamped",
+	DDSName:    "geometry_msgs::msg::dds_::PoseStamped_",
+	Hash:       "RIHS01_10f3786d7d40fd2b54367835614bff85d4ad3b5dab62bf8bca0cc232d73b4cd8",
+	Definition: desc_PoseStamped.Source,
+	New:        func() rosidl.Message { return NewPoseStamped() },
+	Desc:       desc_PoseStamped,
 }
 
 // NewPoseStamped returns a new PoseStamped with its default values set.

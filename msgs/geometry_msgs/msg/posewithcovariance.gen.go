@@ -31,15 +31,12 @@ float64[36] covariance
 
 // PoseWithCovariance_TypeInfo describes geometry_msgs/msg/PoseWithCovariance.
 var PoseWithCovariance_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PoseWithCovariance",
-	DDSName: "geometry_msgs::msg::dds_::PoseWithCovariance_",
-	Hash:    "RIHS01_9a7c0fd234b7f45c6098745ecccd773ca1085670e64107135397aee31c02e1bb",
-	Definition: `Pose pose
-# Row-major 6x6 covariance over (x, y, z, rotation about X, Y, Z).
-float64[36] covariance
-`,
-	New:  func() rosidl.Message { return NewPoseWithCovariance() },
-	Desc: desc_PoseWithCovariance,
+	Name:       "geometry_msgs/msg/PoseWithCovariance",
+	DDSName:    "geometry_msgs::msg::dds_::PoseWithCovariance_",
+	Hash:       "RIHS01_9a7c0fd234b7f45c6098745ecccd773ca1085670e64107135397aee31c02e1bb",
+	Definition: desc_PoseWithCovariance.Source,
+	New:        func() rosidl.Message { return NewPoseWithCovariance() },
+	Desc:       desc_PoseWithCovariance,
 }
 
 // NewPoseWithCovariance returns a new PoseWithCovariance with its default values set.

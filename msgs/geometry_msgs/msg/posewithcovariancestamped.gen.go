@@ -30,14 +30,12 @@ PoseWithCovariance pose
 
 // PoseWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/PoseWithCovarianceStamped.
 var PoseWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/PoseWithCovarianceStamped",
-	DDSName: "geometry_msgs::msg::dds_::PoseWithCovarianceStamped_",
-	Hash:    "RIHS01_26432f9803e43727d3c8f668d1fdb3c630f548af631e2f4e31382371bfea3b6e",
-	Definition: `std_msgs/Header header
-PoseWithCovariance pose
-`,
-	New:  func() rosidl.Message { return NewPoseWithCovarianceStamped() },
-	Desc: desc_PoseWithCovarianceStamped,
+	Name:       "geometry_msgs/msg/PoseWithCovarianceStamped",
+	DDSName:    "geometry_msgs::msg::dds_::PoseWithCovarianceStamped_",
+	Hash:       "RIHS01_26432f9803e43727d3c8f668d1fdb3c630f548af631e2f4e31382371bfea3b6e",
+	Definition: desc_PoseWithCovarianceStamped.Source,
+	New:        func() rosidl.Message { return NewPoseWithCovarianceStamped() },
+	Desc:       desc_PoseWithCovarianceStamped,
 }
 
 // NewPoseWithCovarianceStamped returns a new PoseWithCovarianceStamped with its default values set.

@@ -36,17 +36,12 @@ float64 w 1
 
 // Quaternion_TypeInfo describes geometry_msgs/msg/Quaternion.
 var Quaternion_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Quaternion",
-	DDSName: "geometry_msgs::msg::dds_::Quaternion_",
-	Hash:    "RIHS01_8a765f66778c8ff7c8ab94afcc590a2ed5325a1d9a076ffff38fbce36f458684",
-	Definition: `# Orientation as a quaternion; the default is the identity rotation.
-float64 x 0
-float64 y 0
-float64 z 0
-float64 w 1
-`,
-	New:  func() rosidl.Message { return NewQuaternion() },
-	Desc: desc_Quaternion,
+	Name:       "geometry_msgs/msg/Quaternion",
+	DDSName:    "geometry_msgs::msg::dds_::Quaternion_",
+	Hash:       "RIHS01_8a765f66778c8ff7c8ab94afcc590a2ed5325a1d9a076ffff38fbce36f458684",
+	Definition: desc_Quaternion.Source,
+	New:        func() rosidl.Message { return NewQuaternion() },
+	Desc:       desc_Quaternion,
 }
 
 // NewQuaternion returns a new Quaternion with its default values set.

@@ -30,14 +30,12 @@ Quaternion quaternion
 
 // QuaternionStamped_TypeInfo describes geometry_msgs/msg/QuaternionStamped.
 var QuaternionStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/QuaternionStamped",
-	DDSName: "geometry_msgs::msg::dds_::QuaternionStamped_",
-	Hash:    "RIHS01_381add86c6c3160644d228ca342182c7fd6c7fab11c7a85ad817a9cc22dbac6e",
-	Definition: `std_msgs/Header header
-Quaternion quaternion
-`,
-	New:  func() rosidl.Message { return NewQuaternionStamped() },
-	Desc: desc_QuaternionStamped,
+	Name:       "geometry_msgs/msg/QuaternionStamped",
+	DDSName:    "geometry_msgs::msg::dds_::QuaternionStamped_",
+	Hash:       "RIHS01_381add86c6c3160644d228ca342182c7fd6c7fab11c7a85ad817a9cc22dbac6e",
+	Definition: desc_QuaternionStamped.Source,
+	New:        func() rosidl.Message { return NewQuaternionStamped() },
+	Desc:       desc_QuaternionStamped,
 }
 
 // NewQuaternionStamped returns a new QuaternionStamped with its default values set.

@@ -29,14 +29,12 @@ Quaternion rotation
 
 // Transform_TypeInfo describes geometry_msgs/msg/Transform.
 var Transform_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Transform",
-	DDSName: "geometry_msgs::msg::dds_::Transform_",
-	Hash:    "RIHS01_beb83fbe698636351461f6f35d1abb20010c43d55374d81bd041f1ba2581fddc",
-	Definition: `Vector3 translation
-Quaternion rotation
-`,
-	New:  func() rosidl.Message { return NewTransform() },
-	Desc: desc_Transform,
+	Name:       "geometry_msgs/msg/Transform",
+	DDSName:    "geometry_msgs::msg::dds_::Transform_",
+	Hash:       "RIHS01_beb83fbe698636351461f6f35d1abb20010c43d55374d81bd041f1ba2581fddc",
+	Definition: desc_Transform.Source,
+	New:        func() rosidl.Message { return NewTransform() },
+	Desc:       desc_Transform,
 }
 
 // NewTransform returns a new Transform with its default values set.

@@ -35,16 +35,12 @@ Transform transform
 
 // TransformStamped_TypeInfo describes geometry_msgs/msg/TransformStamped.
 var TransformStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/TransformStamped",
-	DDSName: "geometry_msgs::msg::dds_::TransformStamped_",
-	Hash:    "RIHS01_0a241f87d04668d94099cbb5ba11691d5ad32c2f29682e4eb5653424bd275206",
-	Definition: `# header.frame_id is the parent frame; the transform maps child_frame_id into it.
-std_msgs/Header header
-string child_frame_id
-Transform transform
-`,
-	New:  func() rosidl.Message { return NewTransformStamped() },
-	Desc: desc_TransformStamped,
+	Name:       "geometry_msgs/msg/TransformStamped",
+	DDSName:    "geometry_msgs::msg::dds_::TransformStamped_",
+	Hash:       "RIHS01_0a241f87d04668d94099cbb5ba11691d5ad32c2f29682e4eb5653424bd275206",
+	Definition: desc_TransformStamped.Source,
+	New:        func() rosidl.Message { return NewTransformStamped() },
+	Desc:       desc_TransformStamped,
 }
 
 // NewTransformStamped returns a new TransformStamped with its default values set.

@@ -29,14 +29,12 @@ Vector3 angular
 
 // Twist_TypeInfo describes geometry_msgs/msg/Twist.
 var Twist_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Twist",
-	DDSName: "geometry_msgs::msg::dds_::Twist_",
-	Hash:    "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a",
-	Definition: `Vector3 linear
-Vector3 angular
-`,
-	New:  func() rosidl.Message { return NewTwist() },
-	Desc: desc_Twist,
+	Name:       "geometry_msgs/msg/Twist",
+	DDSName:    "geometry_msgs::msg::dds_::Twist_",
+	Hash:       "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a",
+	Definition: desc_Twist.Source,
+	New:        func() rosidl.Message { return NewTwist() },
+	Desc:       desc_Twist,
 }
 
 // NewTwist returns a new Twist with its default values set.

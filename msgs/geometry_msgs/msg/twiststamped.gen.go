@@ -30,14 +30,12 @@ Twist twist
 
 // TwistStamped_TypeInfo describes geometry_msgs/msg/TwistStamped.
 var TwistStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/TwistStamped",
-	DDSName: "geometry_msgs::msg::dds_::TwistStamped_",
-	Hash:    "RIHS01_5f0fcd4f81d5d06ad9b4c4c63e3ea51b82d6ae4d0558f1d475229b1121db6f64",
-	Definition: `std_msgs/Header header
-Twist twist
-`,
-	New:  func() rosidl.Message { return NewTwistStamped() },
-	Desc: desc_TwistStamped,
+	Name:       "geometry_msgs/msg/TwistStamped",
+	DDSName:    "geometry_msgs::msg::dds_::TwistStamped_",
+	Hash:       "RIHS01_5f0fcd4f81d5d06ad9b4c4c63e3ea51b82d6ae4d0558f1d475229b1121db6f64",
+	Definition: desc_TwistStamped.Source,
+	New:        func() rosidl.Message { return NewTwistStamped() },
+	Desc:       desc_TwistStamped,
 }
 
 // NewTwistStamped returns a new TwistStamped with its default values set.

@@ -29,14 +29,12 @@ float64[36] covariance
 
 // TwistWithCovariance_TypeInfo describes geometry_msgs/msg/TwistWithCovariance.
 var TwistWithCovariance_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/TwistWithCovariance",
-	DDSName: "geometry_msgs::msg::dds_::TwistWithCovariance_",
-	Hash:    "RIHS01_49f574f033f095d8b6cd1beaca5ca7925e296e84af1716d16c89d38b059c8c18",
-	Definition: `Twist twist
-float64[36] covariance
-`,
-	New:  func() rosidl.Message { return NewTwistWithCovariance() },
-	Desc: desc_TwistWithCovariance,
+	Name:       "geometry_msgs/msg/TwistWithCovariance",
+	DDSName:    "geometry_msgs::msg::dds_::TwistWithCovariance_",
+	Hash:       "RIHS01_49f574f033f095d8b6cd1beaca5ca7925e296e84af1716d16c89d38b059c8c18",
+	Definition: desc_TwistWithCovariance.Source,
+	New:        func() rosidl.Message { return NewTwistWithCovariance() },
+	Desc:       desc_TwistWithCovariance,
 }
 
 // NewTwistWithCovariance returns a new TwistWithCovariance with its default values set.

@@ -30,14 +30,12 @@ TwistWithCovariance twist
 
 // TwistWithCovarianceStamped_TypeInfo describes geometry_msgs/msg/TwistWithCovarianceStamped.
 var TwistWithCovarianceStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/TwistWithCovarianceStamped",
-	DDSName: "geometry_msgs::msg::dds_::TwistWithCovarianceStamped_",
-	Hash:    "RIHS01_77b67434531e6529b7a0091357b186b6ebdb17fd9ffd3e0c7ce9d3fb11a44563",
-	Definition: `std_msgs/Header header
-TwistWithCovariance twist
-`,
-	New:  func() rosidl.Message { return NewTwistWithCovarianceStamped() },
-	Desc: desc_TwistWithCovarianceStamped,
+	Name:       "geometry_msgs/msg/TwistWithCovarianceStamped",
+	DDSName:    "geometry_msgs::msg::dds_::TwistWithCovarianceStamped_",
+	Hash:       "RIHS01_77b67434531e6529b7a0091357b186b6ebdb17fd9ffd3e0c7ce9d3fb11a44563",
+	Definition: desc_TwistWithCovarianceStamped.Source,
+	New:        func() rosidl.Message { return NewTwistWithCovarianceStamped() },
+	Desc:       desc_TwistWithCovarianceStamped,
 }
 
 // NewTwistWithCovarianceStamped returns a new TwistWithCovarianceStamped with its default values set.

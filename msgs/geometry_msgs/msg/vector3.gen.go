@@ -31,15 +31,12 @@ float64 z
 
 // Vector3_TypeInfo describes geometry_msgs/msg/Vector3.
 var Vector3_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Vector3",
-	DDSName: "geometry_msgs::msg::dds_::Vector3_",
-	Hash:    "RIHS01_cc12fe83e4c02719f1ce8070bfd14aecd40f75a96696a67a2a1f37f7dbb0765d",
-	Definition: `float64 x
-float64 y
-float64 z
-`,
-	New:  func() rosidl.Message { return NewVector3() },
-	Desc: desc_Vector3,
+	Name:       "geometry_msgs/msg/Vector3",
+	DDSName:    "geometry_msgs::msg::dds_::Vector3_",
+	Hash:       "RIHS01_cc12fe83e4c02719f1ce8070bfd14aecd40f75a96696a67a2a1f37f7dbb0765d",
+	Definition: desc_Vector3.Source,
+	New:        func() rosidl.Message { return NewVector3() },
+	Desc:       desc_Vector3,
 }
 
 // NewVector3 returns a new Vector3 with its default values set.

@@ -30,14 +30,12 @@ Vector3 vector
 
 // Vector3Stamped_TypeInfo describes geometry_msgs/msg/Vector3Stamped.
 var Vector3Stamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Vector3Stamped",
-	DDSName: "geometry_msgs::msg::dds_::Vector3Stamped_",
-	Hash:    "RIHS01_d4829622288cbb443886e7ea94ea5671a3b1be6bab4ad04224432a65f7d7887a",
-	Definition: `std_msgs/Header header
-Vector3 vector
-`,
-	New:  func() rosidl.Message { return NewVector3Stamped() },
-	Desc: desc_Vector3Stamped,
+	Name:       "geometry_msgs/msg/Vector3Stamped",
+	DDSName:    "geometry_msgs::msg::dds_::Vector3Stamped_",
+	Hash:       "RIHS01_d4829622288cbb443886e7ea94ea5671a3b1be6bab4ad04224432a65f7d7887a",
+	Definition: desc_Vector3Stamped.Source,
+	New:        func() rosidl.Message { return NewVector3Stamped() },
+	Desc:       desc_Vector3Stamped,
 }
 
 // NewVector3Stamped returns a new Vector3Stamped with its default values set.

@@ -29,14 +29,12 @@ Vector3 torque
 
 // Wrench_TypeInfo describes geometry_msgs/msg/Wrench.
 var Wrench_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/Wrench",
-	DDSName: "geometry_msgs::msg::dds_::Wrench_",
-	Hash:    "RIHS01_018e8519d57c16adbe97c9fe1460ef21fec7e31bc541de3d653a35895677ce52",
-	Definition: `Vector3 force
-Vector3 torque
-`,
-	New:  func() rosidl.Message { return NewWrench() },
-	Desc: desc_Wrench,
+	Name:       "geometry_msgs/msg/Wrench",
+	DDSName:    "geometry_msgs::msg::dds_::Wrench_",
+	Hash:       "RIHS01_018e8519d57c16adbe97c9fe1460ef21fec7e31bc541de3d653a35895677ce52",
+	Definition: desc_Wrench.Source,
+	New:        func() rosidl.Message { return NewWrench() },
+	Desc:       desc_Wrench,
 }
 
 // NewWrench returns a new Wrench with its default values set.

@@ -30,14 +30,12 @@ Wrench wrench
 
 // WrenchStamped_TypeInfo describes geometry_msgs/msg/WrenchStamped.
 var WrenchStamped_TypeInfo = &rosidl.TypeInfo{
-	Name:    "geometry_msgs/msg/WrenchStamped",
-	DDSName: "geometry_msgs::msg::dds_::WrenchStamped_",
-	Hash:    "RIHS01_8dc3deaf06b2ab281f9f9a742a8961c328ca7cec16e3fd6586d3a5c83fa78f77",
-	Definition: `std_msgs/Header header
-Wrench wrench
-`,
-	New:  func() rosidl.Message { return NewWrenchStamped() },
-	Desc: desc_WrenchStamped,
+	Name:       "geometry_msgs/msg/WrenchStamped",
+	DDSName:    "geometry_msgs::msg::dds_::WrenchStamped_",
+	Hash:       "RIHS01_8dc3deaf06b2ab281f9f9a742a8961c328ca7cec16e3fd6586d3a5c83fa78f77",
+	Definition: desc_WrenchStamped.Source,
+	New:        func() rosidl.Message { return NewWrenchStamped() },
+	Desc:       desc_WrenchStamped,
 }
 
 // NewWrenchStamped returns a new WrenchStamped with its default values set.

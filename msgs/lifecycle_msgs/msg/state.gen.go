@@ -54,25 +54,12 @@ string label
 
 // State_TypeInfo describes lifecycle_msgs/msg/State.
 var State_TypeInfo = &rosidl.TypeInfo{
-	Name:    "lifecycle_msgs/msg/State",
-	DDSName: "lifecycle_msgs::msg::dds_::State_",
-	Hash:    "RIHS01_dd2d02b82f3ebc858e53c431b1e6e91f3ffc71436fc81d0715214ac6ee2107a0",
-	Definition: `uint8 PRIMARY_STATE_UNKNOWN=0
-uint8 PRIMARY_STATE_UNCONFIGURED=1
-uint8 PRIMARY_STATE_INACTIVE=2
-uint8 PRIMARY_STATE_ACTIVE=3
-uint8 PRIMARY_STATE_FINALIZED=4
-uint8 TRANSITION_STATE_CONFIGURING=10
-uint8 TRANSITION_STATE_CLEANINGUP=11
-uint8 TRANSITION_STATE_SHUTTINGDOWN=12
-uint8 TRANSITION_STATE_ACTIVATING=13
-uint8 TRANSITION_STATE_DEACTIVATING=14
-uint8 TRANSITION_STATE_ERRORPROCESSING=15
-uint8 id
-string label
-`,
-	New:  func() rosidl.Message { return NewState() },
-	Desc: desc_State,
+	Name:       "lifecycle_msgs/msg/State",
+	DDSName:    "lifecycle_msgs::msg::dds_::State_",
+	Hash:       "RIHS01_dd2d02b82f3ebc858e53c431b1e6e91f3ffc71436fc81d0715214ac6ee2107a0",
+	Definition: desc_State.Source,
+	New:        func() rosidl.Message { return NewState() },
+	Desc:       desc_State,
 }
 
 // NewState returns a new State with its default values set.

@@ -763,19 +763,5 @@ var NavigateThroughPoses_ActionType = &rosidl.ActionType{
 	FeedbackMessage: NavigateThroughPoses_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_4e680a34fd27772095da6ffdb32ae348adbc3d948248d38cf8d5ca3fc7a3a6c4",
 	Desc:            desc_NavigateThroughPoses,
-	Definition: `# Jazzy layout (nav2 1.3.x).
-geometry_msgs/PoseStamped[] poses
-string behavior_tree
----
-uint16 NONE=0
-uint16 error_code
-string error_msg
----
-geometry_msgs/PoseStamped current_pose
-builtin_interfaces/Duration navigation_time
-builtin_interfaces/Duration estimated_time_remaining
-int16 number_of_recoveries
-float32 distance_remaining
-int16 number_of_poses_remaining
-`,
+	Definition:      desc_NavigateThroughPoses.Source,
 }

@@ -730,18 +730,5 @@ var NavigateToPose_ActionType = &rosidl.ActionType{
 	FeedbackMessage: NavigateToPose_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_a56dba8a3234a1215e610180dc703ae25bbf406dded8b54887891c9732857eab",
 	Desc:            desc_NavigateToPose,
-	Definition: `# Jazzy layout (nav2 1.3.x): the result carries an error code and message.
-geometry_msgs/PoseStamped pose
-string behavior_tree  # empty selects the default tree
----
-uint16 NONE=0
-uint16 error_code
-string error_msg
----
-geometry_msgs/PoseStamped current_pose
-builtin_interfaces/Duration navigation_time
-builtin_interfaces/Duration estimated_time_remaining
-int16 number_of_recoveries
-float32 distance_remaining
-`,
+	Definition:      desc_NavigateToPose.Source,
 }

@@ -40,17 +40,12 @@ geometry_msgs/Pose origin
 
 // MapMetaData_TypeInfo describes nav_msgs/msg/MapMetaData.
 var MapMetaData_TypeInfo = &rosidl.TypeInfo{
-	Name:    "nav_msgs/msg/MapMetaData",
-	DDSName: "nav_msgs::msg::dds_::MapMetaData_",
-	Hash:    "RIHS01_2772d4b2000ef2b35dbaeb80fd3946c1369f817fb4f75677d916d27c17d763c8",
-	Definition: `builtin_interfaces/Time map_load_time
-float32 resolution  # m/cell
-uint32 width         # cells
-uint32 height        # cells
-geometry_msgs/Pose origin
-`,
-	New:  func() rosidl.Message { return NewMapMetaData() },
-	Desc: desc_MapMetaData,
+	Name:       "nav_msgs/msg/MapMetaData",
+	DDSName:    "nav_msgs::msg::dds_::MapMetaData_",
+	Hash:       "RIHS01_2772d4b2000ef2b35dbaeb80fd3946c1369f817fb4f75677d916d27c17d763c8",
+	Definition: desc_MapMetaData.Source,
+	New:        func() rosidl.Message { return NewMapMetaData() },
+	Desc:       desc_MapMetaData,
 }
 
 // NewMapMetaData returns a new MapMetaData with its default values set.

@@ -35,16 +35,12 @@ int8[] data
 
 // OccupancyGrid_TypeInfo describes nav_msgs/msg/OccupancyGrid.
 var OccupancyGrid_TypeInfo = &rosidl.TypeInfo{
-	Name:    "nav_msgs/msg/OccupancyGrid",
-	DDSName: "nav_msgs::msg::dds_::OccupancyGrid_",
-	Hash:    "RIHS01_8d348150c12913a31ee0ec170fbf25089e4745d17035792a1ba94d6f0bc0cfc7",
-	Definition: `# data is row-major from (0,0); 0..100 occupancy probability, -1 unknown.
-std_msgs/Header header
-MapMetaData info
-int8[] data
-`,
-	New:  func() rosidl.Message { return NewOccupancyGrid() },
-	Desc: desc_OccupancyGrid,
+	Name:       "nav_msgs/msg/OccupancyGrid",
+	DDSName:    "nav_msgs::msg::dds_::OccupancyGrid_",
+	Hash:       "RIHS01_8d348150c12913a31ee0ec170fbf25089e4745d17035792a1ba94d6f0bc0cfc7",
+	Definition: desc_OccupancyGrid.Source,
+	New:        func() rosidl.Message { return NewOccupancyGrid() },
+	Desc:       desc_OccupancyGrid,
 }
 
 // NewOccupancyGrid returns a new OccupancyGrid with its default values set.

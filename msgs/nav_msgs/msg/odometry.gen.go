@@ -39,17 +39,12 @@ geometry_msgs/TwistWithCovariance twist
 
 // Odometry_TypeInfo describes nav_msgs/msg/Odometry.
 var Odometry_TypeInfo = &rosidl.TypeInfo{
-	Name:    "nav_msgs/msg/Odometry",
-	DDSName: "nav_msgs::msg::dds_::Odometry_",
-	Hash:    "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0",
-	Definition: `# pose is in header.frame_id, twist in child_frame_id.
-std_msgs/Header header
-string child_frame_id
-geometry_msgs/PoseWithCovariance pose
-geometry_msgs/TwistWithCovariance twist
-`,
-	New:  func() rosidl.Message { return NewOdometry() },
-	Desc: desc_Odometry,
+	Name:       "nav_msgs/msg/Odometry",
+	DDSName:    "nav_msgs::msg::dds_::Odometry_",
+	Hash:       "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0",
+	Definition: desc_Odometry.Source,
+	New:        func() rosidl.Message { return NewOdometry() },
+	Desc:       desc_Odometry,
 }
 
 // NewOdometry returns a new Odometry with its default values set.

@@ -31,14 +31,12 @@ geometry_msgs/PoseStamped[] poses
 
 // Path_TypeInfo describes nav_msgs/msg/Path.
 var Path_TypeInfo = &rosidl.TypeInfo{
-	Name:    "nav_msgs/msg/Path",
-	DDSName: "nav_msgs::msg::dds_::Path_",
-	Hash:    "RIHS01_1957a5bb3cee5da65c4e52e52b65a93df227efce4c20f8458b36e73066ca334b",
-	Definition: `std_msgs/Header header
-geometry_msgs/PoseStamped[] poses
-`,
-	New:  func() rosidl.Message { return NewPath() },
-	Desc: desc_Path,
+	Name:       "nav_msgs/msg/Path",
+	DDSName:    "nav_msgs::msg::dds_::Path_",
+	Hash:       "RIHS01_1957a5bb3cee5da65c4e52e52b65a93df227efce4c20f8458b36e73066ca334b",
+	Definition: desc_Path.Source,
+	New:        func() rosidl.Message { return NewPath() },
+	Desc:       desc_Path,
 }
 
 // NewPath returns a new Path with its default values set.

@@ -31,15 +31,12 @@ float64 step
 
 // FloatingPointRange_TypeInfo describes rcl_interfaces/msg/FloatingPointRange.
 var FloatingPointRange_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/FloatingPointRange",
-	DDSName: "rcl_interfaces::msg::dds_::FloatingPointRange_",
-	Hash:    "RIHS01_e6af23a23c177fee5f3075c8b1e435162a9b63c863d78c06017460b49684262d",
-	Definition: `float64 from_value
-float64 to_value
-float64 step
-`,
-	New:  func() rosidl.Message { return NewFloatingPointRange() },
-	Desc: desc_FloatingPointRange,
+	Name:       "rcl_interfaces/msg/FloatingPointRange",
+	DDSName:    "rcl_interfaces::msg::dds_::FloatingPointRange_",
+	Hash:       "RIHS01_e6af23a23c177fee5f3075c8b1e435162a9b63c863d78c06017460b49684262d",
+	Definition: desc_FloatingPointRange.Source,
+	New:        func() rosidl.Message { return NewFloatingPointRange() },
+	Desc:       desc_FloatingPointRange,
 }
 
 // NewFloatingPointRange returns a new FloatingPointRange with its default values set.

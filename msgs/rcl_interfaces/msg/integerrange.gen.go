@@ -31,15 +31,12 @@ uint64 step
 
 // IntegerRange_TypeInfo describes rcl_interfaces/msg/IntegerRange.
 var IntegerRange_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/IntegerRange",
-	DDSName: "rcl_interfaces::msg::dds_::IntegerRange_",
-	Hash:    "RIHS01_f7b7fdc0f65f07702e099218e13288c3963bcb9345bde78b560e6cd19800fc5a",
-	Definition: `int64 from_value
-int64 to_value
-uint64 step
-`,
-	New:  func() rosidl.Message { return NewIntegerRange() },
-	Desc: desc_IntegerRange,
+	Name:       "rcl_interfaces/msg/IntegerRange",
+	DDSName:    "rcl_interfaces::msg::dds_::IntegerRange_",
+	Hash:       "RIHS01_f7b7fdc0f65f07702e099218e13288c3963bcb9345bde78b560e6cd19800fc5a",
+	Definition: desc_IntegerRange.Source,
+	New:        func() rosidl.Message { return NewIntegerRange() },
+	Desc:       desc_IntegerRange,
 }
 
 // NewIntegerRange returns a new IntegerRange with its default values set.

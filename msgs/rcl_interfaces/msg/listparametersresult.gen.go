@@ -28,14 +28,12 @@ string[] prefixes
 
 // ListParametersResult_TypeInfo describes rcl_interfaces/msg/ListParametersResult.
 var ListParametersResult_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ListParametersResult",
-	DDSName: "rcl_interfaces::msg::dds_::ListParametersResult_",
-	Hash:    "RIHS01_237ae3428413dcbcfb452b510c42355f3a2b021dc091afa3e18526d57022f1cd",
-	Definition: `string[] names
-string[] prefixes
-`,
-	New:  func() rosidl.Message { return NewListParametersResult() },
-	Desc: desc_ListParametersResult,
+	Name:       "rcl_interfaces/msg/ListParametersResult",
+	DDSName:    "rcl_interfaces::msg::dds_::ListParametersResult_",
+	Hash:       "RIHS01_237ae3428413dcbcfb452b510c42355f3a2b021dc091afa3e18526d57022f1cd",
+	Definition: desc_ListParametersResult.Source,
+	New:        func() rosidl.Message { return NewListParametersResult() },
+	Desc:       desc_ListParametersResult,
 }
 
 // NewListParametersResult returns a new ListParametersResult with its default values set.

@@ -59,24 +59,12 @@ uint32 line
 
 // Log_TypeInfo describes rcl_interfaces/msg/Log.
 var Log_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/Log",
-	DDSName: "rcl_interfaces::msg::dds_::Log_",
-	Hash:    "RIHS01_e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac",
-	Definition: `uint8 DEBUG=10
-uint8 INFO=20
-uint8 WARN=30
-uint8 ERROR=40
-uint8 FATAL=50
-builtin_interfaces/Time stamp
-uint8 level      # one of the constants above
-string name      # logger name
-string msg
-string file
-string function
-uint32 line
-`,
-	New:  func() rosidl.Message { return NewLog() },
-	Desc: desc_Log,
+	Name:       "rcl_interfaces/msg/Log",
+	DDSName:    "rcl_interfaces::msg::dds_::Log_",
+	Hash:       "RIHS01_e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac",
+	Definition: desc_Log.Source,
+	New:        func() rosidl.Message { return NewLog() },
+	Desc:       desc_Log,
 }
 
 // NewLog returns a new Log with its default values set.

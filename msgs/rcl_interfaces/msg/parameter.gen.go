@@ -29,14 +29,12 @@ ParameterValue value
 
 // Parameter_TypeInfo describes rcl_interfaces/msg/Parameter.
 var Parameter_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/Parameter",
-	DDSName: "rcl_interfaces::msg::dds_::Parameter_",
-	Hash:    "RIHS01_ddfe6442cffc462317adb5c92536a7b6dd55858c5c3e1e328165a6b73c2831af",
-	Definition: `string name
-ParameterValue value
-`,
-	New:  func() rosidl.Message { return NewParameter() },
-	Desc: desc_Parameter,
+	Name:       "rcl_interfaces/msg/Parameter",
+	DDSName:    "rcl_interfaces::msg::dds_::Parameter_",
+	Hash:       "RIHS01_ddfe6442cffc462317adb5c92536a7b6dd55858c5c3e1e328165a6b73c2831af",
+	Definition: desc_Parameter.Source,
+	New:        func() rosidl.Message { return NewParameter() },
+	Desc:       desc_Parameter,
 }
 
 // NewParameter returns a new Parameter with its default values set.

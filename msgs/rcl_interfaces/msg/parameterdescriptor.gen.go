@@ -51,21 +51,12 @@ IntegerRange[<=1] integer_range
 
 // ParameterDescriptor_TypeInfo describes rcl_interfaces/msg/ParameterDescriptor.
 var ParameterDescriptor_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ParameterDescriptor",
-	DDSName: "rcl_interfaces::msg::dds_::ParameterDescriptor_",
-	Hash:    "RIHS01_52175dbfda6c51153101d33d2a9da05743f66f02d5ab2ca9ec4709b46b73d704",
-	Definition: `string name
-uint8 type
-string description
-string additional_constraints
-bool read_only false
-bool dynamic_typing false
-# At most one of the two ranges is set.
-FloatingPointRange[<=1] floating_point_range
-IntegerRange[<=1] integer_range
-`,
-	New:  func() rosidl.Message { return NewParameterDescriptor() },
-	Desc: desc_ParameterDescriptor,
+	Name:       "rcl_interfaces/msg/ParameterDescriptor",
+	DDSName:    "rcl_interfaces::msg::dds_::ParameterDescriptor_",
+	Hash:       "RIHS01_52175dbfda6c51153101d33d2a9da05743f66f02d5ab2ca9ec4709b46b73d704",
+	Definition: desc_ParameterDescriptor.Source,
+	New:        func() rosidl.Message { return NewParameterDescriptor() },
+	Desc:       desc_ParameterDescriptor,
 }
 
 // NewParameterDescriptor returns a new ParameterDescriptor with its default values set.

@@ -39,17 +39,12 @@ Parameter[] deleted_parameters
 
 // ParameterEvent_TypeInfo describes rcl_interfaces/msg/ParameterEvent.
 var ParameterEvent_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ParameterEvent",
-	DDSName: "rcl_interfaces::msg::dds_::ParameterEvent_",
-	Hash:    "RIHS01_043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204",
-	Definition: `builtin_interfaces/Time stamp
-string node  # fully qualified node name
-Parameter[] new_parameters
-Parameter[] changed_parameters
-Parameter[] deleted_parameters
-`,
-	New:  func() rosidl.Message { return NewParameterEvent() },
-	Desc: desc_ParameterEvent,
+	Name:       "rcl_interfaces/msg/ParameterEvent",
+	DDSName:    "rcl_interfaces::msg::dds_::ParameterEvent_",
+	Hash:       "RIHS01_043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204",
+	Definition: desc_ParameterEvent.Source,
+	New:        func() rosidl.Message { return NewParameterEvent() },
+	Desc:       desc_ParameterEvent,
 }
 
 // NewParameterEvent returns a new ParameterEvent with its default values set.

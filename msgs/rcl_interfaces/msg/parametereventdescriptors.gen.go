@@ -34,15 +34,12 @@ ParameterDescriptor[] deleted_parameters
 
 // ParameterEventDescriptors_TypeInfo describes rcl_interfaces/msg/ParameterEventDescriptors.
 var ParameterEventDescriptors_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ParameterEventDescriptors",
-	DDSName: "rcl_interfaces::msg::dds_::ParameterEventDescriptors_",
-	Hash:    "RIHS01_456f90915d72ef69379e702ef3ba2a115098ff677eab9c0080fa11239c6b147e",
-	Definition: `ParameterDescriptor[] new_parameters
-ParameterDescriptor[] changed_parameters
-ParameterDescriptor[] deleted_parameters
-`,
-	New:  func() rosidl.Message { return NewParameterEventDescriptors() },
-	Desc: desc_ParameterEventDescriptors,
+	Name:       "rcl_interfaces/msg/ParameterEventDescriptors",
+	DDSName:    "rcl_interfaces::msg::dds_::ParameterEventDescriptors_",
+	Hash:       "RIHS01_456f90915d72ef69379e702ef3ba2a115098ff677eab9c0080fa11239c6b147e",
+	Definition: desc_ParameterEventDescriptors.Source,
+	New:        func() rosidl.Message { return NewParameterEventDescriptors() },
+	Desc:       desc_ParameterEventDescriptors,
 }
 
 // NewParameterEventDescriptors returns a new ParameterEventDescriptors with its default values set.

@@ -49,22 +49,12 @@ uint8 PARAMETER_STRING_ARRAY=9
 
 // ParameterType_TypeInfo describes rcl_interfaces/msg/ParameterType.
 var ParameterType_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ParameterType",
-	DDSName: "rcl_interfaces::msg::dds_::ParameterType_",
-	Hash:    "RIHS01_df29ed057a834862187be24dd187d981790ff3ea6502f4cd27b432cbc42c6d46",
-	Definition: `uint8 PARAMETER_NOT_SET=0
-uint8 PARAMETER_BOOL=1
-uint8 PARAMETER_INTEGER=2
-uint8 PARAMETER_DOUBLE=3
-uint8 PARAMETER_STRING=4
-uint8 PARAMETER_BYTE_ARRAY=5
-uint8 PARAMETER_BOOL_ARRAY=6
-uint8 PARAMETER_INTEGER_ARRAY=7
-uint8 PARAMETER_DOUBLE_ARRAY=8
-uint8 PARAMETER_STRING_ARRAY=9
-`,
-	New:  func() rosidl.Message { return NewParameterType() },
-	Desc: desc_ParameterType,
+	Name:       "rcl_interfaces/msg/ParameterType",
+	DDSName:    "rcl_interfaces::msg::dds_::ParameterType_",
+	Hash:       "RIHS01_df29ed057a834862187be24dd187d981790ff3ea6502f4cd27b432cbc42c6d46",
+	Definition: desc_ParameterType.Source,
+	New:        func() rosidl.Message { return NewParameterType() },
+	Desc:       desc_ParameterType,
 }
 
 // NewParameterType returns a new ParameterType with its default values set.

@@ -54,23 +54,12 @@ string[] string_array_value
 
 // ParameterValue_TypeInfo describes rcl_interfaces/msg/ParameterValue.
 var ParameterValue_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/ParameterValue",
-	DDSName: "rcl_interfaces::msg::dds_::ParameterValue_",
-	Hash:    "RIHS01_115fc089a387e23c7ecd3525c9189c379109119d6ab82e8dfbde0fdf6a7f9b68",
-	Definition: `# Every field is sent; only the one selected by type is meaningful.
-uint8 type
-bool bool_value
-int64 integer_value
-float64 double_value
-string string_value
-byte[] byte_array_value
-bool[] bool_array_value
-int64[] integer_array_value
-float64[] double_array_value
-string[] string_array_value
-`,
-	New:  func() rosidl.Message { return NewParameterValue() },
-	Desc: desc_ParameterValue,
+	Name:       "rcl_interfaces/msg/ParameterValue",
+	DDSName:    "rcl_interfaces::msg::dds_::ParameterValue_",
+	Hash:       "RIHS01_115fc089a387e23c7ecd3525c9189c379109119d6ab82e8dfbde0fdf6a7f9b68",
+	Definition: desc_ParameterValue.Source,
+	New:        func() rosidl.Message { return NewParameterValue() },
+	Desc:       desc_ParameterValue,
 }
 
 // NewParameterValue returns a new ParameterValue with its default values set.

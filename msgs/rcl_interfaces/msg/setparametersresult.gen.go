@@ -28,14 +28,12 @@ string reason
 
 // SetParametersResult_TypeInfo describes rcl_interfaces/msg/SetParametersResult.
 var SetParametersResult_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rcl_interfaces/msg/SetParametersResult",
-	DDSName: "rcl_interfaces::msg::dds_::SetParametersResult_",
-	Hash:    "RIHS01_cfcc0fb0371ee5159b403960ef4300f8f9d2f1fd6117c8666b7f9654d528a9b1",
-	Definition: `bool successful
-string reason
-`,
-	New:  func() rosidl.Message { return NewSetParametersResult() },
-	Desc: desc_SetParametersResult,
+	Name:       "rcl_interfaces/msg/SetParametersResult",
+	DDSName:    "rcl_interfaces::msg::dds_::SetParametersResult_",
+	Hash:       "RIHS01_cfcc0fb0371ee5159b403960ef4300f8f9d2f1fd6117c8666b7f9654d528a9b1",
+	Definition: desc_SetParametersResult.Source,
+	New:        func() rosidl.Message { return NewSetParametersResult() },
+	Desc:       desc_SetParametersResult,
 }
 
 // NewSetParametersResult returns a new SetParametersResult with its default values set.

@@ -224,13 +224,10 @@ ParameterDescriptor[] descriptors
 
 // DescribeParameters_ServiceType describes the service rcl_interfaces/srv/DescribeParameters.
 var DescribeParameters_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/DescribeParameters",
-	Request:  DescribeParameters_Request_TypeInfo,
-	Response: DescribeParameters_Response_TypeInfo,
-	Hash:     "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
-	Desc:     desc_DescribeParameters,
-	Definition: `string[] names
----
-ParameterDescriptor[] descriptors
-`,
+	Name:       "rcl_interfaces/srv/DescribeParameters",
+	Request:    DescribeParameters_Request_TypeInfo,
+	Response:   DescribeParameters_Response_TypeInfo,
+	Hash:       "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
+	Desc:       desc_DescribeParameters,
+	Definition: desc_DescribeParameters.Source,
 }

@@ -213,13 +213,10 @@ ParameterValue[] values
 
 // GetParameters_ServiceType describes the service rcl_interfaces/srv/GetParameters.
 var GetParameters_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/GetParameters",
-	Request:  GetParameters_Request_TypeInfo,
-	Response: GetParameters_Response_TypeInfo,
-	Hash:     "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
-	Desc:     desc_GetParameters,
-	Definition: `string[] names
----
-ParameterValue[] values
-`,
+	Name:       "rcl_interfaces/srv/GetParameters",
+	Request:    GetParameters_Request_TypeInfo,
+	Response:   GetParameters_Response_TypeInfo,
+	Hash:       "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
+	Desc:       desc_GetParameters,
+	Definition: desc_GetParameters.Source,
 }

@@ -209,13 +209,10 @@ uint8[] types
 
 // GetParameterTypes_ServiceType describes the service rcl_interfaces/srv/GetParameterTypes.
 var GetParameterTypes_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/GetParameterTypes",
-	Request:  GetParameterTypes_Request_TypeInfo,
-	Response: GetParameterTypes_Response_TypeInfo,
-	Hash:     "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
-	Desc:     desc_GetParameterTypes,
-	Definition: `string[] names
----
-uint8[] types
-`,
+	Name:       "rcl_interfaces/srv/GetParameterTypes",
+	Request:    GetParameterTypes_Request_TypeInfo,
+	Response:   GetParameterTypes_Response_TypeInfo,
+	Hash:       "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
+	Desc:       desc_GetParameterTypes,
+	Definition: desc_GetParameterTypes.Source,
 }

@@ -207,15 +207,10 @@ ListParametersResult result
 
 // ListParameters_ServiceType describes the service rcl_interfaces/srv/ListParameters.
 var ListParameters_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/ListParameters",
-	Request:  ListParameters_Request_TypeInfo,
-	Response: ListParameters_Response_TypeInfo,
-	Hash:     "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
-	Desc:     desc_ListParameters,
-	Definition: `uint64 DEPTH_RECURSIVE=0
-string[] prefixes
-uint64 depth
----
-ListParametersResult result
-`,
+	Name:       "rcl_interfaces/srv/ListParameters",
+	Request:    ListParameters_Request_TypeInfo,
+	Response:   ListParameters_Response_TypeInfo,
+	Hash:       "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
+	Desc:       desc_ListParameters,
+	Definition: desc_ListParameters.Source,
 }

@@ -214,13 +214,10 @@ SetParametersResult[] results
 
 // SetParameters_ServiceType describes the service rcl_interfaces/srv/SetParameters.
 var SetParameters_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/SetParameters",
-	Request:  SetParameters_Request_TypeInfo,
-	Response: SetParameters_Response_TypeInfo,
-	Hash:     "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
-	Desc:     desc_SetParameters,
-	Definition: `Parameter[] parameters
----
-SetParametersResult[] results
-`,
+	Name:       "rcl_interfaces/srv/SetParameters",
+	Request:    SetParameters_Request_TypeInfo,
+	Response:   SetParameters_Response_TypeInfo,
+	Hash:       "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
+	Desc:       desc_SetParameters,
+	Definition: desc_SetParameters.Source,
 }

@@ -198,13 +198,10 @@ SetParametersResult result
 
 // SetParametersAtomically_ServiceType describes the service rcl_interfaces/srv/SetParametersAtomically.
 var SetParametersAtomically_ServiceType = &rosidl.ServiceType{
-	Name:     "rcl_interfaces/srv/SetParametersAtomically",
-	Request:  SetParametersAtomically_Request_TypeInfo,
-	Response: SetParametersAtomically_Response_TypeInfo,
-	Hash:     "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
-	Desc:     desc_SetParametersAtomically,
-	Definition: `Parameter[] parameters
----
-SetParametersResult result
-`,
+	Name:       "rcl_interfaces/srv/SetParametersAtomically",
+	Request:    SetParametersAtomically_Request_TypeInfo,
+	Response:   SetParametersAtomically_Response_TypeInfo,
+	Hash:       "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
+	Desc:       desc_SetParametersAtomically,
+	Definition: desc_SetParametersAtomically.Source,
 }

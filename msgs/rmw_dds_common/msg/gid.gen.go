@@ -27,14 +27,12 @@ char[16] data
 
 // Gid_TypeInfo describes rmw_dds_common/msg/Gid.
 var Gid_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rmw_dds_common/msg/Gid",
-	DDSName: "rmw_dds_common::msg::dds_::Gid_",
-	Hash:    "RIHS01_ab6f21cfbb0a6dbb837161e1110c2051a2850ed9f9c53944d7115d9bcebedf71",
-	Definition: `# Jazzy layout: 16 bytes (Humble uses 24, see humble.go).
-char[16] data
-`,
-	New:  func() rosidl.Message { return NewGid() },
-	Desc: desc_Gid,
+	Name:       "rmw_dds_common/msg/Gid",
+	DDSName:    "rmw_dds_common::msg::dds_::Gid_",
+	Hash:       "RIHS01_ab6f21cfbb0a6dbb837161e1110c2051a2850ed9f9c53944d7115d9bcebedf71",
+	Definition: desc_Gid.Source,
+	New:        func() rosidl.Message { return NewGid() },
+	Desc:       desc_Gid,
 }
 
 // NewGid returns a new Gid with its default values set.

@@ -37,16 +37,12 @@ Gid[] writer_gid_seq
 
 // NodeEntitiesInfo_TypeInfo describes rmw_dds_common/msg/NodeEntitiesInfo.
 var NodeEntitiesInfo_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rmw_dds_common/msg/NodeEntitiesInfo",
-	DDSName: "rmw_dds_common::msg::dds_::NodeEntitiesInfo_",
-	Hash:    "RIHS01_8ffef65ee2d088c63b1e8fcd31e800ba9fc8dbe0ee15ca60d1676de5218087a7",
-	Definition: `string<=256 node_namespace
-string<=256 node_name
-Gid[] reader_gid_seq
-Gid[] writer_gid_seq
-`,
-	New:  func() rosidl.Message { return NewNodeEntitiesInfo() },
-	Desc: desc_NodeEntitiesInfo,
+	Name:       "rmw_dds_common/msg/NodeEntitiesInfo",
+	DDSName:    "rmw_dds_common::msg::dds_::NodeEntitiesInfo_",
+	Hash:       "RIHS01_8ffef65ee2d088c63b1e8fcd31e800ba9fc8dbe0ee15ca60d1676de5218087a7",
+	Definition: desc_NodeEntitiesInfo.Source,
+	New:        func() rosidl.Message { return NewNodeEntitiesInfo() },
+	Desc:       desc_NodeEntitiesInfo,
 }
 
 // NewNodeEntitiesInfo returns a new NodeEntitiesInfo with its default values set.

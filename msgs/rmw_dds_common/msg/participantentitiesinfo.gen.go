@@ -31,14 +31,12 @@ NodeEntitiesInfo[] node_entities_info_seq
 
 // ParticipantEntitiesInfo_TypeInfo describes rmw_dds_common/msg/ParticipantEntitiesInfo.
 var ParticipantEntitiesInfo_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rmw_dds_common/msg/ParticipantEntitiesInfo",
-	DDSName: "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_",
-	Hash:    "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
-	Definition: `Gid gid
-NodeEntitiesInfo[] node_entities_info_seq
-`,
-	New:  func() rosidl.Message { return NewParticipantEntitiesInfo() },
-	Desc: desc_ParticipantEntitiesInfo,
+	Name:       "rmw_dds_common/msg/ParticipantEntitiesInfo",
+	DDSName:    "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_",
+	Hash:       "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
+	Definition: desc_ParticipantEntitiesInfo.Source,
+	New:        func() rosidl.Message { return NewParticipantEntitiesInfo() },
+	Desc:       desc_ParticipantEntitiesInfo,
 }
 
 // NewParticipantEntitiesInfo returns a new ParticipantEntitiesInfo with its default values set.

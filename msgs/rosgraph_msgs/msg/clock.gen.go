@@ -27,13 +27,12 @@ var desc_Clock = &rosidl.TypeDescription{
 
 // Clock_TypeInfo describes rosgraph_msgs/msg/Clock.
 var Clock_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rosgraph_msgs/msg/Clock",
-	DDSName: "rosgraph_msgs::msg::dds_::Clock_",
-	Hash:    "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564",
-	Definition: `builtin_interfaces/Time clock
-`,
-	New:  func() rosidl.Message { return NewClock() },
-	Desc: desc_Clock,
+	Name:       "rosgraph_msgs/msg/Clock",
+	DDSName:    "rosgraph_msgs::msg::dds_::Clock_",
+	Hash:       "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564",
+	Definition: desc_Clock.Source,
+	New:        func() rosidl.Message { return NewClock() },
+	Desc:       desc_Clock,
 }
 
 // NewClock returns a new Clock with its default values set.

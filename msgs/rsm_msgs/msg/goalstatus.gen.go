@@ -45,20 +45,12 @@ uint8 goal_status          # one of the constants above
 
 // GoalStatus_TypeInfo describes rsm_msgs/msg/GoalStatus.
 var GoalStatus_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rsm_msgs/msg/GoalStatus",
-	DDSName: "rsm_msgs::msg::dds_::GoalStatus_",
-	Hash:    "RIHS01_f4810c6bcd54210fbebba3603d5b70e994c9cb95e4f689534895c9f18f1762d5",
-	Definition: `# Information about the currently active navigation goal.
-uint8 ACTIVE=0
-uint8 REACHED=1
-uint8 FAILED=2
-uint8 ABORTED=3
-
-geometry_msgs/Pose goal    # goal in the map frame
-uint8 goal_status          # one of the constants above
-`,
-	New:  func() rosidl.Message { return NewGoalStatus() },
-	Desc: desc_GoalStatus,
+	Name:       "rsm_msgs/msg/GoalStatus",
+	DDSName:    "rsm_msgs::msg::dds_::GoalStatus_",
+	Hash:       "RIHS01_f4810c6bcd54210fbebba3603d5b70e994c9cb95e4f689534895c9f18f1762d5",
+	Definition: desc_GoalStatus.Source,
+	New:        func() rosidl.Message { return NewGoalStatus() },
+	Desc:       desc_GoalStatus,
 }
 
 // NewGoalStatus returns a new GoalStatus with its default values set.

@@ -41,19 +41,12 @@ uint8 mode
 
 // OperationMode_TypeInfo describes rsm_msgs/msg/OperationMode.
 var OperationMode_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rsm_msgs/msg/OperationMode",
-	DDSName: "rsm_msgs::msg::dds_::OperationMode_",
-	Hash:    "RIHS01_00c02fe652a085e385843d9245defe775059424339b64df5518dcefb0d5f8cf4",
-	Definition: `# Operation mode of the robot including the software emergency stop.
-bool emergency_stop        # true while the software emergency stop is pressed
-
-uint8 STOPPED=0            # zero velocity is sent
-uint8 AUTONOMOUS=1         # autonomy cmd_vel is forwarded
-uint8 TELEOPERATION=2      # teleoperation cmd_vel is forwarded
-uint8 mode
-`,
-	New:  func() rosidl.Message { return NewOperationMode() },
-	Desc: desc_OperationMode,
+	Name:       "rsm_msgs/msg/OperationMode",
+	DDSName:    "rsm_msgs::msg::dds_::OperationMode_",
+	Hash:       "RIHS01_00c02fe652a085e385843d9245defe775059424339b64df5518dcefb0d5f8cf4",
+	Definition: desc_OperationMode.Source,
+	New:        func() rosidl.Message { return NewOperationMode() },
+	Desc:       desc_OperationMode,
 }
 
 // NewOperationMode returns a new OperationMode with its default values set.

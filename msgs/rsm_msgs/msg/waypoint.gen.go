@@ -38,17 +38,12 @@ string routine             # routine to run on arrival ("" = none)
 
 // Waypoint_TypeInfo describes rsm_msgs/msg/Waypoint.
 var Waypoint_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rsm_msgs/msg/Waypoint",
-	DDSName: "rsm_msgs::msg::dds_::Waypoint_",
-	Hash:    "RIHS01_cfb3baaae44f16075f1df1bd38421bd9cbf577ca86c3d81312ef18bbf5412b61",
-	Definition: `# A waypoint for waypoint following.
-geometry_msgs/Pose pose    # waypoint pose in the map frame
-bool visited               # true once the waypoint was reached
-bool unreachable           # true if no path to the waypoint could be found
-string routine             # routine to run on arrival ("" = none)
-`,
-	New:  func() rosidl.Message { return NewWaypoint() },
-	Desc: desc_Waypoint,
+	Name:       "rsm_msgs/msg/Waypoint",
+	DDSName:    "rsm_msgs::msg::dds_::Waypoint_",
+	Hash:       "RIHS01_cfb3baaae44f16075f1df1bd38421bd9cbf577ca86c3d81312ef18bbf5412b61",
+	Definition: desc_Waypoint.Source,
+	New:        func() rosidl.Message { return NewWaypoint() },
+	Desc:       desc_Waypoint,
 }
 
 // NewWaypoint returns a new Waypoint with its default values set.

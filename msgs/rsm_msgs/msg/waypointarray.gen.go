@@ -55,23 +55,12 @@ int32 waypoints_size       # kept equal to the length of waypoints
 
 // WaypointArray_TypeInfo describes rsm_msgs/msg/WaypointArray.
 var WaypointArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "rsm_msgs/msg/WaypointArray",
-	DDSName: "rsm_msgs::msg::dds_::WaypointArray_",
-	Hash:    "RIHS01_c3d37b12fbce9be404aac7fe56ebd6d7b3e4f79e658a90fa7a8a742fc90d6d3e",
-	Definition: `# All waypoints plus the waypoint following mode.
-std_msgs/Header header     # frame_id is "map"
-string ns                  # unused by the core
-uint8 mode                 # waypoint following mode, see constants
-
-uint8 SINGLE=0             # one trip from start to end
-uint8 ROUNDTRIP=1          # start to end, then again from the start, repeated
-uint8 PATROL=2             # start to end, then end to start, repeated
-bool reverse               # false: traverse start to end, true: end to start
-rsm_msgs/Waypoint[] waypoints
-int32 waypoints_size       # kept equal to the length of waypoints
-`,
-	New:  func() rosidl.Message { return NewWaypointArray() },
-	Desc: desc_WaypointArray,
+	Name:       "rsm_msgs/msg/WaypointArray",
+	DDSName:    "rsm_msgs::msg::dds_::WaypointArray_",
+	Hash:       "RIHS01_c3d37b12fbce9be404aac7fe56ebd6d7b3e4f79e658a90fa7a8a742fc90d6d3e",
+	Definition: desc_WaypointArray.Source,
+	New:        func() rosidl.Message { return NewWaypointArray() },
+	Desc:       desc_WaypointArray,
 }
 
 // NewWaypointArray returns a new WaypointArray with its default values set.

@@ -184,15 +184,10 @@ string message
 
 // AddWaypoint_ServiceType describes the service rsm_msgs/srv/AddWaypoint.
 var AddWaypoint_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/AddWaypoint",
-	Request:  AddWaypoint_Request_TypeInfo,
-	Response: AddWaypoint_Response_TypeInfo,
-	Hash:     "RIHS01_ffbaf752e0071d0a3ad9f2417f7b33ffb0f8db3275c6c89fafd95e36cff9d371",
-	Desc:     desc_AddWaypoint,
-	Definition: `rsm_msgs/Waypoint waypoint
-int64 position             # index to insert at; -1 (or out of range) appends
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/AddWaypoint",
+	Request:    AddWaypoint_Request_TypeInfo,
+	Response:   AddWaypoint_Response_TypeInfo,
+	Hash:       "RIHS01_ffbaf752e0071d0a3ad9f2417f7b33ffb0f8db3275c6c89fafd95e36cff9d371",
+	Desc:       desc_AddWaypoint,
+	Definition: desc_AddWaypoint.Source,
 }

@@ -201,13 +201,10 @@ int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
 
 // GetCmdVelRecording_ServiceType describes the service rsm_msgs/srv/GetCmdVelRecording.
 var GetCmdVelRecording_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GetCmdVelRecording",
-	Request:  GetCmdVelRecording_Request_TypeInfo,
-	Response: GetCmdVelRecording_Response_TypeInfo,
-	Hash:     "RIHS01_963f8e7a40dcd92ef46b9684c82ff194c9eeb69db61940edd8385714839fb068",
-	Desc:     desc_GetCmdVelRecording,
-	Definition: `---
-geometry_msgs/Twist[] cmd_vel_msgs
-int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
-`,
+	Name:       "rsm_msgs/srv/GetCmdVelRecording",
+	Request:    GetCmdVelRecording_Request_TypeInfo,
+	Response:   GetCmdVelRecording_Response_TypeInfo,
+	Hash:       "RIHS01_963f8e7a40dcd92ef46b9684c82ff194c9eeb69db61940edd8385714839fb068",
+	Desc:       desc_GetCmdVelRecording,
+	Definition: desc_GetCmdVelRecording.Source,
 }

@@ -194,15 +194,10 @@ string routine             # routine of the waypoint
 
 // GetNavigationGoal_ServiceType describes the service rsm_msgs/srv/GetNavigationGoal.
 var GetNavigationGoal_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GetNavigationGoal",
-	Request:  GetNavigationGoal_Request_TypeInfo,
-	Response: GetNavigationGoal_Response_TypeInfo,
-	Hash:     "RIHS01_2a2ae3584135a3871396a9b8b4442e991278fb18a0b6475725b4e0d8d3b4fcef",
-	Desc:     desc_GetNavigationGoal,
-	Definition: `---
-geometry_msgs/Pose goal
-int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal, -1 none
-int64 waypoint_position    # index of the waypoint, -1 if none
-string routine             # routine of the waypoint
-`,
+	Name:       "rsm_msgs/srv/GetNavigationGoal",
+	Request:    GetNavigationGoal_Request_TypeInfo,
+	Response:   GetNavigationGoal_Response_TypeInfo,
+	Hash:       "RIHS01_2a2ae3584135a3871396a9b8b4442e991278fb18a0b6475725b4e0d8d3b4fcef",
+	Desc:       desc_GetNavigationGoal,
+	Definition: desc_GetNavigationGoal.Source,
 }

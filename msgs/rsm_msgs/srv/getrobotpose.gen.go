@@ -172,12 +172,10 @@ geometry_msgs/Pose pose
 
 // GetRobotPose_ServiceType describes the service rsm_msgs/srv/GetRobotPose.
 var GetRobotPose_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GetRobotPose",
-	Request:  GetRobotPose_Request_TypeInfo,
-	Response: GetRobotPose_Response_TypeInfo,
-	Hash:     "RIHS01_229e00a945f595374bda9a6d472c8264b8795a2eb6cf3bc1239738873546ab55",
-	Desc:     desc_GetRobotPose,
-	Definition: `---
-geometry_msgs/Pose pose
-`,
+	Name:       "rsm_msgs/srv/GetRobotPose",
+	Request:    GetRobotPose_Request_TypeInfo,
+	Response:   GetRobotPose_Response_TypeInfo,
+	Hash:       "RIHS01_229e00a945f595374bda9a6d472c8264b8795a2eb6cf3bc1239738873546ab55",
+	Desc:       desc_GetRobotPose,
+	Definition: desc_GetRobotPose.Source,
 }

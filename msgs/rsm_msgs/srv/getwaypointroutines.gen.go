@@ -193,12 +193,10 @@ string[] waypoint_routines
 
 // GetWaypointRoutines_ServiceType describes the service rsm_msgs/srv/GetWaypointRoutines.
 var GetWaypointRoutines_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GetWaypointRoutines",
-	Request:  GetWaypointRoutines_Request_TypeInfo,
-	Response: GetWaypointRoutines_Response_TypeInfo,
-	Hash:     "RIHS01_7a1a9d21ac116b8ca36a2d8ac5e7e98a8952cd4afa4572bab8df831a542f3188",
-	Desc:     desc_GetWaypointRoutines,
-	Definition: `---
-string[] waypoint_routines
-`,
+	Name:       "rsm_msgs/srv/GetWaypointRoutines",
+	Request:    GetWaypointRoutines_Request_TypeInfo,
+	Response:   GetWaypointRoutines_Response_TypeInfo,
+	Hash:       "RIHS01_7a1a9d21ac116b8ca36a2d8ac5e7e98a8952cd4afa4572bab8df831a542f3188",
+	Desc:       desc_GetWaypointRoutines,
+	Definition: desc_GetWaypointRoutines.Source,
 }

@@ -174,12 +174,10 @@ rsm_msgs/WaypointArray waypoint_array
 
 // GetWaypoints_ServiceType describes the service rsm_msgs/srv/GetWaypoints.
 var GetWaypoints_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GetWaypoints",
-	Request:  GetWaypoints_Request_TypeInfo,
-	Response: GetWaypoints_Response_TypeInfo,
-	Hash:     "RIHS01_ff1cf9830167e208a1b76b010184f19907d5fedd5ba9353758c9f13aa7e9d0b3",
-	Desc:     desc_GetWaypoints,
-	Definition: `---
-rsm_msgs/WaypointArray waypoint_array
-`,
+	Name:       "rsm_msgs/srv/GetWaypoints",
+	Request:    GetWaypoints_Request_TypeInfo,
+	Response:   GetWaypoints_Response_TypeInfo,
+	Hash:       "RIHS01_ff1cf9830167e208a1b76b010184f19907d5fedd5ba9353758c9f13aa7e9d0b3",
+	Desc:       desc_GetWaypoints,
+	Definition: desc_GetWaypoints.Source,
 }

@@ -184,15 +184,10 @@ string message
 
 // GoalCompleted_ServiceType describes the service rsm_msgs/srv/GoalCompleted.
 var GoalCompleted_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/GoalCompleted",
-	Request:  GoalCompleted_Request_TypeInfo,
-	Response: GoalCompleted_Response_TypeInfo,
-	Hash:     "RIHS01_31c58ce346f5634d466a3728f566194d353e9576b4f424efe8f6550f67cbe851",
-	Desc:     desc_GoalCompleted,
-	Definition: `rsm_msgs/GoalStatus status
-bool navigation_status     # true if the status comes from the navigation state
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/GoalCompleted",
+	Request:    GoalCompleted_Request_TypeInfo,
+	Response:   GoalCompleted_Response_TypeInfo,
+	Hash:       "RIHS01_31c58ce346f5634d466a3728f566194d353e9576b4f424efe8f6550f67cbe851",
+	Desc:       desc_GoalCompleted,
+	Definition: desc_GoalCompleted.Source,
 }

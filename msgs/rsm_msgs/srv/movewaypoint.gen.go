@@ -184,15 +184,10 @@ string message
 
 // MoveWaypoint_ServiceType describes the service rsm_msgs/srv/MoveWaypoint.
 var MoveWaypoint_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/MoveWaypoint",
-	Request:  MoveWaypoint_Request_TypeInfo,
-	Response: MoveWaypoint_Response_TypeInfo,
-	Hash:     "RIHS01_c51bcee51639a857418029ff31302b58581807aea20fb8098a49cb609af3b532",
-	Desc:     desc_MoveWaypoint,
-	Definition: `int64 position
-geometry_msgs/Pose pose
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/MoveWaypoint",
+	Request:    MoveWaypoint_Request_TypeInfo,
+	Response:   MoveWaypoint_Response_TypeInfo,
+	Hash:       "RIHS01_c51bcee51639a857418029ff31302b58581807aea20fb8098a49cb609af3b532",
+	Desc:       desc_MoveWaypoint,
+	Definition: desc_MoveWaypoint.Source,
 }

@@ -175,14 +175,10 @@ string message
 
 // RemoveWaypoint_ServiceType describes the service rsm_msgs/srv/RemoveWaypoint.
 var RemoveWaypoint_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/RemoveWaypoint",
-	Request:  RemoveWaypoint_Request_TypeInfo,
-	Response: RemoveWaypoint_Response_TypeInfo,
-	Hash:     "RIHS01_0b27e44acc30d273d651d2296ddf1a628880e3d1fe9d0f0a1d2ed7544e68b0b3",
-	Desc:     desc_RemoveWaypoint,
-	Definition: `int64 position
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/RemoveWaypoint",
+	Request:    RemoveWaypoint_Request_TypeInfo,
+	Response:   RemoveWaypoint_Response_TypeInfo,
+	Hash:       "RIHS01_0b27e44acc30d273d651d2296ddf1a628880e3d1fe9d0f0a1d2ed7544e68b0b3",
+	Desc:       desc_RemoveWaypoint,
+	Definition: desc_RemoveWaypoint.Source,
 }

@@ -200,17 +200,10 @@ string message
 
 // SetNavigationGoal_ServiceType describes the service rsm_msgs/srv/SetNavigationGoal.
 var SetNavigationGoal_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/SetNavigationGoal",
-	Request:  SetNavigationGoal_Request_TypeInfo,
-	Response: SetNavigationGoal_Response_TypeInfo,
-	Hash:     "RIHS01_54541c75043c787b751dd51cd45f44e4d8612ae83604494f8b6c07318d67465a",
-	Desc:     desc_SetNavigationGoal,
-	Definition: `geometry_msgs/Pose goal
-int8 navigation_mode       # 0 exploration, 1 waypoint following, 2 simple goal
-int64 waypoint_position    # index of the waypoint (waypoint following only)
-string routine             # routine to run on arrival
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/SetNavigationGoal",
+	Request:    SetNavigationGoal_Request_TypeInfo,
+	Response:   SetNavigationGoal_Response_TypeInfo,
+	Hash:       "RIHS01_54541c75043c787b751dd51cd45f44e4d8612ae83604494f8b6c07318d67465a",
+	Desc:       desc_SetNavigationGoal,
+	Definition: desc_SetNavigationGoal.Source,
 }

@@ -181,14 +181,10 @@ string message
 
 // SetOperationMode_ServiceType describes the service rsm_msgs/srv/SetOperationMode.
 var SetOperationMode_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/SetOperationMode",
-	Request:  SetOperationMode_Request_TypeInfo,
-	Response: SetOperationMode_Response_TypeInfo,
-	Hash:     "RIHS01_b0b162ee2dbe43f956a9c40eed83ccddd3675f451995f6ee77226db7e204ccee",
-	Desc:     desc_SetOperationMode,
-	Definition: `rsm_msgs/OperationMode operation_mode
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/SetOperationMode",
+	Request:    SetOperationMode_Request_TypeInfo,
+	Response:   SetOperationMode_Response_TypeInfo,
+	Hash:       "RIHS01_b0b162ee2dbe43f956a9c40eed83ccddd3675f451995f6ee77226db7e204ccee",
+	Desc:       desc_SetOperationMode,
+	Definition: desc_SetOperationMode.Source,
 }

@@ -185,15 +185,10 @@ string message
 
 // SetWaypointFollowingMode_ServiceType describes the service rsm_msgs/srv/SetWaypointFollowingMode.
 var SetWaypointFollowingMode_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/SetWaypointFollowingMode",
-	Request:  SetWaypointFollowingMode_Request_TypeInfo,
-	Response: SetWaypointFollowingMode_Response_TypeInfo,
-	Hash:     "RIHS01_c83b68f6354b7b3857c666e566d56cde4c791456c2fe7caa20ea58066233504c",
-	Desc:     desc_SetWaypointFollowingMode,
-	Definition: `uint8 mode                 # rsm_msgs/WaypointArray SINGLE, ROUNDTRIP or PATROL
-bool reverse
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/SetWaypointFollowingMode",
+	Request:    SetWaypointFollowingMode_Request_TypeInfo,
+	Response:   SetWaypointFollowingMode_Response_TypeInfo,
+	Hash:       "RIHS01_c83b68f6354b7b3857c666e566d56cde4c791456c2fe7caa20ea58066233504c",
+	Desc:       desc_SetWaypointFollowingMode,
+	Definition: desc_SetWaypointFollowingMode.Source,
 }

@@ -185,15 +185,10 @@ string message
 
 // SetWaypointRoutine_ServiceType describes the service rsm_msgs/srv/SetWaypointRoutine.
 var SetWaypointRoutine_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/SetWaypointRoutine",
-	Request:  SetWaypointRoutine_Request_TypeInfo,
-	Response: SetWaypointRoutine_Response_TypeInfo,
-	Hash:     "RIHS01_a6d26001786d9ad34cc0c3c87b9f7b8ce23d6f57c7ac3d82e3fd97e65534053c",
-	Desc:     desc_SetWaypointRoutine,
-	Definition: `int64 position
-string routine
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/SetWaypointRoutine",
+	Request:    SetWaypointRoutine_Request_TypeInfo,
+	Response:   SetWaypointRoutine_Response_TypeInfo,
+	Hash:       "RIHS01_a6d26001786d9ad34cc0c3c87b9f7b8ce23d6f57c7ac3d82e3fd97e65534053c",
+	Desc:       desc_SetWaypointRoutine,
+	Definition: desc_SetWaypointRoutine.Source,
 }

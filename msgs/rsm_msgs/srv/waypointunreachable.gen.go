@@ -179,14 +179,10 @@ string message
 
 // WaypointUnreachable_ServiceType describes the service rsm_msgs/srv/WaypointUnreachable.
 var WaypointUnreachable_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/WaypointUnreachable",
-	Request:  WaypointUnreachable_Request_TypeInfo,
-	Response: WaypointUnreachable_Response_TypeInfo,
-	Hash:     "RIHS01_1a74d882ad549db6d7604b20bd2ef009443d4667d30dadad91c987151beada24",
-	Desc:     desc_WaypointUnreachable,
-	Definition: `int64 position             # index of the waypoint that could not be reached
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/WaypointUnreachable",
+	Request:    WaypointUnreachable_Request_TypeInfo,
+	Response:   WaypointUnreachable_Response_TypeInfo,
+	Hash:       "RIHS01_1a74d882ad549db6d7604b20bd2ef009443d4667d30dadad91c987151beada24",
+	Desc:       desc_WaypointUnreachable,
+	Definition: desc_WaypointUnreachable.Source,
 }

@@ -177,14 +177,10 @@ string message
 
 // WaypointVisited_ServiceType describes the service rsm_msgs/srv/WaypointVisited.
 var WaypointVisited_ServiceType = &rosidl.ServiceType{
-	Name:     "rsm_msgs/srv/WaypointVisited",
-	Request:  WaypointVisited_Request_TypeInfo,
-	Response: WaypointVisited_Response_TypeInfo,
-	Hash:     "RIHS01_3163109a731dc0f1c961cb3d152fddc7cc100c27c012cd5c211fb61ed1b1bd83",
-	Desc:     desc_WaypointVisited,
-	Definition: `int64 position             # index of the waypoint that was reached
----
-bool success
-string message
-`,
+	Name:       "rsm_msgs/srv/WaypointVisited",
+	Request:    WaypointVisited_Request_TypeInfo,
+	Response:   WaypointVisited_Response_TypeInfo,
+	Hash:       "RIHS01_3163109a731dc0f1c961cb3d152fddc7cc100c27c012cd5c211fb61ed1b1bd83",
+	Desc:       desc_WaypointVisited,
+	Definition: desc_WaypointVisited.Source,
 }

@@ -33,15 +33,12 @@ uint8[] data
 
 // CompressedImage_TypeInfo describes sensor_msgs/msg/CompressedImage.
 var CompressedImage_TypeInfo = &rosidl.TypeInfo{
-	Name:    "sensor_msgs/msg/CompressedImage",
-	DDSName: "sensor_msgs::msg::dds_::CompressedImage_",
-	Hash:    "RIHS01_15640771531571185e2efc8a100baf923961a4d15d5569652e6cb6691e8e371a",
-	Definition: `std_msgs/Header header
-string format
-uint8[] data
-`,
-	New:  func() rosidl.Message { return NewCompressedImage() },
-	Desc: desc_CompressedImage,
+	Name:       "sensor_msgs/msg/CompressedImage",
+	DDSName:    "sensor_msgs::msg::dds_::CompressedImage_",
+	Hash:       "RIHS01_15640771531571185e2efc8a100baf923961a4d15d5569652e6cb6691e8e371a",
+	Definition: desc_CompressedImage.Source,
+	New:        func() rosidl.Message { return NewCompressedImage() },
+	Desc:       desc_CompressedImage,
 }
 
 // NewCompressedImage returns a new CompressedImage with its default values set.

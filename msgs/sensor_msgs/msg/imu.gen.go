@@ -46,19 +46,12 @@ float64[9] linear_acceleration_covariance
 
 // Imu_TypeInfo describes sensor_msgs/msg/Imu.
 var Imu_TypeInfo = &rosidl.TypeInfo{
-	Name:    "sensor_msgs/msg/Imu",
-	DDSName: "sensor_msgs::msg::dds_::Imu_",
-	Hash:    "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b",
-	Definition: `std_msgs/Header header
-geometry_msgs/Quaternion orientation
-float64[9] orientation_covariance
-geometry_msgs/Vector3 angular_velocity
-float64[9] angular_velocity_covariance
-geometry_msgs/Vector3 linear_acceleration
-float64[9] linear_acceleration_covariance
-`,
-	New:  func() rosidl.Message { return NewImu() },
-	Desc: desc_Imu,
+	Name:       "sensor_msgs/msg/Imu",
+	DDSName:    "sensor_msgs::msg::dds_::Imu_",
+	Hash:       "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b",
+	Definition: desc_Imu.Source,
+	New:        func() rosidl.Message { return NewImu() },
+	Desc:       desc_Imu,
 }
 
 // NewImu returns a new Imu with its default values set.

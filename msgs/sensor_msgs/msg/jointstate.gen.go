@@ -41,18 +41,12 @@ float64[] effort
 
 // JointState_TypeInfo describes sensor_msgs/msg/JointState.
 var JointState_TypeInfo = &rosidl.TypeInfo{
-	Name:    "sensor_msgs/msg/JointState",
-	DDSName: "sensor_msgs::msg::dds_::JointState_",
-	Hash:    "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e",
-	Definition: `# position, velocity and effort are parallel to name; any may be empty.
-std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-`,
-	New:  func() rosidl.Message { return NewJointState() },
-	Desc: desc_JointState,
+	Name:       "sensor_msgs/msg/JointState",
+	DDSName:    "sensor_msgs::msg::dds_::JointState_",
+	Hash:       "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e",
+	Definition: desc_JointState.Source,
+	New:        func() rosidl.Message { return NewJointState() },
+	Desc:       desc_JointState,
 }
 
 // NewJointState returns a new JointState with its default values set.

@@ -33,15 +33,12 @@ int32[] buttons
 
 // Joy_TypeInfo describes sensor_msgs/msg/Joy.
 var Joy_TypeInfo = &rosidl.TypeInfo{
-	Name:    "sensor_msgs/msg/Joy",
-	DDSName: "sensor_msgs::msg::dds_::Joy_",
-	Hash:    "RIHS01_0d356c79cad3401e35ffeb75a96a96e08be3ef896b8b83841d73e890989372c5",
-	Definition: `std_msgs/Header header
-float32[] axes
-int32[] buttons
-`,
-	New:  func() rosidl.Message { return NewJoy() },
-	Desc: desc_Joy,
+	Name:       "sensor_msgs/msg/Joy",
+	DDSName:    "sensor_msgs::msg::dds_::Joy_",
+	Hash:       "RIHS01_0d356c79cad3401e35ffeb75a96a96e08be3ef896b8b83841d73e890989372c5",
+	Definition: desc_Joy.Source,
+	New:        func() rosidl.Message { return NewJoy() },
+	Desc:       desc_Joy,
 }
 
 // NewJoy returns a new Joy with its default values set.

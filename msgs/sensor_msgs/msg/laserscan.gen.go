@@ -54,22 +54,12 @@ float32[] intensities
 
 // LaserScan_TypeInfo describes sensor_msgs/msg/LaserScan.
 var LaserScan_TypeInfo = &rosidl.TypeInfo{
-	Name:    "sensor_msgs/msg/LaserScan",
-	DDSName: "sensor_msgs::msg::dds_::LaserScan_",
-	Hash:    "RIHS01_64c191398013af96509d518dac71d5164f9382553fce5c1f8cca5be7924bd828",
-	Definition: `std_msgs/Header header
-float32 angle_min        # rad
-float32 angle_max        # rad
-float32 angle_increment  # rad between measurements
-float32 time_increment   # s between measurements
-float32 scan_time        # s between scans
-float32 range_min        # m
-float32 range_max        # m
-float32[] ranges         # m
-float32[] intensities
-`,
-	New:  func() rosidl.Message { return NewLaserScan() },
-	Desc: desc_LaserScan,
+	Name:       "sensor_msgs/msg/LaserScan",
+	DDSName:    "sensor_msgs::msg::dds_::LaserScan_",
+	Hash:       "RIHS01_64c191398013af96509d518dac71d5164f9382553fce5c1f8cca5be7924bd828",
+	Definition: desc_LaserScan.Source,
+	New:        func() rosidl.Message { return NewLaserScan() },
+	Desc:       desc_LaserScan,
 }
 
 // NewLaserScan returns a new LaserScan with its default values set.

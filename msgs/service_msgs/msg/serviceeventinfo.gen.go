@@ -48,20 +48,12 @@ int64 sequence_number
 
 // ServiceEventInfo_TypeInfo describes service_msgs/msg/ServiceEventInfo.
 var ServiceEventInfo_TypeInfo = &rosidl.TypeInfo{
-	Name:    "service_msgs/msg/ServiceEventInfo",
-	DDSName: "service_msgs::msg::dds_::ServiceEventInfo_",
-	Hash:    "RIHS01_41bcbbe07a75c9b52bc96bfd5c24d7f0fc0a08c0cb7921b3373c5732345a6f45",
-	Definition: `uint8 REQUEST_SENT = 0
-uint8 REQUEST_RECEIVED = 1
-uint8 RESPONSE_SENT = 2
-uint8 RESPONSE_RECEIVED = 3
-uint8 event_type
-builtin_interfaces/Time stamp
-char[16] client_gid
-int64 sequence_number
-`,
-	New:  func() rosidl.Message { return NewServiceEventInfo() },
-	Desc: desc_ServiceEventInfo,
+	Name:       "service_msgs/msg/ServiceEventInfo",
+	DDSName:    "service_msgs::msg::dds_::ServiceEventInfo_",
+	Hash:       "RIHS01_41bcbbe07a75c9b52bc96bfd5c24d7f0fc0a08c0cb7921b3373c5732345a6f45",
+	Definition: desc_ServiceEventInfo.Source,
+	New:        func() rosidl.Message { return NewServiceEventInfo() },
+	Desc:       desc_ServiceEventInfo,
 }
 
 // NewServiceEventInfo returns a new ServiceEventInfo with its default values set.

@@ -25,13 +25,12 @@ var desc_Bool = &rosidl.TypeDescription{
 
 // Bool_TypeInfo describes std_msgs/msg/Bool.
 var Bool_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Bool",
-	DDSName: "std_msgs::msg::dds_::Bool_",
-	Hash:    "RIHS01_feb91e995ff9ebd09c0cb3d2aed18b11077585839fb5db80193b62d74528f6c9",
-	Definition: `bool data
-`,
-	New:  func() rosidl.Message { return NewBool() },
-	Desc: desc_Bool,
+	Name:       "std_msgs/msg/Bool",
+	DDSName:    "std_msgs::msg::dds_::Bool_",
+	Hash:       "RIHS01_feb91e995ff9ebd09c0cb3d2aed18b11077585839fb5db80193b62d74528f6c9",
+	Definition: desc_Bool.Source,
+	New:        func() rosidl.Message { return NewBool() },
+	Desc:       desc_Bool,
 }
 
 // NewBool returns a new Bool with its default values set.

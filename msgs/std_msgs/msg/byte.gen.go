@@ -25,13 +25,12 @@ var desc_Byte = &rosidl.TypeDescription{
 
 // Byte_TypeInfo describes std_msgs/msg/Byte.
 var Byte_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Byte",
-	DDSName: "std_msgs::msg::dds_::Byte_",
-	Hash:    "RIHS01_41e1a3345f73fe93ede006da826a6ee274af23dd4653976ff249b0f44e3e798f",
-	Definition: `byte data
-`,
-	New:  func() rosidl.Message { return NewByte() },
-	Desc: desc_Byte,
+	Name:       "std_msgs/msg/Byte",
+	DDSName:    "std_msgs::msg::dds_::Byte_",
+	Hash:       "RIHS01_41e1a3345f73fe93ede006da826a6ee274af23dd4653976ff249b0f44e3e798f",
+	Definition: desc_Byte.Source,
+	New:        func() rosidl.Message { return NewByte() },
+	Desc:       desc_Byte,
 }
 
 // NewByte returns a new Byte with its default values set.

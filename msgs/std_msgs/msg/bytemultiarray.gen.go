@@ -29,14 +29,12 @@ byte[] data
 
 // ByteMultiArray_TypeInfo describes std_msgs/msg/ByteMultiArray.
 var ByteMultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/ByteMultiArray",
-	DDSName: "std_msgs::msg::dds_::ByteMultiArray_",
-	Hash:    "RIHS01_972fec7f50ab3c1d06783c228e79e8a9a509021708c511c059926261ada901d4",
-	Definition: `MultiArrayLayout layout
-byte[] data
-`,
-	New:  func() rosidl.Message { return NewByteMultiArray() },
-	Desc: desc_ByteMultiArray,
+	Name:       "std_msgs/msg/ByteMultiArray",
+	DDSName:    "std_msgs::msg::dds_::ByteMultiArray_",
+	Hash:       "RIHS01_972fec7f50ab3c1d06783c228e79e8a9a509021708c511c059926261ada901d4",
+	Definition: desc_ByteMultiArray.Source,
+	New:        func() rosidl.Message { return NewByteMultiArray() },
+	Desc:       desc_ByteMultiArray,
 }
 
 // NewByteMultiArray returns a new ByteMultiArray with its default values set.

@@ -25,13 +25,12 @@ var desc_Char = &rosidl.TypeDescription{
 
 // Char_TypeInfo describes std_msgs/msg/Char.
 var Char_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Char",
-	DDSName: "std_msgs::msg::dds_::Char_",
-	Hash:    "RIHS01_3ad2d04dd29ba19d04b16659afa3ccaedd691914b02a64e82e252f2fa6a586a9",
-	Definition: `char data
-`,
-	New:  func() rosidl.Message { return NewChar() },
-	Desc: desc_Char,
+	Name:       "std_msgs/msg/Char",
+	DDSName:    "std_msgs::msg::dds_::Char_",
+	Hash:       "RIHS01_3ad2d04dd29ba19d04b16659afa3ccaedd691914b02a64e82e252f2fa6a586a9",
+	Definition: desc_Char.Source,
+	New:        func() rosidl.Message { return NewChar() },
+	Desc:       desc_Char,
 }
 
 // NewChar returns a new Char with its default values set.

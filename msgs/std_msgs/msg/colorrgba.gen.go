@@ -34,16 +34,12 @@ float32 a
 
 // ColorRGBA_TypeInfo describes std_msgs/msg/ColorRGBA.
 var ColorRGBA_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/ColorRGBA",
-	DDSName: "std_msgs::msg::dds_::ColorRGBA_",
-	Hash:    "RIHS01_77a7a5b9ae477306097665106e0413ba74440245b1f3d0c6d6405fe5c7813fe8",
-	Definition: `float32 r
-float32 g
-float32 b
-float32 a
-`,
-	New:  func() rosidl.Message { return NewColorRGBA() },
-	Desc: desc_ColorRGBA,
+	Name:       "std_msgs/msg/ColorRGBA",
+	DDSName:    "std_msgs::msg::dds_::ColorRGBA_",
+	Hash:       "RIHS01_77a7a5b9ae477306097665106e0413ba74440245b1f3d0c6d6405fe5c7813fe8",
+	Definition: desc_ColorRGBA.Source,
+	New:        func() rosidl.Message { return NewColorRGBA() },
+	Desc:       desc_ColorRGBA,
 }
 
 // NewColorRGBA returns a new ColorRGBA with its default values set.

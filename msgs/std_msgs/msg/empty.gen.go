@@ -26,13 +26,12 @@ var desc_Empty = &rosidl.TypeDescription{
 
 // Empty_TypeInfo describes std_msgs/msg/Empty.
 var Empty_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Empty",
-	DDSName: "std_msgs::msg::dds_::Empty_",
-	Hash:    "RIHS01_20b625256f32d5dbc0d04fee44f43c41e51c70d3502f84b4a08e7a9c26a96312",
-	Definition: `# No fields.
-`,
-	New:  func() rosidl.Message { return NewEmpty() },
-	Desc: desc_Empty,
+	Name:       "std_msgs/msg/Empty",
+	DDSName:    "std_msgs::msg::dds_::Empty_",
+	Hash:       "RIHS01_20b625256f32d5dbc0d04fee44f43c41e51c70d3502f84b4a08e7a9c26a96312",
+	Definition: desc_Empty.Source,
+	New:        func() rosidl.Message { return NewEmpty() },
+	Desc:       desc_Empty,
 }
 
 // NewEmpty returns a new Empty with its default values set.

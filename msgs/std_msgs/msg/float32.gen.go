@@ -25,13 +25,12 @@ var desc_Float32 = &rosidl.TypeDescription{
 
 // Float32_TypeInfo describes std_msgs/msg/Float32.
 var Float32_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Float32",
-	DDSName: "std_msgs::msg::dds_::Float32_",
-	Hash:    "RIHS01_7170d3d8f841f7be3172ce5f4f59f3a4d7f63b0447e8b33327601ad64d83d6e2",
-	Definition: `float32 data
-`,
-	New:  func() rosidl.Message { return NewFloat32() },
-	Desc: desc_Float32,
+	Name:       "std_msgs/msg/Float32",
+	DDSName:    "std_msgs::msg::dds_::Float32_",
+	Hash:       "RIHS01_7170d3d8f841f7be3172ce5f4f59f3a4d7f63b0447e8b33327601ad64d83d6e2",
+	Definition: desc_Float32.Source,
+	New:        func() rosidl.Message { return NewFloat32() },
+	Desc:       desc_Float32,
 }
 
 // NewFloat32 returns a new Float32 with its default values set.

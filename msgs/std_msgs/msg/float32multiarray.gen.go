@@ -29,14 +29,12 @@ float32[] data
 
 // Float32MultiArray_TypeInfo describes std_msgs/msg/Float32MultiArray.
 var Float32MultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Float32MultiArray",
-	DDSName: "std_msgs::msg::dds_::Float32MultiArray_",
-	Hash:    "RIHS01_0599f6f85b4bfca379873a0b4375a0aca022156bd2d7021275d116ed1fa8bfe0",
-	Definition: `MultiArrayLayout layout
-float32[] data
-`,
-	New:  func() rosidl.Message { return NewFloat32MultiArray() },
-	Desc: desc_Float32MultiArray,
+	Name:       "std_msgs/msg/Float32MultiArray",
+	DDSName:    "std_msgs::msg::dds_::Float32MultiArray_",
+	Hash:       "RIHS01_0599f6f85b4bfca379873a0b4375a0aca022156bd2d7021275d116ed1fa8bfe0",
+	Definition: desc_Float32MultiArray.Source,
+	New:        func() rosidl.Message { return NewFloat32MultiArray() },
+	Desc:       desc_Float32MultiArray,
 }
 
 // NewFloat32MultiArray returns a new Float32MultiArray with its default values set.

@@ -25,13 +25,12 @@ var desc_Float64 = &rosidl.TypeDescription{
 
 // Float64_TypeInfo describes std_msgs/msg/Float64.
 var Float64_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Float64",
-	DDSName: "std_msgs::msg::dds_::Float64_",
-	Hash:    "RIHS01_705ba9c3d1a09df43737eb67095534de36fd426c0587779bda2bc51fe790182a",
-	Definition: `float64 data
-`,
-	New:  func() rosidl.Message { return NewFloat64() },
-	Desc: desc_Float64,
+	Name:       "std_msgs/msg/Float64",
+	DDSName:    "std_msgs::msg::dds_::Float64_",
+	Hash:       "RIHS01_705ba9c3d1a09df43737eb67095534de36fd426c0587779bda2bc51fe790182a",
+	Definition: desc_Float64.Source,
+	New:        func() rosidl.Message { return NewFloat64() },
+	Desc:       desc_Float64,
 }
 
 // NewFloat64 returns a new Float64 with its default values set.

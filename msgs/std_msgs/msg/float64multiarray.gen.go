@@ -29,14 +29,12 @@ float64[] data
 
 // Float64MultiArray_TypeInfo describes std_msgs/msg/Float64MultiArray.
 var Float64MultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Float64MultiArray",
-	DDSName: "std_msgs::msg::dds_::Float64MultiArray_",
-	Hash:    "RIHS01_1025ddc6b9552d191f89ef1a8d2f60f3d373e28b283d8891ddcc974e8c55397f",
-	Definition: `MultiArrayLayout layout
-float64[] data
-`,
-	New:  func() rosidl.Message { return NewFloat64MultiArray() },
-	Desc: desc_Float64MultiArray,
+	Name:       "std_msgs/msg/Float64MultiArray",
+	DDSName:    "std_msgs::msg::dds_::Float64MultiArray_",
+	Hash:       "RIHS01_1025ddc6b9552d191f89ef1a8d2f60f3d373e28b283d8891ddcc974e8c55397f",
+	Definition: desc_Float64MultiArray.Source,
+	New:        func() rosidl.Message { return NewFloat64MultiArray() },
+	Desc:       desc_Float64MultiArray,
 }
 
 // NewFloat64MultiArray returns a new Float64MultiArray with its default values set.

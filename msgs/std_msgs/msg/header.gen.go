@@ -32,15 +32,12 @@ string frame_id
 
 // Header_TypeInfo describes std_msgs/msg/Header.
 var Header_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Header",
-	DDSName: "std_msgs::msg::dds_::Header_",
-	Hash:    "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01",
-	Definition: `# Time stamp and coordinate frame of stamped data.
-builtin_interfaces/Time stamp
-string frame_id
-`,
-	New:  func() rosidl.Message { return NewHeader() },
-	Desc: desc_Header,
+	Name:       "std_msgs/msg/Header",
+	DDSName:    "std_msgs::msg::dds_::Header_",
+	Hash:       "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01",
+	Definition: desc_Header.Source,
+	New:        func() rosidl.Message { return NewHeader() },
+	Desc:       desc_Header,
 }
 
 // NewHeader returns a new Header with its default values set.

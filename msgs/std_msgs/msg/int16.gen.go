@@ -25,13 +25,12 @@ var desc_Int16 = &rosidl.TypeDescription{
 
 // Int16_TypeInfo describes std_msgs/msg/Int16.
 var Int16_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int16",
-	DDSName: "std_msgs::msg::dds_::Int16_",
-	Hash:    "RIHS01_1dcc3464e47c288a55f943a389d337cdb06804de3f5cd7a266b0de718eee17e5",
-	Definition: `int16 data
-`,
-	New:  func() rosidl.Message { return NewInt16() },
-	Desc: desc_Int16,
+	Name:       "std_msgs/msg/Int16",
+	DDSName:    "std_msgs::msg::dds_::Int16_",
+	Hash:       "RIHS01_1dcc3464e47c288a55f943a389d337cdb06804de3f5cd7a266b0de718eee17e5",
+	Definition: desc_Int16.Source,
+	New:        func() rosidl.Message { return NewInt16() },
+	Desc:       desc_Int16,
 }
 
 // NewInt16 returns a new Int16 with its default values set.

@@ -25,13 +25,12 @@ var desc_Int32 = &rosidl.TypeDescription{
 
 // Int32_TypeInfo describes std_msgs/msg/Int32.
 var Int32_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int32",
-	DDSName: "std_msgs::msg::dds_::Int32_",
-	Hash:    "RIHS01_b6578ded3c58c626cfe8d1a6fb6e04f706f97e9f03d2727c9ff4e74b1cef0deb",
-	Definition: `int32 data
-`,
-	New:  func() rosidl.Message { return NewInt32() },
-	Desc: desc_Int32,
+	Name:       "std_msgs/msg/Int32",
+	DDSName:    "std_msgs::msg::dds_::Int32_",
+	Hash:       "RIHS01_b6578ded3c58c626cfe8d1a6fb6e04f706f97e9f03d2727c9ff4e74b1cef0deb",
+	Definition: desc_Int32.Source,
+	New:        func() rosidl.Message { return NewInt32() },
+	Desc:       desc_Int32,
 }
 
 // NewInt32 returns a new Int32 with its default values set.

@@ -29,14 +29,12 @@ int32[] data
 
 // Int32MultiArray_TypeInfo describes std_msgs/msg/Int32MultiArray.
 var Int32MultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int32MultiArray",
-	DDSName: "std_msgs::msg::dds_::Int32MultiArray_",
-	Hash:    "RIHS01_84a7346323525d1b4dfca899df3820f245e54009dac5a6b69217d14fdefd1701",
-	Definition: `MultiArrayLayout layout
-int32[] data
-`,
-	New:  func() rosidl.Message { return NewInt32MultiArray() },
-	Desc: desc_Int32MultiArray,
+	Name:       "std_msgs/msg/Int32MultiArray",
+	DDSName:    "std_msgs::msg::dds_::Int32MultiArray_",
+	Hash:       "RIHS01_84a7346323525d1b4dfca899df3820f245e54009dac5a6b69217d14fdefd1701",
+	Definition: desc_Int32MultiArray.Source,
+	New:        func() rosidl.Message { return NewInt32MultiArray() },
+	Desc:       desc_Int32MultiArray,
 }
 
 // NewInt32MultiArray returns a new Int32MultiArray with its default values set.

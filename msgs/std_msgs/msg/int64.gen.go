@@ -25,13 +25,12 @@ var desc_Int64 = &rosidl.TypeDescription{
 
 // Int64_TypeInfo describes std_msgs/msg/Int64.
 var Int64_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int64",
-	DDSName: "std_msgs::msg::dds_::Int64_",
-	Hash:    "RIHS01_8cd1048c2f186b6bd9a92472dc1ce51723c0833a221e2b7aecfff111774f4b49",
-	Definition: `int64 data
-`,
-	New:  func() rosidl.Message { return NewInt64() },
-	Desc: desc_Int64,
+	Name:       "std_msgs/msg/Int64",
+	DDSName:    "std_msgs::msg::dds_::Int64_",
+	Hash:       "RIHS01_8cd1048c2f186b6bd9a92472dc1ce51723c0833a221e2b7aecfff111774f4b49",
+	Definition: desc_Int64.Source,
+	New:        func() rosidl.Message { return NewInt64() },
+	Desc:       desc_Int64,
 }
 
 // NewInt64 returns a new Int64 with its default values set.

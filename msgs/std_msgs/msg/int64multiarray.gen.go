@@ -29,14 +29,12 @@ int64[] data
 
 // Int64MultiArray_TypeInfo describes std_msgs/msg/Int64MultiArray.
 var Int64MultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int64MultiArray",
-	DDSName: "std_msgs::msg::dds_::Int64MultiArray_",
-	Hash:    "RIHS01_e60f9fe34d697f0939ad49d33158693c1277fbac0e2f04b7c2995dc21c89b422",
-	Definition: `MultiArrayLayout layout
-int64[] data
-`,
-	New:  func() rosidl.Message { return NewInt64MultiArray() },
-	Desc: desc_Int64MultiArray,
+	Name:       "std_msgs/msg/Int64MultiArray",
+	DDSName:    "std_msgs::msg::dds_::Int64MultiArray_",
+	Hash:       "RIHS01_e60f9fe34d697f0939ad49d33158693c1277fbac0e2f04b7c2995dc21c89b422",
+	Definition: desc_Int64MultiArray.Source,
+	New:        func() rosidl.Message { return NewInt64MultiArray() },
+	Desc:       desc_Int64MultiArray,
 }
 
 // NewInt64MultiArray returns a new Int64MultiArray with its default values set.

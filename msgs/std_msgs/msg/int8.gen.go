@@ -25,13 +25,12 @@ var desc_Int8 = &rosidl.TypeDescription{
 
 // Int8_TypeInfo describes std_msgs/msg/Int8.
 var Int8_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/Int8",
-	DDSName: "std_msgs::msg::dds_::Int8_",
-	Hash:    "RIHS01_26525065a403d972cb672f0777e333f0c799ad444ae5fcd79e43d1e73bd0f440",
-	Definition: `int8 data
-`,
-	New:  func() rosidl.Message { return NewInt8() },
-	Desc: desc_Int8,
+	Name:       "std_msgs/msg/Int8",
+	DDSName:    "std_msgs::msg::dds_::Int8_",
+	Hash:       "RIHS01_26525065a403d972cb672f0777e333f0c799ad444ae5fcd79e43d1e73bd0f440",
+	Definition: desc_Int8.Source,
+	New:        func() rosidl.Message { return NewInt8() },
+	Desc:       desc_Int8,
 }
 
 // NewInt8 returns a new Int8 with its default values set.

@@ -31,15 +31,12 @@ uint32 stride  # stride of this dimension
 
 // MultiArrayDimension_TypeInfo describes std_msgs/msg/MultiArrayDimension.
 var MultiArrayDimension_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/MultiArrayDimension",
-	DDSName: "std_msgs::msg::dds_::MultiArrayDimension_",
-	Hash:    "RIHS01_5e773a60a4c7fc8a54985f307c7837aa2994252a126c301957a24e31282c9cbe",
-	Definition: `string label   # name of the dimension
-uint32 size    # number of elements in this dimension
-uint32 stride  # stride of this dimension
-`,
-	New:  func() rosidl.Message { return NewMultiArrayDimension() },
-	Desc: desc_MultiArrayDimension,
+	Name:       "std_msgs/msg/MultiArrayDimension",
+	DDSName:    "std_msgs::msg::dds_::MultiArrayDimension_",
+	Hash:       "RIHS01_5e773a60a4c7fc8a54985f307c7837aa2994252a126c301957a24e31282c9cbe",
+	Definition: desc_MultiArrayDimension.Source,
+	New:        func() rosidl.Message { return NewMultiArrayDimension() },
+	Desc:       desc_MultiArrayDimension,
 }
 
 // NewMultiArrayDimension returns a new MultiArrayDimension with its default values set.

@@ -29,14 +29,12 @@ uint32 data_offset         # padding elements at the front of data
 
 // MultiArrayLayout_TypeInfo describes std_msgs/msg/MultiArrayLayout.
 var MultiArrayLayout_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/MultiArrayLayout",
-	DDSName: "std_msgs::msg::dds_::MultiArrayLayout_",
-	Hash:    "RIHS01_4c66e6f78e740ac103a94cf63259f968e48c617e7699e829b63c21a5cb50dac6",
-	Definition: `MultiArrayDimension[] dim  # outermost dimension first
-uint32 data_offset         # padding elements at the front of data
-`,
-	New:  func() rosidl.Message { return NewMultiArrayLayout() },
-	Desc: desc_MultiArrayLayout,
+	Name:       "std_msgs/msg/MultiArrayLayout",
+	DDSName:    "std_msgs::msg::dds_::MultiArrayLayout_",
+	Hash:       "RIHS01_4c66e6f78e740ac103a94cf63259f968e48c617e7699e829b63c21a5cb50dac6",
+	Definition: desc_MultiArrayLayout.Source,
+	New:        func() rosidl.Message { return NewMultiArrayLayout() },
+	Desc:       desc_MultiArrayLayout,
 }
 
 // NewMultiArrayLayout returns a new MultiArrayLayout with its default values set.

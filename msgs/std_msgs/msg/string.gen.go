@@ -25,13 +25,12 @@ var desc_String = &rosidl.TypeDescription{
 
 // String_TypeInfo describes std_msgs/msg/String.
 var String_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/String",
-	DDSName: "std_msgs::msg::dds_::String_",
-	Hash:    "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18",
-	Definition: `string data
-`,
-	New:  func() rosidl.Message { return NewString() },
-	Desc: desc_String,
+	Name:       "std_msgs/msg/String",
+	DDSName:    "std_msgs::msg::dds_::String_",
+	Hash:       "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18",
+	Definition: desc_String.Source,
+	New:        func() rosidl.Message { return NewString() },
+	Desc:       desc_String,
 }
 
 // NewString returns a new String with its default values set.

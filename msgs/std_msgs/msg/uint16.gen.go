@@ -25,13 +25,12 @@ var desc_UInt16 = &rosidl.TypeDescription{
 
 // UInt16_TypeInfo describes std_msgs/msg/UInt16.
 var UInt16_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/UInt16",
-	DDSName: "std_msgs::msg::dds_::UInt16_",
-	Hash:    "RIHS01_08a406e4b022bc22e907f985d6a9e9dd1d4fbecae573549cf49350113e7757b1",
-	Definition: `uint16 data
-`,
-	New:  func() rosidl.Message { return NewUInt16() },
-	Desc: desc_UInt16,
+	Name:       "std_msgs/msg/UInt16",
+	DDSName:    "std_msgs::msg::dds_::UInt16_",
+	Hash:       "RIHS01_08a406e4b022bc22e907f985d6a9e9dd1d4fbecae573549cf49350113e7757b1",
+	Definition: desc_UInt16.Source,
+	New:        func() rosidl.Message { return NewUInt16() },
+	Desc:       desc_UInt16,
 }
 
 // NewUInt16 returns a new UInt16 with its default values set.

@@ -25,13 +25,12 @@ var desc_UInt32 = &rosidl.TypeDescription{
 
 // UInt32_TypeInfo describes std_msgs/msg/UInt32.
 var UInt32_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/UInt32",
-	DDSName: "std_msgs::msg::dds_::UInt32_",
-	Hash:    "RIHS01_a5c874829b752bc5fa190024b0ad76f578cc278271e855c7d02a818b3516fb4a",
-	Definition: `uint32 data
-`,
-	New:  func() rosidl.Message { return NewUInt32() },
-	Desc: desc_UInt32,
+	Name:       "std_msgs/msg/UInt32",
+	DDSName:    "std_msgs::msg::dds_::UInt32_",
+	Hash:       "RIHS01_a5c874829b752bc5fa190024b0ad76f578cc278271e855c7d02a818b3516fb4a",
+	Definition: desc_UInt32.Source,
+	New:        func() rosidl.Message { return NewUInt32() },
+	Desc:       desc_UInt32,
 }
 
 // NewUInt32 returns a new UInt32 with its default values set.

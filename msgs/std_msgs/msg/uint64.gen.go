@@ -25,13 +25,12 @@ var desc_UInt64 = &rosidl.TypeDescription{
 
 // UInt64_TypeInfo describes std_msgs/msg/UInt64.
 var UInt64_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/UInt64",
-	DDSName: "std_msgs::msg::dds_::UInt64_",
-	Hash:    "RIHS01_fbdc52018fc13755dce18024d1a671c856aa8b4aaf63adfb095b608f98e8c943",
-	Definition: `uint64 data
-`,
-	New:  func() rosidl.Message { return NewUInt64() },
-	Desc: desc_UInt64,
+	Name:       "std_msgs/msg/UInt64",
+	DDSName:    "std_msgs::msg::dds_::UInt64_",
+	Hash:       "RIHS01_fbdc52018fc13755dce18024d1a671c856aa8b4aaf63adfb095b608f98e8c943",
+	Definition: desc_UInt64.Source,
+	New:        func() rosidl.Message { return NewUInt64() },
+	Desc:       desc_UInt64,
 }
 
 // NewUInt64 returns a new UInt64 with its default values set.

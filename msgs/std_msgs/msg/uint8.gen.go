@@ -25,13 +25,12 @@ var desc_UInt8 = &rosidl.TypeDescription{
 
 // UInt8_TypeInfo describes std_msgs/msg/UInt8.
 var UInt8_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/UInt8",
-	DDSName: "std_msgs::msg::dds_::UInt8_",
-	Hash:    "RIHS01_6138bd83d8c3569cb80a667db03cfc1629f529fee79d944c39c34e352e72f010",
-	Definition: `uint8 data
-`,
-	New:  func() rosidl.Message { return NewUInt8() },
-	Desc: desc_UInt8,
+	Name:       "std_msgs/msg/UInt8",
+	DDSName:    "std_msgs::msg::dds_::UInt8_",
+	Hash:       "RIHS01_6138bd83d8c3569cb80a667db03cfc1629f529fee79d944c39c34e352e72f010",
+	Definition: desc_UInt8.Source,
+	New:        func() rosidl.Message { return NewUInt8() },
+	Desc:       desc_UInt8,
 }
 
 // NewUInt8 returns a new UInt8 with its default values set.

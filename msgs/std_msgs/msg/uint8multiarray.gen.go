@@ -29,14 +29,12 @@ uint8[] data
 
 // UInt8MultiArray_TypeInfo describes std_msgs/msg/UInt8MultiArray.
 var UInt8MultiArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "std_msgs/msg/UInt8MultiArray",
-	DDSName: "std_msgs::msg::dds_::UInt8MultiArray_",
-	Hash:    "RIHS01_5687e861b8d307a5e48b7515467ae7a5fc2daf805bd0ce6d8e9e604bade9f385",
-	Definition: `MultiArrayLayout layout
-uint8[] data
-`,
-	New:  func() rosidl.Message { return NewUInt8MultiArray() },
-	Desc: desc_UInt8MultiArray,
+	Name:       "std_msgs/msg/UInt8MultiArray",
+	DDSName:    "std_msgs::msg::dds_::UInt8MultiArray_",
+	Hash:       "RIHS01_5687e861b8d307a5e48b7515467ae7a5fc2daf805bd0ce6d8e9e604bade9f385",
+	Definition: desc_UInt8MultiArray.Source,
+	New:        func() rosidl.Message { return NewUInt8MultiArray() },
+	Desc:       desc_UInt8MultiArray,
 }
 
 // NewUInt8MultiArray returns a new UInt8MultiArray with its default values set.

@@ -168,11 +168,10 @@ var desc_Empty = &rosidl.TypeDescription{
 
 // Empty_ServiceType describes the service std_srvs/srv/Empty.
 var Empty_ServiceType = &rosidl.ServiceType{
-	Name:     "std_srvs/srv/Empty",
-	Request:  Empty_Request_TypeInfo,
-	Response: Empty_Response_TypeInfo,
-	Hash:     "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19",
-	Desc:     desc_Empty,
-	Definition: `---
-`,
+	Name:       "std_srvs/srv/Empty",
+	Request:    Empty_Request_TypeInfo,
+	Response:   Empty_Response_TypeInfo,
+	Hash:       "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19",
+	Desc:       desc_Empty,
+	Definition: desc_Empty.Source,
 }

@@ -175,14 +175,10 @@ string message
 
 // SetBool_ServiceType describes the service std_srvs/srv/SetBool.
 var SetBool_ServiceType = &rosidl.ServiceType{
-	Name:     "std_srvs/srv/SetBool",
-	Request:  SetBool_Request_TypeInfo,
-	Response: SetBool_Response_TypeInfo,
-	Hash:     "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a",
-	Desc:     desc_SetBool,
-	Definition: `bool data
----
-bool success
-string message
-`,
+	Name:       "std_srvs/srv/SetBool",
+	Request:    SetBool_Request_TypeInfo,
+	Response:   SetBool_Response_TypeInfo,
+	Hash:       "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a",
+	Desc:       desc_SetBool,
+	Definition: desc_SetBool.Source,
 }

@@ -175,13 +175,10 @@ string message
 
 // Trigger_ServiceType describes the service std_srvs/srv/Trigger.
 var Trigger_ServiceType = &rosidl.ServiceType{
-	Name:     "std_srvs/srv/Trigger",
-	Request:  Trigger_Request_TypeInfo,
-	Response: Trigger_Response_TypeInfo,
-	Hash:     "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f",
-	Desc:     desc_Trigger,
-	Definition: `---
-bool success
-string message
-`,
+	Name:       "std_srvs/srv/Trigger",
+	Request:    Trigger_Request_TypeInfo,
+	Response:   Trigger_Response_TypeInfo,
+	Hash:       "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f",
+	Desc:       desc_Trigger,
+	Definition: desc_Trigger.Source,
 }

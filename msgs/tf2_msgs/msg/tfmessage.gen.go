@@ -27,13 +27,12 @@ var desc_TFMessage = &rosidl.TypeDescription{
 
 // TFMessage_TypeInfo describes tf2_msgs/msg/TFMessage.
 var TFMessage_TypeInfo = &rosidl.TypeInfo{
-	Name:    "tf2_msgs/msg/TFMessage",
-	DDSName: "tf2_msgs::msg::dds_::TFMessage_",
-	Hash:    "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
-	Definition: `geometry_msgs/TransformStamped[] transforms
-`,
-	New:  func() rosidl.Message { return NewTFMessage() },
-	Desc: desc_TFMessage,
+	Name:       "tf2_msgs/msg/TFMessage",
+	DDSName:    "tf2_msgs::msg::dds_::TFMessage_",
+	Hash:       "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
+	Definition: desc_TFMessage.Source,
+	New:        func() rosidl.Message { return NewTFMessage() },
+	Desc:       desc_TFMessage,
 }
 
 // NewTFMessage returns a new TFMessage with its default values set.

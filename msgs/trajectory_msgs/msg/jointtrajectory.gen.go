@@ -33,15 +33,12 @@ JointTrajectoryPoint[] points
 
 // JointTrajectory_TypeInfo describes trajectory_msgs/msg/JointTrajectory.
 var JointTrajectory_TypeInfo = &rosidl.TypeInfo{
-	Name:    "trajectory_msgs/msg/JointTrajectory",
-	DDSName: "trajectory_msgs::msg::dds_::JointTrajectory_",
-	Hash:    "RIHS01_179b33eba59d676f6d967ac71fe35e7ca2f64b2f3928f4a018cec115e213796e",
-	Definition: `std_msgs/Header header
-string[] joint_names
-JointTrajectoryPoint[] points
-`,
-	New:  func() rosidl.Message { return NewJointTrajectory() },
-	Desc: desc_JointTrajectory,
+	Name:       "trajectory_msgs/msg/JointTrajectory",
+	DDSName:    "trajectory_msgs::msg::dds_::JointTrajectory_",
+	Hash:       "RIHS01_179b33eba59d676f6d967ac71fe35e7ca2f64b2f3928f4a018cec115e213796e",
+	Definition: desc_JointTrajectory.Source,
+	New:        func() rosidl.Message { return NewJointTrajectory() },
+	Desc:       desc_JointTrajectory,
 }
 
 // NewJointTrajectory returns a new JointTrajectory with its default values set.

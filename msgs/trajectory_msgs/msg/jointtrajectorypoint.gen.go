@@ -39,17 +39,12 @@ builtin_interfaces/Duration time_from_start
 
 // JointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/JointTrajectoryPoint.
 var JointTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
-	Name:    "trajectory_msgs/msg/JointTrajectoryPoint",
-	DDSName: "trajectory_msgs::msg::dds_::JointTrajectoryPoint_",
-	Hash:    "RIHS01_de8907036d8bd45aac6f30cc9044a3d4a329c42cbf719aff7d95a584cfa532d7",
-	Definition: `float64[] positions
-float64[] velocities
-float64[] accelerations
-float64[] effort
-builtin_interfaces/Duration time_from_start
-`,
-	New:  func() rosidl.Message { return NewJointTrajectoryPoint() },
-	Desc: desc_JointTrajectoryPoint,
+	Name:       "trajectory_msgs/msg/JointTrajectoryPoint",
+	DDSName:    "trajectory_msgs::msg::dds_::JointTrajectoryPoint_",
+	Hash:       "RIHS01_de8907036d8bd45aac6f30cc9044a3d4a329c42cbf719aff7d95a584cfa532d7",
+	Definition: desc_JointTrajectoryPoint.Source,
+	New:        func() rosidl.Message { return NewJointTrajectoryPoint() },
+	Desc:       desc_JointTrajectoryPoint,
 }
 
 // NewJointTrajectoryPoint returns a new JointTrajectoryPoint with its default values set.

@@ -33,15 +33,12 @@ MultiDOFJointTrajectoryPoint[] points
 
 // MultiDOFJointTrajectory_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectory.
 var MultiDOFJointTrajectory_TypeInfo = &rosidl.TypeInfo{
-	Name:    "trajectory_msgs/msg/MultiDOFJointTrajectory",
-	DDSName: "trajectory_msgs::msg::dds_::MultiDOFJointTrajectory_",
-	Hash:    "RIHS01_3a18fd095292a65cfde8833c72985a30af981f3ec44494655c6267262b443a4a",
-	Definition: `std_msgs/Header header
-string[] joint_names
-MultiDOFJointTrajectoryPoint[] points
-`,
-	New:  func() rosidl.Message { return NewMultiDOFJointTrajectory() },
-	Desc: desc_MultiDOFJointTrajectory,
+	Name:       "trajectory_msgs/msg/MultiDOFJointTrajectory",
+	DDSName:    "trajectory_msgs::msg::dds_::MultiDOFJointTrajectory_",
+	Hash:       "RIHS01_3a18fd095292a65cfde8833c72985a30af981f3ec44494655c6267262b443a4a",
+	Definition: desc_MultiDOFJointTrajectory.Source,
+	New:        func() rosidl.Message { return NewMultiDOFJointTrajectory() },
+	Desc:       desc_MultiDOFJointTrajectory,
 }
 
 // NewMultiDOFJointTrajectory returns a new MultiDOFJointTrajectory with its default values set.

@@ -37,16 +37,12 @@ builtin_interfaces/Duration time_from_start
 
 // MultiDOFJointTrajectoryPoint_TypeInfo describes trajectory_msgs/msg/MultiDOFJointTrajectoryPoint.
 var MultiDOFJointTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
-	Name:    "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint",
-	DDSName: "trajectory_msgs::msg::dds_::MultiDOFJointTrajectoryPoint_",
-	Hash:    "RIHS01_6ada1085b5ee64eaa069b074968e69f0e27c8c5e6f5bb0586dd1c834ef0e32b8",
-	Definition: `geometry_msgs/Transform[] transforms
-geometry_msgs/Twist[] velocities
-geometry_msgs/Twist[] accelerations
-builtin_interfaces/Duration time_from_start
-`,
-	New:  func() rosidl.Message { return NewMultiDOFJointTrajectoryPoint() },
-	Desc: desc_MultiDOFJointTrajectoryPoint,
+	Name:       "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint",
+	DDSName:    "trajectory_msgs::msg::dds_::MultiDOFJointTrajectoryPoint_",
+	Hash:       "RIHS01_6ada1085b5ee64eaa069b074968e69f0e27c8c5e6f5bb0586dd1c834ef0e32b8",
+	Definition: desc_MultiDOFJointTrajectoryPoint.Source,
+	New:        func() rosidl.Message { return NewMultiDOFJointTrajectoryPoint() },
+	Desc:       desc_MultiDOFJointTrajectoryPoint,
 }
 
 // NewMultiDOFJointTrajectoryPoint returns a new MultiDOFJointTrajectoryPoint with its default values set.

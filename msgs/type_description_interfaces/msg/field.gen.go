@@ -34,15 +34,12 @@ string default_value  # as written in the source file
 
 // Field_TypeInfo describes type_description_interfaces/msg/Field.
 var Field_TypeInfo = &rosidl.TypeInfo{
-	Name:    "type_description_interfaces/msg/Field",
-	DDSName: "type_description_interfaces::msg::dds_::Field_",
-	Hash:    "RIHS01_c0b01379cd4226281285ccaf6be46653968f855f7c5e41614ff5d7a854efef7c",
-	Definition: `string name
-FieldType type
-string default_value  # as written in the source file
-`,
-	New:  func() rosidl.Message { return NewField() },
-	Desc: desc_Field,
+	Name:       "type_description_interfaces/msg/Field",
+	DDSName:    "type_description_interfaces::msg::dds_::Field_",
+	Hash:       "RIHS01_c0b01379cd4226281285ccaf6be46653968f855f7c5e41614ff5d7a854efef7c",
+	Definition: desc_Field.Source,
+	New:        func() rosidl.Message { return NewField() },
+	Desc:       desc_Field,
 }
 
 // NewField returns a new Field with its default values set.

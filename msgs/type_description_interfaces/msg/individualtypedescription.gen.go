@@ -31,14 +31,12 @@ Field[] fields
 
 // IndividualTypeDescription_TypeInfo describes type_description_interfaces/msg/IndividualTypeDescription.
 var IndividualTypeDescription_TypeInfo = &rosidl.TypeInfo{
-	Name:    "type_description_interfaces/msg/IndividualTypeDescription",
-	DDSName: "type_description_interfaces::msg::dds_::IndividualTypeDescription_",
-	Hash:    "RIHS01_55c827d86c3c141bdd318fe6c22e11190e4d3b37c8f4f9751a084aa05ce96560",
-	Definition: `string<=255 type_name
-Field[] fields
-`,
-	New:  func() rosidl.Message { return NewIndividualTypeDescription() },
-	Desc: desc_IndividualTypeDescription,
+	Name:       "type_description_interfaces/msg/IndividualTypeDescription",
+	DDSName:    "type_description_interfaces::msg::dds_::IndividualTypeDescription_",
+	Hash:       "RIHS01_55c827d86c3c141bdd318fe6c22e11190e4d3b37c8f4f9751a084aa05ce96560",
+	Definition: desc_IndividualTypeDescription.Source,
+	New:        func() rosidl.Message { return NewIndividualTypeDescription() },
+	Desc:       desc_IndividualTypeDescription,
 }
 
 // NewIndividualTypeDescription returns a new IndividualTypeDescription with its default values set.

@@ -28,14 +28,12 @@ string value
 
 // KeyValue_TypeInfo describes type_description_interfaces/msg/KeyValue.
 var KeyValue_TypeInfo = &rosidl.TypeInfo{
-	Name:    "type_description_interfaces/msg/KeyValue",
-	DDSName: "type_description_interfaces::msg::dds_::KeyValue_",
-	Hash:    "RIHS01_274fe56bf14f33c7512e34c646a37579ee36779f745f049a9760763e817f0c42",
-	Definition: `string key
-string value
-`,
-	New:  func() rosidl.Message { return NewKeyValue() },
-	Desc: desc_KeyValue,
+	Name:       "type_description_interfaces/msg/KeyValue",
+	DDSName:    "type_description_interfaces::msg::dds_::KeyValue_",
+	Hash:       "RIHS01_274fe56bf14f33c7512e34c646a37579ee36779f745f049a9760763e817f0c42",
+	Definition: desc_KeyValue.Source,
+	New:        func() rosidl.Message { return NewKeyValue() },
+	Desc:       desc_KeyValue,
 }
 
 // NewKeyValue returns a new KeyValue with its default values set.

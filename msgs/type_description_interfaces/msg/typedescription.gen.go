@@ -31,14 +31,12 @@ IndividualTypeDescription[] referenced_type_descriptions
 
 // TypeDescription_TypeInfo describes type_description_interfaces/msg/TypeDescription.
 var TypeDescription_TypeInfo = &rosidl.TypeInfo{
-	Name:    "type_description_interfaces/msg/TypeDescription",
-	DDSName: "type_description_interfaces::msg::dds_::TypeDescription_",
-	Hash:    "RIHS01_739f2508c9fa3a6f330913ff5b9d25fb74159a077da71e1087f51a60c12a080b",
-	Definition: `IndividualTypeDescription type_description
-IndividualTypeDescription[] referenced_type_descriptions
-`,
-	New:  func() rosidl.Message { return NewTypeDescription() },
-	Desc: desc_TypeDescription,
+	Name:       "type_description_interfaces/msg/TypeDescription",
+	DDSName:    "type_description_interfaces::msg::dds_::TypeDescription_",
+	Hash:       "RIHS01_739f2508c9fa3a6f330913ff5b9d25fb74159a077da71e1087f51a60c12a080b",
+	Definition: desc_TypeDescription.Source,
+	New:        func() rosidl.Message { return NewTypeDescription() },
+	Desc:       desc_TypeDescription,
 }
 
 // NewTypeDescription returns a new TypeDescription with its default values set.

@@ -31,15 +31,12 @@ string raw_file_contents
 
 // TypeSource_TypeInfo describes type_description_interfaces/msg/TypeSource.
 var TypeSource_TypeInfo = &rosidl.TypeInfo{
-	Name:    "type_description_interfaces/msg/TypeSource",
-	DDSName: "type_description_interfaces::msg::dds_::TypeSource_",
-	Hash:    "RIHS01_faeaec7596c04ecf5b6e99ad225e4c7cbb997ad5435f793526fb3984d011aae5",
-	Definition: `string type_name
-string encoding  # "msg", "srv", "action", "idl", "dynamic" or "implicit"
-string raw_file_contents
-`,
-	New:  func() rosidl.Message { return NewTypeSource() },
-	Desc: desc_TypeSource,
+	Name:       "type_description_interfaces/msg/TypeSource",
+	DDSName:    "type_description_interfaces::msg::dds_::TypeSource_",
+	Hash:       "RIHS01_faeaec7596c04ecf5b6e99ad225e4c7cbb997ad5435f793526fb3984d011aae5",
+	Definition: desc_TypeSource.Source,
+	New:        func() rosidl.Message { return NewTypeSource() },
+	Desc:       desc_TypeSource,
 }
 
 // NewTypeSource returns a new TypeSource with its default values set.

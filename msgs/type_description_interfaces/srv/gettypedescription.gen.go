@@ -256,19 +256,10 @@ KeyValue[] extra_information
 
 // GetTypeDescription_ServiceType describes the service type_description_interfaces/srv/GetTypeDescription.
 var GetTypeDescription_ServiceType = &rosidl.ServiceType{
-	Name:     "type_description_interfaces/srv/GetTypeDescription",
-	Request:  GetTypeDescription_Request_TypeInfo,
-	Response: GetTypeDescription_Response_TypeInfo,
-	Hash:     "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
-	Desc:     desc_GetTypeDescription,
-	Definition: `string type_name
-string type_hash
-bool include_type_sources true
----
-bool successful
-string failure_reason
-TypeDescription type_description
-TypeSource[] type_sources
-KeyValue[] extra_information
-`,
+	Name:       "type_description_interfaces/srv/GetTypeDescription",
+	Request:    GetTypeDescription_Request_TypeInfo,
+	Response:   GetTypeDescription_Response_TypeInfo,
+	Hash:       "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
+	Desc:       desc_GetTypeDescription,
+	Definition: desc_GetTypeDescription.Source,
 }

@@ -25,13 +25,12 @@ var desc_UUID = &rosidl.TypeDescription{
 
 // UUID_TypeInfo describes unique_identifier_msgs/msg/UUID.
 var UUID_TypeInfo = &rosidl.TypeInfo{
-	Name:    "unique_identifier_msgs/msg/UUID",
-	DDSName: "unique_identifier_msgs::msg::dds_::UUID_",
-	Hash:    "RIHS01_1b8e8aca958cbea28fe6ef60bf6c19b683c97a9ef60bb34752067d0f2f7ab437",
-	Definition: `uint8[16] uuid
-`,
-	New:  func() rosidl.Message { return NewUUID() },
-	Desc: desc_UUID,
+	Name:       "unique_identifier_msgs/msg/UUID",
+	DDSName:    "unique_identifier_msgs::msg::dds_::UUID_",
+	Hash:       "RIHS01_1b8e8aca958cbea28fe6ef60bf6c19b683c97a9ef60bb34752067d0f2f7ab437",
+	Definition: desc_UUID.Source,
+	New:        func() rosidl.Message { return NewUUID() },
+	Desc:       desc_UUID,
 }
 
 // NewUUID returns a new UUID with its default values set.

@@ -820,33 +820,5 @@ var CartesianTrajectory_ActionType = &rosidl.ActionType{
 	FeedbackMessage: CartesianTrajectory_FeedbackMessage_TypeInfo,
 	Hash:            "RIHS01_7565d15e1214f065b3ad79719e40baa9e1aceb01492571b68f0af34584f8a08f",
 	Desc:            desc_CartesianTrajectory,
-	Definition: `# Cartesian impedance motion of one wrist (cs behaviour cart_imp) along a
-# pose trajectory, served on ~/right_arm/cartesian_trajectory and
-# ~/left_arm/cartesian_trajectory.
-std_msgs/Header header                  # frame_id "torso_base" or empty; stamp 0 = start now
-velma_msgs/CartesianTrajectoryPoint[] points   # 1..50 points, increasing times
-# Stiffness per direction of the wrist frame: force x, y, z [N/m], torque
-# x, y, z [Nm/rad]; 0 selects the default (1500 N/m, 150 Nm/rad).
-geometry_msgs/Wrench stiffness
-# Damping ratio per direction (0..2); 0 selects the default 0.35.
-geometry_msgs/Wrench damping
-velma_msgs/CartesianTolerance path_tolerance
-velma_msgs/CartesianTolerance goal_tolerance
-builtin_interfaces/Duration goal_time_tolerance
----
-int32 error_code
-int32 SUCCESSFUL=0
-int32 INVALID_GOAL=-1
-int32 PATH_TOLERANCE_VIOLATED=-4
-int32 GOAL_TOLERANCE_VIOLATED=-5
-int32 ABORTED=-6               # the behaviour ended (e.g. self-collision, safe state)
-int32 REJECTED=-7              # cs could not switch to cart_imp (motors, collision, state)
-string error_string
----
-std_msgs/Header header
-geometry_msgs/Pose desired
-geometry_msgs/Pose actual
-float64 position_error       # m
-float64 rotation_error       # rad
-`,
+	Definition:      desc_CartesianTrajectory.Source,
 }

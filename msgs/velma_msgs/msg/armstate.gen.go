@@ -36,17 +36,12 @@ float64[7] torque_commanded  # Nm, what was sent this cycle
 
 // ArmState_TypeInfo describes velma_msgs/msg/ArmState.
 var ArmState_TypeInfo = &rosidl.TypeInfo{
-	Name:    "velma_msgs/msg/ArmState",
-	DDSName: "velma_msgs::msg::dds_::ArmState_",
-	Hash:    "RIHS01_3a936c17ee27d266ebfe0636f8a728da275bff8a329f3aed58014d3fbbcbc7da",
-	Definition: `# State of one KUKA LWR4+ arm (FRI torque mode).
-bool ok                      # drive powered, no FRI error
-bool in_command_state        # FRI in command state
-float64[7] torque_measured   # Nm
-float64[7] torque_commanded  # Nm, what was sent this cycle
-`,
-	New:  func() rosidl.Message { return NewArmState() },
-	Desc: desc_ArmState,
+	Name:       "velma_msgs/msg/ArmState",
+	DDSName:    "velma_msgs::msg::dds_::ArmState_",
+	Hash:       "RIHS01_3a936c17ee27d266ebfe0636f8a728da275bff8a329f3aed58014d3fbbcbc7da",
+	Definition: desc_ArmState.Source,
+	New:        func() rosidl.Message { return NewArmState() },
+	Desc:       desc_ArmState,
 }
 
 // NewArmState returns a new ArmState with its default values set.

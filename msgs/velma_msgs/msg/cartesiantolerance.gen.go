@@ -30,15 +30,12 @@ float64 rotation             # rotation angle [rad]
 
 // CartesianTolerance_TypeInfo describes velma_msgs/msg/CartesianTolerance.
 var CartesianTolerance_TypeInfo = &rosidl.TypeInfo{
-	Name:    "velma_msgs/msg/CartesianTolerance",
-	DDSName: "velma_msgs::msg::dds_::CartesianTolerance_",
-	Hash:    "RIHS01_89c32070a6e86de7176735c3c1f4d77d23eaa1c9a7673f28e584fb15c58dc97d",
-	Definition: `# Bound on the wrist pose error; values <= 0 are not checked.
-float64 position             # distance [m]
-float64 rotation             # rotation angle [rad]
-`,
-	New:  func() rosidl.Message { return NewCartesianTolerance() },
-	Desc: desc_CartesianTolerance,
+	Name:       "velma_msgs/msg/CartesianTolerance",
+	DDSName:    "velma_msgs::msg::dds_::CartesianTolerance_",
+	Hash:       "RIHS01_89c32070a6e86de7176735c3c1f4d77d23eaa1c9a7673f28e584fb15c58dc97d",
+	Definition: desc_CartesianTolerance.Source,
+	New:        func() rosidl.Message { return NewCartesianTolerance() },
+	Desc:       desc_CartesianTolerance,
 }
 
 // NewCartesianTolerance returns a new CartesianTolerance with its default values set.

@@ -33,15 +33,12 @@ geometry_msgs/Pose pose      # right/left_arm_7_link in torso_base
 
 // CartesianTrajectoryPoint_TypeInfo describes velma_msgs/msg/CartesianTrajectoryPoint.
 var CartesianTrajectoryPoint_TypeInfo = &rosidl.TypeInfo{
-	Name:    "velma_msgs/msg/CartesianTrajectoryPoint",
-	DDSName: "velma_msgs::msg::dds_::CartesianTrajectoryPoint_",
-	Hash:    "RIHS01_9cd9df87aebacd35fdf91842d42db2b69545392a3c2f6205f7d370c7b7cdc32c",
-	Definition: `# One wrist pose of a Cartesian trajectory.
-builtin_interfaces/Duration time_from_start
-geometry_msgs/Pose pose      # right/left_arm_7_link in torso_base
-`,
-	New:  func() rosidl.Message { return NewCartesianTrajectoryPoint() },
-	Desc: desc_CartesianTrajectoryPoint,
+	Name:       "velma_msgs/msg/CartesianTrajectoryPoint",
+	DDSName:    "velma_msgs::msg::dds_::CartesianTrajectoryPoint_",
+	Hash:       "RIHS01_9cd9df87aebacd35fdf91842d42db2b69545392a3c2f6205f7d370c7b7cdc32c",
+	Definition: desc_CartesianTrajectoryPoint.Source,
+	New:        func() rosidl.Message { return NewCartesianTrajectoryPoint() },
+	Desc:       desc_CartesianTrajectoryPoint,
 }
 
 // NewCartesianTrajectoryPoint returns a new CartesianTrajectoryPoint with its default values set.

@@ -47,21 +47,12 @@ bool ok                      # drive not in fault
 
 // MotorState_TypeInfo describes velma_msgs/msg/MotorState.
 var MotorState_TypeInfo = &rosidl.TypeInfo{
-	Name:    "velma_msgs/msg/MotorState",
-	DDSName: "velma_msgs::msg::dds_::MotorState_",
-	Hash:    "RIHS01_9c720e8b5c5eb1715828663c91cf658a645dab0f0c457eeba2f9408f2edb6a6a",
-	Definition: `# State of one motor of Velma's body (torso or head), as reported by the
-# effectors through velma_core_ve_body.
-string name                  # torso_0_joint, head_pan_joint or head_tilt_joint
-float64 position             # rad
-float64 velocity             # rad/s
-bool enabled                 # drive enabled
-bool homing_required         # position not yet referenced (head motors)
-bool homing_in_progress
-bool ok                      # drive not in fault
-`,
-	New:  func() rosidl.Message { return NewMotorState() },
-	Desc: desc_MotorState,
+	Name:       "velma_msgs/msg/MotorState",
+	DDSName:    "velma_msgs::msg::dds_::MotorState_",
+	Hash:       "RIHS01_9c720e8b5c5eb1715828663c91cf658a645dab0f0c457eeba2f9408f2edb6a6a",
+	Definition: desc_MotorState.Source,
+	New:        func() rosidl.Message { return NewMotorState() },
+	Desc:       desc_MotorState,
 }
 
 // NewMotorState returns a new MotorState with its default values set.

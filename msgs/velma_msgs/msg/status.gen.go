@@ -153,67 +153,12 @@ uint64 overruns              # iterations that missed their 2 ms deadline
 
 // Status_TypeInfo describes velma_msgs/msg/Status.
 var Status_TypeInfo = &rosidl.TypeInfo{
-	Name:    "velma_msgs/msg/Status",
-	DDSName: "velma_msgs::msg::dds_::Status_",
-	Hash:    "RIHS01_28ff3357d64e5e9409b0916c32a0f4ffb24333fd1ab7d86f9c7882cb2da31dd7",
-	Definition: `# Status of the Velma core agent (velma_core: ve_body + cs), published on
-# ~/status. Joint positions and velocities are on /joint_states.
-std_msgs/Header header       # frame_id "torso_base" (frame of the wrist poses)
-
-# ve_body (safety layer): idle, safe, safe_st, safe_st_ok, transp, transp_st
-string ve_body_state
-# cs (control subsystem): idle, safe, relax, cart_imp, jnt_imp
-string cs_state
-uint32 subsystem_state       # cs state as the original constants below
-uint32 STATE_IDLE=0
-uint32 STATE_SAFE=1
-uint32 STATE_CART_IMP=2
-uint32 STATE_JNT_IMP=3
-uint32 STATE_RELAX=4
-
-# StatusSC of ve_body
-bool safe_behavior           # ve_body is in one of its safe states
-bool error                   # a fault bit is set this cycle
-int32 fault_type             # bit set of the FAULT_* constants
-int32 FAULT_NAN_COMMAND=1
-int32 FAULT_RANGE_COMMAND=2
-int32 FAULT_NAN_STATUS=4
-int32 FAULT_RANGE_STATUS=8
-int32 FAULT_COMM_HW=16
-int32 FAULT_COMM_UP=32
-int32 FAULT_COMM_PACKET_LOST=64
-int32 FAULT_HW_STATE=128
-int32 faulty_module_id       # bit set of the MODULE_* constants
-int32 MODULE_R_ARM=1
-int32 MODULE_L_ARM=2
-int32 MODULE_R_HAND=4
-int32 MODULE_L_HAND=8
-int32 MODULE_R_FT=16
-int32 MODULE_L_FT=32
-int32 MODULE_T_MOTOR=64
-int32 MODULE_HP_MOTOR=128
-int32 MODULE_HT_MOTOR=256
-int32 MODULE_R_TACTILE=512
-int32 MODULE_L_OPTOFORCE=1024
-
-velma_msgs/MotorState[] motors   # torso, head pan, head tilt
-bool motors_ready                # all three enabled and homed
-velma_msgs/ArmState right_arm
-velma_msgs/ArmState left_arm
-
-geometry_msgs/Pose right_wrist       # measured right_arm_7_link in torso_base
-geometry_msgs/Pose left_wrist
-geometry_msgs/Pose right_wrist_cmd   # cart_imp setpoint
-geometry_msgs/Pose left_wrist_cmd
-
-bool in_self_collision       # closer than the collision distance
-float64 min_distance         # smallest self-collision distance checked [m]
-
-uint64 iteration             # control iterations since start
-uint64 overruns              # iterations that missed their 2 ms deadline
-`,
-	New:  func() rosidl.Message { return NewStatus() },
-	Desc: desc_Status,
+	Name:       "velma_msgs/msg/Status",
+	DDSName:    "velma_msgs::msg::dds_::Status_",
+	Hash:       "RIHS01_28ff3357d64e5e9409b0916c32a0f4ffb24333fd1ab7d86f9c7882cb2da31dd7",
+	Definition: desc_Status.Source,
+	New:        func() rosidl.Message { return NewStatus() },
+	Desc:       desc_Status,
 }
 
 // NewStatus returns a new Status with its default values set.

@@ -122,48 +122,12 @@ bool mesh_use_embedded_materials
 
 // Marker_TypeInfo describes visualization_msgs/msg/Marker.
 var Marker_TypeInfo = &rosidl.TypeInfo{
-	Name:    "visualization_msgs/msg/Marker",
-	DDSName: "visualization_msgs::msg::dds_::Marker_",
-	Hash:    "RIHS01_45b13ccf791f225962bf74e746f9644518855d783a6f42ba0cc14fde2b4f3ce0",
-	Definition: `int32 ARROW=0
-int32 CUBE=1
-int32 SPHERE=2
-int32 CYLINDER=3
-int32 LINE_STRIP=4
-int32 LINE_LIST=5
-int32 CUBE_LIST=6
-int32 SPHERE_LIST=7
-int32 POINTS=8
-int32 TEXT_VIEW_FACING=9
-int32 MESH_RESOURCE=10
-int32 TRIANGLE_LIST=11
-int32 ARROW_STRIP=12
-int32 ADD=0
-int32 MODIFY=0
-int32 DELETE=2
-int32 DELETEALL=3
-std_msgs/Header header
-string ns
-int32 id
-int32 type
-int32 action
-geometry_msgs/Pose pose
-geometry_msgs/Vector3 scale
-std_msgs/ColorRGBA color
-builtin_interfaces/Duration lifetime  # 0 means forever
-bool frame_locked
-geometry_msgs/Point[] points
-std_msgs/ColorRGBA[] colors
-string texture_resource
-sensor_msgs/CompressedImage texture
-UVCoordinate[] uv_coordinates
-string text
-string mesh_resource
-MeshFile mesh_file
-bool mesh_use_embedded_materials
-`,
-	New:  func() rosidl.Message { return NewMarker() },
-	Desc: desc_Marker,
+	Name:       "visualization_msgs/msg/Marker",
+	DDSName:    "visualization_msgs::msg::dds_::Marker_",
+	Hash:       "RIHS01_45b13ccf791f225962bf74e746f9644518855d783a6f42ba0cc14fde2b4f3ce0",
+	Definition: desc_Marker.Source,
+	New:        func() rosidl.Message { return NewMarker() },
+	Desc:       desc_Marker,
 }
 
 // NewMarker returns a new Marker with its default values set.

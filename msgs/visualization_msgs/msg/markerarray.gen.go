@@ -26,13 +26,12 @@ var desc_MarkerArray = &rosidl.TypeDescription{
 
 // MarkerArray_TypeInfo describes visualization_msgs/msg/MarkerArray.
 var MarkerArray_TypeInfo = &rosidl.TypeInfo{
-	Name:    "visualization_msgs/msg/MarkerArray",
-	DDSName: "visualization_msgs::msg::dds_::MarkerArray_",
-	Hash:    "RIHS01_86cb8800b6fb05b5eff1abd7a56f62a5641d3ae9a1c29e78e67e704f1d067dcf",
-	Definition: `Marker[] markers
-`,
-	New:  func() rosidl.Message { return NewMarkerArray() },
-	Desc: desc_MarkerArray,
+	Name:       "visualization_msgs/msg/MarkerArray",
+	DDSName:    "visualization_msgs::msg::dds_::MarkerArray_",
+	Hash:       "RIHS01_86cb8800b6fb05b5eff1abd7a56f62a5641d3ae9a1c29e78e67e704f1d067dcf",
+	Definition: desc_MarkerArray.Source,
+	New:        func() rosidl.Message { return NewMarkerArray() },
+	Desc:       desc_MarkerArray,
 }
 
 // NewMarkerArray returns a new MarkerArray with its default values set.

@@ -28,14 +28,12 @@ uint8[] data
 
 // MeshFile_TypeInfo describes visualization_msgs/msg/MeshFile.
 var MeshFile_TypeInfo = &rosidl.TypeInfo{
-	Name:    "visualization_msgs/msg/MeshFile",
-	DDSName: "visualization_msgs::msg::dds_::MeshFile_",
-	Hash:    "RIHS01_7710ece15a148fb7c9b546364cfb215bb06098087bd6394fe5b73a493508f8c4",
-	Definition: `string filename
-uint8[] data
-`,
-	New:  func() rosidl.Message { return NewMeshFile() },
-	Desc: desc_MeshFile,
+	Name:       "visualization_msgs/msg/MeshFile",
+	DDSName:    "visualization_msgs::msg::dds_::MeshFile_",
+	Hash:       "RIHS01_7710ece15a148fb7c9b546364cfb215bb06098087bd6394fe5b73a493508f8c4",
+	Definition: desc_MeshFile.Source,
+	New:        func() rosidl.Message { return NewMeshFile() },
+	Desc:       desc_MeshFile,
 }
 
 // NewMeshFile returns a new MeshFile with its default values set.

@@ -28,14 +28,12 @@ float32 v
 
 // UVCoordinate_TypeInfo describes visualization_msgs/msg/UVCoordinate.
 var UVCoordinate_TypeInfo = &rosidl.TypeInfo{
-	Name:    "visualization_msgs/msg/UVCoordinate",
-	DDSName: "visualization_msgs::msg::dds_::UVCoordinate_",
-	Hash:    "RIHS01_f27f7ed21fe360c6066944f856b801a0c0d1e94e815b6886444b42d90b196a26",
-	Definition: `float32 u
-float32 v
-`,
-	New:  func() rosidl.Message { return NewUVCoordinate() },
-	Desc: desc_UVCoordinate,
+	Name:       "visualization_msgs/msg/UVCoordinate",
+	DDSName:    "visualization_msgs::msg::dds_::UVCoordinate_",
+	Hash:       "RIHS01_f27f7ed21fe360c6066944f856b801a0c0d1e94e815b6886444b42d90b196a26",
+	Definition: desc_UVCoordinate.Source,
+	New:        func() rosidl.Message { return NewUVCoordinate() },
+	Desc:       desc_UVCoordinate,
 }
 
 // NewUVCoordinate returns a new UVCoordinate with its default values set.
