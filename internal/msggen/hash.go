@@ -1,13 +1,12 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )
 
 // FieldType ids of type_description_interfaces/msg/FieldType.
@@ -165,79 +164,59 @@ func pyFloat(x float64) string {
 	return s
 }
 
-// individualDescription writes m's individual type description in the
-// json.dumps form REP-2011 hashes (default values omitted).
-func individualDescription(b *strings.Builder, m *MsgSpec) {
-	b.WriteString(`{"type_name": `)
-	b.WriteString(strconv.Quote(m.FullName()))
-	b.WriteString(`, "fields": [`)
-	for i, f := range fieldDescs(m) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(b, `{"name": %s, "type": {"type_id": %d, "capacity": %d, "string_capacity": %d, "nested_type_name": %s}}`,
-			strconv.Quote(f.name), f.typeID, f.capacity, f.stringCapacity, strconv.Quote(f.nested))
+// description builds the runtime description graph (rosidl) of the named
+// type (message, service or action): the same structure the generated code
+// carries, so the generated hashes and the ones nodes compute at run time
+// come from one serializer.
+func (u *Universe) description(name string) (*rosidl.TypeDescription, error) {
+	top := u.lookup(name)
+	if top == nil {
+		return nil, fmt.Errorf("unknown type %s", name)
 	}
-	b.WriteString("]}")
+	built := map[string]*rosidl.TypeDescription{}
+	var build func(m *MsgSpec) (*rosidl.TypeDescription, error)
+	build = func(m *MsgSpec) (*rosidl.TypeDescription, error) {
+		if d, ok := built[m.FullName()]; ok {
+			return d, nil
+		}
+		d := &rosidl.TypeDescription{Name: m.FullName()}
+		built[m.FullName()] = d
+		for _, f := range fieldDescs(m) {
+			d.Fields = append(d.Fields, rosidl.FieldDescription{Name: f.name, TypeID: uint8(f.typeID),
+				Capacity: uint64(f.capacity), StringCapacity: uint64(f.stringCapacity), NestedTypeName: f.nested})
+			if f.nested == "" {
+				continue
+			}
+			r := u.lookup(f.nested)
+			if r == nil {
+				return nil, fmt.Errorf("%s references unknown type %s", m.FullName(), f.nested)
+			}
+			rd, err := build(r)
+			if err != nil {
+				return nil, err
+			}
+			d.Refs = append(d.Refs, rd)
+		}
+		return d, nil
+	}
+	return build(top)
 }
 
 // TypeDescriptionJSON returns the hashed JSON text of the full type
 // description of the named type (message, service or action).
 func (u *Universe) TypeDescriptionJSON(name string) (string, error) {
-	top := u.lookup(name)
-	if top == nil {
-		return "", fmt.Errorf("unknown type %s", name)
-	}
-	refs := map[string]*MsgSpec{}
-	var walk func(m *MsgSpec) error
-	walk = func(m *MsgSpec) error {
-		for _, f := range m.Fields {
-			if !f.Type.Base.IsNested() {
-				continue
-			}
-			n := f.Type.Base.FullName()
-			if _, ok := refs[n]; ok {
-				continue
-			}
-			r := u.lookup(n)
-			if r == nil {
-				return fmt.Errorf("%s references unknown type %s", m.FullName(), n)
-			}
-			refs[n] = r
-			if err := walk(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(top); err != nil {
+	d, err := u.description(name)
+	if err != nil {
 		return "", err
 	}
-	names := make([]string, 0, len(refs))
-	for n := range refs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString(`{"type_description": `)
-	individualDescription(&b, top)
-	b.WriteString(`, "referenced_type_descriptions": [`)
-	for i, n := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		individualDescription(&b, refs[n])
-	}
-	b.WriteString("]}")
-	return b.String(), nil
+	return d.HashJSON(), nil
 }
 
 // Hash returns the RIHS01 hash string of the named type.
 func (u *Universe) Hash(name string) (string, error) {
-	j, err := u.TypeDescriptionJSON(name)
+	d, err := u.description(name)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(j))
-	return "RIHS01_" + hex.EncodeToString(sum[:]), nil
+	return d.TypeHash(), nil
 }
