@@ -96,7 +96,7 @@ func NewActionClient[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		return nil, err
 	}
 	if c.sendGoal, err = newClient(n, prefix+"send_goal", at.SendGoal.Request, at.SendGoal.Response,
-		func() rosidl.Message { return &actionSendGoalResponse{ti: at.SendGoal.Response} }, nil); err != nil {
+		func() rosidl.Message { return &actionSendGoalResponse{ti: at.SendGoal.Response} }, []EndpointOption{alsoUses(at.Desc)}); err != nil {
 		return nil, err
 	}
 	if c.getRes, err = newClient(n, prefix+"get_result", at.GetResult.Request, at.GetResult.Response,

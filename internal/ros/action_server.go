@@ -131,7 +131,7 @@ func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		func(_ context.Context, m rosidl.Message) (rosidl.Message, error) {
 			req := m.(*actionSendGoalRequest)
 			return s.onSendGoal(req.ID, (*G)(req.Goal.(PG))), nil
-		}, nil)
+		}, []EndpointOption{alsoUses(at.Desc)})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ type client struct {
 	id         csid
 	reqT       *rosidl.TypeInfo
 	respT      *rosidl.TypeInfo
+	also       *rosidl.TypeDescription // action type of send_goal (type cache)
 	reqTopic   string
 	repTopic   string
 	reqWriter  *dds.Writer
@@ -54,7 +55,7 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	}
 	part := n.ctx.part
 	c := &client{
-		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, newResp: newResp,
+		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: o.also, newResp: newResp,
 		reqTopic: ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions),
 		repTopic: ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions),
 		done:     make(chan struct{}),

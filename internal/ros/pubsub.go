@@ -16,6 +16,15 @@ type EndpointOption func(*endpointOptions)
 type endpointOptions struct {
 	qos         *QoS
 	ignoreLocal bool
+	// also is one more type the endpoint's node uses through it: the
+	// action type, set on an action's send_goal service and client.
+	also *rosidl.TypeDescription
+}
+
+// alsoUses registers d in the node's type cache for as long as the service
+// or client exists (rcl_action registers the action type itself).
+func alsoUses(d *rosidl.TypeDescription) EndpointOption {
+	return func(o *endpointOptions) { o.also = d }
 }
 
 // WithQoS sets the QoS of a service or client (default QoSServices). For

@@ -84,6 +84,7 @@ type Service struct {
 	id        csid
 	reqT      *rosidl.TypeInfo // request and response types (type cache)
 	respT     *rosidl.TypeInfo
+	also      *rosidl.TypeDescription // action type of send_goal (type cache)
 	reqReader *dds.Reader
 	repWriter *dds.Writer
 	in        *inbox[incomingRequest]
@@ -148,7 +149,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: o.also}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {

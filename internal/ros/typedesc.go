@@ -37,10 +37,22 @@ func (c *clockReader) usedTypes() []*rosidl.TypeDescription {
 	return descsOf(rosgraph_msgs_msg.Clock_TypeInfo)
 }
 
-// usedTypes of a service: the service type (what rcl registers) and its
-// request and response types (whose hashes the rq/rr endpoints carry).
-func (s *Service) usedTypes() []*rosidl.TypeDescription { return descsOf(s.reqT, s.respT) }
-func (c *client) usedTypes() []*rosidl.TypeDescription  { return descsOf(c.reqT, c.respT) }
+// usedTypes of a service: the service type (what rcl registers), its
+// request and response types (whose hashes the rq/rr endpoints carry) and,
+// for an action's send_goal, the action type.
+func (s *Service) usedTypes() []*rosidl.TypeDescription {
+	return withAlso(descsOf(s.reqT, s.respT), s.also)
+}
+func (c *client) usedTypes() []*rosidl.TypeDescription {
+	return withAlso(descsOf(c.reqT, c.respT), c.also)
+}
+
+func withAlso(ds []*rosidl.TypeDescription, also *rosidl.TypeDescription) []*rosidl.TypeDescription {
+	if also != nil {
+		ds = append(ds, also)
+	}
+	return ds
+}
 
 // descsOf returns the descriptions of the given types and, for the halves
 // of a service, of the service type; types without one are skipped.

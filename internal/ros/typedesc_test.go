@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -121,6 +122,42 @@ func TestGetTypeDescriptionHandler(t *testing.T) {
 	}
 	if name := n.usedTypeHashes()[st.Hash]; name != st.Name {
 		t.Errorf("SetBool listed as %q", name)
+	}
+}
+
+// An action server and an action client register the action type itself,
+// as rcl_action does, and drop it when they close.
+func TestGetTypeDescriptionActionType(t *testing.T) {
+	c := newTestContext(t, domainTypeDesc)
+	at := nav2_msgs_action.NavigateToPose_ActionType
+	if at.Desc == nil || at.Hash == "" {
+		t.Fatal("NavigateToPose has no generated description")
+	}
+	check := func(n *Node, what string) {
+		t.Helper()
+		r := n.getTypeDescription(typeDescReq(at.Name, at.Hash, true))
+		if !r.Successful || r.TypeDescription.TypeDescription.TypeName != at.Name {
+			t.Fatalf("%s: %+v", what, r)
+		}
+		if len(r.TypeSources) == 0 || r.TypeSources[0].Encoding != "action" || r.TypeSources[0].RawFileContents != at.Definition {
+			t.Errorf("%s: sources %+v", what, r.TypeSources)
+		}
+	}
+	srvNode := mustNode(t, c, "typedesc_action_server", "/")
+	testNavServer(t, srvNode, nil, nil)
+	check(srvNode, "server")
+
+	cliNode := mustNode(t, c, "typedesc_action_client", "/")
+	cli, err := NewActionClient[navGoal, navResult, navFeedback](cliNode, "/navigate_to_pose", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(cliNode, "client")
+	if err := cli.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliNode.getTypeDescription(typeDescReq("", at.Hash, false)); r.Successful || r.FailureReason != typeDescNotInUse {
+		t.Errorf("after the client closed: %+v", r)
 	}
 }
 
