@@ -10,9 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
 )
@@ -32,11 +32,16 @@ type ContextOptions struct {
 	// 24-byte Gids and no type hashes; anything else is Jazzy).
 	Distro string
 	// (optional) LogOutput receives the console log lines of all nodes.
-	// Default os.Stderr (as rcutils).
+	// Default os.Stderr, or os.Stdout with RCUTILS_LOGGING_USE_STDOUT=1 (as
+	// rcutils). Setting it also turns the per-process log file off unless
+	// --enable-external-lib-logs is given, so tests and programs that
+	// capture the output leave nothing in ~/.ros/log.
 	LogOutput io.Writer
 	// (optional) Getenv replaces os.Getenv for reading ROS_DOMAIN_ID,
 	// ROS_DISTRO, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE,
-	// ROS_STATIC_PEERS and CYCLONEDDS_URI (tests use it to stay hermetic).
+	// ROS_STATIC_PEERS, CYCLONEDDS_URI, the RCUTILS_* console variables and
+	// ROS_LOG_DIR, ROS_HOME and HOME for the log file (tests use it to stay
+	// hermetic).
 	Getenv func(string) string
 	// (optional) NoSignals disables the SIGINT/SIGTERM handler that shuts
 	// the Context down.
@@ -53,8 +58,7 @@ type Context struct {
 	domainID uint32
 	part     *dds.Participant
 	graph    *graph
-	logMu    sync.Mutex
-	logOut   io.Writer
+	logOut   *logOutputs // console and log file of all loggers
 	log      *zap.Logger // context-level logger ("rclgo"-like name "ros")
 
 	infoMu     sync.Mutex // serialises building and writing graph info
@@ -103,15 +107,23 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		args:     args,
 		distro:   env.Distro,
 		domainID: env.DomainID,
-		logOut:   opts.LogOutput,
 		done:     make(chan struct{}),
 	}
-	if c.logOut == nil {
-		c.logOut = os.Stderr
-	}
+	logWarnings := c.setUpLogging(getenv, opts.LogOutput)
 	c.log = newNodeLogger(c.consoleCore("rmw_cyclonedds_cpp"), "rmw_cyclonedds_cpp")
 	for _, w := range env.Warnings {
 		c.log.Warn(w)
+	}
+	defer func() {
+		if err != nil {
+			c.logOut.close()
+		}
+	}()
+	if len(logWarnings) > 0 {
+		l := newNodeLogger(c.consoleCore("rcl"), "rcl")
+		for _, w := range logWarnings {
+			l.Warn(w)
+		}
 	}
 	enclave := args.Enclave
 	if enclave == "" {
@@ -188,13 +200,12 @@ func (c *Context) initDiscoveryInfo() error {
 	return nil
 }
 
-// consoleCore returns a console core for a logger (level from --log-level,
-// off with --disable-stdout-logs).
-func (c *Context) consoleCore(loggerName string) zapcore.Core {
-	if c.args.StdoutLogs != nil && !*c.args.StdoutLogs {
-		return zapcore.NewNopCore()
-	}
-	return newConsoleCore(&c.logMu, c.logOut, c.args.LevelFor(loggerName).ZapLevel())
+// setUpLogging creates the console and log-file outputs of all loggers and
+// returns warnings about the logging environment and the log file.
+func (c *Context) setUpLogging(getenv func(string) string, out io.Writer) []string {
+	var warn []string
+	c.logOut, warn = newLogOutputs(c.args, getenv, out)
+	return append(warn, c.logOut.setUpLogFile(c.args, getenv, out != nil, time.Now())...)
 }
 
 // Args returns the parsed command line (shared; do not modify).
@@ -268,6 +279,9 @@ func (c *Context) Close() error {
 		}
 		c.graph.close()
 		if err := c.part.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := c.logOut.close(); err != nil {
 			errs = append(errs, err)
 		}
 		c.closeErr = errors.Join(errs...)
