@@ -110,18 +110,30 @@ const (
 	tokLineNumber
 )
 
-// logTokens are the tokens rcutils (Jazzy) expands; anything else between
-// braces is printed as is.
-var logTokens = map[string]logToken{
-	"severity":            tokSeverity,
-	"name":                tokName,
-	"message":             tokMessage,
-	"function_name":       tokFunctionName,
-	"file_name":           tokFileName,
-	"time":                tokTime,
-	"time_as_nanoseconds": tokTimeNanoseconds,
-	"date_time_with_ms":   tokDateTimeMs,
-	"line_number":         tokLineNumber,
+// lookupLogToken maps the text between braces to the tokens rcutils (Jazzy)
+// expands; anything else is printed as is.
+func lookupLogToken(name string) (logToken, bool) {
+	switch name {
+	case "severity":
+		return tokSeverity, true
+	case "name":
+		return tokName, true
+	case "message":
+		return tokMessage, true
+	case "function_name":
+		return tokFunctionName, true
+	case "file_name":
+		return tokFileName, true
+	case "time":
+		return tokTime, true
+	case "time_as_nanoseconds":
+		return tokTimeNanoseconds, true
+	case "date_time_with_ms":
+		return tokDateTimeMs, true
+	case "line_number":
+		return tokLineNumber, true
+	}
+	return tokLiteral, false
 }
 
 // logSegment is a literal text (tok == tokLiteral) or a token.
@@ -161,7 +173,7 @@ func parseLogFormat(s string) logFormat {
 			lit.WriteString(s[i:])
 			break
 		}
-		tok, ok := logTokens[s[i+1:i+end]]
+		tok, ok := lookupLogToken(s[i+1 : i+end])
 		if !ok {
 			lit.WriteByte('{')
 			i++
