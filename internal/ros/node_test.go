@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("ROS_LOCALHOST_ONLY")
 	os.Unsetenv("ROS_DISTRO")
 	os.Unsetenv("CYCLONEDDS_URI")
-	os.Exit(m.Run())
+	os.Exit(testenv.WithLogDir(m))
 }
 
 // testEnv keeps all test traffic on this machine, whatever the environment

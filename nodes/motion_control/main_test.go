@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 	// Discovery stays on this host (children inherit it): parallel runs on
 	// other machines of a CI subnet must not hear our domains.
 	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Exit(m.Run())
+	os.Exit(testenv.WithLogDir(m))
 }
 
 // syncBuf collects the child's output; the test reads it while exec's

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -137,6 +138,9 @@ func launchDemo(t *testing.T) {
 		}
 	})
 }
+
+// TestMain keeps the log files of the launched nodes out of ~/.ros/log.
+func TestMain(m *testing.M) { os.Exit(testenv.WithLogDir(m)) }
 
 func TestDemo(t *testing.T) {
 	if testing.Short() {

@@ -91,7 +91,7 @@ func (p *pnProc) text() string {
 func pnEnv(domain int) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") || k == "CYCLONEDDS_URI" {
+		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
 			continue
 		}
 		env = append(env, kv)

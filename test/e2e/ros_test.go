@@ -28,6 +28,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"github.com/fsmnodes/fsmnodes/msgs"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("ROS_LOCALHOST_ONLY")
 	os.Unsetenv("ROS_DISTRO")
 	os.Unsetenv("CYCLONEDDS_URI")
-	code := m.Run()
+	code := testenv.WithLogDir(m)
 	if testnodesBuild.dir != "" {
 		os.RemoveAll(testnodesBuild.dir)
 	}
@@ -134,7 +135,7 @@ func startNodes(t *testing.T, bin string, domain int, rosEnv map[string]string, 
 	cmd := exec.Command(bin, args...)
 	env := []string{}
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") || k == "CYCLONEDDS_URI" {
+		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
 			continue
 		}
 		env = append(env, kv)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
 	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.WithLogDir(m))
 }
 
 // buildCLI builds cmd/fsmnodes into a temporary dir (or uses
@@ -91,7 +92,7 @@ func buildCLI(t *testing.T) string {
 func testEnv() []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") || k == "CYCLONEDDS_URI" {
+		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
 			continue
 		}
 		env = append(env, kv)

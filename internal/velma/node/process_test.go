@@ -17,6 +17,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 	// Discovery stays on this host (children inherit it): parallel runs on
 	// other machines of a CI subnet must not hear our domains.
 	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Exit(m.Run())
+	os.Exit(testenv.WithLogDir(m))
 }
 
 // helperMain sends one body goal moving right_arm_1 by VELMA_TEST_DQ over
