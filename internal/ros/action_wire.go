@@ -166,63 +166,16 @@ func tiName(ti *rosidl.TypeInfo) string {
 // respond keeps per-service caches that belong to that goroutine.
 func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message,
 	handle func(ctx context.Context, req rosidl.Message, reply func(rosidl.Message)), qos QoS) (*Service, error) {
-	if err := serviceTypes(reqT, respT); err != nil {
-		return nil, fmt.Errorf("ros: service %q: %w", name, err)
-	}
-	fqn, err := n.ResolveServiceName(name)
-	if err != nil {
-		return nil, fmt.Errorf("ros: service: %w", err)
-	}
-	part := n.ctx.part
-	reqTopic, err := part.Topic(ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions), reqT.DDSName)
-	if err != nil {
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	repTopic, err := part.Topic(ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions), respT.DDSName)
-	if err != nil {
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT,
-		clientIDs: map[dds.InstanceHandle]string{}, matchedClients: map[string]bool{}}
-	idData := "serviceid=" + s.id.String() + ";"
-	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
-	if err != nil {
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
-	if err != nil {
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	if s.repWriter, err = part.NewWriter(repTopic, wq); err != nil {
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	s.in = newInbox(n, 0, func(r incomingRequest) {
-		handle(n.runCtx, r.req, func(resp rosidl.Message) {
-			// ErrClosed from Post: the node is gone, and so is the reply.
-			_ = n.Post(func() {
-				if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
-					n.Logger().Warnf("service %s: %v", fqn, err)
-				}
+	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, 0, nil, func(s *Service) func(incomingRequest) {
+		return func(r incomingRequest) {
+			handle(n.runCtx, r.req, func(resp rosidl.Message) {
+				// ErrClosed from Post: the node is gone, and so is the reply.
+				_ = n.Post(func() {
+					if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
+						n.Logger().Warnf("service %s: %v", s.name, err)
+					}
+				})
 			})
-		})
-	})
-	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
-		for _, smp := range batch {
-			m := newReq()
-			h, err := decodeWithHeader(smp.Data, m)
-			if err != nil {
-				s.malformed.Add(1)
-				continue
-			}
-			s.in.push(incomingRequest{h: h, writer: smp.PublicationHandle, req: m})
 		}
 	})
-	if err != nil {
-		s.repWriter.Close()
-		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
-	}
-	if err := n.addEntity(s); err != nil {
-		return nil, err
-	}
-	return s, nil
 }

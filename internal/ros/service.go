@@ -128,13 +128,38 @@ func NewService[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *
 }
 
 func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, handle func(context.Context, rosidl.Message) (rosidl.Message, error), opts []EndpointOption) (*Service, error) {
-	if err := serviceTypes(reqT, respT); err != nil {
-		return nil, fmt.Errorf("ros: service %q: %w", name, err)
-	}
 	o := applyOptions(opts)
 	qos := QoSServices
 	if o.qos != nil {
 		qos = *o.qos
+	}
+	depth := 0
+	if qos.History != HistoryKeepAll {
+		depth = qos.effectiveDepth()
+	}
+	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, depth, o.also, func(s *Service) func(incomingRequest) {
+		return func(r incomingRequest) {
+			resp, err := handle(n.runCtx, r.req)
+			if err != nil {
+				n.Logger().Errorf("service %s: no response sent: %v", s.name, err)
+				return
+			}
+			if err := s.respond(r, resp); err != nil {
+				n.Logger().Warnf("service %s: %v", s.name, err)
+			}
+		}
+	})
+}
+
+// newServiceEndpoints creates the request reader and reply writer of a
+// service (with the rmw_cyclonedds serviceid and type hashes in their user
+// data) and registers it on the node. Requests are queued in an inbox of
+// the given depth (0: unbounded) and handed, on the node's callback
+// goroutine, to the function onRequest returns for the new Service.
+func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, qos QoS, depth int,
+	also *rosidl.TypeDescription, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
+	if err := serviceTypes(reqT, respT); err != nil {
+		return nil, fmt.Errorf("ros: service %q: %w", name, err)
 	}
 	fqn, err := n.ResolveServiceName(name)
 	if err != nil {
@@ -149,7 +174,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: o.also}
+	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: also}
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
 	if err != nil {
@@ -162,20 +187,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if s.repWriter, err = part.NewWriter(repTopic, wq); err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	depth := 0
-	if qos.History != HistoryKeepAll {
-		depth = qos.effectiveDepth()
-	}
-	s.in = newInbox(n, depth, func(r incomingRequest) {
-		resp, err := handle(n.runCtx, r.req)
-		if err != nil {
-			n.Logger().Errorf("service %s: no response sent: %v", fqn, err)
-			return
-		}
-		if err := s.respond(r, resp); err != nil {
-			n.Logger().Warnf("service %s: %v", fqn, err)
-		}
-	})
+	s.in = newInbox(n, depth, onRequest(s))
 	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
 		for _, smp := range batch {
 			m := newReq()
