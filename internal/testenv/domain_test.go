@@ -1,0 +1,71 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+// TestDomain_Unique reserves many domains in one test and checks that no id
+// is handed out twice while held, and that a released id can be had again.
+func TestDomain_Unique(t *testing.T) {
+	seen := map[uint32]bool{}
+	var releases []func()
+	for i := 0; i < 20; i++ {
+		id, release, err := ReserveDomain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("domain %d handed out twice", id)
+		}
+		if id == 0 || id > 232 || (id >= 150 && id < 200) {
+			t.Fatalf("domain %d outside the test ranges", id)
+		}
+		seen[id] = true
+		releases = append(releases, release)
+	}
+	for _, r := range releases {
+		r()
+	}
+}
+
+// TestDomain_OtherProcess checks that a domain held here cannot be taken by
+// another process, and can once it is released: the child (this test binary
+// again) tries the lock of one id and prints 1 when it got it.
+func TestDomain_OtherProcess(t *testing.T) {
+	if s := os.Getenv("TESTENV_CHILD_DOMAIN"); s != "" {
+		id, _ := strconv.Atoi(s)
+		release, err := tryReserve(lockDir(), uint32(id))
+		if err != nil {
+			os.Exit(2)
+		}
+		if release != nil {
+			os.Stdout.WriteString("1")
+		} else {
+			os.Stdout.WriteString("0")
+		}
+		os.Exit(0)
+	}
+	child := func(id uint32) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDomain_OtherProcess$")
+		cmd.Env = append(os.Environ(), "TESTENV_CHILD_DOMAIN="+strconv.Itoa(int(id)))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child: %v", err)
+		}
+		return string(out)
+	}
+	id, release, err := ReserveDomain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := child(id); got != "0" {
+		t.Fatalf("another process took domain %d while this one held it (child printed %q)", id, got)
+	}
+	release()
+	if got := child(id); got != "1" {
+		t.Fatalf("domain %d still locked after release (child printed %q)", id, got)
+	}
+}
