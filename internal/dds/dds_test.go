@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
-	const domain = 50
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b := newTestParticipant(t, domain)
 	ta, err := a.Topic("rt/chatter", "std_msgs::msg::dds_::String_")
@@ -82,7 +84,7 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 }
 
 func TestPubSub_TwoProcesses(t *testing.T) {
-	const domain = 51
+	domain := testenv.Domain(t)
 	p := newTestParticipant(t, domain)
 	events := make(chan DiscoveryEvent, 256)
 	if err := p.WatchDiscovery(func(ev DiscoveryEvent) { events <- ev }); err != nil {

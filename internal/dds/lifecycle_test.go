@@ -7,10 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 func TestMalformedPayloadDeliveredAsBytes(t *testing.T) {
-	const domain = 59
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b := newTestParticipant(t, domain)
 	ta, _ := a.Topic("rt/junk", "std_msgs::msg::dds_::String_")
@@ -42,7 +44,7 @@ func TestMalformedPayloadDeliveredAsBytes(t *testing.T) {
 }
 
 func TestDiscovery_LocalAndGone(t *testing.T) {
-	const domain = 50
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain+0)
 	b, err := NewParticipant(domain, loopbackConfig, []byte("enclave=/b;"))
 	if err != nil {
@@ -107,7 +109,7 @@ func TestDiscovery_LocalAndGone(t *testing.T) {
 }
 
 func TestCloseWhileReceiving(t *testing.T) {
-	const domain = 51
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b, err := NewParticipant(domain, loopbackConfig, nil)
 	if err != nil {
@@ -189,7 +191,7 @@ func TestCloseWhileReceiving(t *testing.T) {
 }
 
 func TestCloseFromHandler(t *testing.T) {
-	const domain = 52
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b, err := NewParticipant(domain, loopbackConfig, nil)
 	if err != nil {
@@ -223,7 +225,7 @@ func TestCloseFromHandler(t *testing.T) {
 }
 
 func TestNoLeaksAcrossManyParticipants(t *testing.T) {
-	const domain = 53
+	domain := testenv.Domain(t)
 	base := runtime.NumGoroutine()
 	for i := 0; i < 20; i++ {
 		p, err := NewParticipant(domain, loopbackConfig, []byte("enclave=/;"))
@@ -256,7 +258,7 @@ func TestNoLeaksAcrossManyParticipants(t *testing.T) {
 }
 
 func TestConcurrentWriteAndClose(t *testing.T) {
-	const domain = 54
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	tp, _ := a.Topic("rt/conc", "test::C_")
 	c := newCollector()

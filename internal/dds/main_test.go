@@ -97,9 +97,9 @@ func runLatched(domain uint32) error {
 }
 
 // startChild starts the test binary as an echo helper on domain.
-func startChild(t *testing.T, domain int) {
+func startChild(t *testing.T, domain uint32) {
 	t.Helper()
-	startRole(t, "echo:"+strconv.Itoa(domain))
+	startRole(t, "echo:"+strconv.Itoa(int(domain)))
 }
 
 // startRole starts the test binary as a helper process in role and waits

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 func TestTransientLocal_LateJoinerGetsLastSample(t *testing.T) {
-	const domain = 52
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b := newTestParticipant(t, domain)
 	q := QoS{Reliability: Reliable, Durability: TransientLocal, History: KeepLast, Depth: 1}
@@ -38,7 +40,7 @@ func TestTransientLocal_LateJoinerGetsLastSample(t *testing.T) {
 }
 
 func TestTransientLocal_LateJoinerAcrossProcesses(t *testing.T) {
-	const domain = 57
+	domain := testenv.Domain(t)
 	startRole(t, "latched:57") // has written samples 0..4 when it returns
 	p := newTestParticipant(t, domain)
 	tp, _ := p.Topic("rt/latched", "test::Latched_")
@@ -54,7 +56,7 @@ func TestTransientLocal_LateJoinerAcrossProcesses(t *testing.T) {
 }
 
 func TestQoS_ReliabilityCompatibility(t *testing.T) {
-	const domain = 53
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b := newTestParticipant(t, domain)
 	cases := []struct {
@@ -140,7 +142,7 @@ func TestQoS_Invalid(t *testing.T) {
 }
 
 func TestQoS_RoundTripThroughDiscovery(t *testing.T) {
-	const domain = 55
+	domain := testenv.Domain(t)
 	a := newTestParticipant(t, domain)
 	b := newTestParticipant(t, domain)
 	ta, _ := a.Topic("rt/qos", "test::Q_")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 )
 
@@ -86,6 +87,7 @@ func newNavClient(t *testing.T, n *Node) *ActionClient[navGoal, navResult, navFe
 }
 
 func TestAction_SucceedRejectAbortCancel(t *testing.T) {
+	domainAction := testenv.Domain(t)
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server")
 	started := make(chan action.GoalID, 8)
 	gate := make(chan struct{})
@@ -158,6 +160,7 @@ func TestAction_SucceedRejectAbortCancel(t *testing.T) {
 }
 
 func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
+	domainAction := testenv.Domain(t)
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server2")
 	testNavServer(t, srvNode, nil, nil)
 	cli, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
@@ -182,6 +185,7 @@ func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 }
 
 func TestAction_ResultRetentionExpires(t *testing.T) {
+	domainAction := testenv.Domain(t)
 	n := extNode(t, extContext(t, domainAction), "retention_node")
 	srv, err := NewActionServer(n, "short_memory", nav2_msgs_action.NavigateToPose_ActionType,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {

@@ -5,18 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Benchmarks use domain 23; they run between two contexts of this process
+// Benchmarks run between two contexts of this process
 // (loopback, Cyclone's network stack included).
-const domainBench = 23
-
 // BenchmarkPubSub1KiB measures publish -> callback throughput of 1 KiB
 // messages (reliable, keep all on both sides, so nothing may be lost)
 // through the node's callback goroutine.
 func BenchmarkPubSub1KiB(b *testing.B) {
+	domainBench := testenv.Domain(b)
 	c1 := newTestContext(b, domainBench)
 	c2 := newTestContext(b, domainBench)
 	pn := mustNode(b, c1, "bench_pub", "")
@@ -62,6 +62,7 @@ func BenchmarkPubSub1KiB(b *testing.B) {
 
 // BenchmarkServiceRoundTrip measures Call latency between two contexts.
 func BenchmarkServiceRoundTrip(b *testing.B) {
+	domainBench := testenv.Domain(b)
 	c1 := newTestContext(b, domainBench)
 	c2 := newTestContext(b, domainBench)
 	sn := mustNode(b, c1, "bench_server", "")

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
-
-const domainClose = 27
 
 // Closing a Context stops every goroutine it started (node loops, timers,
 // signal handler, DDS receive goroutine), also with calls pending and
 // callbacks closing their own node.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
+	domainClose := testenv.Domain(t)
 	// The first round starts the runtime's own signal goroutine (it stays);
 	// the base count is taken after it.
 	base := 0

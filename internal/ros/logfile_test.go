@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 func TestLogDirectory(t *testing.T) {
@@ -39,6 +41,7 @@ func TestLogDirectory(t *testing.T) {
 // newFileContext makes a Context whose log directory is dir (ROS_LOG_DIR);
 // console output goes to out, or to the process streams if out is nil.
 func newFileContext(t *testing.T, dir string, out *syncBuffer, args ...string) *Context {
+	domainLogFile := testenv.Domain(t)
 	t.Helper()
 	domain := uint32(domainLogFile)
 	opts := ContextOptions{Args: append([]string{"--ros-args", "--disable-rosout-logs"}, args...), DomainID: &domain, NoSignals: true,
@@ -153,6 +156,7 @@ func TestLogFileDefaultsAndPrefix(t *testing.T) {
 }
 
 func TestLogFileNotColored(t *testing.T) {
+	domainLogFile := testenv.Domain(t)
 	dir := t.TempDir()
 	var out syncBuffer
 	domain := uint32(domainLogFile)
@@ -196,6 +200,7 @@ func TestUnwritableLogDirWarnsAndStarts(t *testing.T) {
 }
 
 func TestNoHomeNoLogFile(t *testing.T) {
+	domainLogFile := testenv.Domain(t)
 	var out syncBuffer
 	domain := uint32(domainLogFile)
 	// mapEnv has no HOME: the default ~/.ros/log cannot be resolved.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -58,6 +59,7 @@ func TestLogLevelsConversion(t *testing.T) {
 // newLogContext makes a Context without DDS traffic being relevant: only
 // its console output is looked at.
 func newLogContext(t *testing.T, out *syncBuffer, args ...string) *Context {
+	domainLog := testenv.Domain(t)
 	t.Helper()
 	domain := uint32(domainLog)
 	c, err := NewContext(ContextOptions{Args: append([]string{"--ros-args", "--disable-rosout-logs"}, args...),
@@ -100,10 +102,6 @@ func TestDisableStdoutLogs(t *testing.T) {
 }
 
 // Domains of the logging tests (range 105-109 of this package's tests).
-const (
-	domainLogFormat = 105
-	domainLogFile   = 106
-)
 
 // mapEnv is a hermetic Getenv: the given variables, discovery on loopback,
 // nothing else (no HOME, so no log file can reach the real ~/.ros).
@@ -224,6 +222,7 @@ func TestColoredLines(t *testing.T) {
 }
 
 func TestContextConsoleFormatAndCaller(t *testing.T) {
+	domainLogFormat := testenv.Domain(t)
 	var out syncBuffer
 	domain := uint32(domainLogFormat)
 	c, err := NewContext(ContextOptions{Args: []string{"--ros-args", "--disable-rosout-logs"}, DomainID: &domain, NoSignals: true, LogOutput: &out,

@@ -21,15 +21,6 @@ import (
 // uses 15-21; bench_test.go 23).
 // Each test that talks over DDS uses its own id, so parallel tests never
 // hear each other.
-const (
-	domainPubSub   = 10
-	domainService  = 11
-	domainExecutor = 12
-	domainGraph    = 13
-	domainMalform  = 14
-	domainArgs     = 22
-	domainLog      = 24
-)
 
 // failAfter is a failure timeout only; nothing asserts on timing.
 const failAfter = 20 * time.Second
@@ -101,6 +92,7 @@ func waitGraph(t testing.TB, c *Context, what string, cond func() bool) {
 }
 
 func TestPubSubAcrossContexts(t *testing.T) {
+	domainPubSub := testenv.Domain(t)
 	t.Parallel()
 	c1 := newTestContext(t, domainPubSub)
 	c2 := newTestContext(t, domainPubSub)
@@ -144,6 +136,7 @@ func TestPubSubAcrossContexts(t *testing.T) {
 }
 
 func TestGraphQueries(t *testing.T) {
+	domainGraph := testenv.Domain(t)
 	t.Parallel()
 	c1 := newTestContext(t, domainGraph)
 	c2 := newTestContext(t, domainGraph)
@@ -252,6 +245,7 @@ func hasNT(list []NameAndTypes, name, typ string) bool {
 }
 
 func TestServiceCallFromCallback(t *testing.T) {
+	domainService := testenv.Domain(t)
 	t.Parallel()
 	c1 := newTestContext(t, domainService)
 	c2 := newTestContext(t, domainService)
@@ -326,6 +320,7 @@ func TestServiceCallFromCallback(t *testing.T) {
 }
 
 func TestCallbacksRunOneAtATime(t *testing.T) {
+	domainExecutor := testenv.Domain(t)
 	t.Parallel()
 	c := newTestContext(t, domainExecutor)
 	n := mustNode(t, c, "exec", "")
@@ -393,6 +388,7 @@ func TestCallbacksRunOneAtATime(t *testing.T) {
 }
 
 func TestMalformedSamplesAreCounted(t *testing.T) {
+	domainMalform := testenv.Domain(t)
 	t.Parallel()
 	c := newTestContext(t, domainMalform)
 	n := mustNode(t, c, "victim", "")
@@ -432,6 +428,7 @@ func TestMalformedSamplesAreCounted(t *testing.T) {
 }
 
 func TestNodeNamesFromArgs(t *testing.T) {
+	domainArgs := testenv.Domain(t)
 	t.Parallel()
 	c := newTestContext(t, domainArgs, "--ros-args", "-r", "orig:__node:=renamed", "-r", "__ns:=/robot", "-r", "chatter:=/remapped", "--log-level", "debug")
 	n := mustNode(t, c, "orig", "/ignored")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
@@ -19,12 +20,6 @@ import (
 
 // Domain ids 30-34 belong to the parameter/rosout/clock tests of this
 // package (35-39: test/e2e params and actions).
-const (
-	domainParams = 30
-	domainRosout = 31
-	domainClock  = 32
-	domainAction = 33
-)
 
 // extTimeout only bounds waiting; no assertion depends on timing.
 const extTimeout = 60 * time.Second
@@ -92,6 +87,7 @@ func call[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testin
 }
 
 func TestParams_OverridesFromFileAndCommandLine(t *testing.T) {
+	domainParams := testenv.Domain(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
 	yaml := "/**:\n  ros__parameters:\n    rate: 5.0\n    name: from_wildcard\nparamNode:\n  ros__parameters:\n    name: from_file\n    ids: [4, 5]\n"
@@ -153,6 +149,7 @@ func TestParams_OverridesFromFileAndCommandLine(t *testing.T) {
 }
 
 func TestParams_BadParamsFile_NodeCreationFails(t *testing.T) {
+	domainParams := testenv.Domain(t)
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(file, []byte("n:\n  ros__parameters:\n    x: [1, 'a']\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -165,6 +162,7 @@ func TestParams_BadParamsFile_NodeCreationFails(t *testing.T) {
 }
 
 func TestParams_ServicesEventsAndValidator(t *testing.T) {
+	domainParams := testenv.Domain(t)
 	srvCtx := extContext(t, domainParams)
 	cliCtx := extContext(t, domainParams)
 	n := extNode(t, srvCtx, "svc_node")
@@ -308,6 +306,7 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 }
 
 func TestRosout_PublishesLogRecords(t *testing.T) {
+	domainRosout := testenv.Domain(t)
 	c := extContext(t, domainRosout, "--ros-args", "--log-level", "rosout_node:=debug")
 	listener := extNode(t, extContext(t, domainRosout), "rosout_listener")
 	got := make(chan *rcl_interfaces_msg.Log, 100)
@@ -344,6 +343,7 @@ func TestRosout_PublishesLogRecords(t *testing.T) {
 }
 
 func TestSimTime_ClockAndROSTimerFollowClockTopic(t *testing.T) {
+	domainClock := testenv.Domain(t)
 	c := extContext(t, domainClock, "--ros-args", "-p", "use_sim_time:=true")
 	n := extNode(t, c, "sim_node")
 	if !n.Clock().IsSimTime() {

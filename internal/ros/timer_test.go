@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 func timerPending(tm *Timer) bool {
@@ -15,6 +17,7 @@ func timerPending(tm *Timer) bool {
 // A busy node does not accumulate timer calls: while the callback goroutine
 // is blocked for many periods, exactly one call is queued.
 func TestTimerSkipsMissedTicks(t *testing.T) {
+	domainLog := testenv.Domain(t)
 	c := newTestContext(t, domainLog)
 	n := mustNode(t, c, "ticker", "")
 	var calls atomic.Int32

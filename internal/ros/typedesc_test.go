@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -16,8 +17,6 @@ import (
 
 // domainTypeDesc is this file's ROS_DOMAIN_ID (the type description work
 // uses 100-104; test/e2e uses 101 and 102).
-const domainTypeDesc = 100
-
 const stringHash = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 
 func typeDescReq(name, hash string, sources bool) *tdi_srv.GetTypeDescription_Request {
@@ -28,6 +27,7 @@ func typeDescReq(name, hash string, sources bool) *tdi_srv.GetTypeDescription_Re
 // types of a node's publisher and client, wrong input, and a type that
 // stops being used when its only publisher closes.
 func TestGetTypeDescriptionHandler(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	c := newTestContext(t, domainTypeDesc)
 	n := mustNode(t, c, "typedesc_handler", "/")
 	pub, err := NewPublisher[std_msgs_msg.Header](n, "hdr", QoSDefault)
@@ -128,6 +128,7 @@ func TestGetTypeDescriptionHandler(t *testing.T) {
 // An action server and an action client register the action type itself,
 // as rcl_action does, and drop it when they close.
 func TestGetTypeDescriptionActionType(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	c := newTestContext(t, domainTypeDesc)
 	at := nav2_msgs_action.NavigateToPose_ActionType
 	if at.Desc == nil || at.Hash == "" {
@@ -164,6 +165,7 @@ func TestGetTypeDescriptionActionType(t *testing.T) {
 // TestGetTypeDescriptionOverDDS calls ~/get_type_description of a node in
 // another context and checks the parameter that controls the service.
 func TestGetTypeDescriptionOverDDS(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	c1 := newTestContext(t, domainTypeDesc)
 	c2 := newTestContext(t, domainTypeDesc)
 	srvNode := mustNode(t, c1, "typedesc_talker", "/td")
@@ -211,6 +213,7 @@ func TestGetTypeDescriptionOverDDS(t *testing.T) {
 // TestTypeDescriptionServiceDisabled: -p start_type_description_service:=false
 // at startup means no service (and the parameter reads false).
 func TestTypeDescriptionServiceDisabled(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	c := newTestContext(t, domainTypeDesc, "--ros-args", "-p", "start_type_description_service:=false")
 	n := mustNode(t, c, "typedesc_off", "/")
 	if on, err := n.ParamBool(startTypeDescriptionParam); err != nil || on {
@@ -235,6 +238,7 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 // TestTypeDescriptionHumble: Humble nodes have neither the parameter nor
 // the service.
 func TestTypeDescriptionHumble(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	domain := uint32(domainTypeDesc)
 	c, err := NewContext(ContextOptions{DomainID: &domain, Distro: "humble", Getenv: testEnv, NoSignals: true, LogOutput: tLogWriter{t}})
 	if err != nil {

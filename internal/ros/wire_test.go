@@ -7,13 +7,9 @@ import (
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
-)
-
-const (
-	domainWire       = 25
-	domainWireHumble = 26
 )
 
 // The service payload is the 16-byte {guid, seq} header followed by the
@@ -62,6 +58,7 @@ func waitEndpoint(t *testing.T, c *Context, topic string, kind dds.EntityKind) *
 // What a peer sees of our endpoints: names, types, QoS and USER_DATA as
 // rmw_cyclonedds would announce them (Jazzy).
 func TestAnnouncedEndpointsJazzy(t *testing.T) {
+	domainWire := testenv.Domain(t)
 	t.Parallel()
 	c1 := newTestContext(t, domainWire)
 	c2 := newTestContext(t, domainWire)
@@ -116,6 +113,7 @@ func TestAnnouncedEndpointsJazzy(t *testing.T) {
 
 // Humble: no type hashes anywhere, service ids only.
 func TestAnnouncedEndpointsHumble(t *testing.T) {
+	domainWireHumble := testenv.Domain(t)
 	t.Parallel()
 	humble := func(k string) string {
 		if k == "ROS_DISTRO" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +12,14 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
 // TestMotionControl_DynamixelOnPTY runs motion_control with the Dynamixel
 // driver on a pseudo-terminal served by a simulated AX-12A bus
-// (ROS_DOMAIN_ID 62) and checks what reaches the servos: torque and the
+// (a domain of its own) and checks what reaches the servos: torque and the
 // sitting speed on start, goals of the sitting pose, full speed when
 // standing up, torque off when stopped and on shutdown.
 func TestMotionControl_DynamixelOnPTY(t *testing.T) {
@@ -37,10 +39,11 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 	bus := dynamixel.NewSimBus(ids...)
 	go bus.Serve(master)
 
+	domain := testenv.Domain(t)
 	params, _ := filepath.Abs("../../params/hexapod.yaml")
 	child := exec.Command(os.Args[0], "--ros-args", "--params-file", params,
 		"-p", "servo.driver:=dynamixel", "-p", "servo.port:="+slave, "-p", "servo.timeout:=0.5")
-	child.Env = append(os.Environ(), childEnv+"=1", "ROS_DOMAIN_ID=62")
+	child.Env = append(os.Environ(), childEnv+"=1", fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	out := &syncBuf{}
 	child.Stdout, child.Stderr = out, out
 	if err := child.Start(); err != nil {
@@ -53,8 +56,7 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 		<-exited
 	}()
 
-	dom := uint32(62)
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &dom, NoSignals: true})
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
 	if err != nil {
 		t.Fatal(err)
 	}

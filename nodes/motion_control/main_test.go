@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -82,19 +83,19 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 }
 
 // TestMotionControl_Process starts motion_control as a separate process on
-// ROS_DOMAIN_ID 61 and drives it over DDS: services, cmd_vel, ~/state and
+// a domain of its own and drives it over DDS: services, cmd_vel, ~/state and
 // joint_states.
 func TestMotionControl_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
-	const domain = 61
+	domain := testenv.Domain(t)
 	params, err := filepath.Abs("../../params/hexapod.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	child := exec.Command(os.Args[0], "--ros-args", "--params-file", params, "-p", "LEG_LIFT_HEIGHT:=0.04")
-	child.Env = append(os.Environ(), childEnv+"=1", "ROS_DOMAIN_ID=61")
+	child.Env = append(os.Environ(), childEnv+"=1", fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	out := &syncBuf{}
 	child.Stdout, child.Stderr = out, out
 	if err := child.Start(); err != nil {
@@ -107,8 +108,7 @@ func TestMotionControl_Process(t *testing.T) {
 		<-exited
 	}()
 
-	dom := uint32(domain)
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &dom, NoSignals: true})
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@
 // The runs are interleaved over a few rounds and medians reported, since
 // the machine may be shared. docs/dds.md discusses the figures.
 //
-// Usage: go run ./test/bench [-d 3s] [-rounds 2] [-domain 58]
+// Usage: go run ./test/bench [-d 3s] [-rounds 2] [-domain N]
 package main
 
 import (
@@ -42,6 +42,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // loopbackConfigFmt is the Cyclone configuration used by every process.
@@ -78,7 +80,7 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	dur := fs.Duration("d", 3*time.Second, "duration of each measurement")
 	rounds := fs.Int("rounds", 2, "number of interleaved rounds (median is reported)")
-	domain := fs.Int("domain", 58, "DDS domain id (private to the benchmark)")
+	domain := fs.Int("domain", -1, "DDS domain id (default: a free one reserved through internal/testenv)")
 	role := fs.String("role", "", "internal: run as a helper process (sub, pub, ping, pong)")
 	roleDepth := fs.Int("depth", depth, "internal: history depth of a helper process (0: keep-all)")
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +88,14 @@ func run(args []string, out io.Writer) error {
 	}
 	if *role != "" {
 		return runRole(*role, uint32(*domain), *dur, *roleDepth, out)
+	}
+	if *domain < 0 {
+		id, release, err := testenv.ReserveDomain()
+		if err != nil {
+			return err
+		}
+		defer release()
+		*domain = int(id)
 	}
 	if _, err := exec.LookPath("ddsperf"); err != nil {
 		return fmt.Errorf("ddsperf not found (Debian package cyclonedds-tools): %w", err)

@@ -35,8 +35,6 @@ import (
 	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
 )
 
-const domain = 84
-
 // latest keeps the newest value of a topic and the history of its changes.
 type latest[T any] struct {
 	mu      sync.Mutex
@@ -89,7 +87,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 // launchDemo builds every executable, starts the demo launch file through
 // the CLI and stops it (SIGINT) when the test ends, checking that no
 // process is left behind.
-func launchDemo(t *testing.T) {
+func launchDemo(t *testing.T, domain uint32) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -143,15 +141,15 @@ func launchDemo(t *testing.T) {
 func TestMain(m *testing.M) { os.Exit(testenv.WithLogDir(m)) }
 
 func TestDemo(t *testing.T) {
+	domain := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("the demo end-to-end test takes minutes")
 	}
 	// This process and the demo must use the same discovery settings: with
 	// LOCALHOST, participants find each other by unicast on loopback only.
 	t.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	launchDemo(t)
-	d := uint32(domain)
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &d, NoSignals: true})
+	launchDemo(t, domain)
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 )
 
@@ -30,6 +31,7 @@ func navClient(t *testing.T, domain uint32) *ros.ActionClient[navGoal, navResult
 }
 
 func TestAction_GoalFromAnotherProcess_FeedbackSuccessCancelReject(t *testing.T) {
+	domainActions := testenv.Domain(t)
 	startParamnodes(t, domainActions, "nav_server")
 	cli := navClient(t, domainActions)
 	ctx := pnWait(t)
@@ -88,6 +90,7 @@ func TestAction_GoalFromAnotherProcess_FeedbackSuccessCancelReject(t *testing.T)
 }
 
 func TestAction_ClientOutlivesRestartedServer(t *testing.T) {
+	domainActionRetry := testenv.Domain(t)
 	first := startParamnodes(t, domainActionRetry, "nav_server", "a")
 	cli := navClient(t, domainActionRetry)
 	ctx := pnWait(t)

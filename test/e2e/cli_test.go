@@ -14,20 +14,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // Domain ids of the CLI tests (40-49; launch_test.go uses 45).
 const (
-	domainCLIPubEcho  = 40
-	domainCLIService  = 41
-	domainCLIGraph    = 42
-	domainCLIEchoType = 43
-	domainCLILatched  = 44
-	domainCLIParam    = 46
-	domainCLIAction   = 47
-	domainCLIRate     = 48
-	// domainCLINoDDS is for commands that fail or finish before touching DDS.
-	domainCLINoDDS = 49
+// domainCLINoDDS is for commands that fail or finish before touching DDS.
 )
 
 // cliWait bounds every wait of these tests; reaching it is a failure.
@@ -74,7 +67,7 @@ func cliBins(t *testing.T) string {
 
 // cliEnv is the environment of processes of one test: its own domain,
 // discovery on this machine only.
-func cliEnv(domain int, extra ...string) []string {
+func cliEnv(domain uint32, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch strings.SplitN(kv, "=", 2)[0] {
@@ -83,7 +76,7 @@ func cliEnv(domain int, extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "ROS_DOMAIN_ID="+strconv.Itoa(domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+	env = append(env, "ROS_DOMAIN_ID="+strconv.Itoa(int(domain)), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
 	return append(env, extra...)
 }
 
@@ -108,7 +101,7 @@ func (l cliLockedBuf) Write(p []byte) (int, error) {
 
 // cliStart starts a program of the bin directory in the test's domain. The
 // process is killed when the test ends.
-func cliStart(t *testing.T, bin string, domain int, name string, args ...string) *cliProc {
+func cliStart(t *testing.T, bin string, domain uint32, name string, args ...string) *cliProc {
 	t.Helper()
 	p := &cliProc{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(filepath.Join(bin, name), args...)
@@ -158,7 +151,7 @@ func (p *cliProc) wait(t *testing.T) int {
 }
 
 // cliRun runs fsmnodes to completion and returns stdout, stderr, exit code.
-func cliRun(t *testing.T, bin string, domain int, args ...string) (string, string, int) {
+func cliRun(t *testing.T, bin string, domain uint32, args ...string) (string, string, int) {
 	t.Helper()
 	p := cliStart(t, bin, domain, "fsmnodes", args...)
 	code := p.wait(t)
@@ -167,7 +160,7 @@ func cliRun(t *testing.T, bin string, domain int, args ...string) (string, strin
 }
 
 // cliPoll runs fsmnodes until its stdout satisfies ok.
-func cliPoll(t *testing.T, bin string, domain int, ok func(string) bool, args ...string) string {
+func cliPoll(t *testing.T, bin string, domain uint32, ok func(string) bool, args ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(cliWait)
 	for {
@@ -182,6 +175,7 @@ func cliPoll(t *testing.T, bin string, domain int, ok func(string) bool, args ..
 }
 
 func TestCLI_PubOnceReachesEchoOnceInAnotherProcess(t *testing.T) {
+	domainCLIPubEcho := testenv.Domain(t)
 	bin := cliBins(t)
 	cases := []struct {
 		topic, typ, values, want string
@@ -213,6 +207,7 @@ func TestCLI_PubOnceReachesEchoOnceInAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_EchoFindsTheTypeInTheGraph(t *testing.T) {
+	domainCLIEchoType := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIEchoType, "fsmnodes", "topic", "pub", "/cli_typed", "std_msgs/msg/Int32", "{data: -7}", "-r", "20")
 	cliPoll(t, bin, domainCLIEchoType, func(s string) bool { return s == "data: -7\n---\n" },
@@ -230,6 +225,7 @@ func TestCLI_EchoFindsTheTypeInTheGraph(t *testing.T) {
 }
 
 func TestCLI_LatchedPubReachesALateEcho(t *testing.T) {
+	domainCLILatched := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLILatched, "cliserver")
 	// cliserver publishes "ready" once on a transient-local topic; echo
@@ -239,6 +235,7 @@ func TestCLI_LatchedPubReachesALateEcho(t *testing.T) {
 }
 
 func TestCLI_ServiceCallAgainstAnotherProcess(t *testing.T) {
+	domainCLIService := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIService, "cliserver")
 	// service call waits for the server on its own.
@@ -259,6 +256,7 @@ func TestCLI_ServiceCallAgainstAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
+	domainCLIGraph := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIGraph, "cliserver")
 	nodes := cliPoll(t, bin, domainCLIGraph, func(s string) bool { return strings.Contains(s, "/cli_test/cli_peer\n") },
@@ -305,6 +303,7 @@ func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
+	domainCLINoDDS := testenv.Domain(t)
 	bin := cliBins(t)
 	cases := []struct {
 		args []string
@@ -342,6 +341,7 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 }
 
 func TestCLI_InterfaceShowNeedsNoDDS(t *testing.T) {
+	domainCLINoDDS := testenv.Domain(t)
 	bin := cliBins(t)
 	out, errs, code := cliRun(t, bin, domainCLINoDDS, "interface", "show", "geometry_msgs/msg/TwistStamped")
 	want := "std_msgs/Header header\n\tbuiltin_interfaces/Time stamp\n\t\tint32 sec\n\t\tuint32 nanosec\n\tstring frame_id\n" +
@@ -365,6 +365,7 @@ func cliStripComments(s string) string {
 }
 
 func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
+	domainCLIParam := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIParam, "cliserver")
 	node := "/cli_test/cli_peer"
@@ -414,6 +415,7 @@ func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_ActionSendGoalWithFeedbackAndRejection(t *testing.T) {
+	domainCLIAction := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIAction, "cliserver")
 	const action, typ = "/cli_test/navigate_to_pose", "nav2_msgs/action/NavigateToPose"
@@ -481,6 +483,7 @@ func cliWaitOutput(t *testing.T, p *cliProc, what string, ok func(string) bool) 
 }
 
 func TestCLI_PubTimesAndHz(t *testing.T) {
+	domainCLIRate := testenv.Domain(t)
 	bin := cliBins(t)
 	echo := cliStart(t, bin, domainCLIRate, "fsmnodes", "topic", "echo", "/cli_counted", "std_msgs/msg/Int64")
 	out, errs, code := cliRun(t, bin, domainCLIRate, "topic", "pub", "/cli_counted", "std_msgs/msg/Int64", "{data: 5}",

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // Domain ids of the launcher tests.
-const domainLaunch = 45
-
 // cliAlive reports whether pid runs (a zombie counts as gone).
 func cliAlive(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -24,6 +24,7 @@ func cliAlive(pid int) bool {
 }
 
 func TestLaunch_NodesAppearAndSIGINTLeavesNoProcess(t *testing.T) {
+	domainLaunch := testenv.Domain(t)
 	bin := cliBins(t)
 	pidDir := t.TempDir()
 	file, err := filepath.Abs("testdata/launch/peers.launch.xml")
@@ -80,6 +81,7 @@ func TestLaunch_NodesAppearAndSIGINTLeavesNoProcess(t *testing.T) {
 }
 
 func TestLaunch_PrintShowsTheCommandLines(t *testing.T) {
+	domainCLINoDDS := testenv.Domain(t)
 	bin := cliBins(t)
 	file, err := filepath.Abs("testdata/launch/peers.launch.xml")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
@@ -23,13 +24,6 @@ import (
 )
 
 // Domain ids of the parameter and action tests (35-39).
-const (
-	domainParamsRemote = 35
-	domainParamsBad    = 36
-	domainActions      = 37
-	domainActionRetry  = 38
-	domainParamsFile   = 39
-)
 
 // pnDeadline bounds every wait of these tests; reaching it is a failure.
 const pnDeadline = 60 * time.Second
@@ -88,7 +82,7 @@ func (p *pnProc) text() string {
 	return p.output.String()
 }
 
-func pnEnv(domain int) []string {
+func pnEnv(domain uint32) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
@@ -101,7 +95,7 @@ func pnEnv(domain int) []string {
 
 // startParamnodes runs paramnodes with args in domain; it is stopped
 // (SIGTERM) at the end of the test and its output is logged.
-func startParamnodes(t *testing.T, domain int, args ...string) *pnProc {
+func startParamnodes(t *testing.T, domain uint32, args ...string) *pnProc {
 	t.Helper()
 	p := &pnProc{cmd: exec.Command(buildParamnodes(t), args...), done: make(chan struct{})}
 	p.cmd.Env = pnEnv(domain)
@@ -134,7 +128,7 @@ func (p *pnProc) stop() {
 
 // runParamnodesFailing runs paramnodes expecting it to exit with an error
 // before the deadline and returns its output.
-func runParamnodesFailing(t *testing.T, domain int, args ...string) string {
+func runParamnodesFailing(t *testing.T, domain uint32, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), pnDeadline)
 	defer cancel()
@@ -220,6 +214,7 @@ func getParams(t *testing.T, n *ros.Node, names ...string) []rcl_interfaces_msg.
 }
 
 func TestParams_FromYAMLFileAndCommandLine(t *testing.T) {
+	domainParamsFile := testenv.Domain(t)
 	file := filepath.Join(t.TempDir(), "params.yaml")
 	yaml := `# wildcard first, exact node key wins
 /**:
@@ -264,6 +259,7 @@ some_other_node:
 }
 
 func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
+	domainParamsRemote := testenv.Domain(t)
 	startParamnodes(t, domainParamsRemote, "params")
 	n, err := pnContext(t, domainParamsRemote).NewNode("setter", "")
 	if err != nil {
@@ -375,6 +371,7 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 }
 
 func TestParams_BadInput_StartupErrors(t *testing.T) {
+	domainParamsBad := testenv.Domain(t)
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -414,9 +411,8 @@ func TestParams_BadInput_StartupErrors(t *testing.T) {
 // domainSimTime shares its id with TestParams_BadInput_StartupErrors, whose
 // processes exit before creating any endpoint; the tests do not run in
 // parallel.
-const domainSimTime = domainParamsBad
-
 func TestSimTime_TimerFollowsClockFromAnotherProcess(t *testing.T) {
+	domainSimTime := testenv.Domain(t)
 	startParamnodes(t, domainSimTime, "sim", "--ros-args", "-p", "use_sim_time:=true")
 	n, err := pnContext(t, domainSimTime).NewNode("clock_source", "")
 	if err != nil {

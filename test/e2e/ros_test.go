@@ -36,15 +36,6 @@ import (
 )
 
 // Domain ids of the tests in this file.
-const (
-	domainPubSub    = 15
-	domainService   = 16
-	domainLate      = 17
-	domainNodeList  = 18
-	domainHumble    = 19
-	domainParallelA = 20
-	domainParallelB = 21
-)
 
 // deadline bounds every wait; reaching it is a failure, never a result.
 const deadline = 60 * time.Second
@@ -130,7 +121,7 @@ type proc struct {
 
 // startNodes runs bin with args in domain with the ROS environment rosEnv
 // (nil = jazzyEnv) and stops it at the end of the test.
-func startNodes(t *testing.T, bin string, domain int, rosEnv map[string]string, args ...string) *proc {
+func startNodes(t *testing.T, bin string, domain uint32, rosEnv map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	env := []string{}
@@ -297,6 +288,7 @@ var roundTripTypes = []string{
 }
 
 func TestPubSubAcrossProcesses(t *testing.T) {
+	domainPubSub := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -390,6 +382,7 @@ func TestPubSubAcrossProcesses(t *testing.T) {
 }
 
 func TestServiceAcrossProcesses(t *testing.T) {
+	domainService := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -510,6 +503,7 @@ func TestServiceAcrossProcesses(t *testing.T) {
 }
 
 func TestClientWhoseServerAppearsLate(t *testing.T) {
+	domainLate := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -558,7 +552,7 @@ func TestClientWhoseServerAppearsLate(t *testing.T) {
 	}
 }
 
-func testNodeList(t *testing.T, domain int, rosEnv map[string]string, distro ros.Distro) {
+func testNodeList(t *testing.T, domain uint32, rosEnv map[string]string, distro ros.Distro) {
 	bin := buildTestnodes(t)
 	startNodes(t, bin, domain, rosEnv, "nodes", "/alpha", "/robot/beta", "/robot/arm/gamma")
 	c := newContext(t, uint32(domain), rosEnv)
@@ -582,6 +576,7 @@ func testNodeList(t *testing.T, domain int, rosEnv map[string]string, distro ros
 }
 
 func TestNodeListSeesOtherProcess(t *testing.T) {
+	domainNodeList := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -590,6 +585,7 @@ func TestNodeListSeesOtherProcess(t *testing.T) {
 }
 
 func TestNodeListSeesOtherProcessHumble(t *testing.T) {
+	domainHumble := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -598,13 +594,15 @@ func TestNodeListSeesOtherProcessHumble(t *testing.T) {
 }
 
 func TestParallelTestsDoNotHearEachOther(t *testing.T) {
+	domainParallelA := testenv.Domain(t)
+	domainParallelB := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
 	bin := buildTestnodes(t)
 	for _, tc := range []struct {
-		domain int
+		domain uint32
 		text   string
 	}{{domainParallelA, "from A"}, {domainParallelB, "from B"}} {
 		t.Run(tc.text, func(t *testing.T) {

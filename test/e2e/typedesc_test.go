@@ -7,16 +7,13 @@ import (
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	tdi_srv "github.com/fsmnodes/fsmnodes/msgs/type_description_interfaces/srv"
 )
 
 // Domain ids of the type description tests (100-104 belong to them).
-const (
-	domainTypeDesc    = 101
-	domainTypeDescOff = 102
-)
 
 const typeDescSrvType = "type_description_interfaces/srv/GetTypeDescription"
 
@@ -25,6 +22,7 @@ const typeDescSrvType = "type_description_interfaces/srv/GetTypeDescription"
 // description of the type hash the graph advertises for its publisher, as
 // ROS tools do, and for a type it does not use.
 func TestTypeDescriptionService(t *testing.T) {
+	domainTypeDesc := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -103,6 +101,7 @@ func TestTypeDescriptionService(t *testing.T) {
 // -p start_type_description_service:=false: its parameter reads false and
 // it offers no ~/get_type_description.
 func TestTypeDescriptionServiceDisabled(t *testing.T) {
+	domainTypeDescOff := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

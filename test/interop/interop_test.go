@@ -12,7 +12,7 @@
 //
 // The tests need idlc, gcc and the Cyclone headers and library; without
 // them they are skipped. They run for the Jazzy and Humble dialects on
-// ROS_DOMAIN_ID 96-99 with loopback-only discovery on both sides. Timeouts
+// domains from testenv.Domain with loopback-only discovery on both sides. Timeouts
 // are failure deadlines only.
 package interop
 
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -51,8 +52,6 @@ const (
 // dialect is one ROS distribution's setup of both sides.
 type dialect struct {
 	name string
-	// Domain ids of the two directions (96-99 belong to this package).
-	goToC, cToGo int
 	// rosEnv is the ROS environment of the Go side (besides the domain).
 	rosEnv map[string]string
 	// cycloneURI is CYCLONEDDS_URI of the C peer: the configuration
@@ -65,7 +64,7 @@ type dialect struct {
 
 var dialects = []dialect{
 	{
-		name: "jazzy", goToC: 96, cToGo: 97,
+		name:   "jazzy",
 		rosEnv: map[string]string{"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},
 		cycloneURI: `<CycloneDDS><Domain>` +
 			`<General><AllowMulticast>false</AllowMulticast></General>` +
@@ -75,7 +74,7 @@ var dialects = []dialect{
 		typeHash: true,
 	},
 	{
-		name: "humble", goToC: 98, cToGo: 99,
+		name:   "humble",
 		rosEnv: map[string]string{"ROS_DISTRO": "humble", "ROS_LOCALHOST_ONLY": "1"},
 		cycloneURI: `<CycloneDDS><Domain><General><Interfaces>` +
 			`<NetworkInterface address="127.0.0.1"/>` +
@@ -334,9 +333,9 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // startPeer runs the peer with args on domain, with CYCLONEDDS_URI uri and
 // nothing else from the ROS environment.
-func startPeer(t *testing.T, bin string, domain int, uri string, args ...string) *peer {
+func startPeer(t *testing.T, bin string, domain uint32, uri string, args ...string) *peer {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{args[0], strconv.Itoa(domain)}, args[1:]...)...)
+	cmd := exec.Command(bin, append([]string{args[0], strconv.Itoa(int(domain))}, args[1:]...)...)
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "ROS_") && k != "CYCLONEDDS_URI" {
 			cmd.Env = append(cmd.Env, kv)
@@ -482,10 +481,11 @@ func TestInterop(t *testing.T) {
 // the C subscriber decodes exactly the same values.
 func testGoToC(t *testing.T, bin string, d dialect) {
 	strs, twists, joints := stringValues(), twistValues(), jointValues()
-	p := startPeer(t, bin, d.goToC, d.cycloneURI, "sub",
+	domain := testenv.Domain(t)
+	p := startPeer(t, bin, domain, d.cycloneURI, "sub",
 		strconv.Itoa(len(strs)), strconv.Itoa(len(twists)), strconv.Itoa(len(joints)))
 
-	c := newContext(t, uint32(d.goToC), d.rosEnv)
+	c := newContext(t, domain, d.rosEnv)
 	n, err := c.NewNode("interop_talker", "")
 	if err != nil {
 		t.Fatalf("NewNode: %v", err)
@@ -588,7 +588,8 @@ func compareCDR(t *testing.T, lines []string, want int) {
 // testCToGo has the C publisher send every test value and checks that
 // ros.Subscription decodes exactly the same values.
 func testCToGo(t *testing.T, bin string, d dialect) {
-	c := newContext(t, uint32(d.cToGo), d.rosEnv)
+	domain := testenv.Domain(t)
+	c := newContext(t, domain, d.rosEnv)
 	n, err := c.NewNode("interop_listener", "")
 	if err != nil {
 		t.Fatalf("NewNode: %v", err)
@@ -608,7 +609,7 @@ func testCToGo(t *testing.T, bin string, d dialect) {
 		t.Fatalf("NewSubscription JointState: %v", err)
 	}
 
-	p := startPeer(t, bin, d.cToGo, d.cycloneURI, "pub")
+	p := startPeer(t, bin, domain, d.cycloneURI, "pub")
 	checkEndpoints(t, p, "C -> Go", d.typeHash)
 	waitCount(t, "the C writer of "+topicString, ss.PublisherCount)
 	waitCount(t, "the C writer of "+topicTwist, st.PublisherCount)

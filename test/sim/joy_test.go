@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/joy"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 )
@@ -20,7 +21,7 @@ import (
 // /teleoperation/cmd_vel.
 func TestJoystickToTeleopCmdVel(t *testing.T) {
 	t.Parallel()
-	const domain = 82
+	domain := testenv.Domain(t)
 	fifo := filepath.Join(t.TempDir(), "js0")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func (o *odomWatch) pos() (float64, float64, bool) {
 
 func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	t.Parallel()
-	const domain = 80
+	domain := testenv.Domain(t)
 	start(t, domain, "diff_drive_sim")
 	// No control mux here: the navigator drives the robot directly.
 	start(t, domain, "simple_navigator", "-p", "cmd_vel_topic:=/cmd_vel")
@@ -182,7 +182,7 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 
 func TestFrontierDetector(t *testing.T) {
 	t.Parallel()
-	const domain = 81
+	domain := testenv.Domain(t)
 	start(t, domain, "diff_drive_sim")
 	start(t, domain, "frontier_detector")
 	n := newNode(t, domain, "frontier_test")

@@ -28,9 +28,6 @@ import (
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
 )
 
-// domainMultiProcess is the ROS_DOMAIN_ID of the multi-process test.
-const domainMultiProcess = 66
-
 // waitLimit bounds every wait; reaching it is a failure.
 const waitLimit = 30 * time.Second
 
@@ -89,7 +86,7 @@ func buildCLI(t *testing.T) string {
 	return bin
 }
 
-func testEnv() []string {
+func testEnv(domain uint32) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
@@ -97,15 +94,15 @@ func testEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domainMultiProcess), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
 }
 
 // start runs an RSM executable (the test binary standing in for it) until
 // the end of the test (SIGTERM, then wait).
-func start(t *testing.T, exe string, args ...string) {
+func start(t *testing.T, domain uint32, exe string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(testEnv(), "RSM_TEST_EXEC="+exe)
+	cmd.Env = append(testEnv(domain), "RSM_TEST_EXEC="+exe)
 	cmd.Stdout = logWriter{t, exe + ": "}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
@@ -215,21 +212,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestMultiProcess_RSM(t *testing.T) {
+	domain := testenv.Domain(t)
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
 	cli := buildCLI(t)
 	wpFile := filepath.Join(t.TempDir(), "waypoints.yaml")
-	start(t, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
-	start(t, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
-	start(t, "state_interface")
+	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
+	start(t, domain, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
+	start(t, domain, "state_interface")
 
-	for _, kv := range testEnv() {
+	for _, kv := range testEnv(domain) {
 		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") {
 			t.Setenv(k, v)
 		}
 	}
-	domain := uint32(domainMultiProcess)
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: logWriter{t, "test: "}})
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +313,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 
 	// Boot waits for /rsm/bootUpFinished; then Idle.
 	waitFor(t, "Boot", func() bool { return current() == "Boot" })
-	start(t, "rsm_boot", "--ros-args", "-p", "wait_time:=0.3")
+	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.3")
 	waitFor(t, "Idle after boot", func() bool { return last() == "Idle" })
 
 	// Teleoperation: a Twist switches, silence returns to STOPPED and Idle.
@@ -481,7 +478,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	// The CLI works like ros2's.
 	cliCmd := exec.Command(cli, "service", "call", "/rsm/startStopWaypointFollowing",
 		"std_srvs/srv/SetBool", "{data: true}")
-	cliCmd.Env = testEnv()
+	cliCmd.Env = testEnv(domain)
 	out, err := cliCmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Waypoint following started") {
 		t.Errorf("fsmnodes service call: %v\n%s", err, out)

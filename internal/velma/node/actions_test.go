@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -33,17 +34,18 @@ func bodyGoal(q [velma.BodyDOF]float64, dq float64, dur time.Duration) *control_
 	return g
 }
 
-// Over DDS (ROS_DOMAIN_ID 71): a FollowJointTrajectory goal from another
+// Over DDS (a domain of its own): a FollowJointTrajectory goal from another
 // participant succeeds while ~/cs/state shows jnt_imp; a Cartesian goal
 // succeeds; cancelling and losing the client stop the motion.
 func TestBridge_OverDDS_Actions(t *testing.T) {
+	domain := testenv.Domain(t)
 	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("DDS test")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	srvCtx := newCtx(t, 71)
+	srvCtx := newCtx(t, domain)
 	n, err := srvCtx.NewNode(NodeName, "")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +68,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	r.Submit(&velma.TaskCommand{Motors: velma.MotorRequests{HeadPanHome: true, HeadTiltHome: true}})
 	waitFor(t, ctx, "motors ready", func() bool { return r.Snapshot().CS.MotorsReady })
 
-	cliCtx := newCtx(t, 71)
+	cliCtx := newCtx(t, domain)
 	cn, err := cliCtx.NewNode("velma_action_client", "")
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +202,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	}
 
 	// 6. the same for a Cartesian goal whose client goes away
-	cliCtx2 := newCtx(t, 71)
+	cliCtx2 := newCtx(t, domain)
 	cn2, err := cliCtx2.NewNode("velma_action_client2", "")
 	if err != nil {
 		t.Fatal(err)

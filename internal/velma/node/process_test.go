@@ -108,14 +108,14 @@ func helperMain(mode string) error {
 	return nil
 }
 
-// Multi-process test (ROS_DOMAIN_ID 72): the velma_bridge executable, the
+// Multi-process test (a domain of its own): the velma_bridge executable, the
 // test as observer/service caller, and goal senders in separate processes.
 func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
-	const domain = 72
+	domain := testenv.Domain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "velma_bridge")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -63,9 +64,10 @@ func newCtx(t *testing.T, domain uint32) *ros.Context {
 	return c
 }
 
-// The bridge over DDS (ROS_DOMAIN_ID 70): states, joint states, status and
+// The bridge over DDS (a domain of its own): states, joint states, status and
 // the Trigger services driving the robot from start-up to relax.
 func TestBridge_OverDDS_StartUpMotorsRelax(t *testing.T) {
+	domain := testenv.Domain(t)
 	t.Parallel() // own ROS_DOMAIN_ID
 	if testing.Short() {
 		t.Skip("DDS test")
@@ -73,7 +75,7 @@ func TestBridge_OverDDS_StartUpMotorsRelax(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 
-	srvCtx := newCtx(t, 70)
+	srvCtx := newCtx(t, domain)
 	n, err := srvCtx.NewNode(NodeName, "")
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +84,7 @@ func TestBridge_OverDDS_StartUpMotorsRelax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cliCtx := newCtx(t, 70)
+	cliCtx := newCtx(t, domain)
 	cn, err := cliCtx.NewNode("velma_test_client", "")
 	if err != nil {
 		t.Fatal(err)
