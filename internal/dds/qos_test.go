@@ -3,6 +3,7 @@ package dds
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestTransientLocal_LateJoinerGetsLastSample(t *testing.T) {
 
 func TestTransientLocal_LateJoinerAcrossProcesses(t *testing.T) {
 	domain := testenv.Domain(t)
-	startRole(t, "latched:57") // has written samples 0..4 when it returns
+	startRole(t, "latched:"+strconv.Itoa(int(domain))) // has written samples 0..4 when it returns
 	p := newTestParticipant(t, domain)
 	tp, _ := p.Topic("rt/latched", "test::Latched_")
 	c := newCollector()
