@@ -75,7 +75,8 @@ func (w *withRequestHeader) ROSType() *rosidl.TypeInfo { return w.msg.ROSType() 
 
 // golden is one vector: a value and the exact payload ROS 2 produces for
 // it (encapsulation header included, padded to 4 bytes as rmw_cyclonedds
-// does). doc says how the bytes follow from the rules of ros2-wire.md §2;
+// does). doc says how the bytes follow from the rules of
+// docs/wire.md#serialization;
 // offsets are relative to the body (after the 4-byte header).
 type golden struct {
 	name string

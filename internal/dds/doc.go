@@ -54,7 +54,7 @@
 // Errors from Cyclone are returned as *Error carrying the dds_return_t code
 // and its dds_strretcode text; ErrClosed is returned for use after Close.
 //
-// # Differences from the first sketch of the API (notes/dds-api.md)
+// # Differences from the first sketch of the API
 //
 //   - The zero QoS is what rmw_cyclonedds makes of a "system default"
 //     profile: Reliable, Volatile, KeepLast, depth 1. Hence Reliable is

@@ -28,7 +28,8 @@ func writeTree(t *testing.T, files map[string]string) string {
 }
 
 // TestHashJSONString checks the exact JSON text hashed for
-// std_msgs/msg/String against ros2-wire.md §6.1 and the published hash.
+// std_msgs/msg/String against docs/wire.md#how-the-hash-is-computed and the
+// published hash.
 func TestHashJSONString(t *testing.T) {
 	dir := writeTree(t, map[string]string{"std_msgs/msg/String.msg": "string data\n"})
 	u, err := Load(dir)

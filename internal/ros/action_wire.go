@@ -13,7 +13,8 @@ import (
 )
 
 // The action protocol wraps the user's goal, result and feedback in derived
-// types (X_SendGoal_Request = {goal_id, goal}, ...; interfaces.md §12).
+// types (X_SendGoal_Request = {goal_id, goal}, ...;
+// docs/interfaces.md#derived-action-types).
 // Their layout is fixed, so one implementation per shape serves every
 // action: the embedded user message is encoded inline after the fixed
 // fields (XCDR1 nests structs without headers or extra alignment), and the

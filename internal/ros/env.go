@@ -78,7 +78,7 @@ type discoverySettings struct {
 
 // readDiscoverySettings interprets ROS_LOCALHOST_ONLY,
 // ROS_AUTOMATIC_DISCOVERY_RANGE and ROS_STATIC_PEERS for the distro as rcl
-// does (ros2-wire.md §7).
+// does (docs/wire.md#domain-id-and-discovery-range).
 func readDiscoverySettings(getenv func(string) string, distro Distro) (discoverySettings, error) {
 	var s discoverySettings
 	localhost := getenv("ROS_LOCALHOST_ONLY") == "1"

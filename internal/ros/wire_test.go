@@ -13,7 +13,7 @@ import (
 )
 
 // The service payload is the 16-byte {guid, seq} header followed by the
-// request body, in one CDR stream (ros2-wire.md §3.1).
+// request body, in one CDR stream (docs/wire.md#the-request-header).
 func TestRequestHeaderBytes(t *testing.T) {
 	h := requestHeader{GUID: 0x0102030405060708, Seq: 3}
 	got := encodeWithHeader(h, &std_srvs_srv.SetBool_Request{Data: true}, nil)

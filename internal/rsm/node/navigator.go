@@ -28,7 +28,8 @@ var actionStatusQoS = ros.QoSLatched
 //
 // A goal's state comes from the status topic and from get_result; a
 // result that cannot be decoded (a Humble server's result differs from
-// Jazzy's) is ignored and the status topic decides, as interfaces.md asks.
+// Jazzy's) is ignored and the status topic decides
+// (docs/interfaces.md#nav2_msgs-results).
 //
 // Ready, Navigate and Cancel are called on the node's callback goroutine;
 // goal states are updated from other goroutines (atomics).
