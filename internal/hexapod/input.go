@@ -116,17 +116,25 @@ func (j *Joystick) Update(msg Joy) (cmds []Command, vel Velocity, err error) {
 
 // VelocityInput arbitrates the two velocity sources. cmd_vel holds for
 // Timeout after it was received and counts as zero afterwards; the
-// joystick's velocity holds for Timeout too (joy_node republishes at its
-// autorepeat rate). A fresh non-zero joystick velocity overrides cmd_vel, so
-// the operator's stick always wins, while a centred stick leaves cmd_vel in
-// charge.
+// joystick's velocity holds for JoyTimeout (a joy driver with autorepeat
+// republishes a held stick, 20 times a second by default, so a held stick
+// keeps the robot walking and a dead driver stops it). A fresh non-zero
+// joystick velocity overrides cmd_vel, so the operator's stick always
+// wins, while a centred stick leaves cmd_vel in charge.
 type VelocityInput struct {
 	// Timeout is cmd_vel_timeout (0.5 s by default); zero disables it.
 	Timeout time.Duration
+	// JoyTimeout is joy.timeout (0.5 s by default); zero or less counts
+	// as DefaultJoyTimeout: a stick never holds for ever.
+	JoyTimeout time.Duration
 
 	cmd, joy     Velocity
 	cmdAt, joyAt time.Time
 }
+
+// DefaultJoyTimeout is how long a stick velocity holds without a new Joy
+// message when VelocityInput.JoyTimeout is not set.
+const DefaultJoyTimeout = 500 * time.Millisecond
 
 // SetCmdVel stores a cmd_vel twist received at now. NaN or Inf components
 // reject the message with a reason; the previous command stays in force
@@ -148,19 +156,23 @@ func (in *VelocityInput) SetJoy(v Velocity, now time.Time) error {
 	return nil
 }
 
-func (in *VelocityInput) fresh(at, now time.Time) bool {
+func fresh(at, now time.Time, timeout time.Duration) bool {
 	if at.IsZero() {
 		return false
 	}
-	return in.Timeout <= 0 || now.Sub(at) <= in.Timeout
+	return timeout <= 0 || now.Sub(at) <= timeout
 }
 
 // At returns the velocity in force at now.
 func (in *VelocityInput) At(now time.Time) Velocity {
-	if in.fresh(in.joyAt, now) && !in.joy.IsZero() {
+	joyTimeout := in.JoyTimeout
+	if joyTimeout <= 0 {
+		joyTimeout = DefaultJoyTimeout
+	}
+	if fresh(in.joyAt, now, joyTimeout) && !in.joy.IsZero() {
 		return in.joy
 	}
-	if in.fresh(in.cmdAt, now) {
+	if fresh(in.cmdAt, now, in.Timeout) {
 		return in.cmd
 	}
 	return Velocity{}

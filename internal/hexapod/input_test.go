@@ -144,6 +144,34 @@ func TestVelocityInput_TimeoutNaNAndPriority(t *testing.T) {
 	}
 }
 
+func TestVelocityInput_JoyTimeoutOwnParameter(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	stick := Velocity{X: 0.1}
+	cases := map[string]struct {
+		in       VelocityInput
+		holds    time.Duration // the stick is still in force this long after its message
+		lapsesAt time.Duration // and zero from here
+	}{
+		"joy.timeout longer than cmd_vel_timeout":               {VelocityInput{Timeout: 100 * time.Millisecond, JoyTimeout: time.Second}, time.Second, time.Second + time.Millisecond},
+		"cmd_vel timeout disabled does not disable the stick's": {VelocityInput{JoyTimeout: 300 * time.Millisecond}, 300 * time.Millisecond, 301 * time.Millisecond},
+		"unset joy.timeout is the default":                      {VelocityInput{Timeout: 5 * time.Second}, DefaultJoyTimeout, DefaultJoyTimeout + time.Millisecond},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := c.in
+			if err := in.SetJoy(stick, t0); err != nil {
+				t.Fatal(err)
+			}
+			if v := in.At(t0.Add(c.holds)); v != stick {
+				t.Fatalf("at %v: %+v, want the stick", c.holds, v)
+			}
+			if v := in.At(t0.Add(c.lapsesAt)); !v.IsZero() {
+				t.Fatalf("at %v: %+v, want zero", c.lapsesAt, v)
+			}
+		})
+	}
+}
+
 // FuzzJoystickUpdate checks that no Joy message panics the mapper and that
 // an accepted velocity is always finite.
 func FuzzJoystickUpdate(f *testing.F) {

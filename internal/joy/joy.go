@@ -1,18 +1,19 @@
 // Package joy reads Linux joysticks through the /dev/input/js* event
-// interface and turns their state into what a sensor_msgs/Joy message
-// carries, and maps joystick state onto velocity commands the way
-// teleop_twist_joy does (an enable button, per-axis scales, an optional
-// turbo button).
+// interface and turns them into what a sensor_msgs/Joy message carries,
+// with the parameters, defaults and timing of ROS 2's joy_linux driver
+// (deadzone, autorepeat, coalescing of axis events, sticky buttons,
+// default_trig_val, reopening an unplugged device); and it maps joystick
+// state onto velocity commands the way teleop_twist_joy does (an enable
+// button, per-axis scales, an optional turbo button).
 //
-// The package has no ROS imports; nodes/joy and nodes/joy_teleop adapt it.
+// The package has no ROS imports; internal/joy/joynode adapts it for the
+// joy and joy_teleop executables.
 package joy
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 )
 
 // Event types of the Linux joystick API (linux/joystick.h).
@@ -50,7 +51,8 @@ func ParseEvent(b []byte) (Event, error) {
 	}, nil
 }
 
-// Encode returns the 8-byte record of e (used to make test streams).
+// Encode returns the 8-byte record of e (used to make test streams and
+// fake devices).
 func (e Event) Encode() []byte {
 	b := make([]byte, EventSize)
 	binary.LittleEndian.PutUint32(b[0:4], e.TimeMs)
@@ -59,116 +61,14 @@ func (e Event) Encode() []byte {
 	return b
 }
 
-// MaxControls bounds axis and button numbers; the kernel uses uint8 numbers
-// but real pads have a few dozen at most.
-const MaxControls = 64
-
-// State is the current joystick state in sensor_msgs/Joy terms.
+// State is the joystick state in sensor_msgs/Joy terms: axes in [-1, 1],
+// buttons 0 or 1.
 type State struct {
 	Axes    []float32
 	Buttons []int32
 }
 
-// Device keeps the state of one joystick as events arrive.
-type Device struct {
-	deadzone float64
-	state    State
-	// Dropped counts events that were malformed or out of range.
-	Dropped int
-}
-
-// NewDevice returns a device with the given deadzone (0 ≤ dz < 1, as the
-// joy_linux "deadzone" parameter; default 0.05).
-func NewDevice(deadzone float64) (*Device, error) {
-	if !(deadzone >= 0 && deadzone < 1) {
-		return nil, fmt.Errorf("joy: deadzone %v must be in [0, 1)", deadzone)
-	}
-	return &Device{deadzone: deadzone}, nil
-}
-
-// Apply updates the state with one event and reports whether the state
-// changed in a way worth publishing.
-func (d *Device) Apply(e Event) bool {
-	if int(e.Number) >= MaxControls {
-		d.Dropped++
-		return false
-	}
-	switch e.Type &^ EventInit {
-	case EventButton:
-		for len(d.state.Buttons) <= int(e.Number) {
-			d.state.Buttons = append(d.state.Buttons, 0)
-		}
-		v := int32(0)
-		if e.Value != 0 {
-			v = 1
-		}
-		changed := d.state.Buttons[e.Number] != v
-		d.state.Buttons[e.Number] = v
-		return changed
-	case EventAxis:
-		for len(d.state.Axes) <= int(e.Number) {
-			d.state.Axes = append(d.state.Axes, 0)
-		}
-		v := d.scaleAxis(e.Value)
-		changed := d.state.Axes[e.Number] != v
-		d.state.Axes[e.Number] = v
-		return changed
-	default:
-		d.Dropped++
-		return false
-	}
-}
-
-// scaleAxis maps a raw value to [-1, 1] with the deadzone removed and the
-// sign flipped (pushing a stick up or right gives a positive value), as
-// joy_linux does.
-func (d *Device) scaleAxis(raw int16) float32 {
-	const full = 32767.0
-	dz := full * d.deadzone
-	v := float64(raw)
-	switch {
-	case v > dz:
-		v -= dz
-	case v < -dz:
-		v += dz
-	default:
-		v = 0
-	}
-	out := -v / (full - dz)
-	return float32(math.Max(-1, math.Min(1, out)))
-}
-
-// State returns a copy of the current state.
-func (d *Device) State() State {
-	return State{Axes: append([]float32(nil), d.state.Axes...), Buttons: append([]int32(nil), d.state.Buttons...)}
-}
-
-// ReadEvents reads records from r and applies them until r fails or
-// returns io.EOF; onChange is called after every event that changed the
-// state. A trailing partial record is reported as ErrShortEvent.
-func (d *Device) ReadEvents(r io.Reader, onChange func(State)) error {
-	buf := make([]byte, EventSize*16)
-	pending := 0
-	for {
-		n, err := r.Read(buf[pending:])
-		pending += n
-		k := 0
-		for ; pending-k >= EventSize; k += EventSize {
-			e, _ := ParseEvent(buf[k : k+EventSize])
-			if d.Apply(e) && onChange != nil {
-				onChange(d.State())
-			}
-		}
-		copy(buf, buf[k:pending])
-		pending -= k
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if pending != 0 {
-					return fmt.Errorf("%w: %d trailing bytes", ErrShortEvent, pending)
-				}
-				return io.EOF
-			}
-			return fmt.Errorf("joy: read: %w", err)
-		}
-	}
+// Clone returns a deep copy of s.
+func (s State) Clone() State {
+	return State{Axes: append([]float32(nil), s.Axes...), Buttons: append([]int32(nil), s.Buttons...)}
 }

@@ -60,7 +60,7 @@ func NewAdapter(s Settings, servos hexapod.ServoDriver, log Logger) (*Adapter, e
 	if len(s.JointNames) != hexapod.NumJoints {
 		return nil, fmt.Errorf("hexapod node: %d joint names, want %d", len(s.JointNames), hexapod.NumJoints)
 	}
-	return &Adapter{ctrl: ctrl, joy: joy, vel: hexapod.VelocityInput{Timeout: s.CmdVelTimeout}, log: log,
+	return &Adapter{ctrl: ctrl, joy: joy, vel: hexapod.VelocityInput{Timeout: s.CmdVelTimeout, JoyTimeout: s.JoyTimeout}, log: log,
 		names: append([]string(nil), s.JointNames...), state: ctrl.State(), warned: map[string]time.Time{}}, nil
 }
 

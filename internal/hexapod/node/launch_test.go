@@ -3,29 +3,39 @@ package node
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/launch"
 )
 
-// TestLaunchFile_StartsControllerWithParams loads launch/hexapod.launch.xml
-// with the project's launch loader and checks the one process it starts.
-func TestLaunchFile_StartsControllerWithParams(t *testing.T) {
+// TestLaunchFile_StartsControllerAndJoystick loads launch/hexapod.launch.xml
+// with the project's launch loader: the controller with its parameter file,
+// and the joystick driver with the original's deadzone and autorepeat on
+// joy_dev; joystick:=false leaves the driver out.
+func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir() // the loader resolves the executable; a stand-in will do
-	if err := os.WriteFile(filepath.Join(bin, "motion_control"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	bin := t.TempDir() // the loader resolves the executables; stand-ins will do
+	for _, exe := range []string{"motion_control", "joy"} {
+		if err := os.WriteFile(filepath.Join(bin, exe), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d, err := launch.Load(filepath.Join(root, "launch", "hexapod.launch.xml"),
-		launch.Options{ShareDir: root, BinDir: bin, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
+	load := func(args ...[2]string) *launch.Description {
+		t.Helper()
+		d, err := launch.Load(filepath.Join(root, "launch", "hexapod.launch.xml"),
+			launch.Options{ShareDir: root, BinDir: bin, Args: args, LookupEnv: func(string) (string, bool) { return "", false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
 	}
-	if len(d.Processes) != 1 {
-		t.Fatalf("%d processes", len(d.Processes))
+	d := load([2]string{"joy_dev", "/dev/input/js3"})
+	if len(d.Processes) != 2 {
+		t.Fatalf("%d processes, want motion_control and joy", len(d.Processes))
 	}
 	p := d.Processes[0]
 	if p.Package != "fsmnodes" || p.Executable != "motion_control" || p.Name != NodeName || p.Output != "screen" {
@@ -33,5 +43,16 @@ func TestLaunchFile_StartsControllerWithParams(t *testing.T) {
 	}
 	if len(p.Params) != 1 || p.Params[0].File != filepath.Join(root, "params", "hexapod.yaml") {
 		t.Fatalf("params %+v", p.Params)
+	}
+	j := d.Processes[1]
+	if j.Executable != "joy" || j.Name != "joy_node" || len(j.Params) != 1 {
+		t.Fatalf("joystick process %+v", j)
+	}
+	want := []launch.ParamValue{{Name: "dev", Value: "/dev/input/js3"}, {Name: "deadzone", Value: 0.3}, {Name: "autorepeat_rate", Value: 20.0}}
+	if !reflect.DeepEqual(j.Params[0].Inline, want) {
+		t.Fatalf("joy parameters %+v, want %+v", j.Params[0].Inline, want)
+	}
+	if d := load([2]string{"joystick", "false"}); len(d.Processes) != 1 || d.Processes[0].Executable != "motion_control" {
+		t.Fatalf("joystick:=false: %+v", d.Processes)
 	}
 }

@@ -106,7 +106,7 @@ func TestParamsFile_MatchesDeclaredParametersAndDefaults(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("params/hexapod.yaml differs from the defaults:\nfile     %+v\ndefaults %+v", got, want)
 	}
-	if want.ServoDriver != "sim" || want.CmdVelTimeout != 500*time.Millisecond || want.Servos.Servos[0].ID != 8 ||
+	if want.ServoDriver != "sim" || want.CmdVelTimeout != 500*time.Millisecond || want.JoyTimeout != 500*time.Millisecond || want.Servos.Servos[0].ID != 8 ||
 		want.Servos.Servos[17].Name != "TIBIA_LF" || want.Servos.Servos[17].Min != 54 {
 		t.Fatalf("defaults: %+v", want)
 	}
@@ -129,6 +129,9 @@ func TestLoadSettings_RejectsBadParameters(t *testing.T) {
 		"DuplicateID": {map[string]any{"servo.driver": "dynamixel",
 			"FEMUR_LF": []int64{16, 8, 1024, 512, 300, 1, 0}}, "already used"},
 		"NegativeButton": {map[string]any{"joy.button_start_stop": int64(-2)}, "StartStop"},
+		"ZeroJoyTimeout": {map[string]any{"joy.timeout": 0.0}, "joy.timeout"},
+		"NaNJoyTimeout":  {map[string]any{"joy.timeout": math.NaN()}, "joy.timeout"},
+		"HugeJoyTimeout": {map[string]any{"joy.timeout": 120.0}, "joy.timeout"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -257,3 +260,69 @@ func TestAdapter_JoyStartsAndWalks(t *testing.T) {
 		t.Fatal("NaN axis accepted")
 	}
 }
+
+// TestAdapter_HeldStickKeepsWalking: a stick republished at 20 Hz (the joy
+// driver's autorepeat) keeps the robot walking for as long as it is held;
+// releasing it stops the body at once, and a joy driver that goes silent
+// with the stick held stops it after joy.timeout.
+func TestAdapter_HeldStickKeepsWalking(t *testing.T) {
+	a, _ := newTestAdapter(t)
+	now := time.Unix(100, 0)
+	tick := func() TickResult {
+		now = now.Add(10 * time.Millisecond)
+		return a.Tick(now)
+	}
+	a.Command(hexapod.CmdStartStop)
+	a.Command(hexapod.CmdStandUp)
+	for i := 0; i < 200 && a.State() != hexapod.Walking; i++ {
+		tick()
+	}
+	if a.State() != hexapod.Walking {
+		t.Fatalf("state %v, want Walking", a.State())
+	}
+	fwd := make([]float32, 8)
+	fwd[1] = 1
+	joy := func(axes []float32) {
+		if err := a.Joy(hexapod.Joy{Axes: axes, Buttons: make([]int32, 11)}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 5 s held, one message every 50 ms: the commanded velocity never
+	// lapses and the joints keep moving.
+	still := 0
+	prev := tick().Positions
+	for i := 0; i < 500; i++ {
+		if i%5 == 0 {
+			joy(fwd)
+		}
+		if v := a.vel.At(now); v.X <= 0 {
+			t.Fatalf("after %d ms held: velocity %+v", i*10, v)
+		}
+		p := tick().Positions
+		// (the gait leaves Standing on the first tick with a command)
+		if i > 0 && reflect.DeepEqual(p, prev) {
+			t.Logf("no joint motion at tick %d", i)
+			still++
+		}
+		prev = p
+	}
+	if still > 0 || a.State() != hexapod.Walking {
+		t.Fatalf("held stick: %d ticks without joint motion, state %v", still, a.State())
+	}
+	// Release: the centred stick stops the body on the next tick.
+	joy(make([]float32, 8))
+	if v := a.vel.At(now); !v.IsZero() {
+		t.Fatalf("released: velocity %+v", v)
+	}
+	// Held again, then the driver dies: the stick lapses after joy.timeout.
+	joy(fwd)
+	if v := a.vel.At(now.Add(DefaultTestJoyTimeout)); v.X <= 0 {
+		t.Fatalf("within joy.timeout: %+v", v)
+	}
+	if v := a.vel.At(now.Add(DefaultTestJoyTimeout + time.Millisecond)); !v.IsZero() {
+		t.Fatalf("after joy.timeout: %+v", v)
+	}
+}
+
+// DefaultTestJoyTimeout is joy.timeout of params/hexapod.yaml.
+const DefaultTestJoyTimeout = 500 * time.Millisecond

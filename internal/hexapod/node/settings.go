@@ -30,6 +30,9 @@ type Settings struct {
 	Controller    hexapod.Config
 	Joy           hexapod.JoyMapping
 	CmdVelTimeout time.Duration
+	// JoyTimeout is joy.timeout: how long a stick velocity holds without a
+	// new Joy message.
+	JoyTimeout time.Duration
 	// ServoDriver is "sim" or "dynamixel".
 	ServoDriver string
 	SerialPort  string
@@ -96,6 +99,12 @@ func LoadSettings(d Declarer) (Settings, error) {
 	j.AngularZ = int(l.int("joy.axis_angular_z", int64(j.AngularZ), "Joy axis index of angular.z (2 on a Raspberry Pi)"))
 	j.Debounce = l.float("joy.debounce", j.Debounce, "seconds between two accepted presses of one button")
 	s.Joy = j
+	joyTimeout := l.float("joy.timeout", hexapod.DefaultJoyTimeout.Seconds(),
+		"age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate")
+	if l.err == nil && !(joyTimeout > 0 && joyTimeout <= 60) {
+		l.fail(fmt.Errorf("parameter joy.timeout = %v outside (0, 60] s", joyTimeout))
+	}
+	s.JoyTimeout = time.Duration(joyTimeout * float64(time.Second))
 
 	s.ServoDriver = l.str("servo.driver", "sim", `"sim" or "dynamixel"`)
 	s.SerialPort = l.str("servo.port", "/dev/ttyUSB0", "serial port of the Dynamixel adapter")

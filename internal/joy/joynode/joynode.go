@@ -5,11 +5,8 @@ package joynode
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/joy"
@@ -31,83 +28,95 @@ func stamp(t time.Time) builtin_interfaces_msg.Time {
 	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
 }
 
-// SetupJoy turns n into the joystick driver: it reads js_event records
-// from the device parameter (default /dev/input/js0) and publishes
-// sensor_msgs/Joy on "joy" whenever the state changes, and also every
-// 1/autorepeat_rate seconds when autorepeat_rate > 0. A missing or
-// unplugged device is reported once and retried every second.
+// SetupJoy turns n into the joystick driver, joy_linux's joy_node: it
+// reads js_event records from a Linux joystick device and publishes
+// sensor_msgs/Joy on "joy", with joy_linux's parameters and defaults
+// (read-only; they are read once at start-up):
+//
+//	dev                /dev/input/js0  the device
+//	dev_name           ""              if set: the first /dev/input/js* whose name contains it
+//	device_id          0               ROS 2 joy's device index: with dev at its default, N selects /dev/input/jsN
+//	deadzone           0.05            fraction of the axis range around the centre that reads 0
+//	autorepeat_rate    20.0            Hz; republish an unchanged state (0: off)
+//	coalesce_interval  0.001           s; axis events this close go out in one message
+//	sticky_buttons     false           each press toggles its button
+//	default_trig_val   false           use the axis values the device reports on open
+//	frame_id           joy             header.frame_id
+//
+// A missing or unplugged device is logged once and retried every second.
 func SetupJoy(ctx context.Context, n *ros.Node) error {
-	dev, err := ros.DeclareParam(n, "dev", "/dev/input/js0", ros.ParamDescriptor{Description: "joystick device"})
+	ro := func(desc string) ros.ParamDescriptor { return ros.ParamDescriptor{Description: desc, ReadOnly: true} }
+	cfg := joy.DefaultConfig()
+	var err error
+	str := func(name, def, desc string) string {
+		if err != nil {
+			return def
+		}
+		var v string
+		v, err = ros.DeclareParam(n, name, def, ro(desc))
+		return v
+	}
+	flt := func(name string, def float64, desc string) float64 {
+		if err != nil {
+			return def
+		}
+		var v float64
+		v, err = ros.DeclareParam(n, name, def, ro(desc))
+		return v
+	}
+	boolean := func(name string, def bool, desc string) bool {
+		if err != nil {
+			return def
+		}
+		var v bool
+		v, err = ros.DeclareParam(n, name, def, ro(desc))
+		return v
+	}
+	const defaultDev = "/dev/input/js0"
+	dev := str("dev", defaultDev, "joystick device")
+	devName := str("dev_name", "", "use the first /dev/input/js* whose name contains this (empty: use dev)")
+	var id int64
+	if err == nil {
+		id, err = ros.DeclareParam(n, "device_id", int64(0),
+			ro("joystick index as in ROS 2 joy: with dev left at its default, N opens /dev/input/jsN"))
+	}
+	cfg.Deadzone = flt("deadzone", cfg.Deadzone, "axis deadzone, fraction of the range [-1, 1]")
+	cfg.AutorepeatRate = flt("autorepeat_rate", cfg.AutorepeatRate, "republish rate in Hz while nothing changes (0: off)")
+	coalesce := flt("coalesce_interval", cfg.CoalesceInterval.Seconds(), "seconds during which axis events are gathered into one message")
+	cfg.StickyButtons = boolean("sticky_buttons", cfg.StickyButtons, "a press toggles the button")
+	cfg.DefaultTrigVal = boolean("default_trig_val", cfg.DefaultTrigVal, "publish the axis values reported when the device opens")
+	frame := str("frame_id", "joy", "header frame_id")
 	if err != nil {
 		return err
 	}
-	deadzone, err := ros.DeclareParam(n, "deadzone", 0.05, ros.ParamDescriptor{Description: "axis deadzone, fraction of full scale"})
-	if err != nil {
-		return err
+	if math.IsNaN(coalesce) || math.IsInf(coalesce, 0) {
+		return fmt.Errorf("parameter coalesce_interval = %v is not finite", coalesce)
 	}
-	repeat, err := ros.DeclareParam(n, "autorepeat_rate", 0.0, ros.ParamDescriptor{Description: "republish rate in Hz while nothing changes (0: off)"})
-	if err != nil {
-		return err
+	cfg.CoalesceInterval = time.Duration(coalesce * float64(time.Second))
+	if id < 0 || id > 255 {
+		return fmt.Errorf("parameter device_id = %d outside 0..255", id)
 	}
-	if math.IsNaN(repeat) || repeat < 0 {
-		return fmt.Errorf("autorepeat_rate %v must be >= 0", repeat)
+	if id != 0 && dev == defaultDev {
+		dev = fmt.Sprintf("/dev/input/js%d", id)
 	}
-	frame, err := ros.DeclareParam(n, "frame_id", "joy", ros.ParamDescriptor{Description: "header frame_id"})
-	if err != nil {
+	// Validate now so that a bad value stops the node with an error.
+	if _, _, err := cfg.Sanitize(); err != nil {
 		return err
 	}
 	pub, err := ros.NewPublisher[sensor_msgs_msg.Joy](n, "joy", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	device, err := joy.NewDevice(deadzone)
-	if err != nil {
-		return err
-	}
-	// States are handed to the node goroutine, which owns publishing.
-	publish := func(s joy.State) {
-		_ = n.Post(func() {
-			_ = pub.Publish(&sensor_msgs_msg.Joy{
-				Header: headerFor(n, frame), Axes: s.Axes, Buttons: s.Buttons})
-		})
-	}
-	if repeat > 0 {
-		if _, err := n.NewTimer(time.Duration(float64(time.Second)/repeat), func() {
-			publish(device.State())
-		}); err != nil {
-			return err
-		}
-	}
 	log := n.Logger()
+	d := &joy.Driver{Config: cfg, Dev: dev, DevName: devName, Log: log,
+		Publish: func(s joy.State) {
+			if err := pub.Publish(&sensor_msgs_msg.Joy{Header: headerFor(n, frame), Axes: s.Axes, Buttons: s.Buttons}); err != nil {
+				log.Errorf("publish joy: %v", err)
+			}
+		}}
 	go func() {
-		warned := false
-		for ctx.Err() == nil {
-			f, err := os.Open(dev)
-			if err != nil {
-				if !warned {
-					log.Warnf("couldn't open joystick %s (%v); will retry every second", dev, err)
-					warned = true
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Second):
-				}
-				continue
-			}
-			log.Infof("opened joystick %s", dev)
-			warned = false
-			go func() { <-ctx.Done(); f.Close() }()
-			err = device.ReadEvents(f, publish)
-			f.Close()
-			if ctx.Err() == nil && !errors.Is(err, io.EOF) {
-				log.Warnf("joystick %s: %v; reopening", dev, err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
+		if err := d.Run(ctx); err != nil {
+			log.Errorf("joystick driver stopped: %v", err)
 		}
 	}()
 	return nil
