@@ -97,7 +97,8 @@ func (a *Agent) CS() *CS { return a.cs }
 // InjectCommandFault corrupts the next iteration's cs → ve_body command.
 func (a *Agent) InjectCommandFault(f CommandFault) { a.fault = f }
 
-// Iterate runs one iteration (seed 003): ve_body reads the effector status
+// Iterate runs one iteration (docs/velma.md#architecture-of-the-original):
+// ve_body reads the effector status
 // and passes it up, cs computes with the task command (nil if none), ve_body
 // checks cs's command and sends to the effectors; simulated effectors then
 // step.

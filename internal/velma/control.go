@@ -16,7 +16,8 @@ func (c *CS) updateMass() {
 
 // jointImpedance adds τ = K·(q_d − q) + D·(q̇_d − q̇) to c.tau, with D the
 // modal damping of K and the block-diagonal mass matrix (torso 10 kg·m²,
-// arms from the model): D = 2·Qᵀ·diag(ξ·√λ)·Q (velma-kinematics.md §5.2).
+// arms from the model): D = 2·Qᵀ·diag(ξ·√λ)·Q
+// (docs/velma-model.md#joint-impedance).
 // Unlike the original (−D·q̇) the damping acts on the velocity error so a
 // moving setpoint is tracked without lag.
 func (c *CS) jointImpedance(k *[BodyDOF]float64, xi float64, qd, dqd *[BodyDOF]float64) error {
@@ -121,7 +122,7 @@ func cimpIntervals(i int) [2]JointLimit {
 }
 
 // jointLimits adds the joint-limit avoidance torque of cart_imp
-// (velma-kinematics.md §5.4; its damping term is omitted).
+// (docs/velma-model.md#joint-limit-avoidance; its damping term is omitted).
 func (c *CS) jointLimits() {
 	r := c.cfg.LimitRange
 	for i := range BodyDOF {

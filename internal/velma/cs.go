@@ -10,7 +10,8 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/velma/la"
 )
 
-// CSConfig configures the control subsystem (defaults: velma-kinematics.md §5).
+// CSConfig configures the control subsystem (defaults:
+// docs/velma-model.md#controller-defaults).
 type CSConfig struct {
 	Period time.Duration // control period (2 ms)
 

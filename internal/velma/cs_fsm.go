@@ -68,7 +68,7 @@ var csBehaviourError = csc("¬CURRENT_BEHAVIOR_OK ∨ ¬veBodyStatusValid ∨ ve
 		return !p.CurrentBehaviorOK || !p.VeBodyStatusValid || p.VeBodyInSafeState
 	})
 
-// CSTerminal returns τ of each state (seed 000).
+// CSTerminal returns τ of each state (docs/velma.md#cs-transitions).
 func CSTerminal() map[CSState]CSCond {
 	return map[CSState]CSCond{
 		CSIdle: csc("veBodyStatusValid ∧ ¬veBodyInSafeState", func(p CSPredicates, _ bool) bool {
@@ -101,7 +101,8 @@ func CSError() map[CSState]CSCond {
 	}
 }
 
-// CSTransitions returns the σ table of seed 000, in specification order.
+// CSTransitions returns the σ table of docs/velma.md#cs-transitions, in the
+// specification's order.
 func CSTransitions() []CSTransition {
 	inErr := csc("IN_ERROR", func(_ CSPredicates, e bool) bool { return e })
 	cart := csc("¬IN_ERROR ∧ recvCartImpCmd", func(p CSPredicates, e bool) bool { return !e && p.RecvCartImpCmd })
@@ -159,8 +160,9 @@ type CSStep struct {
 	InError bool // ε held
 	Ended   bool // τ or ε held (the state's behaviour ended)
 	// Fallback is set when the state ended but no σ (or more than one)
-	// held; the seeds leave this case open (e.g. cart_imp in self-collision
-	// while a cart_imp command arrives) and the FSM then goes to safe.
+	// held; the specification leaves this case open (e.g. cart_imp in
+	// self-collision while a cart_imp command arrives) and the FSM then goes
+	// to safe.
 	Fallback bool
 }
 

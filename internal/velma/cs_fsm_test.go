@@ -42,7 +42,7 @@ func cmdP(cart, jnt, relax bool) CSPredicates {
 
 func mod(p CSPredicates, f func(*CSPredicates)) CSPredicates { f(&p); return p }
 
-// One row per τ, σ and ε of seed 000.
+// One row per τ, σ and ε of docs/velma.md#cs-transitions.
 func TestCSFSM_Next_EveryRow(t *testing.T) {
 	cart, jnt, relax := cmdP(true, false, false), cmdP(false, true, false), cmdP(false, false, true)
 	none := healthy
@@ -111,8 +111,9 @@ func TestCSFSM_Next_EveryRow(t *testing.T) {
 	}
 }
 
-// The only case the seeds leave open: cart_imp/jnt_imp end on self-collision
-// while a command of their own kind arrives; no σ holds and cs goes to safe.
+// The only case the specification leaves open: cart_imp/jnt_imp end on
+// self-collision while a command of their own kind arrives; no σ holds and
+// cs goes to safe.
 func TestCSFSM_Next_SelfCollisionWithOwnCommand_FallsBackToSafe(t *testing.T) {
 	f := NewCSFSM()
 	for _, tc := range []struct {

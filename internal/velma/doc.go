@@ -1,7 +1,8 @@
 // Package velma re-implements the core agent of the WUT Velma robot: the
 // safety layer velma_core_ve_body and the control layer velma_core_cs, each
 // an FSM whose terminal (τ), transition (σ) and error (ε) conditions are
-// written down as data exactly as in the behaviour specification, and the
+// written down as data exactly as in the behaviour specification
+// (docs/velma.md#ve_body-transitions, docs/velma.md#cs-transitions), and the
 // per-iteration sequence that ties them to the real effectors:
 //
 //  1. ve_body reads the effector status and passes it up (states *_st);

@@ -26,7 +26,8 @@ var BodyJointNames = [BodyDOF]string{
 // HeadJointNames are the head pan and tilt joints.
 var HeadJointNames = [HeadDOF]string{"head_pan_joint", "head_tilt_joint"}
 
-// Fault types of StatusSC.fault_type (velma.md §3), as bits.
+// Fault types of StatusSC.fault_type (docs/velma.md#between-cs-and-ve_body),
+// as bits.
 const (
 	FaultNaNCommand     int32 = 1
 	FaultRangeCommand   int32 = 2
@@ -134,7 +135,7 @@ type BodyCommand struct {
 	EffectorCommand
 }
 
-// Limits are ve_body's validity limits (velma-kinematics.md §3).
+// Limits are ve_body's validity limits (docs/velma-model.md#joint-limits).
 type Limits struct {
 	ArmTorque   [ArmDOF]float64 // |command| per arm joint
 	TorsoTorque float64

@@ -15,7 +15,7 @@ type VeBodyConfig struct {
 	SafeIterations int
 }
 
-// DefaultVeBodyConfig returns the values of velma.md §2.
+// DefaultVeBodyConfig returns the values of docs/velma.md#joints-and-rates.
 func DefaultVeBodyConfig() VeBodyConfig {
 	return VeBodyConfig{
 		Limits:         DefaultLimits(),

@@ -68,7 +68,7 @@ var (
 	bCmdNotOk = BodyCond{"¬recvCommand ∨ ¬allCmdOk", func(p BodyPredicates) bool { return !p.RecvCommand || !p.AllCmdOk }}
 )
 
-// BodyTerminal returns τ of each state (seed 000).
+// BodyTerminal returns τ of each state (docs/velma.md#ve_body-transitions).
 func BodyTerminal() map[BodyState]BodyCond {
 	return map[BodyState]BodyCond{
 		BodyIdle:     {"recvStatus", func(p BodyPredicates) bool { return p.RecvStatus }},
@@ -90,7 +90,8 @@ func BodyError() map[BodyState]BodyCond {
 	return m
 }
 
-// BodyTransitions returns the σ table of seed 000, in specification order.
+// BodyTransitions returns the σ table of docs/velma.md#ve_body-transitions, in
+// the specification's order.
 func BodyTransitions() []BodyTransition {
 	return []BodyTransition{
 		{BodyIdle, BodySafeSt, always()},

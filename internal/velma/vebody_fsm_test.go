@@ -17,8 +17,8 @@ func allBodyPredicates() []BodyPredicates {
 	return out
 }
 
-// One row per σ of seed 000 (several rows for a disjunction), plus the τ of
-// idle when it does not hold.
+// One row per σ of docs/velma.md#ve_body-transitions (several rows for a
+// disjunction), plus the τ of idle when it does not hold.
 func TestBodyFSM_Next_EverySigmaRow(t *testing.T) {
 	ok := BodyPredicates{RecvStatus: true, RecvCommand: true, AllHwOk: true, AllCmdOk: true, CmdExitSafeState: true, SafeItPassed500: true}
 	with := func(f func(*BodyPredicates)) BodyPredicates { p := ok; f(&p); return p }

@@ -19,7 +19,7 @@ func validCommand(sc int32) BodyCommand {
 }
 
 // In safe, ve_body ignores cs and sends τ = −d∘q̇ with the damping factors
-// of velma.md §2.
+// of docs/velma.md#joints-and-rates.
 func TestVeBody_Safe_ComputesJointDamping(t *testing.T) {
 	v := NewVeBody(DefaultVeBodyConfig())
 	st := okStatus()

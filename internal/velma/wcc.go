@@ -7,7 +7,8 @@ import (
 )
 
 // wccPolygonRight is the allowed region of (q5, q6) of the right arm
-// (velma-kinematics.md §5.5, wcc_r.yaml); the left arm's is its negation.
+// (docs/velma-model.md#wrist-constraint, the original's wcc_r.yaml); the
+// left arm's is its negation.
 var wccPolygonRight = [][2]float64{
 	{0.65, -2.90}, {1.79, -2.91}, {1.78, -1.43}, {0.77, -1.39}, {0.36, -1.00}, {-0.15, -0.26},
 	{0.35, 0.41}, {0.8, 0.94}, {1.8, 1.01}, {1.81, 2.88}, {-0.4, 2.89}, {-0.81, 2.27},

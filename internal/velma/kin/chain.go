@@ -26,7 +26,8 @@ const (
 	BodyDOF  = 15 // torso + right arm + left arm (joint-impedance order)
 )
 
-// Geometric constants of velma-kinematics.md §2.1–2.2 (nominal mounts).
+// Geometric constants of docs/velma-model.md#torso-and-arm-mounts and
+// docs/velma-model.md#arm-chain (nominal mounts).
 const (
 	TorsoHeight = 0.03    // torso_0_joint origin above torso_base
 	MountHeight = 1.17335 // arm base above torso_link0

@@ -18,7 +18,7 @@ func neg(q [ArmDOF]float64) [ArmDOF]float64 {
 	return q
 }
 
-// Test vectors of velma-kinematics.md §2.5 (given to 4 decimals).
+// Test vectors of docs/velma-model.md#test-vectors (given to 4 decimals).
 func TestForward_DocTestVectors(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -22,7 +22,8 @@ func capsule(name string, s Side, link int, xyz Vec3, rpy Vec3, r, l float64) Ca
 	return Capsule{Name: name, Side: s, Link: link, Origin: Frame{R: RPY(rpy[0], rpy[1], rpy[2]), P: xyz}, Radius: r, Length: l}
 }
 
-// armCapsules returns the primitives of arm s (velma-kinematics.md §5.6),
+// armCapsules returns the primitives of arm s
+// (docs/velma-model.md#self-collision-model),
 // fingers omitted. The gripper mount and palm are expressed in
 // X_arm_7_link (mount = wrist for the right arm, rotated by π about z for
 // the left; the palm sphere sits 0.02 m along the palm z, i.e. at

@@ -13,7 +13,8 @@ func diagInertia(m float64, com Vec3, ixx, iyy, izz float64) Inertial {
 }
 
 // armLinks are the URDF inertials of X_arm_1_link … X_arm_7_link
-// (velma-kinematics.md §4.1; placeholder boxes, as Gazebo uses them).
+// (docs/velma-model.md#link-inertials; placeholder boxes, as Gazebo uses
+// them).
 var armLinks = [ArmDOF]Inertial{
 	diagInertia(2.0, Vec3{0, -0.06, 0.13}, 0.0136667, 0.0030, 0.0118667),
 	diagInertia(2.0, Vec3{0, 0.06, 0.07}, 0.0136667, 0.0030, 0.0118667),
@@ -25,7 +26,8 @@ var armLinks = [ArmDOF]Inertial{
 }
 
 // Tool returns the lumped tool (gripper mount, F/T sensor, BarrettHand) in
-// X_arm_7_link of arm s, as the Gazebo LWR simulation uses it (§4.1).
+// X_arm_7_link of arm s, as the Gazebo LWR simulation uses it
+// (docs/velma-model.md#lumped-tool).
 func Tool(s Side) Inertial {
 	if s == Left {
 		return Inertial{Mass: 1.53858, COM: Vec3{-0.15272, 0.0111521, -0.0687842}, I: Mat3{
@@ -40,7 +42,7 @@ func Tool(s Side) Inertial {
 }
 
 // TorsoInertia is the constant torso inertia the controllers assume
-// [kg·m²] (§4.2).
+// [kg·m²] (docs/velma-model.md#gravity-and-inertia-in-the-original-stack).
 const TorsoInertia = 10.0
 
 // ArmMass is a 7×7 joint-space mass matrix of one arm.
@@ -48,7 +50,7 @@ type ArmMass [ArmDOF][ArmDOF]float64
 
 // MassMatrix returns the joint-space mass matrix of the arm of chain c
 // (arm joints only; the torso coupling is not modelled, as in the
-// controllers of §4.2), from the URDF link inertials plus the lumped tool.
+// original controllers), from the URDF link inertials plus the lumped tool.
 func (c *Chain) MassMatrix() ArmMass {
 	var m ArmMass
 	add := func(link int, in Inertial) {

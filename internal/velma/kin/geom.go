@@ -1,8 +1,10 @@
 // Package kin is the kinematic and rigid-body model of Velma's body: the
-// torso joint and two KUKA LWR4+ arms mounted on it (velma-kinematics.md §2,
-// nominal mounts), giving wrist forward kinematics, geometric Jacobians in
-// the torso_base frame, the arm mass matrix from the URDF inertials plus the
-// lumped tool (§4.1), and the capsule/sphere self-collision model (§5.6).
+// torso joint and two KUKA LWR4+ arms mounted on it
+// (docs/velma-model.md#kinematic-chain, nominal mounts), giving wrist forward
+// kinematics, geometric Jacobians in the torso_base frame, the arm mass
+// matrix from the URDF inertials plus the lumped tool
+// (docs/velma-model.md#dynamics), and the capsule/sphere self-collision model
+// (docs/velma-model.md#self-collision-model).
 //
 // All functions are pure and allocation-light; they are called from the
 // 500 Hz control loop.

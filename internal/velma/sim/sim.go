@@ -43,8 +43,9 @@ type Config struct {
 	HomingTol    float64                // homing done below this |q| (0.015)
 }
 
-// DefaultConfig returns the simulation start of velma-kinematics.md §6 and
-// the approximations of §4.4.
+// DefaultConfig returns the simulation start of
+// docs/velma-model.md#initial-configuration and the approximations of
+// docs/velma-model.md#simulation-model.
 func DefaultConfig() Config {
 	return Config{
 		Period:       2 * time.Millisecond,
