@@ -1,0 +1,116 @@
+package ros
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+)
+
+// RawMessage is one sample of a topic as it came off the wire.
+type RawMessage struct {
+	// Data is the complete serialized payload: the 4-byte encapsulation
+	// header, then the CDR body (it may end in up to 3 padding bytes).
+	// It belongs to the callback.
+	Data []byte
+	// SourceTimestamp is the writer's source timestamp.
+	SourceTimestamp time.Time
+	// ReceivedAt is the node clock's time when the sample arrived (sim
+	// time under use_sim_time).
+	ReceivedAt time.Time
+}
+
+// RawSubscription receives the samples of one topic without decoding them,
+// for programs that forward messages (bridges, recorders). Its callback
+// runs on the node's callback goroutine, with the same keep-last queue as
+// a Subscription.
+type RawSubscription struct {
+	n     *Node
+	topic string
+	ti    *rosidl.TypeInfo
+	r     *dds.Reader
+	in    *inbox[RawMessage]
+}
+
+// NewRawSubscription subscribes to topic with the type described by ti
+// (only its names and hash are used) and calls cb with each sample's
+// bytes, which are copied out of DDS and belong to cb.
+func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb func(RawMessage), opts ...EndpointOption) (*RawSubscription, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("ros: raw subscription on %q: nil callback", topic)
+	}
+	if err := checkType(ti); err != nil {
+		return nil, fmt.Errorf("ros: raw subscription on %q: %w", topic, err)
+	}
+	o := applyOptions(opts)
+	fqn, err := n.ResolveTopicName(topic)
+	if err != nil {
+		return nil, fmt.Errorf("ros: raw subscription: %w", err)
+	}
+	t, err := n.ctx.part.Topic(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName)
+	if err != nil {
+		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
+	}
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), o.ignoreLocal)
+	if err != nil {
+		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
+	}
+	s := &RawSubscription{n: n, topic: fqn, ti: ti}
+	depth := 0
+	if qos.History != HistoryKeepAll {
+		depth = qos.effectiveDepth()
+	}
+	s.in = newInbox(n, depth, cb)
+	clock := n.Clock()
+	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
+		now := clock.Now()
+		for _, smp := range batch {
+			s.in.push(RawMessage{
+				Data:            append([]byte(nil), smp.Data...),
+				SourceTimestamp: time.Unix(0, smp.SourceTimestamp),
+				ReceivedAt:      now,
+			})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
+	}
+	if err := n.addEntity(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *RawSubscription) gids() (readers, writers []dds.GUID) { return []dds.GUID{s.r.GUID()}, nil }
+
+func (s *RawSubscription) usedTypes() []*rosidl.TypeDescription { return descsOf(s.ti) }
+
+func (s *RawSubscription) close() error {
+	err := s.r.Close()
+	s.in.close()
+	return err
+}
+
+// Close closes the subscription; no callback starts after Close returns.
+func (s *RawSubscription) Close() error {
+	err := s.close()
+	s.n.removeEntity(s)
+	return err
+}
+
+// TopicName returns the fully qualified topic name.
+func (s *RawSubscription) TopicName() string { return s.topic }
+
+// Dropped returns how many samples were dropped because the queue (QoS
+// depth) was full.
+func (s *RawSubscription) Dropped() uint64 { return s.in.dropped.Load() }
+
+// PublisherCount returns the number of matched publishers.
+func (s *RawSubscription) PublisherCount() (int, error) {
+	eps, err := s.r.MatchedWriters()
+	if err != nil {
+		return 0, fmt.Errorf("ros: %s: %w", s.topic, err)
+	}
+	return len(eps), nil
+}
