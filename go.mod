@@ -3,6 +3,7 @@ module github.com/fsmnodes/fsmnodes
 go 1.23.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/spf13/viper v1.21.0
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.4
