@@ -1,0 +1,160 @@
+package rosbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/fsmnodes/fsmnodes/internal/foxglove"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/msgs"
+)
+
+// NodeName is the default node name, as the original bridge's.
+const NodeName = "foxglove_bridge"
+
+// AllCapabilities are the capabilities the bridge offers by default.
+var AllCapabilities = []string{
+	foxglove.CapClientPublish, foxglove.CapParameters, foxglove.CapParametersSubscribe,
+	foxglove.CapServices, foxglove.CapConnectionGraph,
+}
+
+// Running is a started bridge: its server, the backend and where it
+// listens.
+type Running struct {
+	Server *foxglove.Server
+	Bridge *Bridge
+	Addr   net.Addr
+}
+
+// Setup returns the setup function of the foxglove_bridge node (for
+// ros.Run). static serves plain HTTP requests on the same port (the
+// dashboard); nil serves 404. started, if not nil, is called once the
+// server listens.
+//
+// Parameters (read at start, as foxglove_bridge): port (8765; 0 picks a
+// free port), address ("127.0.0.1"), topic_whitelist, service_whitelist,
+// param_whitelist, client_topic_whitelist (regular expressions, [".*"]),
+// send_buffer_limit (10000000 bytes per client), min_qos_depth (1),
+// max_qos_depth (25), include_hidden (false), capabilities (all).
+func Setup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
+	return func(ctx context.Context, n *ros.Node) error {
+		ro := func(desc string) ros.ParamDescriptor {
+			return ros.ParamDescriptor{Description: desc, ReadOnly: true}
+		}
+		port, err := ros.DeclareParam(n, "port", int64(8765), ro("TCP port of the WebSocket server (0: any free port)"))
+		if err != nil {
+			return err
+		}
+		if port < 0 || port > 65535 {
+			return fmt.Errorf("parameter port: %d is not a TCP port", port)
+		}
+		address, err := ros.DeclareParam(n, "address", "127.0.0.1", ro("address to listen on (0.0.0.0: all interfaces)"))
+		if err != nil {
+			return err
+		}
+		all := []string{".*"}
+		lists := map[string][]string{}
+		for _, name := range []string{"topic_whitelist", "service_whitelist", "param_whitelist", "client_topic_whitelist"} {
+			v, err := ros.DeclareParam(n, name, all, ro("regular expressions; only names matching one in full are offered"))
+			if err != nil {
+				return err
+			}
+			lists[name] = v
+		}
+		sendLimit, err := ros.DeclareParam(n, "send_buffer_limit", int64(10_000_000),
+			ro("bytes of messages waiting per client before the oldest are dropped"))
+		if err != nil {
+			return err
+		}
+		if sendLimit <= 0 {
+			return fmt.Errorf("parameter send_buffer_limit: %d is not positive", sendLimit)
+		}
+		minDepth, err := ros.DeclareParam(n, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"))
+		if err != nil {
+			return err
+		}
+		maxDepth, err := ros.DeclareParam(n, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"))
+		if err != nil {
+			return err
+		}
+		if minDepth < 1 || maxDepth < minDepth {
+			return fmt.Errorf("parameters min_qos_depth %d and max_qos_depth %d: need 1 <= min <= max", minDepth, maxDepth)
+		}
+		hidden, err := ros.DeclareParam(n, "include_hidden", false, ro("also offer hidden topics and services"))
+		if err != nil {
+			return err
+		}
+		caps, err := ros.DeclareParam(n, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"))
+		if err != nil {
+			return err
+		}
+		for _, c := range caps {
+			known := false
+			for _, k := range AllCapabilities {
+				known = known || c == k
+			}
+			if !known {
+				return fmt.Errorf("parameter capabilities: unknown capability %q (known: %v)", c, AllCapabilities)
+			}
+		}
+
+		opts := foxglove.Options{
+			Name:               NodeName,
+			Capabilities:       caps,
+			SupportedEncodings: []string{Encoding},
+			Metadata:           map[string]string{"ROS_DISTRO": n.Context().Distro().String()},
+			SendBufferLimit:    int(sendLimit),
+			Static:             static,
+			Logger:             n.Logger(),
+		}
+		if opts.TopicWhitelist, err = foxglove.CompileWhitelist(lists["topic_whitelist"]); err != nil {
+			return fmt.Errorf("parameter topic_whitelist: %w", err)
+		}
+		if opts.ServiceWhitelist, err = foxglove.CompileWhitelist(lists["service_whitelist"]); err != nil {
+			return fmt.Errorf("parameter service_whitelist: %w", err)
+		}
+		if opts.ParamWhitelist, err = foxglove.CompileWhitelist(lists["param_whitelist"]); err != nil {
+			return fmt.Errorf("parameter param_whitelist: %w", err)
+		}
+		if opts.ClientTopicWhitelist, err = foxglove.CompileWhitelist(lists["client_topic_whitelist"]); err != nil {
+			return fmt.Errorf("parameter client_topic_whitelist: %w", err)
+		}
+
+		b, err := New(n, Config{Registry: msgs.Registry(), IncludeHidden: hidden,
+			MinQoSDepth: int(minDepth), MaxQoSDepth: int(maxDepth)})
+		if err != nil {
+			return err
+		}
+		srv := foxglove.New(b, opts)
+		l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.FormatInt(port, 10)))
+		if err != nil {
+			return fmt.Errorf("listen on %s:%d: %w", address, port, err)
+		}
+		if err := b.Start(ctx, srv); err != nil {
+			l.Close()
+			return err
+		}
+		go func() {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) {
+				n.Logger().Errorf("WebSocket server stopped: %v", err)
+			}
+		}()
+		go func() {
+			select {
+			case <-ctx.Done():
+			case <-n.Context().Done():
+			}
+			srv.Close()
+			b.Close()
+		}()
+		n.Logger().Infof("Foxglove WebSocket server listening on ws://%s (dashboard: http://%s/)", l.Addr(), l.Addr())
+		if started != nil {
+			started(&Running{Server: srv, Bridge: b, Addr: l.Addr()})
+		}
+		return nil
+	}
+}
