@@ -2,6 +2,7 @@ package foxglove
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -167,7 +168,7 @@ func TestSendQueue_DropsOldestDataKeepsControl(t *testing.T) {
 		t.Errorf("stats %d %d %d %d, want 2 dropped (20 B), 3 queued (30 B)", d, db, n, nb)
 	}
 	// Control first, then the three newest data messages in order.
-	ctx := t.Context()
+	ctx := context.Background()
 	if m, _ := q.pop(ctx); string(m.text) != "c1" {
 		t.Errorf("first pop %q, want the control message", m.text)
 	}
