@@ -40,8 +40,14 @@ fmt-check:
 generate-check:
 	@if [ -x scripts/check-generate.sh ]; then scripts/check-generate.sh; fi
 
+# Every main package is built once into build/testbin; the test packages
+# (separate processes run in parallel) take their executables from there
+# through internal/testenv instead of each linking its own.
+TESTBIN ?= $(CURDIR)/build/testbin
 unit:
-	$(GO) test -count=1 -timeout 15m ./...
+	@mkdir -p $(TESTBIN)
+	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/...
+	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m ./...
 
 fuzz-smoke:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh

@@ -17,23 +17,16 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Domain ids 10-14 and 22-27 belong to these tests (test/e2e/ros_test.go
-// uses 15-21; bench_test.go 23).
-// Each test that talks over DDS uses its own id, so parallel tests never
-// hear each other.
+// Each test that talks over DDS reserves its own domain (testenv.Domain),
+// so parallel tests never hear each other.
 
 // failAfter is a failure timeout only; nothing asserts on timing.
 const failAfter = 20 * time.Second
 
 // TestMain keeps contexts that read the real environment (other tests of
-// this package) on loopback too.
+// this package) on loopback too (testenv.Main).
 func TestMain(m *testing.M) {
-	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Unsetenv("ROS_STATIC_PEERS")
-	os.Unsetenv("ROS_LOCALHOST_ONLY")
-	os.Unsetenv("ROS_DISTRO")
-	os.Unsetenv("CYCLONEDDS_URI")
-	os.Exit(testenv.WithLogDir(m))
+	os.Exit(testenv.Main(m))
 }
 
 // testEnv keeps all test traffic on this machine, whatever the environment

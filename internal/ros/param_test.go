@@ -18,9 +18,6 @@ import (
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 )
 
-// Domain ids 30-34 belong to the parameter/rosout/clock tests of this
-// package (35-39: test/e2e params and actions).
-
 // extTimeout only bounds waiting; no assertion depends on timing.
 const extTimeout = 60 * time.Second
 

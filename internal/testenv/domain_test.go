@@ -3,6 +3,7 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -67,5 +68,25 @@ func TestDomain_OtherProcess(t *testing.T) {
 	release()
 	if got := child(id); got != "1" {
 		t.Fatalf("domain %d still locked after release (child printed %q)", id, got)
+	}
+}
+
+// TestExecutable builds a main package of the module once and finds it
+// again in the same directory.
+func TestExecutable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an executable")
+	}
+	t.Setenv(BinEnv, "")
+	p := Executable(t, "nodes/joy")
+	if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("%s: not an executable (%v)", p, err)
+	}
+	if dir := ExecutableDir(t, "nodes/joy"); dir != filepath.Dir(p) {
+		t.Fatalf("ExecutableDir = %s, want %s", dir, filepath.Dir(p))
+	}
+	t.Setenv(BinEnv, filepath.Dir(p))
+	if q := Executable(t, "nodes/joy"); q != p {
+		t.Fatalf("prebuilt lookup gave %s, want %s", q, p)
 	}
 }

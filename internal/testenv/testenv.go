@@ -1,5 +1,15 @@
-// Package testenv holds the set-up shared by test binaries that start ROS 2
-// nodes, in-process or as child processes.
+// Package testenv is the one harness of test binaries that start ROS 2
+// nodes, in-process or as child processes:
+//
+//   - Main scrubs the ROS environment of the test run, points ROS_LOG_DIR at
+//     a temporary directory and cleans up after the tests;
+//   - Domain reserves a DDS domain no other test on the machine holds;
+//   - Executable gives a built executable of the module, built once;
+//   - WaitFor waits on a condition, LogWriter sends output to t.Log.
+//
+// A test package's TestMain is usually just
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 package testenv
 
 import (
@@ -8,10 +18,34 @@ import (
 	"testing"
 )
 
+// scrubbed are the variables of the caller's environment that would change
+// which peers a test hears or how they speak; Main removes them so a test
+// run behaves the same on every machine. Tests that need one set it on
+// their child processes or in ContextOptions.Getenv.
+var scrubbed = []string{"ROS_DOMAIN_ID", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY", "ROS_DISTRO", "CYCLONEDDS_URI", "RMW_IMPLEMENTATION"}
+
+// Main runs m in the test environment of this project and returns its exit
+// code:
+//   - discovery stays on this host (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST,
+//     inherited by child processes), so parallel runs on other machines of a
+//     CI subnet never hear our domains; the variables in scrubbed are unset;
+//   - ROS_LOG_DIR is a fresh temporary directory, so the log file every node
+//     writes (as rcl_logging does) lands there instead of in ~/.ros/log;
+//   - afterwards the log directory and the executables Executable built are
+//     removed.
+func Main(m *testing.M) int {
+	for _, k := range scrubbed {
+		os.Unsetenv(k)
+	}
+	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+	defer removeBuilds()
+	return WithLogDir(m)
+}
+
 // WithLogDir runs m with ROS_LOG_DIR pointing at a fresh temporary
-// directory, so the log file every node writes (as rcl_logging does) lands
-// there instead of in ~/.ros/log; child processes inherit the variable. The
-// directory is removed afterwards. It returns m.Run's exit code.
+// directory, removed afterwards, and returns m.Run's exit code. Main does
+// this and more; WithLogDir is for packages that must keep the caller's ROS
+// environment.
 func WithLogDir(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "fsmnodes-test-logs-")
 	if err != nil {

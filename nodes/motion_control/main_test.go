@@ -32,10 +32,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	// Discovery stays on this host (children inherit it): parallel runs on
-	// other machines of a CI subnet must not hear our domains.
-	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Exit(testenv.WithLogDir(m))
+	os.Exit(testenv.Main(m))
 }
 
 // syncBuf collects the child's output; the test reads it while exec's

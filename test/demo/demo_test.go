@@ -92,12 +92,7 @@ func launchDemo(t *testing.T, domain uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/fsmnodes", "./nodes/...")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
 	logPath := filepath.Join(t.TempDir(), "demo.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -138,7 +133,7 @@ func launchDemo(t *testing.T, domain uint32) {
 }
 
 // TestMain keeps the log files of the launched nodes out of ~/.ros/log.
-func TestMain(m *testing.M) { os.Exit(testenv.WithLogDir(m)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 func TestDemo(t *testing.T) {
 	domain := testenv.Domain(t)

@@ -1,7 +1,7 @@
 package e2e
 
 // Tests of the fsmnodes command line tool as separate processes over
-// Cyclone DDS. Domain ids 40-49 belong to the CLI and launcher tests.
+// Cyclone DDS. Each test reserves its own domain (testenv.Domain).
 
 import (
 	"bytes"
@@ -18,19 +18,8 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
-// Domain ids of the CLI tests (40-49; launch_test.go uses 45).
-const (
-// domainCLINoDDS is for commands that fail or finish before touching DDS.
-)
-
 // cliWait bounds every wait of these tests; reaching it is a failure.
 const cliWait = 60 * time.Second
-
-var (
-	cliBuildOnce sync.Once
-	cliBinDir    string
-	cliBuildErr  error
-)
 
 // cliBins builds fsmnodes and the cliserver peer once per test run and
 // returns the directory holding both.
@@ -39,30 +28,7 @@ func cliBins(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("multi-process test (skipped with -short)")
 	}
-	cliBuildOnce.Do(func() {
-		// build/ of the checkout is git-ignored; reusing one directory keeps
-		// repeated runs from filling the temporary directory.
-		root, err := filepath.Abs(filepath.Join("..", ".."))
-		if err != nil {
-			cliBuildErr = err
-			return
-		}
-		dir := filepath.Join(root, "build", "e2e-cli")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			cliBuildErr = err
-			return
-		}
-		cliBinDir = dir
-		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/fsmnodes", "./test/e2e/testdata/cliserver")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliBuildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if cliBuildErr != nil {
-		t.Fatal(cliBuildErr)
-	}
-	return cliBinDir
+	return testenv.ExecutableDir(t, "cmd/fsmnodes", "test/e2e/testdata/cliserver")
 }
 
 // cliEnv is the environment of processes of one test: its own domain,

@@ -11,7 +11,6 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
-// Domain ids of the launcher tests.
 // cliAlive reports whether pid runs (a zombie counts as gone).
 func cliAlive(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,43 +22,16 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-// Domain ids of the parameter and action tests (35-39).
-
 // pnDeadline bounds every wait of these tests; reaching it is a failure.
 const pnDeadline = 60 * time.Second
 
-var (
-	paramnodesOnce sync.Once
-	paramnodesBin  string
-	paramnodesErr  error
-)
-
-// buildParamnodes builds test/e2e/paramnodes once per test binary.
+// buildParamnodes returns the test/e2e/paramnodes executable.
 func buildParamnodes(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	paramnodesOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "paramnodes")
-		if err != nil {
-			paramnodesErr = err
-			return
-		}
-		paramnodesBin = filepath.Join(dir, "paramnodes")
-		out, err := exec.Command(goTool, "build", "-o", paramnodesBin, "github.com/fsmnodes/fsmnodes/test/e2e/paramnodes").CombinedOutput()
-		if err != nil {
-			paramnodesErr = fmt.Errorf("go build paramnodes: %v\n%s", err, out)
-		}
-	})
-	if paramnodesErr != nil {
-		t.Fatal(paramnodesErr)
-	}
-	return paramnodesBin
+	return testenv.Executable(t, "test/e2e/paramnodes")
 }
 
 // pnProc is a running paramnodes process.

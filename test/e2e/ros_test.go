@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -35,8 +33,6 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// Domain ids of the tests in this file.
-
 // deadline bounds every wait; reaching it is a failure, never a result.
 const deadline = 60 * time.Second
 
@@ -44,18 +40,7 @@ const deadline = 60 * time.Second
 // process that read the real environment (the other tests of this package
 // rely on it) get ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and no peers,
 // like the child processes.
-func TestMain(m *testing.M) {
-	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Unsetenv("ROS_STATIC_PEERS")
-	os.Unsetenv("ROS_LOCALHOST_ONLY")
-	os.Unsetenv("ROS_DISTRO")
-	os.Unsetenv("CYCLONEDDS_URI")
-	code := testenv.WithLogDir(m)
-	if testnodesBuild.dir != "" {
-		os.RemoveAll(testnodesBuild.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // jazzyEnv and humbleEnv are the ROS environments of both sides of a test
 // (plus ROS_DOMAIN_ID): loopback only.
@@ -79,37 +64,10 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// testnodesBuild is the one build of test/e2e/testnodes per test run,
-// shared by the tests; TestMain removes its directory.
-var testnodesBuild struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
-// buildTestnodes builds test/e2e/testnodes (once per run) and returns the
-// executable.
+// buildTestnodes returns the test/e2e/testnodes executable.
 func buildTestnodes(t *testing.T) string {
 	t.Helper()
-	b := &testnodesBuild
-	b.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		if b.dir, b.err = os.MkdirTemp("", "fsmnodes-e2e-testnodes-"); b.err != nil {
-			return
-		}
-		b.bin = filepath.Join(b.dir, "testnodes")
-		out, err := exec.Command(goTool, "build", "-o", b.bin, "github.com/fsmnodes/fsmnodes/test/e2e/testnodes").CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("go build testnodes: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
+	return testenv.Executable(t, "test/e2e/testnodes")
 }
 
 // proc is a running testnodes process.

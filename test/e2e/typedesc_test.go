@@ -13,8 +13,6 @@ import (
 	tdi_srv "github.com/fsmnodes/fsmnodes/msgs/type_description_interfaces/srv"
 )
 
-// Domain ids of the type description tests (100-104 belong to them).
-
 const typeDescSrvType = "type_description_interfaces/srv/GetTypeDescription"
 
 // TestTypeDescriptionService asks a separate testnodes process

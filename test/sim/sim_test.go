@@ -26,35 +26,13 @@ import (
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 )
 
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fsmnodes-simtest")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	// Nothing leaves this machine, whatever the network.
-	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	cmd := exec.Command("go", "build", "-o", dir+"/",
-		"../../nodes/diff_drive_sim", "../../nodes/simple_navigator", "../../nodes/frontier_detector",
-		"../../nodes/joy", "../../nodes/joy_teleop")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the simulator nodes:", err)
-		os.Exit(1)
-	}
-	code := testenv.WithLogDir(m)
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // start runs a node executable in domain until the test ends.
 func start(t *testing.T, domain uint32, exe string, rosArgs ...string) {
 	t.Helper()
 	args := append([]string{"--ros-args"}, rosArgs...)
-	cmd := exec.Command(filepath.Join(binDir, exe), args...)
+	cmd := exec.Command(testenv.Executable(t, "nodes/"+exe), args...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	logFile, err := os.Create(filepath.Join(t.TempDir(), exe+".log"))
 	if err != nil {

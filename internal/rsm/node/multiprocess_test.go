@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,26 +63,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(testenv.WithLogDir(m))
-}
-
-// buildCLI builds cmd/fsmnodes into a temporary dir (or uses
-// $RSM_TEST_BIN_DIR/fsmnodes when set, to save the build).
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("RSM_TEST_BIN_DIR"); dir != "" {
-		return filepath.Join(dir, "fsmnodes")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "fsmnodes")
-	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/fsmnodes/fsmnodes/cmd/fsmnodes")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	os.Exit(testenv.Main(m))
 }
 
 func testEnv(domain uint32) []string {
@@ -216,7 +196,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	cli := buildCLI(t)
+	cli := testenv.Executable(t, "cmd/fsmnodes")
 	wpFile := filepath.Join(t.TempDir(), "waypoints.yaml")
 	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
 	start(t, domain, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")

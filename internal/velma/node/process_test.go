@@ -36,10 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	// Discovery stays on this host (children inherit it): parallel runs on
-	// other machines of a CI subnet must not hear our domains.
-	os.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	os.Exit(testenv.WithLogDir(m))
+	os.Exit(testenv.Main(m))
 }
 
 // helperMain sends one body goal moving right_arm_1 by VELMA_TEST_DQ over
@@ -118,10 +115,7 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	domain := testenv.Domain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "velma_bridge")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/fsmnodes/fsmnodes/nodes/velma_bridge").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Executable(t, "nodes/velma_bridge")
 	env := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	bridge := exec.Command(bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
 	bridge.Env = env
