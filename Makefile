@@ -46,7 +46,7 @@ generate-check:
 TESTBIN ?= $(CURDIR)/build/testbin
 unit:
 	@mkdir -p $(TESTBIN)
-	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/...
+	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
 	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m ./...
 
 fuzz-smoke:
