@@ -26,6 +26,7 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/... $$(ls -d ./nodes/*/ 2>/dev/null | sed 's#/$$##')
 
 run: deps build
+	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
 test: vet fmt-check generate-check unit fuzz-smoke colcon-check

@@ -99,7 +99,7 @@ func launchDemo(t *testing.T, domain uint32) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", filepath.Join(root, "launch/demo.launch.xml"),
-		"--bin-dir", bin, "--share-dir", root)
+		"--bin-dir", bin, "--share-dir", root, "foxglove_port:=0")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
