@@ -140,7 +140,7 @@ type Inputs struct {
 // Action is a servo action attached to a transition.
 type Action int
 
-// Transition actions of the seed.
+// Transition actions of the original (docs/hexapod.md#original-state-machine).
 const (
 	NoAction  Action = iota
 	TorqueOn         // Idle -> Sitting: servo_driver.turn_on_servos()
@@ -187,10 +187,11 @@ var (
 	guardStandAndStill   = Guard{"!walking_cmd && gait standing", func(in Inputs) bool { return !in.Walk && in.GaitStanding }}
 )
 
-// Transitions returns the seed's transition table. For each state the first
-// matching edge wins; the seed assigned next_hex_state several times in a row
-// so that the last assignment won, and the edges below are listed in the
-// reverse of the seed's order to keep exactly that precedence.
+// Transitions returns the original's transition table
+// (docs/hexapod.md#original-state-machine). For each state the first
+// matching edge wins; the original assigned next_hex_state several times in
+// a row so that the last assignment won, and the edges below are listed in
+// the reverse of the original's order to keep exactly that precedence.
 func Transitions() []Transition {
 	return []Transition{
 		{Idle, guardStarted, Sitting, TorqueOn},

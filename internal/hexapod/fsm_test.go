@@ -68,6 +68,8 @@ func TestMachine_Next_EveryEdgeAndEveryStay(t *testing.T) {
 	}
 }
 
+// TestTransitions_MatchSeedEdgeSet checks that the table has exactly the
+// edges of the original (docs/hexapod.md#original-state-machine).
 func TestTransitions_MatchSeedEdgeSet(t *testing.T) {
 	want := map[string]bool{
 		"Idle->Sitting": true, "Sitting->Standing_up": true, "Sitting->Idle": true,
