@@ -1,6 +1,7 @@
 # fsmnodes — the two commands a newcomer needs:
 #   make run    installs Cyclone DDS from Debian if missing, builds, launches the demo
-#   make test   everything CI checks (vet, gofmt, generated code, tests, fuzz smoke, colcon)
+#   make test   everything CI checks (vet, staticcheck, gofmt, generated code, tests incl. the
+#               layering rule, fuzz smoke, colcon)
 
 GO      ?= go
 BIN     ?= bin
@@ -9,7 +10,7 @@ LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build run test vet fmt-check generate-check unit fuzz-smoke colcon-check bench clean
+.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench clean
 
 all: build
 
@@ -29,10 +30,15 @@ run: deps build
 	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
-test: vet fmt-check generate-check unit fuzz-smoke colcon-check
+test: vet lint fmt-check generate-check unit fuzz-smoke colcon-check
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck, pinned; fetched through the Go module proxy on first use.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -262,8 +262,11 @@ func (p *Participant) waitDelivery() {
 	if goid.Current() == p.loopID.Load() {
 		return
 	}
+	// Taking the lock that every handler runs under, and nothing else, is
+	// the wait: it returns once the running handler (if any) is done.
+	//lint:ignore SA2001 the critical section is empty on purpose
 	p.deliverMu.Lock()
-	p.deliverMu.Unlock() //nolint:staticcheck // an empty critical section is the point
+	p.deliverMu.Unlock()
 }
 
 // shrink releases an oversized buffer after a large sample was delivered.

@@ -61,7 +61,7 @@ type kitchen struct {
 	Poses      []pose     `ros:"poses"`
 	Nothing    empty      `ros:"nothing"`
 	Fixed      [2]vector3 `ros:"fixed"`
-	unexported int        //nolint:unused // must be ignored
+	unexported int        // must be ignored by Marshal and Unmarshal
 	Skipped    int        `ros:"-"`
 	Values     []float64  `ros:"values"`
 }
@@ -297,7 +297,7 @@ func TestMarshal_EmptyMessage(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	in := kitchen{Header: header{FrameID: "base link: x"}, Names: []string{"yes", "a\tb", "multi\nline"},
-		Covariance: [3]float64{math.Inf(1), -0.0, 2.5e-7}, F32: -3.25, Big: -5}
+		Covariance: [3]float64{math.Inf(1), math.Copysign(0, -1), 2.5e-7}, F32: -3.25, Big: -5, unexported: 7}
 	text, err := Marshal(&in)
 	if err != nil {
 		t.Fatal(err)
@@ -309,6 +309,12 @@ func TestRoundTrip(t *testing.T) {
 	if out.Header.FrameID != in.Header.FrameID || strings.Join(out.Names, "|") != strings.Join(in.Names, "|") ||
 		out.Covariance != in.Covariance || out.F32 != in.F32 || out.Big != in.Big {
 		t.Errorf("round trip changed the message:\n%+v\n%+v\n%s", in, out, text)
+	}
+	if !math.Signbit(out.Covariance[1]) {
+		t.Errorf("negative zero lost its sign:\n%s", text)
+	}
+	if out.unexported != 0 || strings.Contains(string(text), "unexported") {
+		t.Errorf("an unexported field was written or read:\n%s", text)
 	}
 }
 

@@ -68,7 +68,6 @@ type publisher struct {
 	ti    *rosidl.TypeInfo
 	w     *dds.Writer
 	bufs  sync.Pool
-	once  sync.Once
 }
 
 func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publisher, error) {

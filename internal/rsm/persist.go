@@ -69,7 +69,7 @@ func SaveWaypoints(path string, arr WaypointArray) error {
 	for _, w := range arr.Waypoints {
 		p, o := w.Pose.Position, w.Pose.Orientation
 		f.Waypoints = append(f.Waypoints, fileWaypoint{
-			Position: fileVec{p.X, p.Y, p.Z}, Orientation: fileQuat{o.X, o.Y, o.Z, o.W},
+			Position: fileVec(p), Orientation: fileQuat(o),
 			Visited: w.Visited, Unreachable: w.Unreachable, Routine: w.Routine,
 		})
 	}

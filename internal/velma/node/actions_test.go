@@ -20,8 +20,6 @@ import (
 	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
 )
 
-type fjtClient = ros.ActionClient[control_msgs_action.FollowJointTrajectory_Goal, control_msgs_action.FollowJointTrajectory_Result, control_msgs_action.FollowJointTrajectory_Feedback]
-
 // bodyGoal moves right_arm_1 and left_arm_1 by dq in dur.
 func bodyGoal(q [velma.BodyDOF]float64, dq float64, dur time.Duration) *control_msgs_action.FollowJointTrajectory_Goal {
 	g := control_msgs_action.NewFollowJointTrajectory_Goal()

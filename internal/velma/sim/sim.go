@@ -96,7 +96,7 @@ type arm struct {
 	side            kin.Side
 	q, dq, t, ext   [kin.ArmDOF]float64
 	cmd             [kin.ArmDOF]float64
-	ok, inCmd, stop bool
+	ok, inCmd       bool
 }
 
 type motor struct {

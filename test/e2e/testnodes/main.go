@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -47,7 +48,7 @@ func topicSuffix(typeName string) string { return strings.ReplaceAll(typeName, "
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: testnodes echo|server|caller|nodes|talker ...")
+		return errors.New("usage: testnodes echo|server|caller|nodes|talker [args]")
 	}
 	mode, rest := args[0], args[1:]
 	var plain, rosArgs []string
