@@ -264,8 +264,8 @@ func (p *Participant) waitDelivery() {
 	}
 	// Taking the lock that every handler runs under, and nothing else, is
 	// the wait: it returns once the running handler (if any) is done.
-	//lint:ignore SA2001 the critical section is empty on purpose
 	p.deliverMu.Lock()
+	//lint:ignore SA2001 the critical section is empty on purpose
 	p.deliverMu.Unlock()
 }
 
