@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -244,6 +245,11 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
 func (s *ActionServer[G, R, F]) run(ctx context.Context, g *ServerGoal[G, F]) (res *R, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			// An action keeps its node running: the goal is aborted, the
+			// stack logged and the panic counted.
+			stack := debug.Stack()
+			s.n.panics.Add(1)
+			s.n.Logger().Errorf("action %s: execute panicked: %v\n%s", s.name, r, stack)
 			res, err = nil, fmt.Errorf("execute panicked: %v", r)
 		}
 	}()

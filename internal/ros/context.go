@@ -46,6 +46,12 @@ type ContextOptions struct {
 	// (optional) NoSignals disables the SIGINT/SIGTERM handler that shuts
 	// the Context down.
 	NoSignals bool
+	// (optional) KeepRunningOnPanic keeps the nodes running after a
+	// callback panicked. A panic is always logged with its stack and
+	// counted (Node.Panics); by default Spin then ends with a
+	// *CallbackPanicError, as an uncaught exception ends rclcpp's spin, so
+	// the process exits and a launcher's respawn or the user sees it.
+	KeepRunningOnPanic bool
 }
 
 // Context is one ROS 2 context: one DDS participant (USER_DATA
@@ -72,6 +78,9 @@ type Context struct {
 	nodes    []*Node
 	closed   bool
 	spinning bool
+
+	keepOnPanic bool
+	panicked    chan error // the first callback panic, for Spin
 
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by Shutdown
@@ -108,6 +117,9 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		distro:   env.Distro,
 		domainID: env.DomainID,
 		done:     make(chan struct{}),
+
+		keepOnPanic: opts.KeepRunningOnPanic,
+		panicked:    make(chan error, 1),
 	}
 	logWarnings := c.setUpLogging(getenv, opts.LogOutput)
 	c.log = newNodeLogger(c.consoleCore("rmw_cyclonedds_cpp"), "rmw_cyclonedds_cpp")
@@ -256,6 +268,32 @@ func (c *Context) Spin(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case err := <-c.panicked:
+		return err
+	}
+}
+
+// CallbackPanicError is what Spin returns when a callback of one of the
+// Context's nodes panicked (unless ContextOptions.KeepRunningOnPanic).
+type CallbackPanicError struct {
+	Node  string // fully qualified name of the node
+	Value any    // the value passed to panic
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *CallbackPanicError) Error() string {
+	return fmt.Sprintf("%s: callback panicked: %v", e.Node, e.Value)
+}
+
+// callbackPanicked hands the first panic to Spin unless the Context keeps
+// running on panics.
+func (c *Context) callbackPanicked(err *CallbackPanicError) {
+	if c.keepOnPanic {
+		return
+	}
+	select {
+	case c.panicked <- err:
+	default:
 	}
 }
 

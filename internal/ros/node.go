@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +53,7 @@ type Node struct {
 	wake      chan struct{} // capacity 1
 	loopDone  chan struct{}
 	loopG     atomic.Uint64 // goroutine id of the callback goroutine
+	panics    atomic.Uint64 // callbacks that panicked
 
 	closeOnce sync.Once
 	closeErr  error
@@ -226,15 +228,28 @@ func (n *Node) loop() {
 	}
 }
 
-// runTask runs one callback; a panic is logged and the node keeps running.
+// runTask runs one callback. A panic is logged with its stack and counted;
+// unless the Context keeps running on panics, Spin then returns it.
 func (n *Node) runTask(f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			n.Logger().Errorf("callback panicked: %v", r)
+			n.recordPanic("callback", r)
 		}
 	}()
 	f()
 }
+
+// recordPanic logs and counts a recovered panic of a callback (what says
+// which kind) and reports it to the Context.
+func (n *Node) recordPanic(what string, r any) {
+	stack := debug.Stack()
+	n.panics.Add(1)
+	n.Logger().Errorf("%s panicked: %v\n%s", what, r, stack)
+	n.ctx.callbackPanicked(&CallbackPanicError{Node: n.FullyQualifiedName(), Value: r, Stack: stack})
+}
+
+// Panics returns how many callbacks of the node have panicked.
+func (n *Node) Panics() uint64 { return n.panics.Load() }
 
 // addEntity registers an entity and republishes the graph info.
 func (n *Node) addEntity(e entity) error {
