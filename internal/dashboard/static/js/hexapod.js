@@ -189,6 +189,20 @@ function drawView(canvas, legs, g, project, halfSpan, top) {
     ctx.lineTo(w - 8, z0.y);
   }
   ctx.stroke();
+  if (!top) {
+    // The ground under the lowest foot.
+    const low = Math.min(...legs.map((l) => l[3].z));
+    if (low < -0.01) {
+      const gy = S({ x: 0, y: 0, z: low }).y + 5;
+      ctx.strokeStyle = '#94a3b8';
+      ctx.setLineDash([5, 4]);
+      ctx.beginPath();
+      ctx.moveTo(8, gy);
+      ctx.lineTo(w - 8, gy);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+  }
   // Body outline through the coxa joints.
   const order = [2, 1, 0, 3, 4, 5];
   ctx.fillStyle = 'rgba(100, 116, 139, 0.25)';

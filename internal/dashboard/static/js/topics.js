@@ -89,7 +89,7 @@ export class TopicsView {
       h('td', { class: 'mono', text: c.topic }),
       h('td', { class: 'mono muted', text: c.schemaName }),
       h('td', { text: pubs ? String(pubs.length) : '' , title: pubs ? pubs.join('\n') : '' }),
-      h('td', { class: 'num', text: r ? (r.hz > 0 ? `${fmt(r.hz, r.hz < 10 ? 2 : 1)} Hz` : '—') : 'action' }),
+      h('td', { class: 'num', text: r ? (r.hz > 0 ? `${fmt(r.hz, r.hz < 10 ? 2 : 1)} Hz` : '—') : '—', title: r ? '' : 'action topics are not subscribed (an action server may take a vanishing subscriber for a lost client)' }),
       h('td', { class: 'num', text: r && r.bps > 0 ? formatBytes(r.bps) : '' }));
     });
     this.body.replaceChildren(...rows);

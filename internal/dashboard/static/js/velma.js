@@ -61,12 +61,14 @@ export class VelmaPanel {
 
     // Joint goal form.
     this.goalInfo = new InfoLine();
+    this.goalInfo.el.id = 'velma-goal-info';
     this.inputs = new Map(BODY_JOINTS.map((j) => [j, h('input', { type: 'number', step: 0.05, value: 0, class: 'num', attrs: { 'aria-label': j } })]));
     this.duration = h('input', { type: 'number', min: 0.1, step: 0.5, value: 3, class: 'num', id: 'velma-duration', attrs: { 'aria-label': 'duration' } });
     this.sendBtn = h('button', { type: 'button', id: 'velma-send-goal', text: 'Send goal', onclick: () => this.sendGoal() });
     this.cancelBtn = h('button', { type: 'button', id: 'velma-cancel-goal', text: 'Cancel', onclick: () => this.cancelGoal() });
-    const fillBtn = h('button', { type: 'button', class: 'secondary', text: 'Current pose', title: 'fill the form with the measured positions', onclick: () => this.fillCurrent() });
-    const jointRows = BODY_JOINTS.map((j) => h('label', { class: 'joint-input' }, h('span', { text: j.replace('_joint', '').replace('_arm_', ' ') }), this.inputs.get(j)));
+    const fillBtn = h('button', { type: 'button', class: 'secondary', id: 'velma-fill', text: 'Current pose', title: 'fill the form with the measured positions', onclick: () => this.fillCurrent() });
+    const short = (j) => (j === 'torso_0_joint' ? 'torso' : j.replace(/^(right|left)_arm_(\d)_joint$/, (_, side, i) => `${side[0]}${i}`));
+    const jointRows = BODY_JOINTS.map((j) => h('label', { class: 'joint-input', title: j }, h('span', { text: short(j) }), this.inputs.get(j)));
     this.actionNote = h('div', { class: 'muted small-text' });
 
     this.el = h('div', { class: 'panel velma', id: 'panel-velma' },
@@ -83,6 +85,7 @@ export class VelmaPanel {
             btn('relax', 'Relax', 'relax', 'switch cs to relax')),
           this.info.el),
         group('Joint goal',
+          h('div', { class: 'muted small-text' }, 'rad; r0–r6 right arm, l0–l6 left arm'),
           h('div', { class: 'joint-grid' }, jointRows),
           h('div', { class: 'row' }, h('label', {}, 'duration (s) ', this.duration), fillBtn, this.sendBtn, this.cancelBtn),
           this.actionNote, this.goalInfo.el)),
@@ -112,7 +115,9 @@ export class VelmaPanel {
     this.cancelBtn.disabled = !ok;
     this.actionNote.textContent = ok
       ? `goal via ${this.actionService('send_goal')} (control_msgs/action/FollowJointTrajectory)`
-      : `The bridge does not offer ${this.actionService('send_goal')}: the Foxglove protocol has no actions, and this bridge does not expose the action's services. Send joint goals with "fsmnodes action send_goal ${join(this.node, 'spline_trajectory_action_joint')} control_msgs/action/FollowJointTrajectory ..." instead.`;
+      : 'The Foxglove protocol has no actions; goals go through the action\'s hidden services '
+        + `(${this.actionService('send_goal')}), which this bridge does not offer. Start foxglove_bridge with `
+        + '-p include_hidden:=true, or send the goal with "fsmnodes action send_goal".';
   }
 
   onJoints(m) {
