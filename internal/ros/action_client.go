@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
@@ -209,7 +211,7 @@ func (c *ActionClient[G, R, F]) SendGoal(ctx context.Context, goal *G, onFeedbac
 		c.status[id] = action.StatusAccepted
 	}
 	c.mu.Unlock()
-	return &ClientGoal[G, R, F]{c: c, id: id, accepted: extStampTime(r.Stamp)}, nil
+	return &ClientGoal[G, R, F]{c: c, id: id, accepted: r.Stamp.AsTime()}, nil
 }
 
 // Status returns the goal's latest status seen on the status topic
@@ -293,7 +295,7 @@ func (c *ActionClient[G, R, F]) cancelGoals(ctx context.Context, id action.GoalI
 	req := &action_msgs_srv.CancelGoal_Request{}
 	req.GoalInfo.GoalId = unique_identifier_msgs_msg.UUID{Uuid: id}
 	if !before.IsZero() {
-		req.GoalInfo.Stamp = extStamp(before)
+		req.GoalInfo.Stamp = builtin_interfaces_msg.TimeOf(before)
 	}
 	resp, err := c.cancel.Call(ctx, req)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
@@ -186,7 +188,7 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Mes
 		return resp
 	}
 	resp.Accepted = true
-	resp.Stamp = extStamp(now)
+	resp.Stamp = builtin_interfaces_msg.TimeOf(now)
 	s.publishStatus()
 	// Start after the response is sent (it goes out when this returns).
 	if err := s.n.Post(func() { s.start(id, goal) }); err != nil {
@@ -298,7 +300,7 @@ func (s *ActionServer[G, R, F]) onCancelGoal(_ context.Context, req *action_msgs
 	id := action.GoalID(req.GoalInfo.GoalId.Uuid)
 	var before time.Time
 	if st := req.GoalInfo.Stamp; st.Sec != 0 || st.Nanosec != 0 {
-		before = extStampTime(st)
+		before = st.AsTime()
 	}
 	cands, code := s.tracker.SelectCancel(id, before)
 	resp := &action_msgs_srv.CancelGoal_Response{ReturnCode: int8(code), GoalsCanceling: []action_msgs_msg.GoalInfo{}}
@@ -331,7 +333,7 @@ func (s *ActionServer[G, R, F]) onCancelGoal(_ context.Context, req *action_msgs
 func goalInfoMsg(i action.Info) action_msgs_msg.GoalInfo {
 	return action_msgs_msg.GoalInfo{
 		GoalId: unique_identifier_msgs_msg.UUID{Uuid: i.ID},
-		Stamp:  extStamp(i.Accepted),
+		Stamp:  builtin_interfaces_msg.TimeOf(i.Accepted),
 	}
 }
 

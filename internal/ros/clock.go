@@ -199,7 +199,7 @@ func newClockReader(n *Node, clk *Clock) (*clockReader, error) {
 				cr.malformed.Add(1)
 				continue
 			}
-			clk.SetTime(extStampTime(m.Clock))
+			clk.SetTime(m.Clock.AsTime())
 		}
 	})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 )
@@ -87,7 +89,7 @@ func (n *Node) closeExtensions() {
 // OnParametersChanged listeners. It runs with the store's change lock held.
 func (n *Node) onParamEvent(ev param.Event) {
 	msg := &rcl_interfaces_msg.ParameterEvent{
-		Stamp:             extStamp(n.ext.clock.Now()),
+		Stamp:             builtin_interfaces_msg.TimeOf(n.ext.clock.Now()),
 		Node:              n.fqn,
 		NewParameters:     paramsToMsg(ev.New),
 		ChangedParameters: paramsToMsg(ev.Changed),

@@ -2,11 +2,8 @@ package ros
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
-	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 )
 
@@ -91,28 +88,4 @@ func descriptorToMsg(d param.Descriptor) rcl_interfaces_msg.ParameterDescriptor 
 		m.IntegerRange = []rcl_interfaces_msg.IntegerRange{{FromValue: r.From, ToValue: r.To, Step: r.Step}}
 	}
 	return m
-}
-
-// extStamp converts a time to builtin_interfaces/Time, clamping to the
-// representable range (0 .. 2^31-1 s).
-func extStamp(t time.Time) builtin_interfaces_msg.Time {
-	if t.IsZero() {
-		return builtin_interfaces_msg.Time{}
-	}
-	ns := t.UnixNano()
-	if ns < 0 {
-		return builtin_interfaces_msg.Time{}
-	}
-	sec := ns / 1e9
-	if sec > math.MaxInt32 {
-		return builtin_interfaces_msg.Time{Sec: math.MaxInt32, Nanosec: 999999999}
-	}
-	return builtin_interfaces_msg.Time{Sec: int32(sec), Nanosec: uint32(ns % 1e9)}
-}
-
-// extStampTime converts builtin_interfaces/Time to a time.Time (the zero
-// message gives the Unix epoch, not time.Time{}). Nanosec values of a
-// second or more are carried into the seconds.
-func extStampTime(m builtin_interfaces_msg.Time) time.Time {
-	return time.Unix(int64(m.Sec), int64(m.Nanosec))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
@@ -369,7 +370,7 @@ func TestSimTime_ClockAndROSTimerFollowClockTopic(t *testing.T) {
 			t.Fatalf("only %d ticks by sim time 110 s", len(tickTimes))
 		}
 		simNow := time.Unix(100, 0).Add(time.Duration(step) * 100 * time.Millisecond)
-		if err := pub.Publish(&rosgraph_msgs_msg.Clock{Clock: extStamp(simNow)}); err != nil {
+		if err := pub.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.TimeOf(simNow)}); err != nil {
 			t.Fatal(err)
 		}
 		select {

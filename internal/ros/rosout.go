@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"go.uber.org/zap/zapcore"
 
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -74,7 +76,7 @@ func rosoutRecord(ent zapcore.Entry, fields []zapcore.Field) *rcl_interfaces_msg
 		msg = b.String()
 	}
 	rec := &rcl_interfaces_msg.Log{
-		Stamp: extStamp(ent.Time),
+		Stamp: builtin_interfaces_msg.TimeOf(ent.Time),
 		Level: uint8(LogLevelOf(ent.Level)),
 		Name:  ent.LoggerName,
 		Msg:   msg,

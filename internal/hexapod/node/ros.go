@@ -124,7 +124,7 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		now := time.Now()
 		r := a.Tick(now)
 		msg := sensor_msgs_msg.JointState{
-			Header:   std_msgs_msg.Header{Stamp: stampOf(now)},
+			Header:   std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(now)},
 			Name:     r.Names,
 			Position: r.Positions,
 		}
@@ -138,11 +138,6 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	})
 	return err
-}
-
-func stampOf(t time.Time) builtin_interfaces_msg.Time {
-	ns := t.UnixNano()
-	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
 }
 
 // nodeDeclarer declares the parameters on the ROS node as read-only

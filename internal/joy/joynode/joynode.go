@@ -23,11 +23,6 @@ const (
 	TeleopNodeName = "teleop_twist_joy_node"
 )
 
-func stamp(t time.Time) builtin_interfaces_msg.Time {
-	ns := t.UnixNano()
-	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
-}
-
 // SetupJoy turns n into the joystick driver, joy_linux's joy_node: it
 // reads js_event records from a Linux joystick device and publishes
 // sensor_msgs/Joy on "joy", with joy_linux's parameters and defaults
@@ -123,7 +118,7 @@ func SetupJoy(ctx context.Context, n *ros.Node) error {
 }
 
 func headerFor(n *ros.Node, frame string) std_msgs_msg.Header {
-	return std_msgs_msg.Header{Stamp: stamp(n.Clock().Now()), FrameId: frame}
+	return std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(n.Clock().Now()), FrameId: frame}
 }
 
 // SetupTeleop turns n into the joystick teleop: sensor_msgs/Joy on "joy"

@@ -91,7 +91,7 @@ func WaypointArrayToMsg(a rsm.WaypointArray, now time.Time) rsm_msgs_msg.Waypoin
 	m := rsm_msgs_msg.WaypointArray{Mode: uint8(a.Mode), Reverse: a.Reverse,
 		Waypoints: make([]rsm_msgs_msg.Waypoint, len(a.Waypoints)), WaypointsSize: int32(len(a.Waypoints))}
 	m.Header.FrameId = MapFrame
-	m.Header.Stamp = TimeToMsg(now)
+	m.Header.Stamp = builtin_interfaces_msg.TimeOf(now)
 	for i, w := range a.Waypoints {
 		m.Waypoints[i] = WaypointToMsg(w)
 	}
@@ -118,21 +118,6 @@ func GoalStatusFromMsg(m *rsm_msgs_msg.GoalStatus) rsm.GoalStatus {
 	return rsm.GoalStatus{Goal: PoseFromMsg(&m.Goal), Status: rsm.GoalState(m.GoalStatus)}
 }
 
-// TimeToMsg converts to builtin_interfaces/Time (zero for times before
-// the epoch).
-func TimeToMsg(t time.Time) builtin_interfaces_msg.Time {
-	ns := t.UnixNano()
-	if t.IsZero() || ns < 0 {
-		return builtin_interfaces_msg.Time{}
-	}
-	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
-}
-
-// TimeFromMsg converts a builtin_interfaces/Time.
-func TimeFromMsg(m builtin_interfaces_msg.Time) time.Time {
-	return time.Unix(int64(m.Sec), int64(m.Nanosec)).UTC()
-}
-
 // TransformFromMsg converts a geometry_msgs/TransformStamped for the TF
 // buffer (header.frame_id is the parent).
 func TransformFromMsg(m *geometry_msgs_msg.TransformStamped, static bool) tf.Transform {
@@ -140,7 +125,7 @@ func TransformFromMsg(m *geometry_msgs_msg.TransformStamped, static bool) tf.Tra
 		Parent: m.Header.FrameId, Child: m.ChildFrameId,
 		Translation: vec3FromVector(m.Transform.Translation),
 		Rotation:    quatFromMsg(m.Transform.Rotation),
-		Stamp:       TimeFromMsg(m.Header.Stamp),
+		Stamp:       m.Header.Stamp.AsTime(),
 		Static:      static,
 	}
 }

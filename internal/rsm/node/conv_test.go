@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -81,10 +82,10 @@ func TestTransformFromMsg(t *testing.T) {
 }
 
 func TestTimeToMsg_ZeroAndBeforeEpoch(t *testing.T) {
-	if m := TimeToMsg(time.Time{}); m.Sec != 0 || m.Nanosec != 0 {
+	if m := builtin_interfaces_msg.TimeOf(time.Time{}); m.Sec != 0 || m.Nanosec != 0 {
 		t.Errorf("zero = %+v", m)
 	}
-	if m := TimeToMsg(time.Unix(-5, 0)); m.Sec != 0 {
+	if m := builtin_interfaces_msg.TimeOf(time.Unix(-5, 0)); m.Sec != 0 {
 		t.Errorf("before epoch = %+v", m)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
 	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -113,7 +114,7 @@ func (a *ActionNavigator) Navigate(ctx context.Context, name string, goal rsm.Po
 	uuid := unique_identifier_msgs_msg.UUID{Uuid: id}
 	req := &nav2_msgs_action.NavigateToPose_SendGoal_Request{GoalId: uuid}
 	req.Goal.Pose = geometry_msgs_msg.PoseStamped{
-		Header: std_msgs_msg.Header{FrameId: MapFrame, Stamp: TimeToMsg(a.n.Clock().Now())},
+		Header: std_msgs_msg.Header{FrameId: MapFrame, Stamp: builtin_interfaces_msg.TimeOf(a.n.Clock().Now())},
 		Pose:   PoseToMsg(goal),
 	}
 	resp, err := call(ctx, c.sendGoal, req)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
@@ -126,7 +127,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		t := n.Clock().Now()
 		if clockPub != nil {
 			t = simTime
-			_ = clockPub.Publish(&rosgraph_msgs_msg.Clock{Clock: stamp(simTime)})
+			_ = clockPub.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.TimeOf(simTime)})
 		}
 		p := robot.Pose()
 		v, w := robot.Twist()

@@ -129,10 +129,6 @@ func checkGoal(g *navGoal) error {
 
 func (nv *navigator) stop() { _ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{}) }
 
-func durationMsg(d time.Duration) builtin_interfaces_msg.Duration {
-	return builtin_interfaces_msg.Duration{Sec: int32(d / time.Second), Nanosec: uint32(d % time.Second)}
-}
-
 func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], reverse bool) (*navResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -209,7 +205,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			Linear: geometry_msgs_msg.Vector3{X: v}, Angular: geometry_msgs_msg.Vector3{Z: w}})
 		if time.Since(lastFeedback) >= 500*time.Millisecond {
 			lastFeedback = time.Now()
-			fb := &navFeedback{NavigationTime: durationMsg(time.Since(start)),
+			fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(time.Since(start)),
 				DistanceRemaining: float32(nav.DistanceRemaining(pose))}
 			fb.CurrentPose.Header = header(nv.n.Clock().Now(), sim.FrameMap)
 			fb.CurrentPose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}

@@ -19,14 +19,8 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-// stamp converts a time to builtin_interfaces/Time.
-func stamp(t time.Time) builtin_interfaces_msg.Time {
-	ns := t.UnixNano()
-	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
-}
-
 func header(t time.Time, frame string) std_msgs_msg.Header {
-	return std_msgs_msg.Header{Stamp: stamp(t), FrameId: frame}
+	return std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(t), FrameId: frame}
 }
 
 // yawQuat returns the quaternion of a rotation by yaw about z.
@@ -51,7 +45,7 @@ func finite(vs ...float64) bool {
 // gridToMsg converts a grid to nav_msgs/OccupancyGrid.
 func gridToMsg(g *sim.Grid, t time.Time, frame string) *nav_msgs_msg.OccupancyGrid {
 	m := &nav_msgs_msg.OccupancyGrid{Header: header(t, frame)}
-	m.Info.MapLoadTime = stamp(t)
+	m.Info.MapLoadTime = builtin_interfaces_msg.TimeOf(t)
 	m.Info.Resolution = float32(g.Resolution)
 	m.Info.Width, m.Info.Height = uint32(g.Width), uint32(g.Height)
 	m.Info.Origin.Position = geometry_msgs_msg.Point{X: g.OriginX, Y: g.OriginY}

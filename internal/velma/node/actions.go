@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
@@ -170,7 +172,7 @@ func (b *Bridge) executeJoint(action string, set JointSet, kind TrajKind) ros.Ex
 func (b *Bridge) jointFeedback(g *ros.ServerGoal[fjtGoal, fjtFeedback], set JointSet, kind TrajKind) {
 	snap := b.runner.Snapshot()
 	var fb fjtFeedback
-	fb.Header.Stamp = TimeOf(b.node.Clock().Now())
+	fb.Header.Stamp = builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
 	fb.JointNames = set.Names
 	var desired, actual []float64
 	if kind == TrajHead {
@@ -211,7 +213,7 @@ func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoa
 			cur, des := snap.CS.Wrist[side], snap.CS.WristCmd[side]
 			fb := ctFeedback{Desired: PoseOf(des), Actual: PoseOf(cur),
 				PositionError: des.P.Sub(cur.P).Norm(), RotationError: kin.AngleBetween(des.R, cur.R)}
-			fb.Header.Stamp, fb.Header.FrameId = TimeOf(b.node.Clock().Now()), "torso_base"
+			fb.Header.Stamp, fb.Header.FrameId = builtin_interfaces_msg.TimeOf(b.node.Clock().Now()), "torso_base"
 			_ = g.PublishFeedback(&fb)
 		})
 		if err != nil {

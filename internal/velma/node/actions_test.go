@@ -28,7 +28,7 @@ func bodyGoal(q [velma.BodyDOF]float64, dq float64, dur time.Duration) *control_
 	p[2] += dq
 	p[9] -= dq
 	g.Trajectory.Points = []trajectory_msgs_msg.JointTrajectoryPoint{{Positions: p[:],
-		TimeFromStart: builtin_interfaces_msg.Duration{Sec: int32(dur / time.Second), Nanosec: uint32(dur % time.Second)}}}
+		TimeFromStart: builtin_interfaces_msg.DurationOf(dur)}}
 	return g
 }
 

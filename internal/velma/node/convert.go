@@ -49,7 +49,7 @@ func DurationOf(d builtin_interfaces_msg.Duration) (time.Duration, error) {
 	if d.Sec < 0 || d.Nanosec >= 1e9 {
 		return 0, fmt.Errorf("duration %d s %d ns is negative or malformed", d.Sec, d.Nanosec)
 	}
-	return time.Duration(d.Sec)*time.Second + time.Duration(d.Nanosec), nil
+	return d.AsDuration(), nil
 }
 
 // StartDelay returns how long after now a goal stamped stamp starts
@@ -341,10 +341,4 @@ func StatusOf(s *Snapshot, stamp builtin_interfaces_msg.Time, m *velma_msgs_msg.
 		m.MinDistance = -1 // nothing within the repulsion distance / no status
 	}
 	m.Iteration, m.Overruns = r.Iteration, s.Loop.Overruns
-}
-
-// TimeOf converts a time to a ROS stamp.
-func TimeOf(t time.Time) builtin_interfaces_msg.Time {
-	ns := t.UnixNano()
-	return builtin_interfaces_msg.Time{Sec: int32(ns / 1e9), Nanosec: uint32(ns % 1e9)}
 }

@@ -226,7 +226,7 @@ func TestStatusAndJointState_FromSnapshot(t *testing.T) {
 	s.until(2000, "cs safe", func(sn *Snapshot) bool { return sn.CS.State == velma.CSSafe })
 	snap := s.r.Snapshot()
 	var js sensor_msgs_msg.JointState
-	JointStateOf(&snap, TimeOf(s.now), &js)
+	JointStateOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &js)
 	if len(js.Name) != 17 || len(js.Position) != 17 || len(js.Velocity) != 17 || len(js.Effort) != 17 {
 		t.Fatalf("joint state sizes %d/%d/%d/%d", len(js.Name), len(js.Position), len(js.Velocity), len(js.Effort))
 	}
@@ -234,7 +234,7 @@ func TestStatusAndJointState_FromSnapshot(t *testing.T) {
 		t.Fatalf("joint state content %v %v", js.Name, js.Position)
 	}
 	var st velma_msgs_msg.Status
-	StatusOf(&snap, TimeOf(s.now), &st)
+	StatusOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &st)
 	if st.VeBodyState != "transp" || st.CsState != "safe" || st.SubsystemState != velma_msgs_msg.Status_STATE_SAFE || len(st.Motors) != 3 {
 		t.Fatalf("status %+v", st)
 	}

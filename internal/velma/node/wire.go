@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
@@ -127,7 +129,7 @@ func (b *Bridge) publishStatus() {
 	if snap.Report.Iteration == 0 {
 		return
 	}
-	stamp := TimeOf(b.node.Clock().Now())
+	stamp := builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
 	JointStateOf(&snap, stamp, &b.js)
 	StatusOf(&snap, stamp, &b.st)
 	if err := b.jointStates.Publish(&b.js); err != nil {

@@ -93,10 +93,10 @@ func (c *Config) Validate() error {
 }
 
 type arm struct {
-	side            kin.Side
-	q, dq, t, ext   [kin.ArmDOF]float64
-	cmd             [kin.ArmDOF]float64
-	ok, inCmd       bool
+	side          kin.Side
+	q, dq, t, ext [kin.ArmDOF]float64
+	cmd           [kin.ArmDOF]float64
+	ok, inCmd     bool
 }
 
 type motor struct {
