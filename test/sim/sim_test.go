@@ -1,7 +1,9 @@
 // Package simtest starts the built-in simulator and joystick nodes as real processes
 // and drives them over DDS: the navigator moves the simulated robot to a
 // goal, refuses and aborts goals it cannot reach, and the frontier detector
-// publishes exploration goals and tracks failed ones.
+// publishes exploration goals and tracks failed ones; a FIFO standing in
+// for a joystick drives joy_teleop and the hexapod launched from its
+// launch file.
 package simtest
 
 import (
