@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // BenchmarkWrite measures the write path (one cgo call, one serdata
@@ -51,7 +53,7 @@ func BenchmarkWriteTake(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			waitFor(b, "match", 10*time.Second, func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
+			testenv.WaitFor(b, 10*time.Second, "match", func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
 			data := payload(size, 2)
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
@@ -91,7 +93,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	if _, err := a.NewReader(pongA, q, func(batch []Sample) { done <- struct{}{} }); err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, "match", 10*time.Second, func() bool {
+	testenv.WaitFor(b, 10*time.Second, "match", func() bool {
 		m1, _ := wPing.MatchedReaders()
 		m2, _ := wPong.MatchedReaders()
 		return len(m1) == 1 && len(m2) == 1

@@ -31,7 +31,7 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "match", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
 		m, err := w.MatchedReaders()
 		return err == nil && len(m) == 1
 	})
@@ -41,7 +41,7 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 			t.Fatalf("Write(%d bytes): %v", n, err)
 		}
 	}
-	waitFor(t, "3 samples", 20*time.Second, func() bool { return c.count() >= len(sizes) })
+	testenv.WaitFor(t, 20*time.Second, "3 samples", func() bool { return c.count() >= len(sizes) })
 	for i, n := range sizes {
 		got := c.get(i)
 		want := payload(n, byte(i))
@@ -109,7 +109,7 @@ func TestPubSub_TwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both directions matched", 20*time.Second, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "both directions matched", func() bool {
 		mr, err1 := w.MatchedReaders()
 		mw, err2 := r.MatchedWriters()
 		return err1 == nil && err2 == nil && len(mr) == 1 && len(mw) == 1
@@ -130,7 +130,7 @@ func TestPubSub_TwoProcesses(t *testing.T) {
 	// written before they matched. Probe until an echo proves that both
 	// directions are matched on both sides.
 	probe := []byte{0, 1, 0, 0, 'p', 'r', 'o', 'b', 'e'}
-	waitFor(t, "a probe echo", 20*time.Second, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "a probe echo", func() bool {
 		if err := w.Write(probe); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestPubSub_TwoProcesses(t *testing.T) {
 	// Echoes of probes may still be arriving: look the payloads up.
 	for i, n := range sizes {
 		want := payload(n, byte(i))
-		waitFor(t, fmt.Sprintf("echo of %d bytes", n), 30*time.Second, func() bool { return c.has(want) })
+		testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("echo of %d bytes", n), func() bool { return c.has(want) })
 	}
 
 	// Discovery saw the child's writer and reader with names, remote.

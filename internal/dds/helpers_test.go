@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 )
 
 // loopbackConfig keeps test traffic on 127.0.0.1 with unicast discovery
@@ -30,18 +29,6 @@ func newTestParticipant(t testing.TB, domain uint32) *Participant {
 		}
 	})
 	return p
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // collector gathers copies of received payloads.

@@ -22,7 +22,7 @@ func TestMalformedPayloadDeliveredAsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ := a.NewWriter(ta, QoS{History: KeepAll})
-	waitFor(t, "match", 10*time.Second, func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
+	testenv.WaitFor(t, 10*time.Second, "match", func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
 	// Not CDR at all: unknown encapsulation, a string length far beyond
 	// the payload.
 	junk := [][]byte{
@@ -35,7 +35,7 @@ func TestMalformedPayloadDeliveredAsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "junk", 10*time.Second, func() bool { return c.count() == len(junk) })
+	testenv.WaitFor(t, 10*time.Second, "junk", func() bool { return c.count() == len(junk) })
 	for i, j := range junk {
 		if got := c.get(i); !bytes.Equal(got[:len(j)], j) {
 			t.Errorf("junk %d: got %x, want %x", i, got, j)
@@ -78,17 +78,17 @@ func TestDiscovery_LocalAndGone(t *testing.T) {
 	tb, _ := b.Topic("rt/disc", "test::D_")
 	rb, _ := b.NewReader(tb, QoS{}, func([]Sample) {})
 	rbGUID := rb.GUID()
-	waitFor(t, "local writer event", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "local writer event", func() bool {
 		return find(func(ev DiscoveryEvent) bool {
 			return ev.Kind == KindWriter && ev.Local && ev.Alive && ev.Key == la.GUID() && ev.TopicName == "rt/disc"
 		})
 	})
-	waitFor(t, "other participant's reader", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "other participant's reader", func() bool {
 		return find(func(ev DiscoveryEvent) bool {
 			return ev.Kind == KindReader && !ev.Local && ev.Alive && ev.Key == rbGUID && ev.ParticipantKey == b.GUID() && ev.TypeName == "test::D_"
 		})
 	})
-	waitFor(t, "own participant", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "own participant", func() bool {
 		return find(func(ev DiscoveryEvent) bool {
 			return ev.Kind == KindParticipant && ev.Local && ev.Key == a.GUID() && string(ev.UserData) == "enclave=/;"
 		})
@@ -96,14 +96,14 @@ func TestDiscovery_LocalAndGone(t *testing.T) {
 	if err := rb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "reader gone", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "reader gone", func() bool {
 		return find(func(ev DiscoveryEvent) bool { return ev.Kind == KindReader && !ev.Alive && ev.Key == rbGUID })
 	})
 	bGUID := b.GUID()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "participant gone", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "participant gone", func() bool {
 		return find(func(ev DiscoveryEvent) bool { return ev.Kind == KindParticipant && !ev.Alive && ev.Key == bGUID })
 	})
 }
@@ -162,7 +162,7 @@ func TestCloseWhileReceiving(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, "flowing", 10*time.Second, func() bool { return got.Load() > 100 })
+	testenv.WaitFor(t, 10*time.Second, "flowing", func() bool { return got.Load() > 100 })
 	if err := r.Close(); err != nil {
 		t.Errorf("Reader.Close: %v", err)
 	}
@@ -209,7 +209,7 @@ func TestCloseFromHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ := a.NewWriter(ta, QoS{})
-	waitFor(t, "match", 10*time.Second, func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
+	testenv.WaitFor(t, 10*time.Second, "match", func() bool { m, _ := w.MatchedReaders(); return len(m) == 1 })
 	if err := w.Write(payload(8, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestNoLeaksAcrossManyParticipants(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d domains left after closing every participant", n)
 	}
-	waitFor(t, "goroutines to exit", 5*time.Second, func() bool { return runtime.NumGoroutine() <= base })
+	testenv.WaitFor(t, 5*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 func TestConcurrentWriteAndClose(t *testing.T) {

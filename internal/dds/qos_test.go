@@ -31,7 +31,7 @@ func TestTransientLocal_LateJoinerGetsLastSample(t *testing.T) {
 	if _, err := b.NewReader(tb, q, c.handle); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "historical sample", 10*time.Second, func() bool { return c.count() >= 1 })
+	testenv.WaitFor(t, 10*time.Second, "historical sample", func() bool { return c.count() >= 1 })
 	if got := c.get(0); !bytes.Equal(got[:16], payload(16, 4)) {
 		t.Errorf("late joiner got %x, want the last sample %x", got, payload(16, 4))
 	}
@@ -49,7 +49,7 @@ func TestTransientLocal_LateJoinerAcrossProcesses(t *testing.T) {
 	if _, err := p.NewReader(tp, latchedQoS, c.handle); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "historical sample", 20*time.Second, func() bool { return c.count() >= 1 })
+	testenv.WaitFor(t, 20*time.Second, "historical sample", func() bool { return c.count() >= 1 })
 	time.Sleep(100 * time.Millisecond) // anything else would arrive with it
 	if n := c.count(); n != 1 || !c.has(payload(3000, 4)) {
 		t.Errorf("late joiner got %d samples (last sample among them: %v), want only the last", n, c.has(payload(3000, 4)))
@@ -94,16 +94,16 @@ func TestQoS_ReliabilityCompatibility(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			waitFor(t, "reference match", 10*time.Second, func() bool {
+			testenv.WaitFor(t, 10*time.Second, "reference match", func() bool {
 				m, _ := ref.MatchedWriters()
 				return len(m) == 1
 			})
 			if tc.wantMatch {
-				waitFor(t, "match", 10*time.Second, func() bool {
+				testenv.WaitFor(t, 10*time.Second, "match", func() bool {
 					m, _ := r.MatchedWriters()
 					return len(m) == 1
 				})
-				waitFor(t, "delivery", 10*time.Second, func() bool {
+				testenv.WaitFor(t, 10*time.Second, "delivery", func() bool {
 					_ = w.Write(payload(8, 1))
 					return c.count() > 0
 				})
@@ -161,7 +161,7 @@ func TestQoS_RoundTripThroughDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "match", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
 		m, _ := r.MatchedWriters()
 		return len(m) == 1
 	})
@@ -197,7 +197,7 @@ func TestIgnoreLocal(t *testing.T) {
 	if err := w.Write(payload(8, 0)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "local delivery", 10*time.Second, func() bool { return all.count() == 1 })
+	testenv.WaitFor(t, 10*time.Second, "local delivery", func() bool { return all.count() == 1 })
 	if n := ign.count(); n != 0 {
 		t.Errorf("ignore-local reader got %d samples", n)
 	}

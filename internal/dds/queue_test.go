@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // blockedReader is a reader whose handler blocks on its first batch until
@@ -76,7 +78,7 @@ func fillWhileBlocked(t *testing.T, b *blockedReader, w *Writer, size int, total
 		}
 	}
 	close(b.release)
-	waitFor(t, "newest sample", 10*time.Second, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "newest sample", func() bool {
 		got := b.received()
 		return len(got) > 0 && got[len(got)-1] == total
 	})

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // logRec records log lines.
@@ -85,17 +87,6 @@ func (p *published) get(i int) (State, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.states[i], p.at[i]
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // fakeJoystick is a FIFO standing in for /dev/input/jsN. It appears at its
@@ -187,7 +178,7 @@ func TestDriver_MissingDeviceUnplugReplug(t *testing.T) {
 	cfg.AutorepeatRate = 0
 	stop := runDriver(t, &Driver{Config: cfg, Dev: path, Retry: 20 * time.Millisecond, Publish: pub.add, Log: log})
 
-	waitFor(t, "the missing-device error", func() bool { return log.count("Couldn't open joystick") == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the missing-device error", func() bool { return log.count("Couldn't open joystick") == 1 })
 	time.Sleep(200 * time.Millisecond) // about ten more attempts while missing
 	if n := log.count("Couldn't open joystick"); n != 1 {
 		t.Fatalf("missing device logged %d times, want once:\n%s", n, log)
@@ -197,14 +188,14 @@ func TestDriver_MissingDeviceUnplugReplug(t *testing.T) {
 	}
 
 	js := plug(t, path)
-	waitFor(t, "the device to be opened", func() bool { return log.count("Opened joystick: "+path) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the device to be opened", func() bool { return log.count("Opened joystick: "+path) == 1 })
 	js.send(t, initEvents...)
-	waitFor(t, "the initial state", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the initial state", func() bool {
 		return pub.find(0, func(s State) bool { return len(s.Axes) == 2 && len(s.Buttons) == 2 }) >= 0
 	})
 	mark := pub.len()
 	js.send(t, Event{Type: EventButton, Number: 1, Value: 1}, Event{Type: EventAxis, Number: 0, Value: -32767})
-	waitFor(t, "button 1 and axis 0", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "button 1 and axis 0", func() bool {
 		return pub.find(mark, func(s State) bool {
 			return reflect.DeepEqual(s, State{Axes: []float32{1, 0}, Buttons: []int32{0, 1}})
 		}) >= 0
@@ -214,20 +205,20 @@ func TestDriver_MissingDeviceUnplugReplug(t *testing.T) {
 	}
 
 	js.unplug(t)
-	waitFor(t, "the loss to be logged", func() bool { return log.count("lost unexpectedly") == 1 })
-	waitFor(t, "the new outage to be logged", func() bool { return log.count("Couldn't open joystick") == 2 })
+	testenv.WaitFor(t, 30*time.Second, "the loss to be logged", func() bool { return log.count("lost unexpectedly") == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the new outage to be logged", func() bool { return log.count("Couldn't open joystick") == 2 })
 	time.Sleep(100 * time.Millisecond)
 	if n := log.count("Couldn't open joystick"); n != 2 {
 		t.Fatalf("second outage logged %d times, want once:\n%s", n-1, log)
 	}
 
 	js = plug(t, path)
-	waitFor(t, "the device to be reopened", func() bool { return log.count("Opened joystick: "+path) == 2 })
+	testenv.WaitFor(t, 30*time.Second, "the device to be reopened", func() bool { return log.count("Opened joystick: "+path) == 2 })
 	mark = pub.len()
 	js.send(t, Event{Type: EventAxis | EventInit, Number: 0})
 	// The state after replugging has only what the new device reported:
 	// button 1 and axis 0 of before are gone.
-	waitFor(t, "the fresh state", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the fresh state", func() bool {
 		return pub.find(mark, func(s State) bool { return reflect.DeepEqual(s, State{Axes: []float32{0}}) }) >= 0
 	})
 	stop()
@@ -242,13 +233,13 @@ func TestDriver_CoalesceAndAutorepeat(t *testing.T) {
 	log, pub := &logRec{}, &published{}
 	cfg := Config{Deadzone: 0.3, AutorepeatRate: 20, CoalesceInterval: 300 * time.Millisecond}
 	runDriver(t, &Driver{Config: cfg, Dev: path, Publish: pub.add, Log: log})
-	waitFor(t, "the device to be opened", func() bool { return log.count("Opened joystick") == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the device to be opened", func() bool { return log.count("Opened joystick") == 1 })
 
 	js.send(t, Event{Type: EventAxis, Number: 0, Value: 32767})
 	time.Sleep(20 * time.Millisecond)
 	js.send(t, Event{Type: EventAxis, Number: 1, Value: -32767})
 	first := -1
-	waitFor(t, "a message with a moved axis", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "a message with a moved axis", func() bool {
 		first = pub.find(0, func(s State) bool { return len(s.Axes) > 0 })
 		return first >= 0
 	})
@@ -257,7 +248,7 @@ func TestDriver_CoalesceAndAutorepeat(t *testing.T) {
 	}
 	// Held: count the repeats over a second.
 	_, t0 := pub.get(first)
-	waitFor(t, "a second of republished state", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "a second of republished state", func() bool {
 		_, last := pub.get(pub.len() - 1)
 		return last.Sub(t0) >= time.Second
 	})
@@ -342,6 +333,6 @@ func TestFindByName(t *testing.T) {
 	log := &logRec{}
 	d = &Driver{Config: DefaultConfig(), DevName: "PLAYSTATION", InputDir: t.TempDir(), Publish: func(State) {}, Log: log}
 	stop := runDriver(t, d)
-	waitFor(t, "the no-match error", func() bool { return log.count(`no joystick name contains "PLAYSTATION" (found: none)`) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the no-match error", func() bool { return log.count(`no joystick name contains "PLAYSTATION" (found: none)`) == 1 })
 	stop()
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // The test binary doubles as the programs the supervisor starts: with
@@ -140,18 +142,6 @@ func pids(t *testing.T, dir string) map[int]string {
 	return out
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func writeLaunch(t *testing.T, body string) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "test.launch.xml")
@@ -192,8 +182,8 @@ func TestRun_SIGINTStopsEveryProcess(t *testing.T) {
 	go func() { done <- Run(ctx, d, RunOptions{Stdout: &stdout, Stderr: &stderr}) }()
 
 	// five processes plus the parent's child
-	waitFor(t, "six helper processes", func() bool { return len(pids(t, dir)) == 6 })
-	waitFor(t, "the screen output of s1", func() bool { return strings.Contains(stdout.String(), "[sleeper-1] ready") })
+	testenv.WaitFor(t, 30*time.Second, "six helper processes", func() bool { return len(pids(t, dir)) == 6 })
+	testenv.WaitFor(t, 30*time.Second, "the screen output of s1", func() bool { return strings.Contains(stdout.String(), "[sleeper-1] ready") })
 	cancel() // what Ctrl-C does in the CLI
 	select {
 	case err := <-done:
@@ -269,7 +259,7 @@ func TestRun_OnExitShutdownStopsTheRest(t *testing.T) {
 	d := load(t, file, bin, dir)
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), d, RunOptions{}) }()
-	waitFor(t, "the sleeper", func() bool { return len(pids(t, dir)) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the sleeper", func() bool { return len(pids(t, dir)) == 1 })
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -311,9 +301,9 @@ func TestRun_KillSkipsTheGracePeriods(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, d, RunOptions{Stderr: &stderr, Kill: kill}) }()
-	waitFor(t, "the immortal helper", func() bool { return len(pids(t, dir)) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the immortal helper", func() bool { return len(pids(t, dir)) == 1 })
 	cancel()
-	waitFor(t, "the SIGINT to be ignored", func() bool { return strings.Contains(stderr.String(), "user interrupted") })
+	testenv.WaitFor(t, 30*time.Second, "the SIGINT to be ignored", func() bool { return strings.Contains(stderr.String(), "user interrupted") })
 	close(kill)
 	select {
 	case <-done:
@@ -345,7 +335,7 @@ func TestRun_ChildrenDieWithALauncherKilledHard(t *testing.T) {
 	if err := launcher.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the sleeper", func() bool { return len(pids(t, dir)) == 1 })
+	testenv.WaitFor(t, 30*time.Second, "the sleeper", func() bool { return len(pids(t, dir)) == 1 })
 	if err := launcher.Process.Kill(); err != nil { // SIGKILL: no chance to stop anything
 		t.Fatal(err)
 	}
@@ -356,6 +346,6 @@ func TestRun_ChildrenDieWithALauncherKilledHard(t *testing.T) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		})
-		waitFor(t, "the orphaned sleeper to get SIGTERM and exit", func() bool { return !alive(pid) })
+		testenv.WaitFor(t, 30*time.Second, "the orphaned sleeper to get SIGTERM and exit", func() bool { return !alive(pid) })
 	}
 }

@@ -24,7 +24,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			base = runtime.NumGoroutine()
 		}
 		domain := uint32(domainClose)
-		c, err := NewContext(ContextOptions{DomainID: &domain, Getenv: testEnv, LogOutput: tLogWriter{t}})
+		c, err := NewContext(ContextOptions{DomainID: &domain, Getenv: testEnv, LogOutput: testenv.LogWriter{T: t}})
 		if err != nil {
 			t.Fatal(err)
 		}

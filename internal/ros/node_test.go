@@ -38,18 +38,11 @@ func testEnv(k string) string {
 	return ""
 }
 
-type tLogWriter struct{ t testing.TB }
-
-func (w tLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
 // newTestContext creates a spinning Context on domain with the given
 // command line; it is closed at the end of the test.
 func newTestContext(t testing.TB, domain uint32, args ...string) *Context {
 	t.Helper()
-	c, err := NewContext(ContextOptions{Args: args, DomainID: &domain, Getenv: testEnv, NoSignals: true, LogOutput: tLogWriter{t}})
+	c, err := NewContext(ContextOptions{Args: args, DomainID: &domain, Getenv: testEnv, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}

@@ -22,19 +22,12 @@ import (
 // extTimeout only bounds waiting; no assertion depends on timing.
 const extTimeout = 60 * time.Second
 
-type extLogWriter struct{ t testing.TB }
-
-func (w extLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
 // extContext creates a spinning Context on domain; it is closed at the end
 // of the test.
 func extContext(t testing.TB, domain uint32, args ...string) *Context {
 	t.Helper()
 	t.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	c, err := NewContext(ContextOptions{Args: args, DomainID: &domain, NoSignals: true, LogOutput: extLogWriter{t}})
+	c, err := NewContext(ContextOptions{Args: args, DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}

@@ -240,7 +240,7 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 func TestTypeDescriptionHumble(t *testing.T) {
 	domainTypeDesc := testenv.Domain(t)
 	domain := uint32(domainTypeDesc)
-	c, err := NewContext(ContextOptions{DomainID: &domain, Distro: "humble", Getenv: testEnv, NoSignals: true, LogOutput: tLogWriter{t}})
+	c, err := NewContext(ContextOptions{DomainID: &domain, Distro: "humble", Getenv: testEnv, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
 	if err != nil {
 		t.Fatal(err)
 	}

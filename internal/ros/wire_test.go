@@ -122,7 +122,7 @@ func TestAnnouncedEndpointsHumble(t *testing.T) {
 		return testEnv(k)
 	}
 	domain := uint32(domainWireHumble)
-	c, err := NewContext(ContextOptions{DomainID: &domain, Getenv: humble, NoSignals: true, LogOutput: tLogWriter{t}})
+	c, err := NewContext(ContextOptions{DomainID: &domain, Getenv: humble, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
 	if err != nil {
 		t.Fatal(err)
 	}

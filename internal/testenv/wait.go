@@ -21,16 +21,18 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// LogWriter is an io.Writer that sends each write to t.Log, with prefix in
-// front and the trailing newline removed. Use it as a node's log output or a
-// child process's stdout/stderr so their lines show with the test's.
+// LogWriter is an io.Writer that sends each line written to T.Log with
+// Prefix in front. Use it as a node's log output or a child process's
+// stdout/stderr so their lines show with the test's.
 type LogWriter struct {
 	T      testing.TB
 	Prefix string
 }
 
-// Write logs p through T.Log.
+// Write logs every line of p through T.Log.
 func (w LogWriter) Write(p []byte) (int, error) {
-	w.T.Log(w.Prefix + strings.TrimSuffix(string(p), "\n"))
+	for _, line := range strings.Split(strings.TrimSuffix(string(p), "\n"), "\n") {
+		w.T.Log(w.Prefix + line)
+	}
 	return len(p), nil
 }

@@ -117,11 +117,11 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 	}
 	call("start_stop")
 	waitState("Sitting")
-	waitFor(t, "torque on and sitting speed", 5*time.Second, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "torque on and sitting speed", func() bool {
 		return allTorque(1) && bus.Word(19, dynamixel.AddrMovingSpeed) == 106
 	})
 	// sitting pose: the middle legs' coxa at 0 rad = centre tick 512
-	waitFor(t, "sitting goals", 5*time.Second, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "sitting goals", func() bool {
 		return bus.Word(14, dynamixel.AddrGoalPosition) == 512 && bus.Word(15, dynamixel.AddrGoalPosition) == 512 &&
 			bus.Word(16, dynamixel.AddrGoalPosition) != 512
 	})
@@ -138,7 +138,7 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 	}
 	call("start_stop")
 	waitState("Idle")
-	waitFor(t, "torque off", 5*time.Second, func() bool { return allTorque(0) })
+	testenv.WaitFor(t, 5*time.Second, "torque off", func() bool { return allTorque(0) })
 
 	child.Process.Signal(syscall.SIGINT)
 	select {

@@ -67,18 +67,6 @@ func (r *recorder) snapshot() ([]string, int) {
 	return append([]string(nil), r.states...), len(r.joints)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestMotionControl_Process starts motion_control as a separate process on
 // a domain of its own and drives it over DDS: services, cmd_vel, ~/state and
 // joint_states.
@@ -171,7 +159,7 @@ func TestMotionControl_Process(t *testing.T) {
 		return s[len(s)-1]
 	}
 
-	waitFor(t, "latched state Idle", 20*time.Second, func() bool { return lastState() == "Idle" })
+	testenv.WaitFor(t, 20*time.Second, "latched state Idle", func() bool { return lastState() == "Idle" })
 
 	// parameters: from the file, one overridden by -p, visible to clients
 	getp, err := ros.NewClient[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](n,
@@ -196,9 +184,9 @@ func TestMotionControl_Process(t *testing.T) {
 		t.Fatalf("stand_up while idle: %q", msg)
 	}
 	call("start_stop", true)
-	waitFor(t, "Sitting", 5*time.Second, func() bool { return lastState() == "Sitting" })
+	testenv.WaitFor(t, 5*time.Second, "Sitting", func() bool { return lastState() == "Sitting" })
 	call("stand_up", true)
-	waitFor(t, "Walking", 5*time.Second, func() bool { return lastState() == "Walking" })
+	testenv.WaitFor(t, 5*time.Second, "Walking", func() bool { return lastState() == "Walking" })
 	if msg := call("start_stop", false); !strings.Contains(msg, "sit down first") {
 		t.Fatalf("start_stop while up: %q", msg)
 	}
@@ -229,14 +217,14 @@ func TestMotionControl_Process(t *testing.T) {
 	if err := cmdVel.Publish(&nan); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the NaN cmd_vel to be rejected", 5*time.Second, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "the NaN cmd_vel to be rejected", func() bool {
 		return strings.Contains(out.String(), "cmd_vel rejected: linear.x is NaN")
 	})
 
 	call("sit_down", true)
-	waitFor(t, "Sitting again", 10*time.Second, func() bool { return lastState() == "Sitting" })
+	testenv.WaitFor(t, 10*time.Second, "Sitting again", func() bool { return lastState() == "Sitting" })
 	call("start_stop", true)
-	waitFor(t, "Idle again", 5*time.Second, func() bool { return lastState() == "Idle" })
+	testenv.WaitFor(t, 5*time.Second, "Idle again", func() bool { return lastState() == "Idle" })
 
 	states, _ := rec.snapshot()
 	want := []string{"Idle", "Sitting", "Standing_up", "Walking", "Sitting_down", "Sitting", "Idle"}

@@ -72,18 +72,6 @@ func (l *latest[T]) mark() int {
 	return len(l.history)
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // launchDemo builds every executable, starts the demo launch file through
 // the CLI and stops it (SIGINT) when the test ends, checking that no
 // process is left behind.
@@ -220,22 +208,22 @@ func TestDemo(t *testing.T) {
 	currentState := func() string { return trigger("/diffbot/rsm/stateInfo").Message }
 
 	t.Run("boot to Idle", func(t *testing.T) {
-		eventually(t, 60*time.Second, "RSM in Idle", func() bool { return currentState() == "Idle" })
-		eventually(t, 30*time.Second, "odometry from the simulator", func() bool { return odom.get() != nil })
+		testenv.WaitFor(t, 60*time.Second, "RSM in Idle", func() bool { return currentState() == "Idle" })
+		testenv.WaitFor(t, 30*time.Second, "odometry from the simulator", func() bool { return odom.get() != nil })
 	})
 
 	t.Run("e-stop", func(t *testing.T) {
 		setMode(true, rsm_msgs_msg.OperationMode_STOPPED)
-		eventually(t, 10*time.Second, "Emergency Stop state", func() bool { return currentState() == "Emergency Stop" })
+		testenv.WaitFor(t, 10*time.Second, "Emergency Stop state", func() bool { return currentState() == "Emergency Stop" })
 		if r := setBool("/diffbot/rsm/startStopExploration", true); r.Success {
 			t.Errorf("exploration started during e-stop: %+v", r)
 		}
-		eventually(t, 5*time.Second, "zero output during e-stop", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "zero output during e-stop", func() bool {
 			c := cmdOut.get()
 			return c != nil && c.Linear.X == 0 && c.Angular.Z == 0
 		})
 		setMode(false, rsm_msgs_msg.OperationMode_STOPPED)
-		eventually(t, 10*time.Second, "Idle after e-stop release", func() bool { return currentState() == "Idle" })
+		testenv.WaitFor(t, 10*time.Second, "Idle after e-stop release", func() bool { return currentState() == "Idle" })
 	})
 
 	t.Run("teleop drives the robot", func(t *testing.T) {
@@ -255,7 +243,7 @@ func TestDemo(t *testing.T) {
 		if dx := odom.get().Pose.Pose.Position.X - x0; dx < 0.3 {
 			t.Errorf("robot moved %.2f m in 3 s at 0.3 m/s", dx)
 		}
-		eventually(t, 10*time.Second, "Idle after teleop silence", func() bool { return currentState() == "Idle" })
+		testenv.WaitFor(t, 10*time.Second, "Idle after teleop silence", func() bool { return currentState() == "Idle" })
 	})
 
 	t.Run("waypoints visited in order", func(t *testing.T) {
@@ -299,7 +287,7 @@ func TestDemo(t *testing.T) {
 		if r := setBool("/diffbot/rsm/startStopWaypointFollowing", true); !r.Success {
 			t.Fatalf("start waypoint following: %+v", r)
 		}
-		eventually(t, 3*time.Minute, "waypoint following to end in Idle", func() bool {
+		testenv.WaitFor(t, 3*time.Minute, "waypoint following to end in Idle", func() bool {
 			h := state.since(mark)
 			return len(h) > 1 && h[len(h)-1] == "Idle"
 		})
@@ -343,7 +331,7 @@ func TestDemo(t *testing.T) {
 		if r := setBool("/diffbot/rsm/startStopExploration", true); !r.Success {
 			t.Fatalf("start exploration: %+v", r)
 		}
-		eventually(t, 5*time.Minute, "exploration to end in Idle", func() bool {
+		testenv.WaitFor(t, 5*time.Minute, "exploration to end in Idle", func() bool {
 			h := state.since(mark)
 			return len(h) > 1 && h[len(h)-1] == "Idle"
 		})
@@ -357,7 +345,7 @@ func TestDemo(t *testing.T) {
 		if navs < 2 {
 			t.Errorf("exploration visited %d goals: %q", navs, h)
 		}
-		eventually(t, 10*time.Second, "no frontiers left", func() bool {
+		testenv.WaitFor(t, 10*time.Second, "no frontiers left", func() bool {
 			g := goals.get()
 			return g != nil && len(g.Poses) == 0
 		})
@@ -368,12 +356,12 @@ func TestDemo(t *testing.T) {
 		var joints latest[sensor_msgs_msg.JointState]
 		must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.set(m, m.Data) }))
 		must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { joints.set(m, "") }))
-		eventually(t, 20*time.Second, "hexapod joint_states", func() bool { return joints.get() != nil })
+		testenv.WaitFor(t, 20*time.Second, "hexapod joint_states", func() bool { return joints.get() != nil })
 		before := append([]float64(nil), joints.get().Position...)
 		if r := trigger("/hexapod/hexapod_controller/start_stop"); !r.Success {
 			t.Fatalf("start_stop: %+v", r)
 		}
-		eventually(t, 10*time.Second, "Sitting", func() bool { s := hexState.get(); return s != nil && s.Data == "Sitting" })
+		testenv.WaitFor(t, 10*time.Second, "Sitting", func() bool { s := hexState.get(); return s != nil && s.Data == "Sitting" })
 		if r := trigger("/hexapod/hexapod_controller/stand_up"); !r.Success {
 			t.Fatalf("stand_up: %+v", r)
 		}
@@ -382,7 +370,7 @@ func TestDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pub.Close()
-		eventually(t, 30*time.Second, "Walking", func() bool {
+		testenv.WaitFor(t, 30*time.Second, "Walking", func() bool {
 			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.05}})
 			s := hexState.get()
 			return s != nil && s.Data == "Walking"
@@ -411,17 +399,17 @@ func TestDemo(t *testing.T) {
 		}))
 		var status latest[velma_msgs_msg.Status]
 		must(ros.NewSubscription(n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) { status.set(m, "") }))
-		eventually(t, 30*time.Second, "cs in safe", func() bool { s := cs.get(); return s != nil && s.Data == "safe" })
+		testenv.WaitFor(t, 30*time.Second, "cs in safe", func() bool { s := cs.get(); return s != nil && s.Data == "safe" })
 		for _, s := range []string{"motors/enable", "motors/hp/home", "motors/ht/home"} {
 			if r := trigger("/velma/velma_core/" + s); !r.Success {
 				t.Fatalf("%s: %+v", s, r)
 			}
 		}
-		eventually(t, 60*time.Second, "Velma's motors ready (enabled and homed)", func() bool {
+		testenv.WaitFor(t, 60*time.Second, "Velma's motors ready (enabled and homed)", func() bool {
 			s := status.get()
 			return s != nil && s.MotorsReady
 		})
-		eventually(t, 10*time.Second, "Velma joint_states", func() bool { return joints.get() != nil })
+		testenv.WaitFor(t, 10*time.Second, "Velma joint_states", func() bool { return joints.get() != nil })
 		js := joints.get()
 		body := []string{"torso_0_joint",
 			"right_arm_0_joint", "right_arm_1_joint", "right_arm_2_joint", "right_arm_3_joint", "right_arm_4_joint", "right_arm_5_joint", "right_arm_6_joint",

@@ -116,7 +116,7 @@ func runParamnodesFailing(t *testing.T, domain uint32, args ...string) string {
 // pnContext is a spinning Context of the test process on domain.
 func pnContext(t *testing.T, domain uint32) *ros.Context {
 	t.Helper()
-	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: pnLog{t}})
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "[test] "}})
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}
@@ -131,13 +131,6 @@ func pnContext(t *testing.T, domain uint32) *ros.Context {
 		}
 	})
 	return c
-}
-
-type pnLog struct{ t testing.TB }
-
-func (w pnLog) Write(p []byte) (int, error) {
-	w.t.Log("[test] " + strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }
 
 func pnWait(t *testing.T) context.Context {

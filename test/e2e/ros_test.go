@@ -11,7 +11,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -51,19 +50,6 @@ var (
 
 // ---- helpers ----
 
-type logWriter struct {
-	t      testing.TB
-	prefix string
-}
-
-func (w logWriter) Write(p []byte) (int, error) {
-	sc := bufio.NewScanner(strings.NewReader(string(p)))
-	for sc.Scan() {
-		w.t.Log(w.prefix + sc.Text())
-	}
-	return len(p), nil
-}
-
 // buildTestnodes returns the test/e2e/testnodes executable.
 func buildTestnodes(t *testing.T) string {
 	t.Helper()
@@ -96,7 +82,7 @@ func startNodes(t *testing.T, bin string, domain uint32, rosEnv map[string]strin
 		env = append(env, k+"="+v)
 	}
 	cmd.Env = append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	w := logWriter{t, fmt.Sprintf("[%s %d] ", args[0], domain)}
+	w := testenv.LogWriter{T: t, Prefix: fmt.Sprintf("[%s %d] ", args[0], domain)}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", args[0], err)
@@ -132,7 +118,7 @@ func newContext(t *testing.T, domain uint32, rosEnv map[string]string) *ros.Cont
 		rosEnv = jazzyEnv
 	}
 	getenv := func(k string) string { return rosEnv[k] }
-	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: logWriter{t, "[test] "}})
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "[test] "}})
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}

@@ -318,19 +318,6 @@ type peer struct {
 	err   error
 }
 
-// logWriter logs what a process writes, line by line.
-type logWriter struct {
-	t      testing.TB
-	prefix string
-}
-
-func (w logWriter) Write(p []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		w.t.Log(w.prefix + l)
-	}
-	return len(p), nil
-}
-
 // startPeer runs the peer with args on domain, with CYCLONEDDS_URI uri and
 // nothing else from the ROS environment.
 func startPeer(t *testing.T, bin string, domain uint32, uri string, args ...string) *peer {
@@ -342,7 +329,7 @@ func startPeer(t *testing.T, bin string, domain uint32, uri string, args ...stri
 		}
 	}
 	cmd.Env = append(cmd.Env, "CYCLONEDDS_URI="+uri)
-	cmd.Stderr = logWriter{t, fmt.Sprintf("[peer %s] ", args[0])}
+	cmd.Stderr = testenv.LogWriter{T: t, Prefix: fmt.Sprintf("[peer %s] ", args[0])}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +407,7 @@ func (p *peer) next(t *testing.T, what string) string {
 func newContext(t *testing.T, domain uint32, rosEnv map[string]string) *ros.Context {
 	t.Helper()
 	getenv := func(k string) string { return rosEnv[k] }
-	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: logWriter{t, "[ros] "}})
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, Getenv: getenv, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "[ros] "}})
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -29,19 +28,6 @@ import (
 
 // waitLimit bounds every wait; reaching it is a failure.
 const waitLimit = 30 * time.Second
-
-type logWriter struct {
-	t      testing.TB
-	prefix string
-}
-
-func (w logWriter) Write(p []byte) (int, error) {
-	sc := bufio.NewScanner(strings.NewReader(string(p)))
-	for sc.Scan() {
-		w.t.Log(w.prefix + sc.Text())
-	}
-	return len(p), nil
-}
 
 // TestMain lets the test binary stand in for the RSM executables: started
 // with RSM_TEST_EXEC=<executable> it runs that node (so the multi-process
@@ -83,7 +69,7 @@ func start(t *testing.T, domain uint32, exe string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(testEnv(domain), "RSM_TEST_EXEC="+exe)
-	cmd.Stdout = logWriter{t, exe + ": "}
+	cmd.Stdout = testenv.LogWriter{T: t, Prefix: exe + ": "}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", exe, err)
@@ -180,17 +166,6 @@ func (r *recorder[T]) get() []T {
 }
 func (r *recorder[T]) clear() { r.mu.Lock(); r.all = nil; r.mu.Unlock() }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestMultiProcess_RSM(t *testing.T) {
 	domain := testenv.Domain(t)
 	if testing.Short() {
@@ -207,7 +182,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 			t.Setenv(k, v)
 		}
 	}
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: logWriter{t, "test: "}})
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,9 +267,9 @@ func TestMultiProcess_RSM(t *testing.T) {
 	}
 
 	// Boot waits for /rsm/bootUpFinished; then Idle.
-	waitFor(t, "Boot", func() bool { return current() == "Boot" })
+	testenv.WaitFor(t, waitLimit, "Boot", func() bool { return current() == "Boot" })
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.3")
-	waitFor(t, "Idle after boot", func() bool { return last() == "Idle" })
+	testenv.WaitFor(t, waitLimit, "Idle after boot", func() bool { return last() == "Idle" })
 
 	// Teleoperation: a Twist switches, silence returns to STOPPED and Idle.
 	states.clear()
@@ -302,11 +277,11 @@ func TestMultiProcess_RSM(t *testing.T) {
 		_ = teleop.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.4}})
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitFor(t, "teleoperation then idle", func() bool {
+	testenv.WaitFor(t, waitLimit, "teleoperation then idle", func() bool {
 		return reflect.DeepEqual(states.get(), []string{"Teleoperation", "Idle"})
 	})
 	opModes.clear()
-	waitFor(t, "operation mode after teleoperation", func() bool { return len(opModes.get()) > 0 })
+	testenv.WaitFor(t, waitLimit, "operation mode after teleoperation", func() bool { return len(opModes.get()) > 0 })
 	if m := opModes.get()[0]; m.Mode != rsm_msgs_msg.OperationMode_STOPPED || m.EmergencyStop {
 		t.Errorf("operation mode after teleoperation silence = %+v, want STOPPED", m)
 	}
@@ -331,19 +306,19 @@ func TestMultiProcess_RSM(t *testing.T) {
 		}
 	}
 	op(true, rsm_msgs_msg.OperationMode_STOPPED)
-	waitFor(t, "Emergency Stop", func() bool { return last() == "Emergency Stop" })
+	testenv.WaitFor(t, waitLimit, "Emergency Stop", func() bool { return last() == "Emergency Stop" })
 	for i := 0; i < 5; i++ {
 		_ = teleop.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.7}})
 	}
 	cmdVel.clear()
-	waitFor(t, "cmd_vel samples during e-stop", func() bool { return len(cmdVel.get()) >= 5 })
+	testenv.WaitFor(t, waitLimit, "cmd_vel samples during e-stop", func() bool { return len(cmdVel.get()) >= 5 })
 	for _, tw := range cmdVel.get() {
 		if tw != (geometry_msgs_msg.Twist{}) {
 			t.Fatalf("cmd_vel during e-stop = %+v, want zero", tw)
 		}
 	}
 	op(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
-	waitFor(t, "Idle after e-stop release", func() bool { return last() == "Idle" })
+	testenv.WaitFor(t, waitLimit, "Idle after e-stop release", func() bool { return last() == "Idle" })
 
 	// Three waypoints; each mode's visit order.
 	for _, x := range []float64{1, 2, 3} {
@@ -378,14 +353,14 @@ func TestMultiProcess_RSM(t *testing.T) {
 		if r := setBool(startWp, true); !r.Success || r.Message != "Waypoint following started" {
 			t.Fatalf("start waypoint following: %+v", r)
 		}
-		waitFor(t, fmt.Sprintf("%d goals or Idle", n), func() bool {
+		testenv.WaitFor(t, waitLimit, fmt.Sprintf("%d goals or Idle", n), func() bool {
 			return len(nav.xs()) >= n || last() == "Idle"
 		})
 		if last() != "Idle" {
 			if r := setBool(startWp, false); !r.Success {
 				t.Logf("stop: %+v (already between states)", r)
 			}
-			waitFor(t, "Idle after stop", func() bool { return last() == "Idle" })
+			testenv.WaitFor(t, waitLimit, "Idle after stop", func() bool { return last() == "Idle" })
 		}
 		return nav.xs()
 	}
@@ -437,11 +412,11 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if r := setBool(startExp, true); !r.Success || r.Message != "Exploration started" {
 		t.Fatalf("start exploration: %+v", r)
 	}
-	waitFor(t, "two exploration goals", func() bool { return len(nav.xs()) >= 2 })
+	testenv.WaitFor(t, waitLimit, "two exploration goals", func() bool { return len(nav.xs()) >= 2 })
 	if r := setBool(startExp, false); !r.Success || r.Message != "Exploration stopped" {
 		t.Errorf("stop exploration: %+v", r)
 	}
-	waitFor(t, "Idle after exploration", func() bool { return last() == "Idle" })
+	testenv.WaitFor(t, waitLimit, "Idle after exploration", func() bool { return last() == "Idle" })
 	stopPub()
 	pubWG.Wait()
 	nav.mu.Lock()
@@ -466,7 +441,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if r := setBool(startWp, false); !r.Success {
 		t.Logf("stop after CLI start: %+v", r)
 	}
-	waitFor(t, "Idle at the end", func() bool { return current() == "Idle" })
+	testenv.WaitFor(t, waitLimit, "Idle at the end", func() bool { return current() == "Idle" })
 
 	// Waypoints are in the file.
 	data, err := os.ReadFile(wpFile)
