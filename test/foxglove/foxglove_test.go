@@ -1,0 +1,314 @@
+// Package foxglovetest checks foxglove_bridge with an independent client:
+// Foxglove's own npm packages (@foxglove/ws-protocol, @foxglove/rosmsg,
+// @foxglove/rosmsg2-serialization, installed with npm ci from the
+// committed lock file into a temporary directory) connect to a real
+// foxglove_bridge process beside the built-in diffbot simulator and the
+// RSM nodes, as Foxglove would.
+package foxglovetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// needTool finds an executable; without it the test is skipped on a
+// developer machine and fails in CI (where .ci/run installs it).
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed (.ci/run installs it)", name)
+		}
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
+// installClient copies the client and its lock file into a temporary
+// directory and installs the exact packages there with npm ci.
+func installClient(t *testing.T) string {
+	t.Helper()
+	npm := needTool(t, "npm")
+	dir := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", "client.js"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// launch starts testdata/bridge.launch.xml and returns the bridge's port.
+func launch(t *testing.T, domain uint32, bin string) int {
+	t.Helper()
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "launch.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launchFile, err := filepath.Abs("testdata/bridge.launch.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", launchFile, "--bin-dir", bin, "--share-dir", root)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("launcher did not stop within 20 s of SIGINT")
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 30000 {
+				b = b[len(b)-30000:]
+			}
+			t.Logf("launch output (tail):\n%s", b)
+		}
+	})
+	re := regexp.MustCompile(`listening on ws://127\.0\.0\.1:(\d+)`)
+	var port int
+	testenv.WaitFor(t, 60*time.Second, "foxglove_bridge to listen", func() bool {
+		b, _ := os.ReadFile(logPath)
+		if m := re.FindSubmatch(b); m != nil {
+			fmt.Sscan(string(m[1]), &port)
+			return true
+		}
+		return false
+	})
+	return port
+}
+
+// results is what client.js reports.
+type results struct {
+	Error      string `json:"error"`
+	ServerInfo struct {
+		Name               string            `json:"name"`
+		Capabilities       []string          `json:"capabilities"`
+		SupportedEncodings []string          `json:"supportedEncodings"`
+		Metadata           map[string]string `json:"metadata"`
+	} `json:"serverInfo"`
+	Channels []struct {
+		Topic, Encoding, SchemaName, SchemaEncoding string
+	} `json:"channels"`
+	Services []struct {
+		Name, Type string
+	} `json:"services"`
+	SchemaFailures []string `json:"schemaFailures"`
+	OdomSchema     string   `json:"odomSchema"`
+	OdomStart      struct {
+		X, Y          float64
+		Frame, Child  string
+		ReceiveTimeNs string
+	} `json:"odomStart"`
+	Teleop struct {
+		TwistsSent int     `json:"twistsSent"`
+		Moved      float64 `json:"moved"`
+	} `json:"teleop"`
+	Estop struct {
+		Stop, Release struct {
+			Success bool   `json:"success"`
+			Message string `json:"message"`
+		}
+	} `json:"estop"`
+	ReadOnlyError                                                                         string `json:"readOnlyError"`
+	ParamBefore, ParamSetReply, ParamUpdate, ParamAfter, ReadOnlyBefore, ReadOnlySetReply struct {
+		Name  string `json:"name"`
+		Value any    `json:"value"`
+		Type  string `json:"type"`
+	}
+	AllParams     int      `json:"allParams"`
+	AllParamNodes []string `json:"allParamNodes"`
+	ErrorStatuses []string `json:"errorStatuses"`
+	ConnGraph     struct {
+		OdomPublishers            []string `json:"odomPublishers"`
+		CmdVelSubscribers         []string `json:"cmdVelSubscribers"`
+		SetOperationModeProviders []string `json:"setOperationModeProviders"`
+	} `json:"graph"`
+}
+
+func TestBridgeWithFoxgloveClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the RSM simulation and installs npm packages")
+	}
+	node := needTool(t, "node")
+	dir := installClient(t)
+	domain := testenv.Domain(t)
+	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
+	port := launch(t, domain, bin)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.js", fmt.Sprintf("ws://127.0.0.1:%d", port), "/diffbot")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	t.Logf("client progress:\n%s", stderr.String())
+	var r results
+	if err := json.Unmarshal(lastLine(stdout.Bytes()), &r); err != nil {
+		t.Fatalf("client output is not a result (%v, run error %v):\n%s", err, runErr, stdout.String())
+	}
+	if runErr != nil || r.Error != "" {
+		t.Fatalf("client failed: %v: %s", runErr, r.Error)
+	}
+
+	// serverInfo as foxglove_bridge sends it.
+	si := r.ServerInfo
+	if si.Name != "foxglove_bridge" || !slices.Equal(si.SupportedEncodings, []string{"cdr"}) || si.Metadata["ROS_DISTRO"] == "" {
+		t.Errorf("serverInfo = %+v", si)
+	}
+	for _, c := range []string{"clientPublish", "services", "parameters", "parametersSubscribe", "connectionGraph"} {
+		if !slices.Contains(si.Capabilities, c) {
+			t.Errorf("capability %s missing from %v", c, si.Capabilities)
+		}
+	}
+	// Channels: every topic of the simulation, cdr + ros2msg, and every
+	// schema parsed by @foxglove/rosmsg.
+	topics := map[string]string{}
+	for _, c := range r.Channels {
+		topics[c.Topic] = c.SchemaName
+		if c.Encoding != "cdr" || c.SchemaEncoding != "ros2msg" {
+			t.Errorf("channel %s: encoding %q, schema encoding %q", c.Topic, c.Encoding, c.SchemaEncoding)
+		}
+	}
+	for topic, typ := range map[string]string{
+		"/diffbot/odom": "nav_msgs/msg/Odometry", "/diffbot/scan": "sensor_msgs/msg/LaserScan",
+		"/diffbot/map": "nav_msgs/msg/OccupancyGrid", "/tf": "tf2_msgs/msg/TFMessage",
+		"/diffbot/rsm/operationMode": "rsm_msgs/msg/OperationMode", "/rosout": "rcl_interfaces/msg/Log",
+	} {
+		if topics[topic] != typ {
+			t.Errorf("channel %s has schema %q, want %s (channels: %v)", topic, topics[topic], typ, topics)
+		}
+	}
+	if len(r.SchemaFailures) > 0 {
+		t.Errorf("schemas @foxglove/rosmsg could not parse:\n%s", strings.Join(r.SchemaFailures, "\n"))
+	}
+	sep := "\n" + strings.Repeat("=", 80) + "\nMSG: "
+	if !strings.HasPrefix(r.OdomSchema, "# pose is in header.frame_id") || !strings.Contains(r.OdomSchema, sep+"std_msgs/Header\n") ||
+		!strings.Contains(r.OdomSchema, sep+"geometry_msgs/PoseWithCovariance\n") {
+		t.Errorf("odometry schema is not the definition followed by MSG: sections:\n%s", r.OdomSchema)
+	}
+	svcs := map[string]string{}
+	for _, s := range r.Services {
+		svcs[s.Name] = s.Type
+	}
+	if svcs["/diffbot/rsm/setOperationMode"] != "rsm_msgs/srv/SetOperationMode" ||
+		svcs["/diffbot/robotControlMuxNode/get_parameters"] != "rcl_interfaces/srv/GetParameters" {
+		t.Errorf("services: %v", svcs)
+	}
+	// Odometry decoded from the advertised schema; receive time is now-ish.
+	if r.OdomStart.Frame != "odom" || r.OdomStart.Child != "base_footprint" {
+		t.Errorf("decoded odometry frames %q -> %q", r.OdomStart.Frame, r.OdomStart.Child)
+	}
+	var recv int64
+	fmt.Sscan(r.OdomStart.ReceiveTimeNs, &recv)
+	if age := time.Since(time.Unix(0, recv)); age < 0 || age > 5*time.Minute {
+		t.Errorf("receive timestamp %s is %v from now", r.OdomStart.ReceiveTimeNs, age)
+	}
+	// The Twist the client published moved the simulated robot.
+	if r.Teleop.Moved <= 0.2 {
+		t.Errorf("teleoperation moved the robot %.3f m", r.Teleop.Moved)
+	}
+	if !r.Estop.Stop.Success || !r.Estop.Release.Success {
+		t.Errorf("setOperationMode answers: %+v", r.Estop)
+	}
+	// Parameters named /node.param; the double carries type float64. A
+	// read-only parameter keeps its value and the node's reason reaches
+	// the client.
+	const readOnly = "/diffbot/robotControlMuxNode.teleoperation_idle_timer"
+	if r.ReadOnlyBefore.Name != readOnly || r.ReadOnlyBefore.Value != 0.5 || r.ReadOnlyBefore.Type != "float64" {
+		t.Errorf("read-only parameter: %+v", r.ReadOnlyBefore)
+	}
+	if r.ReadOnlySetReply.Value != 0.5 || !strings.Contains(r.ReadOnlyError, "read-only") {
+		t.Errorf("setting a read-only parameter: reply %+v, status %q", r.ReadOnlySetReply, r.ReadOnlyError)
+	}
+	const param = "/diffbot/frontier_detector.clearance"
+	if r.ParamBefore.Name != param || r.ParamBefore.Value != 0.25 || r.ParamBefore.Type != "float64" {
+		t.Errorf("parameter before: %+v", r.ParamBefore)
+	}
+	for what, p := range map[string]any{"set reply": r.ParamSetReply, "update": r.ParamUpdate, "after": r.ParamAfter} {
+		if s := fmt.Sprint(p); !strings.Contains(s, param) || !strings.Contains(s, "0.3 float64") {
+			t.Errorf("parameter %s: %s, want %s = 0.3", what, s, param)
+		}
+	}
+	for _, n := range []string{"/diffbot/robotControlMuxNode", "/diffbot/diff_drive_sim", "/diffbot/navigator"} {
+		if !slices.Contains(r.AllParamNodes, n) {
+			t.Errorf("getParameters of everything lacks node %s: %v", n, r.AllParamNodes)
+		}
+	}
+	if slices.Contains(r.AllParamNodes, "/foxglove_bridge") {
+		t.Error("the bridge lists its own parameters (foxglove_bridge leaves itself out)")
+	}
+	// The connection graph names nodes.
+	g := r.ConnGraph
+	if !slices.Contains(g.OdomPublishers, "/diffbot/diff_drive_sim") || !slices.Contains(g.CmdVelSubscribers, "/diffbot/diff_drive_sim") ||
+		!slices.Contains(g.SetOperationModeProviders, "/diffbot/robotControlMuxNode") {
+		t.Errorf("connection graph: %+v", g)
+	}
+	if len(r.ErrorStatuses) > 0 {
+		t.Errorf("the bridge sent error statuses: %v", r.ErrorStatuses)
+	}
+
+	// What the client set is real: ask the node with our own CLI.
+	get := exec.Command(filepath.Join(bin, "fsmnodes"), "param", "get", "/diffbot/frontier_detector", "clearance")
+	get.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
+	out, err := get.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "0.3") {
+		t.Errorf("fsmnodes param get: %v\n%s", err, out)
+	}
+}
+
+func lastLine(b []byte) []byte {
+	var last []byte
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			last = append(last[:0], sc.Bytes()...)
+		}
+	}
+	return last
+}
