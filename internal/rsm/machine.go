@@ -145,7 +145,8 @@ type Deps struct {
 
 // StateInterface owns the current state and performs transitions: at most
 // one per Tick, after the current state's OnActive. It turns operation
-// modes and simple goals into interrupts (rsm.md §3.2).
+// modes and simple goals into interrupts
+// (docs/rsm.md#operation-mode-and-interrupts).
 //
 // All methods must be called from one goroutine (the node's callback
 // goroutine); states call back into it synchronously.
@@ -363,7 +364,8 @@ func (si *StateInterface) interrupt(ctx context.Context, i Interrupt) {
 	}
 }
 
-// OnOperationMode handles a message on /rsm/operationMode (rsm.md §3.2):
+// OnOperationMode handles a message on /rsm/operationMode
+// (docs/rsm.md#operation-mode-and-interrupts):
 // e-stop → EMERGENCY_STOP_INTERRUPT, else TELEOPERATION → TELEOPERATION_
 // INTERRUPT (both repeated on every message), else INTERRUPT_END once after
 // an interrupt. An unknown mode is rejected with an error and changes

@@ -123,7 +123,8 @@ func TestStateInterface_Services_RouteToCurrentState(t *testing.T) {
 	}
 }
 
-// TestStateInterface_OperationMode_InterruptMapping follows rsm.md §3.2.
+// TestStateInterface_OperationMode_InterruptMapping follows
+// docs/rsm.md#operation-mode-and-interrupts.
 func TestStateInterface_OperationMode_InterruptMapping(t *testing.T) {
 	estop := OperationMode{EmergencyStop: true}
 	teleop := OperationMode{Mode: ModeTeleoperation}

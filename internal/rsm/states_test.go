@@ -50,7 +50,8 @@ type hookWant struct {
 }
 
 // TestStates_CommandHooks checks every state × every start/stop hook:
-// reply and requested transition (rsm.md §3.4, §3.5).
+// reply and requested transition (docs/rsm.md#core-states,
+// docs/rsm.md#plugin-states).
 func TestStates_CommandHooks(t *testing.T) {
 	want := hookWants()
 	hooks := []struct {
@@ -161,7 +162,7 @@ func TestNavigation_InterruptSetsAborted_ReportedOnExit(t *testing.T) {
 }
 
 // hookWants is the expected reply and requested transition of every state
-// × start/stop hook (rsm.md §3.4, §3.5).
+// × start/stop hook (docs/rsm.md#core-states, docs/rsm.md#plugin-states).
 func hookWants() map[string][4]hookWant {
 	const (
 		eRun  = "Exploration running"

@@ -29,8 +29,8 @@ func positionsX(s *Store) []float64 {
 	return out
 }
 
-// TestStore_Replies checks every waypoint service's reply text (rsm.md
-// §2.3) for in-range and out-of-range positions.
+// TestStore_Replies checks every waypoint service's reply text
+// (docs/rsm.md#serviceprovidernode) for in-range and out-of-range positions.
 func TestStore_Replies(t *testing.T) {
 	oor := Reply{false, "Position out of waypoint array range"}
 	tests := []struct {

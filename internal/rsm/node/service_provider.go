@@ -25,7 +25,8 @@ var (
 )
 
 // SetupServiceProvider declares serviceProviderNode's parameters and wires
-// an rsm.Store to n: every service of rsm.md §2.3 under rsm/, the topics
+// an rsm.Store to n: every service of
+// docs/rsm.md#service-provider-of-the-original under rsm/, the topics
 // rsm/waypoints, rsm/explorationMode, rsm/explorationGoalStatus and
 // rsm/reverseMode (published every cycle), /tf and /tf_static into a TF
 // buffer for getRobotPose, and the rsm/setNavigationToReverse client.
@@ -126,7 +127,8 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	return store, nil
 }
 
-// serviceProviderServices creates the services of rsm.md §2.3.
+// serviceProviderServices creates the services of
+// docs/rsm.md#service-provider-of-the-original.
 func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 	log := n.Logger()
 	steps := []func() error{
