@@ -117,7 +117,7 @@ export class VelmaPanel {
       ? `goal via ${this.actionService('send_goal')} (control_msgs/action/FollowJointTrajectory)`
       : 'The Foxglove protocol has no actions; goals go through the action\'s hidden services '
         + `(${this.actionService('send_goal')}), which this bridge does not offer. Start foxglove_bridge with `
-        + '-p include_hidden:=true, or send the goal with "fsmnodes action send_goal".';
+        + '-p include_hidden:=true (demo: foxglove_include_hidden:=true), or send the goal with "fsmnodes action send_goal".';
   }
 
   onJoints(m) {
