@@ -175,6 +175,10 @@ export class RsmControl {
     const m = this.waypoints;
     if (!m) return;
     if (!this.waypointsRunning && document.activeElement !== this.waypointMode) this.waypointMode.value = String(m.mode);
+    // Rebuild only when something shown changed (the topic comes at 20 Hz).
+    const key = JSON.stringify(m.waypoints.map((w) => [w.pose.position.x, w.pose.position.y, w.pose.orientation.z, w.visited, w.unreachable, w.routine]));
+    if (key === this.wpKey) return;
+    this.wpKey = key;
     const rows = m.waypoints.map((w, i) => {
       const status = w.unreachable ? 'unreachable' : w.visited ? 'visited' : 'pending';
       return h('tr', { dataset: { status } },
@@ -188,10 +192,6 @@ export class RsmControl {
           onclick: (e) => act(e.currentTarget, this.waypointInfo, () => this.bridge.call(this.svc('removeWaypoint'), { position: i })),
         })));
     });
-    // Rebuild only when something shown changed (the topic comes at 20 Hz).
-    const key = JSON.stringify(m.waypoints.map((w) => [w.pose.position.x, w.pose.position.y, w.visited, w.unreachable, w.routine]));
-    if (key === this.wpKey) return;
-    this.wpKey = key;
     this.waypointList.replaceChildren(...(rows.length ? rows : [h('tr', {}, h('td', { colSpan: 6, class: 'empty', text: 'no waypoints: set one at the robot pose or click the map in "Add waypoint" mode' }))]));
   }
 
