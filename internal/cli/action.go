@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,9 +29,10 @@ func actionVerbs() map[string]verb {
 			run:   (*App).actionInfo,
 		},
 		"action send_goal": {
-			usage: "action send_goal ACTION TYPE [GOAL] [-f|--feedback]",
+			usage: "action send_goal ACTION TYPE [GOAL] [-f|--feedback] [--timeout S]",
 			help: "Send a goal built from YAML GOAL, wait for the result and print it (with --feedback also\n" +
-				"every feedback message). Ctrl-C cancels the goal.",
+				"every feedback message). Ctrl-C cancels the goal. With --timeout, waiting for the server\n" +
+				"and the result takes at most S seconds; then the goal is canceled and the command fails.",
 			run: (*App).actionSendGoal,
 		},
 	}
@@ -154,12 +156,26 @@ func (l *lockedPrinter) printf(format string, args ...any) {
 }
 
 func (a *App) actionSendGoal(ctx context.Context, args []string) error {
-	p, err := parseFlags(args, flagSpec{"-f": false, "--feedback": false, "--no-daemon": false})
+	p, err := parseFlags(args, flagSpec{"-f": false, "--feedback": false, "--timeout": true, "--no-daemon": false})
 	if err != nil {
 		return err
 	}
 	if len(p.pos) < 2 || len(p.pos) > 3 {
-		return usagef("usage: fsmnodes action send_goal ACTION TYPE [GOAL]")
+		return usagef("usage: fsmnodes action send_goal ACTION TYPE [GOAL] [-f|--feedback] [--timeout S]")
+	}
+	// timedOut tells an expired --timeout from Ctrl-C (which cancels the
+	// outer context): both end ctx.
+	timedOut := func() bool { return false }
+	if p.has("--timeout") {
+		t, err := positiveFloat(p, "1", "--timeout")
+		if err != nil {
+			return err
+		}
+		outer := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(t*float64(time.Second)))
+		defer cancel()
+		timedOut = func() bool { return outer.Err() == nil && ctx.Err() == context.DeadlineExceeded }
 	}
 	at, err := a.actionTypeOf(p.pos[1])
 	if err != nil {
@@ -230,6 +246,9 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	out.printf("Waiting for an action server to become available...\n")
 	for _, c := range []*ros.DynamicClient{sendCli, resultCli} {
 		if err := c.WaitForService(ctx); err != nil {
+			if timedOut() {
+				return fmt.Errorf("action server %s did not become available within the timeout", fqn)
+			}
 			return nilIfCanceled(err)
 		}
 	}
@@ -240,6 +259,9 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	out.printf("Sending goal:\n     %s\n", goalText)
 	resp, err := sendCli.Call(ctx, sendReq)
 	if err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not answer the goal within the timeout", fqn)
+		}
 		return nilIfCanceled(fmt.Errorf("exception while sending goal: %w", err))
 	}
 	accepted, err := msgyaml.Field(resp, "accepted")
@@ -258,6 +280,12 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	}
 	res, err := resultCli.Call(ctx, resultReq)
 	if err != nil {
+		if timedOut() {
+			if err := a.cancelGoal(s, fqn, uuid, out); err != nil {
+				return fmt.Errorf("goal did not finish within the timeout; %w", err)
+			}
+			return errors.New("goal did not finish within the timeout (canceled)")
+		}
 		if ctx.Err() != nil {
 			return a.cancelGoal(s, fqn, uuid, out)
 		}
