@@ -1,6 +1,7 @@
 package rsm
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,7 +49,7 @@ func FuzzMux(f *testing.F) {
 		}
 		now := time.Unix(0, 0)
 		m.SetOperationMode(OperationMode{EmergencyStop: estop, Mode: Mode(mode)})
-		_ = m.OnAutonomy(Twist{Linear: Vec3{X: a}, Angular: Vec3{Z: b}})
+		_ = m.OnAutonomy(Twist{Linear: Vec3{X: a}, Angular: Vec3{Z: b}}, now)
 		_ = m.OnTeleop(Twist{Linear: Vec3{Y: c}}, now)
 		_ = m.OnJoy(Joy{Axes: []float32{float32(a)}}, now)
 		_ = m.OnJoy(Joy{Axes: []float32{float32(b)}}, now)
@@ -61,6 +62,10 @@ func FuzzMux(f *testing.F) {
 		}
 		if op.EmergencyStop && !tw.IsZero() {
 			t.Fatalf("non-zero output %+v during e-stop", tw)
+		}
+		if math.Abs(tw.Linear.X) > DefaultMaxLinearVelocity || math.Abs(tw.Linear.Y) > DefaultMaxLinearVelocity ||
+			math.Abs(tw.Angular.Z) > DefaultMaxAngularVelocity {
+			t.Fatalf("output %+v beyond the default limits", tw)
 		}
 	})
 }
@@ -83,7 +88,7 @@ func BenchmarkMux_Tick(b *testing.B) {
 	m.SetOperationMode(OperationMode{Mode: ModeAutonomous})
 	now := time.Unix(0, 0)
 	for i := 0; i < b.N; i++ {
-		_ = m.OnAutonomy(lin(float64(i)))
+		_ = m.OnAutonomy(lin(float64(i)), now)
 		m.Tick(now)
 	}
 }

@@ -5,11 +5,21 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 )
 
 // MoveThreshold is how much a joystick axis must grow (in absolute value)
 // between two Joy messages to count as a moving command (MOVE_THRESH).
 const MoveThreshold = 0.05
+
+// Defaults of the mux's velocity limits (parameters max_linear_velocity and
+// max_angular_velocity) and of autonomy_cmd_vel_timeout.
+const (
+	DefaultMaxLinearVelocity  = 1.0 // m/s
+	DefaultMaxAngularVelocity = 2.0 // rad/s
+	DefaultAutonomyTimeout    = time.Second
+)
 
 // MuxConfig configures the robot control multiplexer (private parameters
 // of robotControlMuxNode).
@@ -23,6 +33,18 @@ type MuxConfig struct {
 	// (optional) Initial is the operation mode at start; default STOPPED
 	// without e-stop (the original's). Simulations may start AUTONOMOUS.
 	Initial OperationMode
+	// (optional) Limits are max_linear_velocity and max_angular_velocity:
+	// every component of an input command is clamped to them. The zero
+	// value means the defaults (1 m/s, 2 rad/s).
+	Limits cmdvel.Limits
+	// (optional) AutonomyTimeout is autonomy_cmd_vel_timeout: how long a
+	// non-zero autonomy command stays in force without a fresh one. After
+	// that the command counts as zero and, in AUTONOMOUS, the mux falls
+	// back to STOPPED. Zero means DefaultAutonomyTimeout; negative
+	// disables the check (the original's behaviour).
+	AutonomyTimeout time.Duration
+	// (optional) Log receives the fallback warning; nil discards it.
+	Log Logger
 }
 
 // Joy is the part of sensor_msgs/Joy the mux looks at.
@@ -36,26 +58,28 @@ type Joy struct {
 // and the software e-stop, switches to TELEOPERATION when an operator
 // drives, and back to STOPPED after TeleopIdle of silence.
 //
-// Bad input (NaN/Inf) is never forwarded: the input's stored command
-// becomes zero, and the method returns an error only for the first bad
-// message of a burst, so the node logs once per burst.
+// Bad input is never forwarded: a NaN/Inf command is rejected (the input's
+// stored command becomes zero), a finite one beyond the limits is clamped
+// (cmdvel.Guard). The On* methods return an error only when the node should
+// log it (the first bad command of an episode, rate-limited); every bad
+// command is counted. A non-zero autonomy command that is not refreshed
+// within AutonomyTimeout (its source died or hangs) is dropped and the mux
+// falls back from AUTONOMOUS to STOPPED.
 type Mux struct {
-	cfg        MuxConfig
-	op         OperationMode
-	autonomy   Twist
-	teleop     Twist
-	lastJoy    *Joy
-	deadline   time.Time
-	timerOn    bool
-	badBurst   [3]bool // autonomy, teleop, joy
-	rejections uint64
+	cfg         MuxConfig
+	op          OperationMode
+	autonomy    Twist
+	autonomyAt  time.Time // when the autonomy command was received
+	teleop      Twist
+	lastJoy     *Joy
+	deadline    time.Time
+	timerOn     bool
+	autoGuard   *cmdvel.Guard
+	teleGuard   *cmdvel.Guard
+	joyBad      bool // in a burst of bad Joy messages
+	joyRejected uint64
+	fallbacks   uint64
 }
-
-const (
-	inAutonomy = iota
-	inTeleop
-	inJoy
-)
 
 // ErrUnknownMode is returned (wrapped) for an operation mode other than
 // STOPPED, AUTONOMOUS and TELEOPERATION.
@@ -69,27 +93,53 @@ func NewMux(cfg MuxConfig) (*Mux, error) {
 	if cfg.TeleopIdle < 0 {
 		return nil, fmt.Errorf("teleoperation_idle_timer %v: must be positive", cfg.TeleopIdle)
 	}
+	if cfg.AutonomyTimeout == 0 {
+		cfg.AutonomyTimeout = DefaultAutonomyTimeout
+	}
+	if cfg.Limits == (cmdvel.Limits{}) {
+		cfg.Limits = cmdvel.Limits{Linear: DefaultMaxLinearVelocity, Angular: DefaultMaxAngularVelocity}
+	}
+	if cfg.Log == nil {
+		cfg.Log = nopLogger{}
+	}
 	if !cfg.Initial.Mode.Valid() {
 		return nil, fmt.Errorf("initial operation mode %d: %w", cfg.Initial.Mode, ErrUnknownMode)
 	}
-	return &Mux{cfg: cfg, op: cfg.Initial}, nil
+	autoGuard, err := cmdvel.NewGuard("autonomy cmd_vel", cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	teleGuard, err := cmdvel.NewGuard("teleoperation cmd_vel", cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return &Mux{cfg: cfg, op: cfg.Initial, autoGuard: autoGuard, teleGuard: teleGuard}, nil
 }
 
 // OperationMode returns the current operation mode.
 func (m *Mux) OperationMode() OperationMode { return m.op }
 
-// Rejections returns how many input messages were rejected as bad.
-func (m *Mux) Rejections() uint64 { return m.rejections }
+// Rejections returns how many input messages were rejected as bad
+// (NaN/Inf commands and Joy axes).
+func (m *Mux) Rejections() uint64 {
+	return m.autoGuard.Rejected() + m.teleGuard.Rejected() + m.joyRejected
+}
 
-// reject counts a bad message and returns err only for the first one of a
-// burst on that input.
-func (m *Mux) reject(input int, err error) error {
-	m.rejections++
-	if m.badBurst[input] {
-		return nil
-	}
-	m.badBurst[input] = true
-	return fmt.Errorf("%w (further bad messages on this input are dropped silently until a good one arrives)", err)
+// Clamps returns how many input commands were clamped to the limits.
+func (m *Mux) Clamps() uint64 { return m.autoGuard.Clamped() + m.teleGuard.Clamped() }
+
+// Fallbacks returns how many times a silent autonomy input made the mux
+// drop its command (and fall back to STOPPED when in AUTONOMOUS).
+func (m *Mux) Fallbacks() uint64 { return m.fallbacks }
+
+func twistOf(t Twist) cmdvel.Twist {
+	return cmdvel.Twist{Linear: [3]float64{t.Linear.X, t.Linear.Y, t.Linear.Z},
+		Angular: [3]float64{t.Angular.X, t.Angular.Y, t.Angular.Z}}
+}
+
+func fromCmdvel(t cmdvel.Twist) Twist {
+	return Twist{Linear: Vec3{t.Linear[0], t.Linear[1], t.Linear[2]},
+		Angular: Vec3{t.Angular[0], t.Angular[1], t.Angular[2]}}
 }
 
 // SetOperationMode sets e-stop and mode verbatim (/rsm/setOperationMode):
@@ -105,37 +155,33 @@ func (m *Mux) SetOperationMode(op OperationMode) Reply {
 	return ok("Operation mode set")
 }
 
-// OnAutonomy stores the autonomy command. A NaN/Inf command is replaced by
-// zero.
-func (m *Mux) OnAutonomy(t Twist) error {
-	if err := t.Validate(); err != nil {
-		m.autonomy = Twist{}
-		return m.reject(inAutonomy, fmt.Errorf("autonomy cmd_vel rejected: %w", err))
-	}
-	m.badBurst[inAutonomy] = false
-	m.autonomy = t
-	return nil
+// OnAutonomy stores the autonomy command received at now, clamped to the
+// limits. A NaN/Inf command is replaced by zero.
+func (m *Mux) OnAutonomy(t Twist, now time.Time) error {
+	r := m.autoGuard.Check(twistOf(t), now)
+	m.autonomy, m.autonomyAt = fromCmdvel(r.Twist), now
+	return r.Report
 }
 
-// OnTeleop stores the teleoperation command (ignored during e-stop). A
-// non-zero command switches to TELEOPERATION; in TELEOPERATION every
-// message restarts the idle timer. A NaN/Inf command is replaced by zero
-// and does not count as a command.
+// OnTeleop stores the teleoperation command, clamped to the limits
+// (ignored during e-stop). A non-zero command switches to TELEOPERATION;
+// in TELEOPERATION every message restarts the idle timer. A NaN/Inf
+// command is replaced by zero and does not count as a command.
 func (m *Mux) OnTeleop(t Twist, now time.Time) error {
-	if err := t.Validate(); err != nil {
+	r := m.teleGuard.Check(twistOf(t), now)
+	if r.Verdict == cmdvel.Rejected {
 		m.teleop = Twist{}
-		return m.reject(inTeleop, fmt.Errorf("teleoperation cmd_vel rejected: %w", err))
+		return r.Report
 	}
-	m.badBurst[inTeleop] = false
 	if m.op.EmergencyStop {
-		return nil
+		return r.Report
 	}
-	m.teleop = t
-	if !t.IsZero() {
+	m.teleop = fromCmdvel(r.Twist)
+	if !m.teleop.IsZero() {
 		m.op.Mode = ModeTeleoperation
 	}
 	m.restartTimer(now)
-	return nil
+	return r.Report
 }
 
 // OnJoy handles a joystick message (ignored during e-stop and when the
@@ -149,10 +195,15 @@ func (m *Mux) OnJoy(j Joy, now time.Time) error {
 	}
 	for i, a := range j.Axes {
 		if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
-			return m.reject(inJoy, fmt.Errorf("joy axis %d = %v rejected: %w", i, a, ErrNotFinite))
+			m.joyRejected++
+			if m.joyBad {
+				return nil
+			}
+			m.joyBad = true
+			return fmt.Errorf("joy axis %d = %v rejected: %w (further bad messages are dropped silently until a good one arrives)", i, a, ErrNotFinite)
 		}
 	}
-	m.badBurst[inJoy] = false
+	m.joyBad = false
 	if m.op.EmergencyStop {
 		return nil
 	}
@@ -188,10 +239,24 @@ func (m *Mux) restartTimer(now time.Time) {
 	}
 }
 
-// Tick runs the idle timer and returns the command to publish on cmd_vel
-// and the operation mode to publish on /rsm/operationMode: zero during
-// e-stop and in STOPPED, else the last command of the selected input.
+// Tick runs the idle timer and the autonomy watchdog and returns the
+// command to publish on cmd_vel and the operation mode to publish on
+// /rsm/operationMode: zero during e-stop and in STOPPED, else the last
+// command of the selected input.
 func (m *Mux) Tick(now time.Time) (Twist, OperationMode) {
+	if m.cfg.AutonomyTimeout > 0 && !m.autonomy.IsZero() && now.Sub(m.autonomyAt) >= m.cfg.AutonomyTimeout {
+		// The autonomy source stopped sending while commanding motion:
+		// it died or hangs. Never repeat its last command again.
+		m.fallbacks++
+		stale := m.autonomy
+		m.autonomy = Twist{}
+		if m.op.Mode == ModeAutonomous {
+			m.op.Mode = ModeStopped
+			m.cfg.Log.Warnf("rsm: no autonomy cmd_vel for %v while it commanded linear %.3g, angular %.3g: falling back to STOPPED "+
+				"(select AUTONOMOUS again when the autonomy source is back)", now.Sub(m.autonomyAt).Round(time.Millisecond),
+				stale.Linear.Norm(), stale.Angular.Norm())
+		}
+	}
 	if m.timerOn && !now.Before(m.deadline) {
 		m.timerOn = false
 		if m.op.Mode == ModeTeleoperation {

@@ -3,8 +3,11 @@ package rsm
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -21,7 +24,7 @@ func newTestMux(t *testing.T, joystick bool) *Mux {
 func lin(x float64) Twist { return Twist{Linear: Vec3{X: x}} }
 
 func TestMux_Output_ByModeAndEStop(t *testing.T) {
-	auto, tele := lin(1), lin(2)
+	auto, tele := lin(0.5), lin(0.7)
 	tests := []struct {
 		name string
 		op   OperationMode
@@ -36,7 +39,7 @@ func TestMux_Output_ByModeAndEStop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newTestMux(t, false)
-			_ = m.OnAutonomy(auto)
+			_ = m.OnAutonomy(auto, t0)
 			_ = m.OnTeleop(tele, t0) // switches to TELEOPERATION; overridden next
 			if r := m.SetOperationMode(tt.op); !r.Success || r.Message != "Operation mode set" {
 				t.Fatalf("SetOperationMode = %+v", r)
@@ -51,7 +54,7 @@ func TestMux_Output_ByModeAndEStop(t *testing.T) {
 
 func TestMux_InitialState_StoppedNoEStop(t *testing.T) {
 	m := newTestMux(t, false)
-	_ = m.OnAutonomy(lin(1))
+	_ = m.OnAutonomy(lin(1), t0)
 	if tw, op := m.Tick(t0); !tw.IsZero() || op != (OperationMode{}) {
 		t.Errorf("Tick = %v, %+v; want zero, STOPPED without e-stop", tw, op)
 	}
@@ -170,14 +173,14 @@ func TestMux_JoystickNotUsed_Ignored(t *testing.T) {
 	}
 }
 
-func TestMux_NonFinite_ZeroOutput_LoggedOncePerBurst(t *testing.T) {
+func TestMux_NonFinite_ZeroOutput_LoggedOncePerBurstAtMostEveryInterval(t *testing.T) {
 	m := newTestMux(t, true)
 	m.SetOperationMode(OperationMode{Mode: ModeAutonomous})
-	_ = m.OnAutonomy(lin(1))
+	_ = m.OnAutonomy(lin(1), t0)
 	bad := []Twist{lin(math.NaN()), {Angular: Vec3{Z: math.Inf(1)}}, {Linear: Vec3{Y: math.Inf(-1)}}}
 	var errs int
 	for _, b := range bad {
-		if err := m.OnAutonomy(b); err != nil {
+		if err := m.OnAutonomy(b, t0); err != nil {
 			errs++
 		}
 		if tw, _ := m.Tick(t0); !tw.IsZero() {
@@ -187,14 +190,17 @@ func TestMux_NonFinite_ZeroOutput_LoggedOncePerBurst(t *testing.T) {
 	if errs != 1 {
 		t.Errorf("errors in burst = %d, want 1", errs)
 	}
-	if err := m.OnAutonomy(lin(0.5)); err != nil {
+	if err := m.OnAutonomy(lin(0.5), t0); err != nil {
 		t.Fatal(err)
 	}
 	if tw, _ := m.Tick(t0); tw != lin(0.5) {
 		t.Errorf("good command after burst = %v", tw)
 	}
-	if err := m.OnAutonomy(lin(math.NaN())); err == nil {
-		t.Error("new burst not reported")
+	if err := m.OnAutonomy(lin(math.NaN()), t0.Add(time.Second)); err != nil {
+		t.Errorf("new burst 1 s after the last report reported: %v", err)
+	}
+	if err := m.OnAutonomy(lin(math.NaN()), t0.Add(cmdvel.ReportInterval)); err == nil {
+		t.Error("burst still going on after the report interval not reported")
 	}
 	// Teleop: rejected, zero, no mode switch.
 	m.SetOperationMode(OperationMode{Mode: ModeStopped})
@@ -207,8 +213,8 @@ func TestMux_NonFinite_ZeroOutput_LoggedOncePerBurst(t *testing.T) {
 	if err := m.OnJoy(Joy{Axes: []float32{float32(math.NaN())}}, t0); err == nil {
 		t.Error("NaN joy axis not reported")
 	}
-	if m.Rejections() != 6 {
-		t.Errorf("rejections = %d, want 6", m.Rejections())
+	if m.Rejections() != 7 {
+		t.Errorf("rejections = %d, want 7", m.Rejections())
 	}
 }
 
@@ -235,11 +241,149 @@ func TestNewMux_InitialMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = m.OnAutonomy(lin(0.2))
+	_ = m.OnAutonomy(lin(0.2), t0)
 	if tw, op := m.Tick(t0); tw != lin(0.2) || op.Mode != ModeAutonomous {
 		t.Errorf("Tick = %v, %+v; want autonomy forwarded", tw, op)
 	}
 	if _, err := NewMux(MuxConfig{Initial: OperationMode{Mode: 9}}); !errors.Is(err, ErrUnknownMode) {
 		t.Errorf("mode 9: err = %v", err)
+	}
+}
+
+// Issue 13: linear.x = 1e308 was forwarded unchanged and switched to
+// TELEOPERATION; every input is clamped to the limits now.
+func TestMux_AbsurdFiniteCommands_Clamped(t *testing.T) {
+	huge := Twist{Linear: Vec3{X: 1e308, Y: -5}, Angular: Vec3{Z: -1e300}}
+	want := Twist{Linear: Vec3{X: 1, Y: -1}, Angular: Vec3{Z: -2}}
+	tests := []struct {
+		name  string
+		feed  func(m *Mux) error
+		mode  Mode
+		start Mode
+	}{
+		{"autonomy in AUTONOMOUS", func(m *Mux) error { return m.OnAutonomy(huge, t0) }, ModeAutonomous, ModeAutonomous},
+		{"teleop switches to TELEOPERATION, clamped", func(m *Mux) error { return m.OnTeleop(huge, t0) }, ModeTeleoperation, ModeStopped},
+		{"teleop in AUTONOMOUS", func(m *Mux) error { return m.OnTeleop(huge, t0) }, ModeTeleoperation, ModeAutonomous},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newTestMux(t, false)
+			m.SetOperationMode(OperationMode{Mode: tt.start})
+			err := tt.feed(m)
+			if err == nil || !strings.Contains(err.Error(), "clamped: linear.x = 1e+308 beyond max_linear_velocity 1") {
+				t.Errorf("report %v, want the clamp named", err)
+			}
+			tw, op := m.Tick(t0)
+			if tw != want || op.Mode != tt.mode {
+				t.Errorf("Tick = %v, %v; want %v, %v", tw, op.Mode, want, tt.mode)
+			}
+			if m.Clamps() != 1 || m.Rejections() != 0 {
+				t.Errorf("clamps %d rejections %d, want 1 0", m.Clamps(), m.Rejections())
+			}
+			// said once, counted every time
+			if err := tt.feed(m); err != nil {
+				t.Errorf("second clamped command reported again: %v", err)
+			}
+			if m.Clamps() != 2 {
+				t.Errorf("clamps %d, want 2", m.Clamps())
+			}
+		})
+	}
+}
+
+func TestMux_Limits_Configured(t *testing.T) {
+	m, err := NewMux(MuxConfig{Limits: cmdvel.Limits{Linear: 0.3, Angular: 0.4}, Initial: OperationMode{Mode: ModeAutonomous}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.OnAutonomy(Twist{Linear: Vec3{X: -0.31}, Angular: Vec3{Z: 0.39}}, t0)
+	if tw, _ := m.Tick(t0); tw != (Twist{Linear: Vec3{X: -0.3}, Angular: Vec3{Z: 0.39}}) {
+		t.Errorf("Tick = %v", tw)
+	}
+	if _, err := NewMux(MuxConfig{Limits: cmdvel.Limits{Linear: -1, Angular: 1}}); err == nil {
+		t.Error("negative max_linear_velocity accepted")
+	}
+}
+
+// Issue 13: a dead autonomy source left the mux repeating its last command
+// forever. A non-zero autonomy command now expires after
+// AutonomyTimeout; in AUTONOMOUS the mux falls back to STOPPED.
+func TestMux_AutonomySilence(t *testing.T) {
+	ms := time.Millisecond
+	type ev struct {
+		at   time.Duration
+		cmd  *Twist         // autonomy command received at at
+		op   *OperationMode // setOperationMode at at
+		want Twist          // Tick output at at
+		mode Mode
+	}
+	v := lin(0.4)
+	zero := Twist{}
+	auto := &OperationMode{Mode: ModeAutonomous}
+	estop := &OperationMode{EmergencyStop: true, Mode: ModeAutonomous}
+	noEstop := &OperationMode{Mode: ModeAutonomous}
+	tests := []struct {
+		name      string
+		timeout   time.Duration
+		evs       []ev
+		warns     int
+		fallbacks uint64
+	}{
+		{"fresh commands keep AUTONOMOUS", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {500 * ms, &v, nil, v, ModeAutonomous},
+			{1400 * ms, &v, nil, v, ModeAutonomous}, {2300 * ms, nil, nil, v, ModeAutonomous},
+		}, 0, 0},
+		{"a moving source that goes silent: STOPPED after 1 s", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {999 * ms, nil, nil, v, ModeAutonomous},
+			{1000 * ms, nil, nil, zero, ModeStopped}, {5 * time.Second, nil, nil, zero, ModeStopped},
+		}, 1, 1},
+		{"a stopped source may stay silent (between navigation goals)", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {100 * ms, &zero, nil, zero, ModeAutonomous},
+			{time.Minute, nil, nil, zero, ModeAutonomous}, {time.Minute + ms, &v, nil, v, ModeAutonomous},
+		}, 0, 0},
+		{"after the fallback a returning source is not obeyed until AUTONOMOUS is selected", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {1500 * ms, nil, nil, zero, ModeStopped},
+			{1600 * ms, &v, nil, zero, ModeStopped}, {1700 * ms, &v, auto, v, ModeAutonomous},
+		}, 1, 1},
+		{"a stale command is not resumed after an e-stop", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {100 * ms, nil, estop, zero, ModeAutonomous},
+			{3 * time.Second, nil, noEstop, zero, ModeStopped},
+		}, 1, 1},
+		{"configured timeout", 200 * ms, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {199 * ms, nil, nil, v, ModeAutonomous}, {200 * ms, nil, nil, zero, ModeStopped},
+		}, 1, 1},
+		{"disabled (negative): the original's behaviour", -1, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {time.Hour, nil, nil, v, ModeAutonomous},
+		}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := &recLog{}
+			m, err := NewMux(MuxConfig{AutonomyTimeout: tt.timeout, Log: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range tt.evs {
+				now := t0.Add(e.at)
+				if e.op != nil {
+					m.SetOperationMode(*e.op)
+				}
+				if e.cmd != nil {
+					_ = m.OnAutonomy(*e.cmd, now)
+				}
+				tw, op := m.Tick(now)
+				if tw != e.want || op.Mode != e.mode {
+					t.Errorf("event %d at %v: Tick = %v, %v; want %v, %v", i, e.at, tw, op.Mode, e.want, e.mode)
+				}
+			}
+			if len(log.warns) != tt.warns || m.Fallbacks() != tt.fallbacks {
+				t.Errorf("warnings %q, fallbacks %d; want %d warnings, %d fallbacks", log.warns, m.Fallbacks(), tt.warns, tt.fallbacks)
+			}
+			for _, w := range log.warns {
+				if !strings.Contains(w, "falling back to STOPPED") {
+					t.Errorf("warning %q does not say what happened", w)
+				}
+			}
+		})
 	}
 }

@@ -94,6 +94,16 @@ func (n *Navigator) Cancel() {
 	}
 }
 
+// SetLimits changes MaxLinear and MaxAngular (both must be positive and
+// finite); the next Update uses them.
+func (n *Navigator) SetLimits(maxLinear, maxAngular float64) error {
+	if !positive(maxLinear) || !positive(maxAngular) {
+		return fmt.Errorf("sim: velocity limits (%v, %v) must be positive and finite", maxLinear, maxAngular)
+	}
+	n.cfg.MaxLinear, n.cfg.MaxAngular = maxLinear, maxAngular
+	return nil
+}
+
 // Status returns the state and, for failures, the reason.
 func (n *Navigator) Status() (NavStatus, string) { return n.status, n.reason }
 

@@ -71,6 +71,19 @@ func (d *DiffDrive) Command(v, w float64) error {
 
 func clamp(x, lim float64) float64 { return math.Max(-lim, math.Min(lim, x)) }
 
+// SetLimits changes MaxLinear and MaxAngular (both must be positive and
+// finite); the command in force is clamped to the new limits.
+func (d *DiffDrive) SetLimits(maxLinear, maxAngular float64) error {
+	if !positive(maxLinear) || !positive(maxAngular) {
+		return fmt.Errorf("sim: velocity limits (%v, %v) must be positive and finite", maxLinear, maxAngular)
+	}
+	d.cfg.MaxLinear, d.cfg.MaxAngular = maxLinear, maxAngular
+	d.v, d.w = clamp(d.v, maxLinear), clamp(d.w, maxAngular)
+	return nil
+}
+
+func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+
 // Step advances the simulation by dt seconds. A motion that would hit an
 // obstacle is not performed (the robot stops and a bump is counted).
 func (d *DiffDrive) Step(dt float64) {

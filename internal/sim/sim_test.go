@@ -335,3 +335,49 @@ func TestNavigatorReverseDrivesBackwards(t *testing.T) {
 		t.Fatalf("status %v %q after %d backward steps", s, why, backwards)
 	}
 }
+
+func TestSetLimits(t *testing.T) {
+	r := newRobot(t, emptyWorld(t), Pose2D{})
+	if err := r.Command(1e308, -1e308); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetLimits(0.2, 0.3); err != nil {
+		t.Fatal(err)
+	}
+	r.Step(dt)
+	if v, w := r.Twist(); v != 0.2 || w != -0.3 {
+		t.Errorf("twist after SetLimits(0.2, 0.3) = %v, %v; want the command clamped to 0.2, -0.3", v, w)
+	}
+	for _, l := range [][2]float64{{0, 1}, {1, -1}, {math.NaN(), 1}, {1, math.Inf(1)}} {
+		if err := r.SetLimits(l[0], l[1]); err == nil {
+			t.Errorf("SetLimits(%v) accepted", l)
+		}
+		n := NewNavigator(DefaultNav())
+		if err := n.SetLimits(l[0], l[1]); err == nil {
+			t.Errorf("Navigator.SetLimits(%v) accepted", l)
+		}
+	}
+	if r.Config().MaxLinear != 0.2 || r.Config().MaxAngular != 0.3 {
+		t.Errorf("config after rejected SetLimits = %+v", r.Config())
+	}
+}
+
+func TestNavigatorSetLimits_CommandsStayWithin(t *testing.T) {
+	world := DefaultWorld()
+	r := newRobot(t, world, Pose2D{})
+	n := NewNavigator(DefaultNav())
+	if err := n.SetLimits(0.1, 0.2); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(world, r.Pose(), Point{X: 2, Y: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		v, w := n.Update(world, r.Pose(), dt)
+		if math.Abs(v) > 0.1+1e-12 || math.Abs(w) > 0.2+1e-12 {
+			t.Fatalf("command (%v, %v) beyond the limits (0.1, 0.2)", v, w)
+		}
+		_ = r.Command(v, w)
+		r.Step(dt)
+	}
+}

@@ -11,9 +11,9 @@ package node
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 )
 
@@ -26,14 +26,17 @@ type Logger interface {
 
 // Adapter owns the controller and its inputs.
 type Adapter struct {
-	ctrl   *hexapod.Controller
-	joy    *hexapod.Joystick
-	vel    hexapod.VelocityInput
-	log    Logger
-	names  []string
-	state  hexapod.State
-	sent   bool // ~/state published at least once
-	warned map[string]time.Time
+	ctrl *hexapod.Controller
+	joy  *hexapod.Joystick
+	vel  hexapod.VelocityInput
+	// cmdGuard and joyGuard clamp cmd_vel and joystick velocities to the
+	// limits and count rejections and clamps.
+	cmdGuard, joyGuard *cmdvel.Guard
+	log                Logger
+	names              []string
+	state              hexapod.State
+	sent               bool // ~/state published at least once
+	warned             map[string]time.Time
 }
 
 // TickResult is what one tick publishes.
@@ -60,7 +63,16 @@ func NewAdapter(s Settings, servos hexapod.ServoDriver, log Logger) (*Adapter, e
 	if len(s.JointNames) != hexapod.NumJoints {
 		return nil, fmt.Errorf("hexapod node: %d joint names, want %d", len(s.JointNames), hexapod.NumJoints)
 	}
+	cmdGuard, err := cmdvel.NewGuard("cmd_vel", s.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("hexapod node: %w", err)
+	}
+	joyGuard, err := cmdvel.NewGuard("joystick velocity", s.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("hexapod node: %w", err)
+	}
 	return &Adapter{ctrl: ctrl, joy: joy, vel: hexapod.VelocityInput{Timeout: s.CmdVelTimeout, JoyTimeout: s.JoyTimeout}, log: log,
+		cmdGuard: cmdGuard, joyGuard: joyGuard,
 		names: append([]string(nil), s.JointNames...), state: ctrl.State(), warned: map[string]time.Time{}}, nil
 }
 
@@ -81,17 +93,26 @@ func (a *Adapter) Command(cmd hexapod.Command) (success bool, message string) {
 
 // CmdVel takes a geometry_msgs/Twist (linear then angular components)
 // received at now. Any NaN or Inf component rejects the message with a
-// reason; only linear.x, linear.y and angular.z are used.
+// reason (the previous command stays in force until it times out); finite
+// components beyond max_linear_velocity / max_angular_velocity are clamped.
+// Rejections and clamps are counted and logged once per episode, at most
+// every cmdvel.ReportInterval. Only linear.x, linear.y and angular.z are
+// used.
 func (a *Adapter) CmdVel(linear, angular [3]float64, now time.Time) error {
-	names := [6]string{"linear.x", "linear.y", "linear.z", "angular.x", "angular.y", "angular.z"}
-	for i, v := range append(linear[:], angular[:]...) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			err := fmt.Errorf("cmd_vel rejected: %s is %v", names[i], v)
-			a.warnEvery("cmd_vel", now, "%v", err)
-			return err
-		}
+	r := a.cmdGuard.Check(cmdvel.Twist{Linear: linear, Angular: angular}, now)
+	if r.Report != nil {
+		a.log.Warnf("%v", r.Report)
 	}
-	return a.vel.SetCmdVel(hexapod.Velocity{X: linear[0], Y: linear[1], Yaw: angular[2]}, now)
+	if r.Verdict == cmdvel.Rejected {
+		return r.Err
+	}
+	return a.vel.SetCmdVel(hexapod.Velocity{X: r.Twist.Linear[0], Y: r.Twist.Linear[1], Yaw: r.Twist.Angular[2]}, now)
+}
+
+// Counts returns how many cmd_vel and joystick velocities were rejected
+// (NaN/Inf) and clamped to the limits.
+func (a *Adapter) Counts() (rejected, clamped uint64) {
+	return a.cmdGuard.Rejected() + a.joyGuard.Rejected(), a.cmdGuard.Clamped() + a.joyGuard.Clamped()
 }
 
 // Joy takes a sensor_msgs/Joy received at now; a zero stamp is replaced by
@@ -108,7 +129,14 @@ func (a *Adapter) Joy(j hexapod.Joy, now time.Time) error {
 		a.warnEvery("joy", now, "%v", err)
 		return err
 	}
-	return a.vel.SetJoy(vel, now)
+	r := a.joyGuard.Check(cmdvel.Twist{Linear: [3]float64{vel.X, vel.Y}, Angular: [3]float64{2: vel.Yaw}}, now)
+	if r.Report != nil {
+		a.log.Warnf("%v", r.Report)
+	}
+	if r.Verdict == cmdvel.Rejected { // Update validated it already
+		return r.Err
+	}
+	return a.vel.SetJoy(hexapod.Velocity{X: r.Twist.Linear[0], Y: r.Twist.Linear[1], Yaw: r.Twist.Angular[2]}, now)
 }
 
 // Tick runs one control cycle at now.

@@ -132,6 +132,8 @@ func TestLoadSettings_RejectsBadParameters(t *testing.T) {
 		"ZeroJoyTimeout": {map[string]any{"joy.timeout": 0.0}, "joy.timeout"},
 		"NaNJoyTimeout":  {map[string]any{"joy.timeout": math.NaN()}, "joy.timeout"},
 		"HugeJoyTimeout": {map[string]any{"joy.timeout": 120.0}, "joy.timeout"},
+		"ZeroMaxLinear":  {map[string]any{"max_linear_velocity": 0.0}, "max_linear_velocity"},
+		"NegMaxAngular":  {map[string]any{"max_angular_velocity": -1.0}, "max_angular_velocity"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -326,3 +328,47 @@ func TestAdapter_HeldStickKeepsWalking(t *testing.T) {
 
 // DefaultTestJoyTimeout is joy.timeout of params/hexapod.yaml.
 const DefaultTestJoyTimeout = 500 * time.Millisecond
+
+// Issue 13: absurd finite commands are clamped to max_linear_velocity and
+// max_angular_velocity, said once per episode and counted every time.
+func TestAdapter_CmdVelAndJoyClampedToLimits(t *testing.T) {
+	s, err := LoadSettings(&MapDeclarer{Overrides: map[string]any{"max_linear_velocity": 0.1, "max_angular_velocity": 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &logRec{}
+	a, err := NewAdapter(s, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(100, 0)
+	for i := range 10 {
+		if err := a.CmdVel([3]float64{1e308, -3}, [3]float64{2: -1e300}, now.Add(time.Duration(i)*10*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := a.vel.At(now.Add(100 * time.Millisecond)); v != (hexapod.Velocity{X: 0.1, Y: -0.1, Yaw: -0.5}) {
+		t.Errorf("velocity in force %+v, want it clamped to (0.1, -0.1, -0.5)", v)
+	}
+	var warns []string
+	for _, l := range log.lines {
+		if strings.HasPrefix(l, "W ") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "cmd_vel clamped: linear.x = 1e+308 beyond max_linear_velocity 0.1") {
+		t.Errorf("warnings %q, want one naming the clamp", warns)
+	}
+	// the joystick's velocity is limited the same way
+	axes := make([]float32, 8)
+	axes[1] = 1
+	if err := a.Joy(hexapod.Joy{Stamp: 200, Axes: axes, Buttons: make([]int32, 11)}, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if v := a.vel.At(now.Add(time.Second)); math.Abs(v.X) > 0.1 {
+		t.Errorf("joystick velocity %+v beyond max_linear_velocity 0.1", v)
+	}
+	if rej, cl := a.Counts(); rej != 0 || cl != 11 {
+		t.Errorf("counts rejected %d clamped %d, want 0 and 11", rej, cl)
+	}
+}

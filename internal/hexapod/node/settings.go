@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 )
@@ -33,6 +34,9 @@ type Settings struct {
 	// JoyTimeout is joy.timeout: how long a stick velocity holds without a
 	// new Joy message.
 	JoyTimeout time.Duration
+	// Limits are max_linear_velocity and max_angular_velocity: cmd_vel and
+	// joystick velocities are clamped to them.
+	Limits cmdvel.Limits
 	// ServoDriver is "sim" or "dynamixel".
 	ServoDriver string
 	SerialPort  string
@@ -88,6 +92,15 @@ func LoadSettings(d Declarer) (Settings, error) {
 		l.fail(fmt.Errorf("parameter cmd_vel_timeout = %v outside [0, 3600] s", timeout))
 	}
 	s.CmdVelTimeout = time.Duration(timeout * float64(time.Second))
+	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
+	// full stick is never cut; smaller values slow the robot down.
+	s.Limits.Linear = l.float("max_linear_velocity", 0.25,
+		"cmd_vel and joystick: each linear component clamped to ±this (m/s)")
+	s.Limits.Angular = l.float("max_angular_velocity", 1.2,
+		"cmd_vel and joystick: each angular component clamped to ±this (rad/s)")
+	if err := s.Limits.Validate(); err != nil && l.err == nil {
+		l.fail(fmt.Errorf("parameter %w", err))
+	}
 
 	j := hexapod.DefaultJoyMapping()
 	j.StandUp = int(l.int("joy.button_stand_up", int64(j.StandUp), "Joy button index of stand_up"))

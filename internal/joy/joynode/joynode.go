@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/joy"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -121,28 +122,41 @@ func headerFor(n *ros.Node, frame string) std_msgs_msg.Header {
 	return std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(n.Clock().Now()), FrameId: frame}
 }
 
+// Defaults of joy_teleop's velocity limits (max_linear_velocity,
+// max_angular_velocity): twice teleop_twist_joy's turbo scales, so a
+// normal stick is never cut.
+const (
+	DefaultTeleopMaxLinear  = 2.0 // m/s
+	DefaultTeleopMaxAngular = 2.0 // rad/s
+)
+
 // SetupTeleop turns n into the joystick teleop: sensor_msgs/Joy on "joy"
 // to geometry_msgs/Twist on "teleoperation/cmd_vel" (the RSM control mux's
 // teleoperation input), with teleop_twist_joy's parameters and defaults.
+// The output is clamped to max_linear_velocity and max_angular_velocity
+// (a hostile Joy axis of 1e30 gives the limit, said once and counted).
+// The parameters are read at start-up (read-only, the reason in the
+// descriptor).
 func SetupTeleop(_ context.Context, n *ros.Node) error {
 	def := joy.DefaultTeleop()
 	cfg := def
 	var err error
+	ro := ros.ParamDescriptor{ReadOnly: true, AdditionalConstraints: "read at start-up: restart the node to change it"}
 	b := func(dst *bool, name string, v bool) {
 		if err == nil {
-			*dst, err = ros.DeclareParam(n, name, v, ros.ParamDescriptor{})
+			*dst, err = ros.DeclareParam(n, name, v, ro)
 		}
 	}
 	i := func(dst *int, name string, v int) {
 		if err == nil {
 			var x int64
-			x, err = ros.DeclareParam(n, name, int64(v), ros.ParamDescriptor{})
+			x, err = ros.DeclareParam(n, name, int64(v), ro)
 			*dst = int(x)
 		}
 	}
 	f := func(dst *float64, name string, v float64) {
 		if err == nil {
-			*dst, err = ros.DeclareParam(n, name, v, ros.ParamDescriptor{})
+			*dst, err = ros.DeclareParam(n, name, v, ro)
 		}
 	}
 	b(&cfg.RequireEnableButton, "require_enable_button", def.RequireEnableButton)
@@ -154,6 +168,9 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	i(&cfg.AxisAngularYaw, "axis_angular.yaw", def.AxisAngularYaw)
 	f(&cfg.ScaleAngularYaw, "scale_angular.yaw", def.ScaleAngularYaw)
 	f(&cfg.TurboAngularYaw, "scale_angular_turbo.yaw", def.TurboAngularYaw)
+	limits := cmdvel.Limits{Linear: DefaultTeleopMaxLinear, Angular: DefaultTeleopMaxAngular}
+	f(&limits.Linear, "max_linear_velocity", limits.Linear)
+	f(&limits.Angular, "max_angular_velocity", limits.Angular)
 	if err != nil {
 		return err
 	}
@@ -161,16 +178,28 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
+	guard, err := cmdvel.NewGuard("joy_teleop output", limits)
+	if err != nil {
+		return fmt.Errorf("parameter %w", err)
+	}
 	pub, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "teleoperation/cmd_vel", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
 	_, err = ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
 		lin, ang, ok := tel.Update(joy.State{Axes: m.Axes, Buttons: m.Buttons})
-		if ok {
-			_ = pub.Publish(&geometry_msgs_msg.Twist{
-				Linear: geometry_msgs_msg.Vector3{X: lin}, Angular: geometry_msgs_msg.Vector3{Z: ang}})
+		if !ok {
+			return
 		}
+		r := guard.Check(cmdvel.Twist{Linear: [3]float64{lin}, Angular: [3]float64{2: ang}}, time.Now())
+		if r.Report != nil {
+			n.Logger().Warnf("%v", r.Report)
+		}
+		if r.Verdict == cmdvel.Rejected { // Update zeroes NaN axes; a NaN scale is refused at start
+			return
+		}
+		_ = pub.Publish(&geometry_msgs_msg.Twist{
+			Linear: geometry_msgs_msg.Vector3{X: r.Twist.Linear[0]}, Angular: geometry_msgs_msg.Vector3{Z: r.Twist.Angular[2]}})
 	})
 	return err
 }

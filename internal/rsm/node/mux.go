@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -17,9 +18,10 @@ const MuxNodeName = "robotControlMuxNode"
 
 // SetupMux declares the mux's parameters and creates its subscriptions,
 // publishers, service and timer on n (robotControlMuxNode):
-// autonomy/teleoperation Twist inputs, the joystick (only if
-// joystick_used), cmd_vel and rsm/operationMode outputs every cycle, and
-// rsm/setOperationMode.
+// autonomy/teleoperation Twist inputs (clamped to max_linear_velocity and
+// max_angular_velocity; a silent autonomy input falls back to STOPPED after
+// autonomy_cmd_vel_timeout), the joystick (only if joystick_used), cmd_vel
+// and rsm/operationMode outputs every cycle, and rsm/setOperationMode.
 func SetupMux(n *ros.Node) error {
 	log := n.Logger()
 	period, err := rate(n)
@@ -62,8 +64,30 @@ func SetupMux(n *ros.Node) error {
 	if initial < 0 || initial > 2 {
 		return fmt.Errorf("parameter initial_operation_mode = %d: want 0 STOPPED, 1 AUTONOMOUS or 2 TELEOPERATION", initial)
 	}
+	maxLin, err := ros.DeclareParam(n, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, ros.ParamDescriptor{
+		Description: "m/s: every linear component of an input command is clamped to ±this", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	maxAng, err := ros.DeclareParam(n, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, ros.ParamDescriptor{
+		Description: "rad/s: every angular component of an input command is clamped to ±this", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	limits := cmdvel.Limits{Linear: maxLin, Angular: maxAng}
+	if err := limits.Validate(); err != nil {
+		return fmt.Errorf("parameter %w", err)
+	}
+	autoTimeout, err := seconds(n, "autonomy_cmd_vel_timeout", rsm.DefaultAutonomyTimeout.Seconds(),
+		"seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back to STOPPED (0 disables)")
+	if err != nil {
+		return err
+	}
+	if autoTimeout == 0 {
+		autoTimeout = -1 // disabled
+	}
 	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: idle, JoystickUsed: joyUsed,
-		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}})
+		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}, Limits: limits, AutonomyTimeout: autoTimeout, Log: log})
 	if err != nil {
 		return err
 	}
@@ -82,7 +106,7 @@ func SetupMux(n *ros.Node) error {
 	}
 	clk := n.Clock()
 	if _, err := ros.NewSubscription(n, autoTopic, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		warn(mux.OnAutonomy(TwistFromMsg(m)))
+		warn(mux.OnAutonomy(TwistFromMsg(m), clk.Now()))
 	}); err != nil {
 		return err
 	}

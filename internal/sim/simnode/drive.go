@@ -2,9 +2,11 @@ package simnode
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -20,11 +22,12 @@ const DriveNodeName = "diff_drive_sim"
 
 // SetupDiffDrive turns n into the built-in stand-in for Gazebo plus
 // ros_gz_bridge: a differential-drive robot in the default world. It reads
-// /cmd_vel and publishes /odom, /tf (odom → base_footprint), /tf_static
+// /cmd_vel (clamped to max_linear_velocity and max_angular_velocity, which
+// may be changed at run time) and publishes /odom, /tf (odom → base_footprint), /tf_static
 // (map → odom, base_footprint → base_scan), /scan and the /map the robot
 // has seen so far (transient-local, like a map server), and /clock when
-// publish_clock is true. Non-finite commands are rejected and logged once
-// per burst.
+// publish_clock is true. Non-finite commands are rejected; rejections and
+// clamps are counted and logged once per episode, at most every 5 s.
 func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	rate, err := declareFloat(n, "rate", 50, "simulation steps per second")
@@ -59,7 +62,29 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	robot, err := sim.NewDiffDrive(sim.DefaultDiffDrive(), sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
+	cfg := sim.DefaultDiffDrive()
+	var robot *sim.DiffDrive
+	var guard *cmdvel.Guard
+	limits, err := declareLimits(n, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "every cmd_vel component",
+		func(l cmdvel.Limits) {
+			if robot == nil {
+				return // the declaration itself
+			}
+			if err := guard.SetLimits(l); err != nil {
+				log.Errorf("%v", err)
+				return
+			}
+			_ = robot.SetLimits(l.Linear, l.Angular) // validated like the guard's
+			log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
+		})
+	if err != nil {
+		return err
+	}
+	if guard, err = cmdvel.NewGuard("cmd_vel", limits); err != nil {
+		return fmt.Errorf("parameter %w", err)
+	}
+	cfg.MaxLinear, cfg.MaxAngular = limits.Linear, limits.Angular
+	robot, err = sim.NewDiffDrive(cfg, sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
 	if err != nil {
 		return err
 	}
@@ -91,16 +116,15 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		}
 	}
 
-	rejecting := false
 	if _, err := ros.NewSubscription(n, sim.TopicCmdVel, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		if err := robot.Command(m.Linear.X, m.Angular.Z); err != nil {
-			if !rejecting {
-				log.Warnf("%v (further rejections are not logged until a valid command arrives)", err)
-			}
-			rejecting = true
-			return
+		r := guard.Check(twistOf(m), time.Now())
+		if r.Report != nil {
+			log.Warnf("%v", r.Report)
 		}
-		rejecting = false
+		if r.Verdict == cmdvel.Rejected {
+			return // the previous command stays in force until it times out
+		}
+		_ = robot.Command(r.Twist.Linear[0], r.Twist.Angular[2]) // finite and within the limits
 	}); err != nil {
 		return err
 	}
@@ -116,7 +140,6 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		return err
 	}
 
-	cfg := robot.Config()
 	dt := step.Seconds()
 	simTime := time.Unix(0, 0)
 	var sinceMap, sinceScan time.Duration
@@ -150,7 +173,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 			_ = scanPub.Publish(&sensor_msgs_msg.LaserScan{
 				Header:   header(t, sim.FrameScan),
 				AngleMin: 0, AngleMax: float32(2*math.Pi - inc), AngleIncrement: float32(inc),
-				ScanTime: float32(scanEvery.Seconds()), RangeMin: float32(cfg.ScanMinRange), RangeMax: float32(cfg.ScanRange),
+				ScanTime: float32(scanEvery.Seconds()), RangeMin: float32(robot.Config().ScanMinRange), RangeMax: float32(robot.Config().ScanRange),
 				Ranges: ranges,
 			})
 		}

@@ -22,7 +22,7 @@ const FrontierNodeName = "frontier_detector"
 // /rsm/failedGoals. An empty goal array means exploration is complete.
 func SetupFrontier(_ context.Context, n *ros.Node) error {
 	minSize, err := ros.DeclareParam(n, "min_frontier_size", int64(5), ros.ParamDescriptor{
-		Description: "smallest frontier, in cells, that becomes a goal"})
+		Description: "smallest frontier, in cells, that becomes a goal", ReadOnly: true, AdditionalConstraints: startupOnly})
 	if err != nil {
 		return err
 	}

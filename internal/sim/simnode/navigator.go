@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
@@ -39,6 +40,7 @@ type navigator struct {
 	havePose bool
 	active   context.CancelFunc // the goal being executed, if any
 	activeID action.GoalID
+	limits   cmdvel.Limits // max_linear_velocity, max_angular_velocity
 }
 
 // SetupNavigator turns n into a small stand-in for Nav2: it serves
@@ -46,7 +48,8 @@ type navigator struct {
 // with nav2_msgs/action/NavigateToPose, plans on /map with A*, follows the
 // path with pure pursuit from /odom, and publishes on the autonomy cmd_vel
 // topic (parameter cmd_vel_topic, default autonomy/cmd_vel, as RSM's
-// control mux expects). Goals it cannot reach are aborted with a reason in
+// control mux expects) at most max_linear_velocity and
+// max_angular_velocity (may be changed at run time). Goals it cannot reach are aborted with a reason in
 // error_msg. A new goal preempts the running one, as Nav2 does. It also
 // serves rsm/setNavigationToReverse for RSM's service provider.
 func SetupNavigator(_ context.Context, n *ros.Node) error {
@@ -63,6 +66,18 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	nv := &navigator{n: n, rate: rate}
+	def := sim.DefaultNav()
+	limits, err := declareLimits(n, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity",
+		func(l cmdvel.Limits) {
+			nv.mu.Lock()
+			nv.limits = l
+			nv.mu.Unlock()
+			n.Logger().Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
+		})
+	if err != nil {
+		return err
+	}
+	nv.limits = limits
 	if nv.cmdPub, err = ros.NewPublisher[geometry_msgs_msg.Twist](n, cmdTopic, ros.QoSDefault); err != nil {
 		return err
 	}
@@ -149,6 +164,10 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 
 	cfg := sim.DefaultNav()
 	cfg.Reverse = reverse
+	nv.mu.Lock()
+	limits := nv.limits
+	nv.mu.Unlock()
+	cfg.MaxLinear, cfg.MaxAngular = limits.Linear, limits.Angular
 	nav := sim.NewNavigator(cfg)
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
 	log := nv.n.Logger()
@@ -190,6 +209,10 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		case <-tick.C:
 		}
 		nv.mu.Lock()
+		if nv.limits != limits { // changed at run time: applies at once
+			limits = nv.limits
+			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in
+		}
 		v, w := nav.Update(nv.grid, nv.pose, nv.rate.Seconds())
 		pose := nv.pose
 		nv.mu.Unlock()

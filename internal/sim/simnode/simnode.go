@@ -11,6 +11,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -85,16 +86,75 @@ func gridFromMsg(m *nav_msgs_msg.OccupancyGrid) (*sim.Grid, error) {
 	return g, nil
 }
 
+// startupOnly is the reason given in the descriptor of a parameter that is
+// read once: such parameters are read-only, so a run-time set is refused
+// instead of being reported as a success that changes nothing.
+const startupOnly = "read at start-up: pass it with -p or a parameter file and restart the node to change it"
+
 func declareFloat(n *ros.Node, name string, def float64, desc string) (float64, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
 }
 
 func declareString(n *ros.Node, name, def, desc string) (string, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
 }
 
 func declareBool(n *ros.Node, name string, def bool, desc string) (bool, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc})
+	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
+}
+
+// Names of the velocity limit parameters.
+const (
+	paramMaxLinear  = "max_linear_velocity"
+	paramMaxAngular = "max_angular_velocity"
+)
+
+// declareLimits declares max_linear_velocity (m/s) and max_angular_velocity
+// (rad/s) with defaults def. They may be changed at run time: a value that
+// is not positive and finite is refused with the reason, an accepted
+// change calls apply with both limits (on the node's callback goroutine).
+func declareLimits(n *ros.Node, def cmdvel.Limits, what string, apply func(cmdvel.Limits)) (cmdvel.Limits, error) {
+	n.OnSetParameters(func(ps []ros.Parameter) error {
+		for _, p := range ps {
+			if p.Name != paramMaxLinear && p.Name != paramMaxAngular {
+				continue
+			}
+			if v := p.Value.Double(); !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s = %v: must be a positive finite number", p.Name, v)
+			}
+		}
+		return nil
+	})
+	const constraints = "> 0; may be changed at run time"
+	lin, err := ros.DeclareParam(n, paramMaxLinear, def.Linear, ros.ParamDescriptor{
+		Description: "m/s: " + what + " is limited to ±this", AdditionalConstraints: constraints})
+	if err != nil {
+		return cmdvel.Limits{}, err
+	}
+	ang, err := ros.DeclareParam(n, paramMaxAngular, def.Angular, ros.ParamDescriptor{
+		Description: "rad/s: " + what + " is limited to ±this", AdditionalConstraints: constraints})
+	if err != nil {
+		return cmdvel.Limits{}, err
+	}
+	n.OnParametersChanged(func(changed []ros.Parameter) {
+		for _, p := range changed {
+			if p.Name == paramMaxLinear || p.Name == paramMaxAngular {
+				lin, err1 := n.ParamFloat64(paramMaxLinear)
+				ang, err2 := n.ParamFloat64(paramMaxAngular)
+				if err1 == nil && err2 == nil {
+					apply(cmdvel.Limits{Linear: lin, Angular: ang})
+				}
+				return
+			}
+		}
+	})
+	return cmdvel.Limits{Linear: lin, Angular: ang}, nil
+}
+
+// twistOf converts a geometry_msgs/Twist.
+func twistOf(m *geometry_msgs_msg.Twist) cmdvel.Twist {
+	return cmdvel.Twist{Linear: [3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z},
+		Angular: [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}}
 }
 
 func period(hz float64, name string) (time.Duration, error) {
