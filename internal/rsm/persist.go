@@ -61,8 +61,11 @@ type waypointsFile struct {
 	Waypoints []fileWaypoint `yaml:"waypoints"`
 }
 
-// SaveWaypoints writes arr to path atomically: a temporary file in the same
-// directory is written, synced and renamed over path.
+// SaveWaypoints writes arr to path atomically and durably: a temporary file
+// in the same directory is written and fsynced, renamed over path, and the
+// directory is fsynced so the rename survives a power cut. Readers see the
+// old or the new file, never a partial one. Missing directories are
+// created.
 func SaveWaypoints(path string, arr WaypointArray) error {
 	f := waypointsFile{Version: waypointsFileVersion, Mode: uint8(arr.Mode), Reverse: arr.Reverse,
 		Waypoints: make([]fileWaypoint, 0, len(arr.Waypoints))}
@@ -108,9 +111,13 @@ func SaveWaypoints(path string, arr WaypointArray) error {
 		return fmt.Errorf("save waypoints %s: rename: %w", path, err)
 	}
 	done = true
-	if d, err := os.Open(dir); err == nil { // make the rename durable; best effort
-		_ = d.Sync()
-		_ = d.Close()
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("save waypoints %s: open directory to sync the rename: %w", path, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("save waypoints %s: sync directory: %w", path, err)
 	}
 	return nil
 }

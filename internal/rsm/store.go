@@ -50,8 +50,9 @@ var _ DataStore = (*Store)(nil)
 // reply texts. It implements DataStore.
 //
 // Waypoints (with mode and reverse flag) are written to WaypointsFile after
-// every change (write to a temporary file, then rename) and loaded by
-// NewStore; a corrupt file is reported and moved aside, never dropped.
+// every change (atomically: SaveWaypoints) and loaded by NewStore; a
+// corrupt file is reported and moved aside, never dropped. A change whose
+// save fails is kept in memory and answered success=false with the reason.
 type Store struct {
 	cfg StoreConfig
 	log Logger
@@ -94,15 +95,20 @@ func NewStore(cfg StoreConfig) *Store {
 	return s
 }
 
-// save persists the waypoints; a failure is logged (the change stays in
-// memory).
-func (s *Store) save() {
+// saved persists the waypoints after a change and returns r, or, when the
+// file cannot be written, a failure that gives r's message and the reason:
+// the change stays in memory (it is published and used, and the next
+// successful save writes it too), but the caller learns that it would not
+// survive a restart.
+func (s *Store) saved(r Reply) Reply {
 	if s.cfg.WaypointsFile == "" {
-		return
+		return r
 	}
 	if err := SaveWaypoints(s.cfg.WaypointsFile, s.waypoints); err != nil {
 		s.log.Errorf("rsm: waypoints not saved: %v", err)
+		return fail(fmt.Sprintf("%s in memory, but not saved: %v", r.Message, err))
 	}
+	return r
 }
 
 func (s *Store) inRange(pos int64) bool { return pos >= 0 && pos < int64(len(s.waypoints.Waypoints)) }
@@ -121,18 +127,14 @@ func (s *Store) AddWaypoint(wp Waypoint, position int64) Reply {
 	if err := wp.Pose.Validate(); err != nil {
 		return fail("Waypoint rejected: " + err.Error())
 	}
-	var r Reply
 	if s.inRange(position) {
 		w := s.waypoints.Waypoints
 		w = append(w[:position], append([]Waypoint{wp}, w[position:]...)...)
 		s.waypoints.Waypoints = w
-		r = ok("Added waypoint successfully")
-	} else {
-		s.waypoints.Waypoints = append(s.waypoints.Waypoints, wp)
-		r = ok("Added waypoint successfully at the end")
+		return s.saved(ok("Added waypoint successfully"))
 	}
-	s.save()
-	return r
+	s.waypoints.Waypoints = append(s.waypoints.Waypoints, wp)
+	return s.saved(ok("Added waypoint successfully at the end"))
 }
 
 // GetWaypoints returns the waypoint array.
@@ -147,8 +149,7 @@ func (s *Store) MoveWaypoint(position int64, pose Pose) Reply {
 		return fail(msgOutOfRange)
 	}
 	s.waypoints.Waypoints[position].Pose = pose
-	s.save()
-	return ok("Moved waypoint successfully")
+	return s.saved(ok("Moved waypoint successfully"))
 }
 
 // RemoveWaypoint removes the waypoint at position.
@@ -158,8 +159,7 @@ func (s *Store) RemoveWaypoint(position int64) Reply {
 	}
 	w := s.waypoints.Waypoints
 	s.waypoints.Waypoints = append(w[:position], w[position+1:]...)
-	s.save()
-	return ok("Removed waypoint successfully")
+	return s.saved(ok("Removed waypoint successfully"))
 }
 
 // WaypointVisited marks the waypoint at position visited.
@@ -168,8 +168,7 @@ func (s *Store) WaypointVisited(_ context.Context, position int64) (Reply, error
 		return fail(msgOutOfRange), nil
 	}
 	s.waypoints.Waypoints[position].Visited = true
-	s.save()
-	return ok("Waypoint visited"), nil
+	return s.saved(ok("Waypoint visited")), nil
 }
 
 // WaypointUnreachable marks the waypoint at position unreachable.
@@ -178,8 +177,7 @@ func (s *Store) WaypointUnreachable(position int64) Reply {
 		return fail(msgOutOfRange)
 	}
 	s.waypoints.Waypoints[position].Unreachable = true
-	s.save()
-	return ok("Waypoint unreachable")
+	return s.saved(ok("Waypoint unreachable"))
 }
 
 // ResetWaypoints clears visited and unreachable of every waypoint.
@@ -188,8 +186,7 @@ func (s *Store) ResetWaypoints(context.Context) (Reply, error) {
 		s.waypoints.Waypoints[i].Visited = false
 		s.waypoints.Waypoints[i].Unreachable = false
 	}
-	s.save()
-	return ok("Waypoints reset"), nil
+	return s.saved(ok("Waypoints reset")), nil
 }
 
 // SetWaypointFollowingMode sets mode and direction; an unknown mode is
@@ -199,8 +196,7 @@ func (s *Store) SetWaypointFollowingMode(_ context.Context, mode WaypointMode, r
 		return fail(fmt.Sprintf("Unknown waypoint following mode %d (0 SINGLE, 1 ROUNDTRIP, 2 PATROL)", mode)), nil
 	}
 	s.waypoints.Mode, s.waypoints.Reverse = mode, reverse
-	s.save()
-	return ok("Waypoint Following mode changed"), nil
+	return s.saved(ok("Waypoint Following mode changed")), nil
 }
 
 // SetWaypointRoutine sets the routine of the waypoint at position.
@@ -209,8 +205,7 @@ func (s *Store) SetWaypointRoutine(position int64, routine string) Reply {
 		return fail(msgOutOfRange)
 	}
 	s.waypoints.Waypoints[position].Routine = routine
-	s.save()
-	return ok("Waypoint routine set")
+	return s.saved(ok("Waypoint routine set"))
 }
 
 // GetWaypointRoutines returns the configured routine names.
@@ -253,10 +248,10 @@ func (s *Store) NavigationGoalCompleted(_ context.Context, st GoalStatus, naviga
 			switch st.Status {
 			case GoalReached:
 				s.waypoints.Waypoints[p].Visited = true
-				s.save()
+				return s.saved(ok("Waypoint completed")), nil
 			case GoalFailed:
 				s.waypoints.Waypoints[p].Unreachable = true
-				s.save()
+				return s.saved(ok("Waypoint completed")), nil
 			}
 		}
 		return ok("Waypoint completed"), nil

@@ -331,3 +331,80 @@ func TestSaveWaypoints_UnwritableDirReportsError(t *testing.T) {
 		t.Error("save under a regular file succeeded")
 	}
 }
+
+// Issue 13: a failed save answered success=true (only a log line said it
+// failed). Every change whose save fails now answers success=false with the
+// reason; the change stays in memory and the next good save writes it.
+func TestStore_Persistence_FailedSaveAnswersFalseWithReason(t *testing.T) {
+	sid := func(s *Store) *Store {
+		s.goal = NavigationGoal{Mode: NavigationWaypointFollowing, WaypointPosition: 0}
+		return s
+	}
+	tests := []struct {
+		name string
+		call func(s *Store) Reply
+		msg  string
+		held func(s *Store) bool // the change is in memory
+	}{
+		{"addWaypoint", func(s *Store) Reply { return s.AddWaypoint(wp(7, 0, ""), -1) }, "Added waypoint successfully at the end",
+			func(s *Store) bool { return len(s.Waypoints().Waypoints) == 2 }},
+		{"addWaypoint at 0", func(s *Store) Reply { return s.AddWaypoint(wp(7, 0, ""), 0) }, "Added waypoint successfully",
+			func(s *Store) bool { return s.Waypoints().Waypoints[0].Pose.Position.X == 7 }},
+		{"moveWaypoint", func(s *Store) Reply { return s.MoveWaypoint(0, at(5, 5)) }, "Moved waypoint successfully",
+			func(s *Store) bool { return s.Waypoints().Waypoints[0].Pose.Position.X == 5 }},
+		{"removeWaypoint", func(s *Store) Reply { return s.RemoveWaypoint(0) }, "Removed waypoint successfully",
+			func(s *Store) bool { return len(s.Waypoints().Waypoints) == 0 }},
+		{"waypointVisited", func(s *Store) Reply { r, _ := s.WaypointVisited(bg, 0); return r }, "Waypoint visited",
+			func(s *Store) bool { return s.Waypoints().Waypoints[0].Visited }},
+		{"waypointUnreachable", func(s *Store) Reply { return s.WaypointUnreachable(0) }, "Waypoint unreachable",
+			func(s *Store) bool { return s.Waypoints().Waypoints[0].Unreachable }},
+		{"resetWaypoints", func(s *Store) Reply { s.waypoints.Waypoints[0].Visited = true; r, _ := s.ResetWaypoints(bg); return r }, "Waypoints reset",
+			func(s *Store) bool { return !s.Waypoints().Waypoints[0].Visited }},
+		{"setWaypointFollowingMode", func(s *Store) Reply { r, _ := s.SetWaypointFollowingMode(bg, Patrol, true); return r }, "Waypoint Following mode changed",
+			func(s *Store) bool { return s.Waypoints().Mode == Patrol }},
+		{"setWaypointRoutine", func(s *Store) Reply { return s.SetWaypointRoutine(0, "Reversing") }, "Waypoint routine set",
+			func(s *Store) bool { return s.Waypoints().Waypoints[0].Routine == "Reversing" }},
+		{"navigationGoalCompleted REACHED", func(s *Store) Reply {
+			r, _ := sid(s).NavigationGoalCompleted(bg, GoalStatus{Status: GoalReached}, true)
+			return r
+		}, "Waypoint completed", func(s *Store) bool { return s.Waypoints().Waypoints[0].Visited }},
+		{"navigationGoalCompleted FAILED", func(s *Store) Reply {
+			r, _ := sid(s).NavigationGoalCompleted(bg, GoalStatus{Status: GoalFailed}, true)
+			return r
+		}, "Waypoint completed", func(s *Store) bool { return s.Waypoints().Waypoints[0].Unreachable }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state", "waypoints.yaml")
+			s := NewStore(StoreConfig{WaypointsFile: path, Log: &recLog{}})
+			if r := s.AddWaypoint(wp(1, 0, ""), -1); !r.Success {
+				t.Fatalf("first save: %+v", r)
+			}
+			// A regular file where the directory was: every save fails, even as root.
+			if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Dir(path), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := tt.call(s)
+			if r.Success || !strings.HasPrefix(r.Message, tt.msg+" in memory, but not saved: save waypoints "+path) {
+				t.Errorf("reply %+v, want failure starting %q and the reason", r, tt.msg+" in memory, but not saved: ...")
+			}
+			if !tt.held(s) {
+				t.Error("the change was not kept in memory")
+			}
+			// The directory is back: the next change writes everything.
+			if err := os.Remove(filepath.Dir(path)); err != nil {
+				t.Fatal(err)
+			}
+			if r := s.AddWaypoint(wp(9, 9, ""), -1); !r.Success {
+				t.Fatalf("save after the fix: %+v", r)
+			}
+			if got := NewStore(StoreConfig{WaypointsFile: path}).Waypoints(); !reflect.DeepEqual(got, s.Waypoints()) {
+				t.Errorf("file after the fix = %+v\nwant %+v", got, s.Waypoints())
+			}
+		})
+	}
+}

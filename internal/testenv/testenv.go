@@ -29,9 +29,11 @@ var scrubbed = []string{"ROS_DOMAIN_ID", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY
 //   - discovery stays on this host (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST,
 //     inherited by child processes), so parallel runs on other machines of a
 //     CI subnet never hear our domains; the variables in scrubbed are unset;
-//   - ROS_LOG_DIR is a fresh temporary directory, so the log file every node
-//     writes (as rcl_logging does) lands there instead of in ~/.ros/log;
-//   - afterwards the log directory and the executables Executable built are
+//   - ROS_LOG_DIR and ROS_HOME are fresh temporary directories, so the log
+//     file every node writes (as rcl_logging does) lands there instead of in
+//     ~/.ros/log, and state nodes keep under $ROS_HOME (the RSM waypoints of
+//     the launch files) never touches, or is read from, the user's ~/.ros;
+//   - afterwards these directories and the executables Executable built are
 //     removed.
 func Main(m *testing.M) int {
 	for _, k := range scrubbed {
@@ -42,10 +44,10 @@ func Main(m *testing.M) int {
 	return WithLogDir(m)
 }
 
-// WithLogDir runs m with ROS_LOG_DIR pointing at a fresh temporary
-// directory, removed afterwards, and returns m.Run's exit code. Main does
-// this and more; WithLogDir is for packages that must keep the caller's ROS
-// environment.
+// WithLogDir runs m with ROS_LOG_DIR and ROS_HOME pointing at fresh
+// temporary directories, removed afterwards, and returns m.Run's exit
+// code. Main does this and more; WithLogDir is for packages that must keep
+// the caller's other ROS variables.
 func WithLogDir(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "fsmnodes-test-logs-")
 	if err != nil {
@@ -53,9 +55,17 @@ func WithLogDir(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Setenv("ROS_LOG_DIR", dir); err != nil {
+	home, err := os.MkdirTemp("", "fsmnodes-test-ros-home-")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
+	}
+	defer os.RemoveAll(home)
+	for k, v := range map[string]string{"ROS_LOG_DIR": dir, "ROS_HOME": home} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv:", err)
+			return 1
+		}
 	}
 	return m.Run()
 }

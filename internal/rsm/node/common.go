@@ -84,14 +84,30 @@ func str(n *ros.Node, name, def, desc string) (string, error) {
 	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
 }
 
-// ExpandHome replaces a leading "~/" with the user's home directory.
-func ExpandHome(path string) (string, error) {
+// ExpandPath resolves a file parameter: a leading "$ROS_HOME" or
+// "${ROS_HOME}" becomes the ROS home directory (ROS_HOME, default ~/.ros, as
+// ROS 2 resolves it for logs), then a leading "~" or "~/" becomes the user's
+// home directory. getenv reads the environment (os.Getenv).
+func ExpandPath(path string, getenv func(string) string) (string, error) {
+	for _, v := range []string{"${ROS_HOME}", "$ROS_HOME"} {
+		if rest, ok := strings.CutPrefix(path, v); ok && (rest == "" || rest[0] == '/') {
+			home := getenv("ROS_HOME")
+			if home == "" {
+				home = "~/.ros"
+			}
+			path = home + rest
+			break
+		}
+	}
 	if path != "~" && !strings.HasPrefix(path, "~/") {
 		return path, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("expand %q: %w", path, err)
+	home := getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("expand %q: %w", path, err)
+		}
 	}
 	return filepath.Join(home, strings.TrimPrefix(path, "~")), nil
 }

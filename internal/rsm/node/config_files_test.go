@@ -37,7 +37,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"autonomy_cmd_vel_timeout": 1.0,
 		},
 		"/serviceProviderNode": {
-			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "~/.ros/rsm/waypoints.yaml",
+			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",
 		},
 		"/bootUpNode": {"wait_time": 1.0},
 	}
@@ -108,5 +108,87 @@ func TestLaunchFile_NodesAndArguments(t *testing.T) {
 				t.Errorf("nodes = %v, want %v", names, tt.nodes)
 			}
 		})
+	}
+}
+
+func TestExpandPath(t *testing.T) {
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	home := map[string]string{"HOME": "/home/u"}
+	rosHome := map[string]string{"HOME": "/home/u", "ROS_HOME": "/data/ros"}
+	tildeRosHome := map[string]string{"HOME": "/home/u", "ROS_HOME": "~/rh"}
+	tests := []struct {
+		in   string
+		vars map[string]string
+		want string
+	}{
+		{"", home, ""},
+		{"/abs/w.yaml", home, "/abs/w.yaml"},
+		{"rel/w.yaml", home, "rel/w.yaml"},
+		{"~/w.yaml", home, "/home/u/w.yaml"},
+		{"~", home, "/home/u"},
+		{"~user/w.yaml", home, "~user/w.yaml"},
+		{"$ROS_HOME/fsmnodes/waypoints.yaml", home, "/home/u/.ros/fsmnodes/waypoints.yaml"},
+		{"${ROS_HOME}/fsmnodes/waypoints.yaml", home, "/home/u/.ros/fsmnodes/waypoints.yaml"},
+		{"$ROS_HOME/fsmnodes/waypoints.yaml", rosHome, "/data/ros/fsmnodes/waypoints.yaml"},
+		{"$ROS_HOME/w.yaml", tildeRosHome, "/home/u/rh/w.yaml"},
+		{"$ROS_HOMEX/w.yaml", rosHome, "$ROS_HOMEX/w.yaml"},
+	}
+	for _, tt := range tests {
+		got, err := ExpandPath(tt.in, env(tt.vars))
+		if err != nil || got != tt.want {
+			t.Errorf("ExpandPath(%q, %v) = %q, %v; want %q", tt.in, tt.vars, got, err, tt.want)
+		}
+	}
+}
+
+// Issue 13: the demo lost its waypoints on restart (waypoints_file ""). The
+// demo and rsm.launch.xml keep them in $ROS_HOME/fsmnodes/waypoints.yaml.
+func TestLaunchFiles_WaypointsPersistedInROSHome(t *testing.T) {
+	bin := t.TempDir()
+	for _, e := range []string{"robot_control_mux", "state_interface", "service_provider", "rsm_boot", "diff_drive_sim",
+		"simple_navigator", "frontier_detector", "motion_control", "velma_bridge", "joy", "joy_teleop"} {
+		if err := os.WriteFile(filepath.Join(bin, e), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, file := range []string{"rsm.launch.xml", "rsm_sim.launch.xml", "demo.launch.xml"} {
+		for _, tt := range []struct {
+			rosHome, want string
+		}{
+			{"", "/home/u/.ros/fsmnodes/waypoints.yaml"},
+			{"/var/lib/robot", "/var/lib/robot/fsmnodes/waypoints.yaml"},
+		} {
+			vars := map[string]string{"HOME": "/home/u"}
+			if tt.rosHome != "" {
+				vars["ROS_HOME"] = tt.rosHome
+			}
+			lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+			d, err := launch.Load(filepath.Join(repoRoot, "launch", file), launch.Options{BinDir: bin, LookupEnv: lookup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range d.Processes {
+				if p.Name != ServiceProviderNodeName {
+					continue
+				}
+				for _, src := range p.Params {
+					for _, v := range src.Inline {
+						if v.Name != "waypoints_file" {
+							continue
+						}
+						found = true
+						path, _ := v.Value.(string)
+						got, err := ExpandPath(path, func(k string) string { return vars[k] })
+						if err != nil || got != tt.want {
+							t.Errorf("%s with ROS_HOME=%q: waypoints_file %q → %q, want %q", file, tt.rosHome, path, got, tt.want)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: serviceProviderNode has no waypoints_file", file)
+			}
+		}
 	}
 }

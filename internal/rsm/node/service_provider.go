@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
@@ -48,12 +49,16 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	file, err := str(n, "waypoints_file", "", "YAML file that keeps the waypoints across restarts (\"\" = memory only)")
+	file, err := str(n, "waypoints_file", "",
+		"YAML file that keeps the waypoints across restarts (\"\" = memory only; a leading $ROS_HOME or ~ is expanded)")
 	if err != nil {
 		return nil, err
 	}
-	if file, err = ExpandHome(file); err != nil {
+	if file, err = ExpandPath(file, os.Getenv); err != nil {
 		return nil, err
+	}
+	if file != "" {
+		log.Infof("rsm: waypoints are kept in %s", file)
 	}
 	revCli, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, Namespace+"setNavigationToReverse")
 	if err != nil {
