@@ -67,10 +67,16 @@ export class TeleopPad {
       const k = KEYS[e.key];
       if (k) this.release(k);
     };
+    // Losing focus or being hidden counts as letting go of every key: a
+    // background tab's timers are throttled, and its key-up may never come.
     this.onBlur = () => this.releaseAll();
+    this.onVisibility = () => {
+      if (document.hidden) this.releaseAll();
+    };
     window.addEventListener('keydown', this.onKeyDown);
     window.addEventListener('keyup', this.onKeyUp);
     window.addEventListener('blur', this.onBlur);
+    document.addEventListener('visibilitychange', this.onVisibility);
   }
 
   twist() {
@@ -131,6 +137,7 @@ export class TeleopPad {
     window.removeEventListener('keydown', this.onKeyDown);
     window.removeEventListener('keyup', this.onKeyUp);
     window.removeEventListener('blur', this.onBlur);
+    document.removeEventListener('visibilitychange', this.onVisibility);
     if (this.held.size) {
       this.held.clear();
       this.stop();
