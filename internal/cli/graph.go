@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 )
 
 func graphVerbs() map[string]verb {
@@ -205,7 +206,51 @@ func (a *App) nodeInfo(ctx context.Context, args []string) error {
 	section("Service Clients", filterHidden(clis, all))
 	section("Action Servers", actionsOf(srvs))
 	section("Action Clients", actionsOf(clis))
+	for _, nt := range pubs {
+		if nt.Name == ros.DiagnosticsTopic {
+			a.printCounters(ctx, s, fqn)
+			break
+		}
+	}
 	return nil
+}
+
+// countersWait bounds how long node info waits for a node's counters on
+// /diagnostics (transient local, so normally they arrive with the match).
+const countersWait = 3 * ros.DiagnosticsPeriod
+
+// printCounters prints the counters the node fqn last reported on
+// /diagnostics (fsmnodes nodes publish them; see docs/client-library.md).
+func (a *App) printCounters(ctx context.Context, s *session, fqn string) {
+	got := make(chan []diagnostic_msgs_msg.KeyValue, 1)
+	name := ros.DiagnosticsStatusName(fqn)
+	sub, err := ros.NewSubscription(s.node, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
+		for _, st := range m.Status {
+			if st.Name == name {
+				select {
+				case got <- st.Values:
+				default:
+				}
+			}
+		}
+	})
+	fmt.Fprintln(a.Stdout, "  Counters:")
+	if err != nil {
+		fmt.Fprintf(a.Stdout, "    (cannot subscribe to %s: %v)\n", ros.DiagnosticsTopic, err)
+		return
+	}
+	defer sub.Close()
+	t := time.NewTimer(countersWait)
+	defer t.Stop()
+	select {
+	case vals := <-got:
+		for _, kv := range vals {
+			fmt.Fprintf(a.Stdout, "    %s: %s\n", kv.Key, kv.Value)
+		}
+	case <-t.C:
+		fmt.Fprintf(a.Stdout, "    (no report on %s within %v)\n", ros.DiagnosticsTopic, countersWait)
+	case <-ctx.Done():
+	}
 }
 
 func (a *App) topicList(ctx context.Context, args []string) error {

@@ -178,6 +178,7 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Mes
 	}
 	if s.opts.AcceptGoal != nil {
 		if err := s.opts.AcceptGoal(id, goal); err != nil {
+			s.n.Counter(CounterRequestsRejected).Inc()
 			s.n.Logger().Infof("action %s: goal %s rejected: %v", s.name, id, err)
 			return resp
 		}

@@ -94,6 +94,12 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	return c, nil
 }
 
+// badReply counts a reply that could not be decoded.
+func (c *client) badReply() {
+	c.malformed.Add(1)
+	c.n.Counter(CounterMalformedSamples).Inc()
+}
+
 // onReplies runs on the receive goroutine: it keeps the replies addressed
 // to this client (header guid = our request writer handle) and hands each
 // to its waiting Call.
@@ -101,12 +107,12 @@ func (c *client) onReplies(batch []dds.Sample) {
 	for _, smp := range batch {
 		d, err := cdr.NewDecoder(smp.Data)
 		if err != nil {
-			c.malformed.Add(1)
+			c.badReply()
 			continue
 		}
 		guid, seq := d.Uint64(), d.Int64()
 		if d.Err() != nil {
-			c.malformed.Add(1)
+			c.badReply()
 			continue
 		}
 		if guid != c.handle {
@@ -121,7 +127,7 @@ func (c *client) onReplies(batch []dds.Sample) {
 		}
 		m := c.newResp()
 		if err := m.UnmarshalCDR(d); err != nil {
-			c.malformed.Add(1)
+			c.badReply()
 			continue
 		}
 		ch <- m // buffered, one reply per call

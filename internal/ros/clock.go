@@ -197,6 +197,7 @@ func newClockReader(n *Node, clk *Clock) (*clockReader, error) {
 			var m rosgraph_msgs_msg.Clock
 			if err := rosidl.Unmarshal(s.Data, &m); err != nil {
 				cr.malformed.Add(1)
+				n.Counter(CounterMalformedSamples).Inc()
 				continue
 			}
 			clk.SetTime(m.Clock.AsTime())

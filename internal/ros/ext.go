@@ -23,13 +23,16 @@ type extensions struct {
 	clockSub *clockReader // /clock, while use_sim_time is true
 
 	typeDesc typeDescState // ~/get_type_description (typedesc.go)
+
+	diag *diagnostics // /diagnostics publisher; nil for hidden nodes
 }
 
 // initExtensions runs at node creation, before the node is announced:
 // the /rosout publisher and logger sink, the /parameter_events publisher,
 // the parameter store with this node's overrides (--params-file, -p), the
 // use_sim_time parameter (and the /clock subscription when it is true), the
-// six parameter services and, unless start_type_description_service is
+// six parameter services, the /diagnostics publisher of the node's counters
+// (not for hidden nodes) and, unless start_type_description_service is
 // false, ~/get_type_description.
 func (n *Node) initExtensions() error {
 	n.ext.clock = NewClock(nil)
@@ -72,6 +75,9 @@ func (n *Node) initExtensions() error {
 	if err := n.initParamServices(); err != nil {
 		return err
 	}
+	if err := n.initDiagnostics(); err != nil {
+		return err
+	}
 	return n.initTypeDescriptionService()
 }
 
@@ -79,6 +85,9 @@ func (n *Node) initExtensions() error {
 // stopped and before the entities (publishers, services, the /clock
 // subscription, ROS timers) are closed by the node.
 func (n *Node) closeExtensions() {
+	if n.ext.diag != nil {
+		n.ext.diag.stop()
+	}
 	n.ext.clockMu.Lock()
 	n.ext.clockSub = nil
 	n.ext.clockMu.Unlock()

@@ -5,49 +5,101 @@ import (
 	"sync/atomic"
 )
 
-// inbox is the bounded queue between the receive goroutine and a node's
-// callback goroutine for one entity (a subscription's messages, a service's
-// requests). Drop policy: keep last depth items (the entity's QoS depth;
-// depth 0 = keep all, unbounded); the oldest item is dropped and counted.
+// inboxLimits is the drop policy of an inbox.
+//
+//   - depth > 0: keep last depth items; when full, the oldest item is
+//     dropped to make room (subscriptions with a keep-last QoS).
+//   - maxItems > 0 or maxBytes > 0: keep everything up to maxItems items
+//     and maxBytes of payload; when full, the new item is refused
+//     (service requests: a request is never pushed out by a later one).
+//   - all zero: unbounded (keep-all subscriptions).
+type inboxLimits struct {
+	depth    int
+	maxItems int
+	maxBytes int64
+}
+
+// inbox is the queue between the receive goroutine and a node's callback
+// goroutine for one entity (a subscription's messages, a service's
+// requests), with the drop policy of its inboxLimits. Dropped and refused
+// items are counted, and onDrop (if set) is called for each, on the
+// pushing goroutine.
+//
 // The inbox keeps at most one task in the node's queue and runs one item per
 // task, so entities of a node take turns.
 type inbox[T any] struct {
 	n      *Node
 	handle func(T)
-	depth  int
+	lim    inboxLimits
+	onDrop func(refused bool)
 
 	mu        sync.Mutex
 	items     []T
+	sizes     []int // payload size of each item (maxBytes accounting)
+	bytes     int64
 	scheduled bool
 	closed    bool
 
 	dropped atomic.Uint64
 }
 
-func newInbox[T any](n *Node, depth int, handle func(T)) *inbox[T] {
-	return &inbox[T]{n: n, depth: depth, handle: handle}
+func newInbox[T any](n *Node, lim inboxLimits, handle func(T)) *inbox[T] {
+	return &inbox[T]{n: n, lim: lim, handle: handle}
 }
 
-// push queues v (any goroutine).
-func (q *inbox[T]) push(v T) {
+// push queues v, whose serialized size is size (any goroutine). It reports
+// false if v was refused because the inbox is full.
+func (q *inbox[T]) push(v T, size int) bool {
 	var zero T
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return
+		return true
 	}
-	if q.depth > 0 && len(q.items) >= q.depth {
+	if q.full(size) {
+		q.mu.Unlock()
+		q.dropped.Add(1)
+		if q.onDrop != nil {
+			q.onDrop(true)
+		}
+		return false
+	}
+	droppedOld := false
+	if q.lim.depth > 0 && len(q.items) >= q.lim.depth {
 		q.items[0] = zero
 		q.items = q.items[1:]
-		q.dropped.Add(1)
+		q.bytes -= int64(q.sizes[0])
+		q.sizes = q.sizes[1:]
+		droppedOld = true
 	}
 	q.items = append(q.items, v)
+	q.sizes = append(q.sizes, size)
+	q.bytes += int64(size)
 	schedule := !q.scheduled
 	q.scheduled = true
 	q.mu.Unlock()
+	if droppedOld {
+		q.dropped.Add(1)
+		if q.onDrop != nil {
+			q.onDrop(false)
+		}
+	}
 	if schedule {
 		q.post()
 	}
+	return true
+}
+
+// full reports whether a refusing inbox has no room for an item of size
+// bytes (mu held). An empty inbox always takes one item.
+func (q *inbox[T]) full(size int) bool {
+	if len(q.items) == 0 {
+		return false
+	}
+	if q.lim.maxItems > 0 && len(q.items) >= q.lim.maxItems {
+		return true
+	}
+	return q.lim.maxBytes > 0 && q.bytes+int64(size) > q.lim.maxBytes
 }
 
 func (q *inbox[T]) post() {
@@ -71,10 +123,13 @@ func (q *inbox[T]) runOne() {
 	v := q.items[0]
 	q.items[0] = zero
 	q.items = q.items[1:]
+	q.bytes -= int64(q.sizes[0])
+	q.sizes = q.sizes[1:]
 	more := len(q.items) > 0
 	if !more {
 		q.scheduled = false
 		q.items = nil
+		q.sizes = nil
 	}
 	q.mu.Unlock()
 	if more {
@@ -88,5 +143,7 @@ func (q *inbox[T]) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.items = nil
+	q.sizes = nil
+	q.bytes = 0
 	q.mu.Unlock()
 }

@@ -39,6 +39,9 @@ type Node struct {
 	// ext is the state of parameters, rosout and clock support (ext.go).
 	ext extensions
 
+	// counters are the node's fault counters (counters.go).
+	counters counterSet
+
 	runCtx    context.Context // cancelled when the node closes
 	cancelRun context.CancelFunc
 
@@ -244,6 +247,7 @@ func (n *Node) runTask(f func()) {
 func (n *Node) recordPanic(what string, r any) {
 	stack := debug.Stack()
 	n.panics.Add(1)
+	n.Counter(CounterCallbackPanics).Inc()
 	n.Logger().Errorf("%s panicked: %v\n%s", what, r, stack)
 	n.ctx.callbackPanicked(&CallbackPanicError{Node: n.FullyQualifiedName(), Value: r, Stack: stack})
 }

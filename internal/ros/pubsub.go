@@ -224,7 +224,8 @@ type Subscription struct {
 	r         *dds.Reader
 	in        *inbox[rosidl.Message]
 	malformed atomic.Uint64
-	warned    atomic.Bool
+
+	malformedLog throttle
 }
 
 // NewSubscription subscribes to topic and calls cb with every message, on
@@ -274,18 +275,20 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if qos.History != HistoryKeepAll {
 		depth = qos.effectiveDepth()
 	}
-	s.in = newInbox(n, depth, cb)
+	s.in = newInbox(n, inboxLimits{depth: depth}, cb)
+	dropped := n.Counter(CounterDroppedSamples)
+	s.in.onDrop = func(bool) { dropped.Inc() }
+	malformed := n.Counter(CounterMalformedSamples)
 	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
 		for _, smp := range batch {
 			m := newMsg()
 			if err := rosidl.Unmarshal(smp.Data, m); err != nil {
 				s.malformed.Add(1)
-				if s.warned.CompareAndSwap(false, true) {
-					n.Logger().Warnf("dropping malformed sample on %s (further ones are only counted): %v", fqn, err)
-				}
+				malformed.Inc()
+				n.warnThrottled(&s.malformedLog, "dropping malformed sample on %s: %v", fqn, err)
 				continue
 			}
-			s.in.push(m)
+			s.in.push(m, len(smp.Data))
 		}
 	})
 	if err != nil {
@@ -298,6 +301,7 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 }
 
 func (s *Subscription) gids() (readers, writers []dds.GUID) { return []dds.GUID{s.r.GUID()}, nil }
+func (s *Subscription) hubDropped() uint64                  { return s.r.Dropped() }
 
 func (s *Subscription) close() error {
 	err := s.r.Close()

@@ -61,7 +61,9 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 	if qos.History != HistoryKeepAll {
 		depth = qos.effectiveDepth()
 	}
-	s.in = newInbox(n, depth, cb)
+	s.in = newInbox(n, inboxLimits{depth: depth}, cb)
+	dropped := n.Counter(CounterDroppedSamples)
+	s.in.onDrop = func(bool) { dropped.Inc() }
 	clock := n.Clock()
 	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
 		now := clock.Now()
@@ -70,7 +72,7 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 				Data:            append([]byte(nil), smp.Data...),
 				SourceTimestamp: time.Unix(0, smp.SourceTimestamp),
 				ReceivedAt:      now,
-			})
+			}, len(smp.Data))
 		}
 	})
 	if err != nil {
@@ -83,6 +85,7 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 }
 
 func (s *RawSubscription) gids() (readers, writers []dds.GUID) { return []dds.GUID{s.r.GUID()}, nil }
+func (s *RawSubscription) hubDropped() uint64                  { return s.r.Dropped() }
 
 func (s *RawSubscription) usedTypes() []*rosidl.TypeDescription { return descsOf(s.ti) }
 

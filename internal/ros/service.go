@@ -13,11 +13,14 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )
 
-// Response delivery as rmw_cyclonedds' send_response: wait up to 100 ms,
-// polling every 10 ms, for the reply writer to match the client's reply
-// reader.
+// Response delivery: like rmw_cyclonedds' send_response, a response waits
+// for the reply writer to match the client's reply reader, polling every
+// 10 ms. rmw_cyclonedds blocks the executor for up to 100 ms and then drops
+// the response; here the response waits on the side (the callback
+// goroutine goes on) for up to 5 s, which a burst of new clients whose
+// discovery lags on the server side needs.
 const (
-	replyMatchTimeout = 100 * time.Millisecond
+	replyMatchTimeout = 5 * time.Second
 	replyMatchPoll    = 10 * time.Millisecond
 )
 
@@ -68,6 +71,17 @@ func serviceTypes(req, resp *rosidl.TypeInfo) error {
 	return nil
 }
 
+// Bounds of a service's request queue. Requests are never pushed out by
+// later ones (unlike keep-last topic samples): up to ServiceQueueMaxRequests
+// requests and ServiceQueueMaxBytes of serialized requests wait for the
+// handler, whatever the QoS depth; beyond that new requests are dropped,
+// counted (Service.Dropped, the node's requests_dropped counter) and
+// logged at most once a second.
+const (
+	ServiceQueueMaxRequests = 65536
+	ServiceQueueMaxBytes    = 64 << 20
+)
+
 // incomingRequest is a request waiting for the service callback.
 type incomingRequest struct {
 	h      requestHeader
@@ -76,8 +90,8 @@ type incomingRequest struct {
 }
 
 // Service serves one ROS service. Its handler runs on the node's callback
-// goroutine, one request at a time; requests wait in a queue of the QoS
-// depth (oldest dropped when full).
+// goroutine, one request at a time; requests wait in a queue bounded by
+// ServiceQueueMaxRequests and ServiceQueueMaxBytes (not by the QoS depth).
 type Service struct {
 	n         *Node
 	name      string
@@ -90,6 +104,14 @@ type Service struct {
 	in        *inbox[incomingRequest]
 	malformed atomic.Uint64
 	lost      atomic.Uint64
+
+	malformedLog, dropLog, lostLog throttle
+
+	// Responses waiting for their client's reply reader (respond).
+	closing     atomic.Bool
+	pendMu      sync.Mutex
+	pending     []pendingReply
+	pendRunning bool
 
 	// Caches of respond (created lazily, guarded by cacheMu since
 	// deferred responses may come from any goroutine): the clientid of
@@ -133,11 +155,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if o.qos != nil {
 		qos = *o.qos
 	}
-	depth := 0
-	if qos.History != HistoryKeepAll {
-		depth = qos.effectiveDepth()
-	}
-	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, depth, o.also, func(s *Service) func(incomingRequest) {
+	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, func(s *Service) func(incomingRequest) {
 		return func(r incomingRequest) {
 			resp, err := handle(n.runCtx, r.req)
 			if err != nil {
@@ -153,10 +171,15 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 
 // newServiceEndpoints creates the request reader and reply writer of a
 // service (with the rmw_cyclonedds serviceid and type hashes in their user
-// data) and registers it on the node. Requests are queued in an inbox of
-// the given depth (0: unbounded) and handed, on the node's callback
-// goroutine, to the function onRequest returns for the new Service.
-func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, qos QoS, depth int,
+// data) and registers it on the node. Requests are queued (see
+// ServiceQueueMaxRequests) and handed, on the node's callback goroutine, to
+// the function onRequest returns for the new Service.
+//
+// The request reader keeps all samples at the DDS level whatever the QoS
+// history says (the advertised QoS is otherwise unchanged): its listener
+// moves every request into the queue at once, so the queue's bounds are the
+// only place a request can be dropped, and that is counted and logged.
+func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, qos QoS,
 	also *rosidl.TypeDescription, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
 	if err := serviceTypes(reqT, respT); err != nil {
 		return nil, fmt.Errorf("ros: service %q: %w", name, err)
@@ -180,23 +203,31 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
+	rq, err := qos.KeepAll().ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
 	if s.repWriter, err = part.NewWriter(repTopic, wq); err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	s.in = newInbox(n, depth, onRequest(s))
+	s.in = newInbox(n, inboxLimits{maxItems: ServiceQueueMaxRequests, maxBytes: ServiceQueueMaxBytes}, onRequest(s))
+	dropped, malformed := n.Counter(CounterRequestsDropped), n.Counter(CounterMalformedSamples)
+	s.in.onDrop = func(bool) {
+		dropped.Inc()
+		n.warnThrottled(&s.dropLog, "service %s: request queue full (%d requests or %d bytes); request dropped (%d so far)",
+			fqn, ServiceQueueMaxRequests, ServiceQueueMaxBytes, s.in.dropped.Load())
+	}
 	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
 		for _, smp := range batch {
 			m := newReq()
 			h, err := decodeWithHeader(smp.Data, m)
 			if err != nil {
 				s.malformed.Add(1)
+				malformed.Inc()
+				n.warnThrottled(&s.malformedLog, "service %s: dropping malformed request: %v", fqn, err)
 				continue
 			}
-			s.in.push(incomingRequest{h: h, writer: smp.PublicationHandle, req: m})
+			s.in.push(incomingRequest{h: h, writer: smp.PublicationHandle, req: m}, len(smp.Data))
 		}
 	})
 	if err != nil {
@@ -211,84 +242,186 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 
 // respond sends resp to the client that wrote r, as rmw_cyclonedds'
 // send_response: look up the request writer's clientid; if the writer is
-// gone, drop silently; if it has no clientid, send at once; otherwise wait
-// up to 100 ms for the reply writer to match a reader with that clientid.
+// gone, drop the response; if it has no clientid, send at once; otherwise
+// send once the reply writer has matched a reader with that clientid
+// (which normally it has; if not, the response waits in the background for
+// up to replyMatchTimeout). Lost responses are counted (Unanswered,
+// requests_dropped) and logged at most once a second.
+//
+// Both lookups list all matched endpoints in one go and remember every
+// answer, so a burst of requests from many new clients costs one listing
+// per burst rather than one per request.
 func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 	if v, ok := resp.(validator); ok {
 		if err := v.Validate(); err != nil {
-			s.lost.Add(1)
+			s.responseLost()
 			return fmt.Errorf("invalid response not sent: %w", err)
 		}
 	}
 	s.cacheMu.Lock()
 	clientID, known := s.clientIDs[r.writer]
-	matched := s.matchedClients[clientID]
 	s.cacheMu.Unlock()
 	if !known {
-		var err error
-		if clientID, known, err = s.clientIDOf(r.writer); err != nil {
+		if err := s.refreshClientIDs(); err != nil {
 			return err
 		}
+		s.cacheMu.Lock()
+		clientID, known = s.clientIDs[r.writer]
+		s.cacheMu.Unlock()
 		if !known {
-			s.lost.Add(1)
-			return nil // client gone
+			s.responseLost()
+			s.n.warnThrottled(&s.lostLog, "service %s: client of request %d is gone; response dropped", s.name, r.h.Seq)
+			return nil
 		}
-		s.cacheMu.Lock()
-		if s.clientIDs == nil {
-			s.clientIDs = map[dds.InstanceHandle]string{}
-		}
-		s.clientIDs[r.writer] = clientID
-		matched = s.matchedClients[clientID]
-		s.cacheMu.Unlock()
 	}
-	if clientID != "" && !matched {
-		deadline := time.Now().Add(replyMatchTimeout)
-		for !s.replyReaderMatched(clientID) {
-			if time.Now().After(deadline) {
-				s.lost.Add(1)
-				return fmt.Errorf("client %s has no matched reply reader after %v; response dropped", clientID, replyMatchTimeout)
-			}
-			time.Sleep(replyMatchPoll)
-		}
-		s.cacheMu.Lock()
-		if s.matchedClients == nil {
-			s.matchedClients = map[string]bool{}
-		}
-		s.matchedClients[clientID] = true
-		s.cacheMu.Unlock()
+	data := encodeWithHeader(r.h, resp, nil)
+	if clientID != "" && !s.replyReaderMatched(clientID) {
+		s.deferReply(pendingReply{clientID: clientID, seq: r.h.Seq, data: data, deadline: time.Now().Add(replyMatchTimeout)})
+		return nil
 	}
-	if err := s.repWriter.Write(encodeWithHeader(r.h, resp, nil)); err != nil {
+	if err := s.repWriter.Write(data); err != nil {
 		return fmt.Errorf("sending response: %w", err)
 	}
 	return nil
 }
 
-// clientIDOf returns the clientid user data of a matched request writer;
-// known is false when the writer is no longer matched.
-func (s *Service) clientIDOf(writer dds.InstanceHandle) (id string, known bool, err error) {
-	eps, err := s.reqReader.MatchedWriters()
-	if err != nil {
-		return "", false, fmt.Errorf("matched request writers: %w", err)
-	}
-	for _, ep := range eps {
-		if ep.Handle == writer {
-			return parseUserData(ep.UserData)["clientid"], true, nil
-		}
-	}
-	return "", false, nil
+// pendingReply is a response waiting for its client's reply reader to
+// match.
+type pendingReply struct {
+	clientID string
+	seq      int64
+	data     []byte
+	deadline time.Time
 }
 
-func (s *Service) replyReaderMatched(clientID string) bool {
-	eps, err := s.repWriter.MatchedReaders()
-	if err != nil {
-		return false
+// deferReply queues p and makes sure a goroutine sends the waiting
+// responses as their readers match.
+func (s *Service) deferReply(p pendingReply) {
+	s.pendMu.Lock()
+	s.pending = append(s.pending, p)
+	start := !s.pendRunning
+	s.pendRunning = true
+	s.pendMu.Unlock()
+	if start {
+		go s.sendPending()
 	}
-	for _, ep := range eps {
-		if parseUserData(ep.UserData)["clientid"] == clientID {
-			return true
+}
+
+// sendPending polls the matched reply readers every replyMatchPoll and
+// sends each waiting response whose reader matched; responses past their
+// deadline are dropped, counted and logged. It returns when nothing waits
+// or the service closes.
+func (s *Service) sendPending() {
+	for {
+		time.Sleep(replyMatchPoll)
+		closed := s.closing.Load()
+		if !closed {
+			closed = errors.Is(s.refreshMatchedClients(), dds.ErrClosed)
+		}
+		now := time.Now()
+		var send, expired []pendingReply
+		s.pendMu.Lock()
+		s.cacheMu.Lock()
+		keep := s.pending[:0]
+		for _, p := range s.pending {
+			switch {
+			case closed:
+			case s.matchedClients[p.clientID]:
+				send = append(send, p)
+			case now.After(p.deadline):
+				expired = append(expired, p)
+			default:
+				keep = append(keep, p)
+			}
+		}
+		s.cacheMu.Unlock()
+		clear(s.pending[len(keep):])
+		s.pending = keep
+		done := len(keep) == 0
+		if done {
+			s.pendRunning = false
+			s.pending = nil
+		}
+		s.pendMu.Unlock()
+		for _, p := range send {
+			if err := s.repWriter.Write(p.data); err != nil && !errors.Is(err, dds.ErrClosed) {
+				s.n.Logger().Warnf("service %s: sending response: %v", s.name, err)
+			}
+		}
+		for _, p := range expired {
+			s.responseLost()
+			s.n.warnThrottled(&s.lostLog, "service %s: client %s has no matched reply reader after %v; response to request %d dropped",
+				s.name, p.clientID, replyMatchTimeout, p.seq)
+		}
+		if done {
+			return
 		}
 	}
-	return false
+}
+
+// responseLost counts a response that was not sent.
+func (s *Service) responseLost() {
+	s.lost.Add(1)
+	s.n.Counter(CounterRequestsDropped).Inc()
+}
+
+// refreshClientIDs records the clientid user data of every request writer
+// matched now. Instance handles are never reused within a process; a
+// writer that left keeps its entry (a later write to it goes nowhere, as in
+// rmw).
+func (s *Service) refreshClientIDs() error {
+	eps, err := s.reqReader.MatchedWriters()
+	if err != nil {
+		return fmt.Errorf("matched request writers: %w", err)
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.clientIDs == nil {
+		s.clientIDs = make(map[dds.InstanceHandle]string, len(eps))
+	}
+	for _, ep := range eps {
+		if _, ok := s.clientIDs[ep.Handle]; !ok {
+			s.clientIDs[ep.Handle] = parseUserData(ep.UserData)["clientid"]
+		}
+	}
+	return nil
+}
+
+// refreshMatchedClients records the clientids of every reply reader
+// matched now.
+func (s *Service) refreshMatchedClients() error {
+	eps, err := s.repWriter.MatchedReaders()
+	if err != nil {
+		return fmt.Errorf("matched reply readers: %w", err)
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.matchedClients == nil {
+		s.matchedClients = make(map[string]bool, len(eps))
+	}
+	for _, ep := range eps {
+		if id := parseUserData(ep.UserData)["clientid"]; id != "" {
+			s.matchedClients[id] = true
+		}
+	}
+	return nil
+}
+
+// replyReaderMatched reports whether a reply reader with clientID has been
+// seen matched, refreshing the record once if not.
+func (s *Service) replyReaderMatched(clientID string) bool {
+	s.cacheMu.Lock()
+	ok := s.matchedClients[clientID]
+	s.cacheMu.Unlock()
+	if ok {
+		return true
+	}
+	if s.refreshMatchedClients() != nil {
+		return false
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	return s.matchedClients[clientID]
 }
 
 func (s *Service) gids() (readers, writers []dds.GUID) {
@@ -296,6 +429,7 @@ func (s *Service) gids() (readers, writers []dds.GUID) {
 }
 
 func (s *Service) close() error {
+	s.closing.Store(true)
 	err := s.reqReader.Close()
 	s.in.close()
 	return errors.Join(err, s.repWriter.Close())

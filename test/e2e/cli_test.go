@@ -249,6 +249,8 @@ func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
 		"  Publishers:\n", "    /cli_test/status: std_msgs/msg/String\n",
 		"  Service Servers:\n", "    /cli_test/set_bool: std_srvs/srv/SetBool\n",
 		"  Action Servers:\n    /cli_test/navigate_to_pose: nav2_msgs/action/NavigateToPose\n  Action Clients:\n\n",
+		// The node's counters, from its /diagnostics report.
+		"  Counters:\n    malformed_samples: 0\n    oversized_samples: 0\n", "    commands_rejected: 0\n",
 	} {
 		if !strings.Contains(info, want) {
 			t.Errorf("node info lacks %q:\n%s", want, info)
