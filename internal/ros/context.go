@@ -81,6 +81,7 @@ type Context struct {
 
 	keepOnPanic bool
 	panicked    chan error // the first callback panic, for Spin
+	life        lifecycle  // Go loops and OnShutdown hooks
 
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by Shutdown
