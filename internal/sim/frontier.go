@@ -12,6 +12,8 @@ type Frontier struct {
 	Goal Point
 	// Size is the number of cells in the cluster.
 	Size int
+	// Cells are the centres of the cluster's cells.
+	Cells []Point
 }
 
 // FindFrontiers returns the frontiers of map g with at least minSize
@@ -61,8 +63,10 @@ func FindFrontiers(g *Grid, minSize int, clearance float64) []Frontier {
 			continue
 		}
 		var mx, my float64
-		for _, i := range cluster {
+		cells := make([]Point, len(cluster))
+		for k, i := range cluster {
 			x, y := g.Center(i%g.Width, i/g.Width)
+			cells[k] = Point{x, y}
 			mx += x
 			my += y
 		}
@@ -76,7 +80,7 @@ func FindFrontiers(g *Grid, minSize int, clearance float64) []Frontier {
 			}
 		}
 		x, y := g.Center(best%g.Width, best/g.Width)
-		out = append(out, Frontier{Goal: Point{x, y}, Size: len(cluster)})
+		out = append(out, Frontier{Goal: Point{x, y}, Size: len(cluster), Cells: cells})
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Size > out[b].Size })
 	return out

@@ -70,6 +70,7 @@ type Navigator struct {
 	best       float64 // best distance to goal so far
 	sinceBest  float64
 	recoveries int
+	plans      int // paths planned since Start
 }
 
 // NewNavigator returns an idle navigator.
@@ -110,8 +111,13 @@ func (n *Navigator) Status() (NavStatus, string) { return n.status, n.reason }
 // Goal returns the current goal.
 func (n *Navigator) Goal() Point { return n.goal }
 
-// Path returns the current plan.
+// Path returns the rest of the current plan (points already passed are
+// dropped as the robot follows it).
 func (n *Navigator) Path() []Point { return n.path }
+
+// Plans counts the paths planned since Start (the first plan and every
+// replan), so a caller can publish each new plan once.
+func (n *Navigator) Plans() int { return n.plans }
 
 // DistanceRemaining is the length of the rest of the path.
 func (n *Navigator) DistanceRemaining(pose Pose2D) float64 {
@@ -140,6 +146,7 @@ func (n *Navigator) replan(g *Grid, pose Pose2D) error {
 	}
 	n.path = path[1:]
 	n.sinceplan = 0
+	n.plans++
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -98,6 +99,15 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	start(t, domain, "simple_navigator", "-p", "cmd_vel_topic:=/cmd_vel")
 	n := newNode(t, domain, "sim_test")
 
+	var plansMu sync.Mutex
+	var plans []*nav_msgs_msg.Path
+	if _, err := ros.NewSubscription(n, "/plan", ros.QoSLatched.KeepLast(10), func(m *nav_msgs_msg.Path) {
+		plansMu.Lock()
+		plans = append(plans, m)
+		plansMu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var odom odomWatch
 	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
 		odom.mu.Lock()
@@ -133,6 +143,29 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	}
 	if feedback.Load() == 0 {
 		t.Error("no feedback during navigation")
+	}
+	// The plan went out on /plan (nav_msgs/Path in map, from the robot to
+	// the goal), and an empty path when the goal ended.
+	testenv.WaitFor(t, 10*time.Second, "the plan and the empty path after it", func() bool {
+		plansMu.Lock()
+		defer plansMu.Unlock()
+		return len(plans) >= 2 && len(plans[len(plans)-1].Poses) == 0
+	})
+	plansMu.Lock()
+	plan := plans[0]
+	plansMu.Unlock()
+	if plan.Header.FrameId != "map" || len(plan.Poses) < 2 {
+		t.Fatalf("plan in frame %q with %d poses", plan.Header.FrameId, len(plan.Poses))
+	}
+	p0, pn := plan.Poses[0].Pose.Position, plan.Poses[len(plan.Poses)-1].Pose.Position
+	if math.Hypot(p0.X, p0.Y) > 0.3 || math.Hypot(pn.X-4, pn.Y-1.5) > 0.2 {
+		t.Fatalf("plan from (%.2f, %.2f) to (%.2f, %.2f), want from the start (0, 0) to the goal (4, 1.5)", p0.X, p0.Y, pn.X, pn.Y)
+	}
+	for i := 1; i < len(plan.Poses); i++ {
+		a, b := plan.Poses[i-1].Pose.Position, plan.Poses[i].Pose.Position
+		if d := math.Hypot(b.X-a.X, b.Y-a.Y); d > 0.5 {
+			t.Fatalf("plan poses %d and %d are %.2f m apart", i-1, i, d)
+		}
 	}
 	// The odometry must have followed: the robot is within tolerance.
 	deadline := time.Now().Add(5 * time.Second)
@@ -180,6 +213,20 @@ func TestFrontierDetector(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var markersMu sync.Mutex
+	var markers *visualization_msgs_msg.MarkerArray
+	if _, err := ros.NewSubscription(n, "/explore/frontiers", ros.QoSLatched, func(m *visualization_msgs_msg.MarkerArray) {
+		markersMu.Lock()
+		markers = m
+		markersMu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	latestMarkers := func() *visualization_msgs_msg.MarkerArray {
+		markersMu.Lock()
+		defer markersMu.Unlock()
+		return markers
+	}
 	statusPub, err := ros.NewPublisher[rsm_msgs_msg.GoalStatus](n, "/rsm/explorationGoalStatus", ros.QoSDefault)
 	if err != nil {
 		t.Fatal(err)
@@ -199,20 +246,55 @@ func TestFrontierDetector(t *testing.T) {
 	if first.Header.FrameId != "map" {
 		t.Errorf("goals in frame %q, want map", first.Header.FrameId)
 	}
+	// The markers on explore/frontiers: DELETEALL, then per frontier its
+	// cells (POINTS) and its goal (SPHERE) at the published goal.
+	testenv.WaitFor(t, 30*time.Second, "frontier markers", func() bool {
+		m := latestMarkers()
+		return m != nil && len(m.Markers) > 1
+	})
+	m := latestMarkers()
+	if m.Markers[0].Action != visualization_msgs_msg.Marker_DELETEALL {
+		t.Fatalf("first frontier marker action %d, want DELETEALL", m.Markers[0].Action)
+	}
+	goalSpheres := map[[2]float64]bool{}
+	for _, mk := range m.Markers[1:] {
+		switch mk.Ns {
+		case "frontiers":
+			if mk.Type != visualization_msgs_msg.Marker_POINTS || len(mk.Points) < 5 || mk.Header.FrameId != "map" {
+				t.Errorf("frontier cells marker: type %d, %d points, frame %q", mk.Type, len(mk.Points), mk.Header.FrameId)
+			}
+		case "frontier_goals":
+			if mk.Type != visualization_msgs_msg.Marker_SPHERE {
+				t.Errorf("frontier goal marker type %d", mk.Type)
+			}
+			goalSpheres[[2]float64{mk.Pose.Position.X, mk.Pose.Position.Y}] = true
+		}
+	}
+	if len(goalSpheres) == 0 {
+		t.Fatalf("no frontier goal spheres in %d markers", len(m.Markers))
+	}
 	bad := first.Poses[0]
 	// Report it failed until the failed list carries it.
-	for {
+	for done := false; !done; {
 		if err := statusPub.Publish(&rsm_msgs_msg.GoalStatus{Goal: bad, GoalStatus: rsm_msgs_msg.GoalStatus_FAILED}); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case m := <-failed:
-			if len(m.Poses) == 1 && m.Poses[0].Position == bad.Position {
-				return
-			}
+			done = len(m.Poses) == 1 && m.Poses[0].Position == bad.Position
 		case <-time.After(500 * time.Millisecond):
 		case <-timeout:
 			t.Fatal("failed goal never appeared on /rsm/failedGoals")
 		}
 	}
+	// ... and the failed goal is drawn as a red sphere.
+	testenv.WaitFor(t, 30*time.Second, "the failed goal's marker", func() bool {
+		for _, mk := range latestMarkers().Markers {
+			if mk.Ns == "failed_goals" && mk.Type == visualization_msgs_msg.Marker_SPHERE &&
+				mk.Pose.Position.X == bad.Position.X && mk.Pose.Position.Y == bad.Position.Y && mk.Color.R > 0.5 && mk.Color.G < 0.5 {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/tf"
+	"github.com/fsmnodes/fsmnodes/internal/viz"
+	"github.com/fsmnodes/fsmnodes/internal/viz/viznode"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
+	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
 
 // ServiceProviderNodeName is the data store's node name.
@@ -29,7 +33,8 @@ var (
 // an rsm.Store to n: every service of
 // docs/rsm.md#service-provider-of-the-original under rsm/, the topics
 // rsm/waypoints, rsm/explorationMode, rsm/explorationGoalStatus and
-// rsm/reverseMode (published every cycle), /tf and /tf_static into a TF
+// rsm/reverseMode (published every cycle), rsm/waypoint_markers
+// (visualization_msgs/MarkerArray for RViz, transient local, on change), /tf and /tf_static into a TF
 // buffer for getRobotPose, and the rsm/setNavigationToReverse client.
 func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	log := n.Logger()
@@ -107,8 +112,22 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Markers are published when they change and kept for late joiners
+	// (RViz started after the waypoints were set).
+	markerPub, err := ros.NewPublisher[visualization_msgs_msg.MarkerArray](n, Namespace+"waypoint_markers", ros.QoSLatched)
+	if err != nil {
+		return nil, err
+	}
+	var lastMarkers []viz.Marker
 	var pubErr burst
 	_, err = n.NewTimer(period, func() {
+		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
+			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
+				pubErr.fail(log, "rsm: publish: %v", err)
+				return
+			}
+			lastMarkers = ms
+		}
 		wp := WaypointArrayToMsg(store.Waypoints(), n.Clock().Now())
 		exp, _ := store.GetExplorationMode(context.Background())
 		rev, _ := store.GetReverseMode(context.Background())

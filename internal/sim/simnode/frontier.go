@@ -3,12 +3,16 @@ package simnode
 import (
 	"context"
 	"math"
+	"reflect"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
+	"github.com/fsmnodes/fsmnodes/internal/viz"
+	"github.com/fsmnodes/fsmnodes/internal/viz/viznode"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
 
 // FrontierNodeName is the default name of the frontier detector.
@@ -19,7 +23,10 @@ const FrontierNodeName = "frontier_detector"
 // rsm/explorationGoals (geometry_msgs/PoseArray, frame map), and keeps the
 // list of failed goals from rsm/explorationGoalStatus (FAILED appends the
 // goal, REACHED clears the list, as the original additions node does) on
-// /rsm/failedGoals. An empty goal array means exploration is complete.
+// /rsm/failedGoals. An empty goal array means exploration is complete. For
+// RViz it draws the frontiers (cells, goals, failed goals) on
+// explore/frontiers (visualization_msgs/MarkerArray, explore_lite's topic,
+// transient local), whenever they change.
 func SetupFrontier(_ context.Context, n *ros.Node) error {
 	minSize, err := ros.DeclareParam(n, "min_frontier_size", int64(5), ros.ParamDescriptor{
 		Description: "smallest frontier, in cells, that becomes a goal", ReadOnly: true, AdditionalConstraints: startupOnly})
@@ -46,6 +53,12 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
+	// explore_lite's topic for its frontier markers; kept for late joiners.
+	markerPub, err := ros.NewPublisher[visualization_msgs_msg.MarkerArray](n, "explore/frontiers", ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	var lastMarkers []viz.Marker
 	var grid *sim.Grid
 	var failed []geometry_msgs_msg.Pose
 	if _, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
@@ -79,9 +92,21 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 		}
 		t := n.Clock().Now()
 		goals := &geometry_msgs_msg.PoseArray{Header: header(t, sim.FrameMap)}
-		for _, f := range sim.FindFrontiers(grid, int(minSize), clearance) {
+		frontiers := sim.FindFrontiers(grid, int(minSize), clearance)
+		for _, f := range frontiers {
 			goals.Poses = append(goals.Poses, geometry_msgs_msg.Pose{
 				Position: geometry_msgs_msg.Point{X: f.Goal.X, Y: f.Goal.Y}, Orientation: yawQuat(0)})
+		}
+		failedPts := make([]sim.Point, len(failed))
+		for i, f := range failed {
+			failedPts[i] = sim.Point{X: f.Position.X, Y: f.Position.Y}
+		}
+		if ms := sim.FrontierMarkers(sim.FrameMap, grid.Resolution, frontiers, failedPts); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
+			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
+				n.Logger().Warnf("publish explore/frontiers: %v", err)
+			} else {
+				lastMarkers = ms
+			}
 		}
 		_ = goalsPub.Publish(goals)
 		_ = failedPub.Publish(&geometry_msgs_msg.PoseArray{Header: header(t, sim.FrameMap),

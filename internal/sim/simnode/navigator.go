@@ -30,9 +30,10 @@ type (
 // navigator is the state shared by the action goroutines and the node's
 // subscriptions.
 type navigator struct {
-	n      *ros.Node
-	cmdPub *ros.Publisher[geometry_msgs_msg.Twist]
-	rate   time.Duration
+	n       *ros.Node
+	cmdPub  *ros.Publisher[geometry_msgs_msg.Twist]
+	planPub *ros.Publisher[nav_msgs_msg.Path]
+	rate    time.Duration
 
 	mu       sync.Mutex
 	grid     *sim.Grid
@@ -49,9 +50,11 @@ type navigator struct {
 // path with pure pursuit from /odom, and publishes on the autonomy cmd_vel
 // topic (parameter cmd_vel_topic, default autonomy/cmd_vel, as RSM's
 // control mux expects) at most max_linear_velocity and
-// max_angular_velocity (may be changed at run time). Goals it cannot reach are aborted with a reason in
-// error_msg. A new goal preempts the running one, as Nav2 does. It also
-// serves rsm/setNavigationToReverse for RSM's service provider.
+// max_angular_velocity (may be changed at run time). Goals it cannot reach
+// are aborted with a reason in error_msg. A new goal preempts the running
+// one, as Nav2 does. Every path it plans goes out on plan (nav_msgs/Path,
+// frame map, transient local), and an empty path when the goal ends. It
+// also serves rsm/setNavigationToReverse for RSM's service provider.
 func SetupNavigator(_ context.Context, n *ros.Node) error {
 	cmdTopic, err := declareString(n, "cmd_vel_topic", "autonomy/cmd_vel", "where velocity commands go")
 	if err != nil {
@@ -79,6 +82,10 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 	}
 	nv.limits = limits
 	if nv.cmdPub, err = ros.NewPublisher[geometry_msgs_msg.Twist](n, cmdTopic, ros.QoSDefault); err != nil {
+		return err
+	}
+	// The plan, as Nav2's planner names it; kept for late joiners (RViz).
+	if nv.planPub, err = ros.NewPublisher[nav_msgs_msg.Path](n, "plan", ros.QoSLatched); err != nil {
 		return err
 	}
 	if _, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
@@ -155,11 +162,15 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	nv.mu.Unlock()
 	defer func() {
 		nv.mu.Lock()
-		if nv.activeID == g.ID() {
+		latest := nv.activeID == g.ID()
+		if latest {
 			nv.active = nil
 		}
 		nv.mu.Unlock()
 		nv.stop()
+		if latest { // a newer goal has its own plan out
+			nv.publishPlan(nil)
+		}
 	}()
 
 	cfg := sim.DefaultNav()
@@ -197,6 +208,11 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		log.Warnf("goal (%.2f, %.2f) rejected by the planner: %v", target.X, target.Y, err)
 		return nil, err
 	}
+	nv.mu.Lock()
+	start0 := nv.pose
+	nv.mu.Unlock()
+	plans := nav.Plans()
+	nv.publishPlan(sim.PlanPoses(sim.Point{X: start0.X, Y: start0.Y}, nav.Path()))
 	log.Infof("navigating to (%.2f, %.2f)%s", target.X, target.Y, map[bool]string{true: " in reverse"}[reverse])
 	start := time.Now()
 	tick := time.NewTicker(nv.rate)
@@ -224,6 +240,10 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			log.Warnf("goal (%.2f, %.2f) failed: %s", target.X, target.Y, why)
 			return nil, errors.New(why)
 		}
+		if nav.Plans() != plans {
+			plans = nav.Plans()
+			nv.publishPlan(sim.PlanPoses(sim.Point{X: pose.X, Y: pose.Y}, nav.Path()))
+		}
 		_ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{
 			Linear: geometry_msgs_msg.Vector3{X: v}, Angular: geometry_msgs_msg.Vector3{Z: w}})
 		if time.Since(lastFeedback) >= 500*time.Millisecond {
@@ -235,5 +255,19 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			fb.CurrentPose.Pose.Orientation = yawQuat(pose.Theta)
 			_ = g.PublishFeedback(fb)
 		}
+	}
+}
+
+// publishPlan sends a path (nil: an empty one, nothing planned) in the map
+// frame.
+func (nv *navigator) publishPlan(poses []sim.PlanPose) {
+	h := header(nv.n.Clock().Now(), sim.FrameMap)
+	path := &nav_msgs_msg.Path{Header: h, Poses: make([]geometry_msgs_msg.PoseStamped, len(poses))}
+	for i, p := range poses {
+		path.Poses[i] = geometry_msgs_msg.PoseStamped{Header: h,
+			Pose: geometry_msgs_msg.Pose{Position: geometry_msgs_msg.Point{X: p.X, Y: p.Y}, Orientation: yawQuat(p.Yaw)}}
+	}
+	if err := nv.planPub.Publish(path); err != nil {
+		nv.n.Logger().Warnf("publish plan: %v", err)
 	}
 }
