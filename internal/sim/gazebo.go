@@ -12,25 +12,36 @@ import (
 // exactly these names (see params/gz_bridge.yaml), so the rest of the
 // system cannot tell the two simulators apart.
 const (
-	TopicCmdVel = "cmd_vel"    // geometry_msgs/msg/Twist, in
-	TopicOdom   = "odom"       // nav_msgs/msg/Odometry, out
-	TopicTF     = "/tf"        // tf2_msgs/msg/TFMessage, out (odom -> base_footprint)
-	TopicTFStat = "/tf_static" // tf2_msgs/msg/TFMessage, out (map -> odom, base_footprint -> base_scan)
-	TopicScan   = "scan"       // sensor_msgs/msg/LaserScan, out
-	TopicMap    = "map"        // nav_msgs/msg/OccupancyGrid, out (what the robot has seen)
-	TopicClock  = "/clock"     // rosgraph_msgs/msg/Clock, out when publish_clock is true
+	TopicCmdVel = "cmd_vel"      // geometry_msgs/msg/Twist, in
+	TopicOdom   = "odom"         // nav_msgs/msg/Odometry, out
+	TopicTF     = "/tf"          // tf2_msgs/msg/TFMessage, out (odom -> base_footprint)
+	TopicTFStat = "/tf_static"   // tf2_msgs/msg/TFMessage, out (map -> odom)
+	TopicJoints = "joint_states" // sensor_msgs/msg/JointState, out (the wheels)
+	TopicScan   = "scan"         // sensor_msgs/msg/LaserScan, out (frame laser)
+	TopicMap    = "map"          // nav_msgs/msg/OccupancyGrid, out (what the robot has seen)
+	TopicClock  = "/clock"       // rosgraph_msgs/msg/Clock, out when publish_clock is true
 )
 
-// Frame names used by the simulators.
+// Frame names used by the simulators, and the robot's dimensions. The
+// frames follow REP 105: map → odom → base_footprint (the simulator) →
+// base_link → laser (urdf/diffbot.urdf through robot_state_publisher).
 const (
 	FrameMap        = "map"
 	FrameOdom       = "odom"
 	FrameBase       = "base_footprint"
-	FrameScan       = "base_scan"
+	FrameBaseLink   = "base_link"
+	FrameScan       = "laser"
 	ModelName       = "fsmbot"
 	WheelRadius     = 0.033
 	WheelSeparation = 0.16
+	LaserHeight     = 0.15 // lidar above the ground, m
+	WheelLeftJoint  = "wheel_left_joint"
+	WheelRightJoint = "wheel_right_joint"
 )
+
+// WheelJoints returns the joints of the simulator's joint_states, left
+// first.
+func WheelJoints() []string { return []string{WheelLeftJoint, WheelRightJoint} }
 
 // SimTopics lists every ROS topic the built-in simulator node publishes or
 // subscribes, as it resolves in the root namespace, with its type. Tests
@@ -42,6 +53,7 @@ func SimTopics() map[string]string {
 		abs(TopicOdom):   "nav_msgs/msg/Odometry",
 		abs(TopicTF):     "tf2_msgs/msg/TFMessage",
 		abs(TopicTFStat): "tf2_msgs/msg/TFMessage",
+		abs(TopicJoints): "sensor_msgs/msg/JointState",
 		abs(TopicScan):   "sensor_msgs/msg/LaserScan",
 		abs(TopicMap):    "nav_msgs/msg/OccupancyGrid",
 		abs(TopicClock):  "rosgraph_msgs/msg/Clock",
@@ -89,7 +101,7 @@ func WorldSDF() string {
 	p(`        <visual name="body"><pose>0 0 0.06 0 0 0</pose><geometry><cylinder><radius>%.3f</radius><length>0.1</length></cylinder></geometry></visual>`, cfg.Radius)
 	p(`        <collision name="caster"><pose>-0.12 0 0.01 0 0 0</pose><geometry><sphere><radius>0.01</radius></sphere></geometry>`)
 	p(`          <surface><friction><ode><mu>0</mu><mu2>0</mu2></ode></friction></surface></collision>`)
-	p(`        <sensor name="lidar" type="gpu_lidar"><pose>0 0 0.15 0 0 0</pose><topic>%s</topic><gz_frame_id>%s</gz_frame_id><update_rate>10</update_rate>`, strings.TrimPrefix(TopicScan, "/"), FrameScan)
+	p(`        <sensor name="lidar" type="gpu_lidar"><pose>0 0 %.2f 0 0 0</pose><topic>%s</topic><gz_frame_id>%s</gz_frame_id><update_rate>10</update_rate>`, LaserHeight, strings.TrimPrefix(TopicScan, "/"), FrameScan)
 	p(`          <lidar><scan><horizontal><samples>%d</samples><min_angle>0</min_angle><max_angle>%.6f</max_angle></horizontal></scan>`, cfg.ScanBeams, 2*3.141592653589793*float64(cfg.ScanBeams-1)/float64(cfg.ScanBeams))
 	p(`            <range><min>%.2f</min><max>%.2f</max><resolution>0.01</resolution></range></lidar>`, cfg.ScanMinRange, cfg.ScanRange)
 	p(`          <always_on>true</always_on><visualize>false</visualize></sensor>`)
@@ -109,6 +121,9 @@ func WorldSDF() string {
 	p(`        <max_linear_velocity>%.2f</max_linear_velocity><max_angular_velocity>%.2f</max_angular_velocity>`, cfg.MaxLinear, cfg.MaxAngular)
 	p(`        <topic>%s</topic><odom_topic>%s</odom_topic><tf_topic>%s</tf_topic>`, strings.TrimPrefix(TopicCmdVel, "/"), strings.TrimPrefix(TopicOdom, "/"), strings.TrimPrefix(TopicTF, "/"))
 	p(`        <frame_id>%s</frame_id><child_frame_id>%s</child_frame_id><odom_publish_frequency>30</odom_publish_frequency>`, FrameOdom, FrameBase)
+	p(`      </plugin>`)
+	p(`      <plugin filename="gz-sim-joint-state-publisher-system" name="gz::sim::systems::JointStatePublisher">`)
+	p(`        <topic>%s</topic><joint_name>%s</joint_name><joint_name>%s</joint_name>`, strings.TrimPrefix(TopicJoints, "/"), WheelLeftJoint, WheelRightJoint)
 	p(`      </plugin>`)
 	p(`    </model>`)
 	p(`  </world>`)

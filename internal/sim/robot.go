@@ -38,6 +38,8 @@ type DiffDrive struct {
 	cmdAge float64 // seconds since the last command
 	// Odometry twist actually achieved in the last step.
 	vAct, wAct float64
+	wheelPos   [2]float64 // left, right wheel angle, rad
+	wheelVel   [2]float64 // rad/s
 	bumps      int
 	steps      int
 }
@@ -103,6 +105,10 @@ func (d *DiffDrive) Step(dt float64) {
 	}
 	d.pose = next
 	d.vAct, d.wAct = v, w
+	for i, side := range [2]float64{-1, 1} { // left, right
+		d.wheelVel[i] = (v + side*w*WheelSeparation/2) / WheelRadius
+		d.wheelPos[i] = math.Remainder(d.wheelPos[i]+d.wheelVel[i]*dt, 2*math.Pi)
+	}
 	d.steps++
 	if d.cfg.MapUpdateRate > 0 && d.steps%d.cfg.MapUpdateRate == 0 {
 		d.updateSeen()
@@ -129,6 +135,11 @@ func (d *DiffDrive) Pose() Pose2D { return d.pose }
 
 // Twist returns the velocity achieved in the last step.
 func (d *DiffDrive) Twist() (v, w float64) { return d.vAct, d.wAct }
+
+// Wheels returns the angles (rad, in [−π, π]) and angular velocities
+// (rad/s) of the left and right wheel for the last step's motion; a
+// positive angle rolls the robot forward.
+func (d *DiffDrive) Wheels() (pos, vel [2]float64) { return d.wheelPos, d.wheelVel }
 
 // Bumps returns how many steps a motion was blocked by an obstacle.
 func (d *DiffDrive) Bumps() int { return d.bumps }

@@ -57,6 +57,42 @@ func TestDiffDriveKinematics(t *testing.T) {
 	}
 }
 
+// The wheels turn by distance/radius: together when driving straight,
+// against each other when turning in place; a blocked robot's wheels stop.
+func TestDiffDriveWheels(t *testing.T) {
+	tests := []struct {
+		name     string
+		v, w     float64
+		secs     float64
+		vel      [2]float64
+		traveled [2]float64 // wheel rim distance, m
+	}{
+		{"straight", 0.1, 0, 0.5, [2]float64{0.1 / WheelRadius, 0.1 / WheelRadius}, [2]float64{0.05, 0.05}},
+		{"backwards", -0.1, 0, 0.5, [2]float64{-0.1 / WheelRadius, -0.1 / WheelRadius}, [2]float64{-0.05, -0.05}},
+		{"turn left in place", 0, 1, 0.1, [2]float64{-WheelSeparation / 2 / WheelRadius, WheelSeparation / 2 / WheelRadius},
+			[2]float64{-0.1 * WheelSeparation / 2, 0.1 * WheelSeparation / 2}},
+		{"stopped", 0, 0, 1, [2]float64{}, [2]float64{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRobot(t, emptyWorld(t), Pose2D{})
+			run(r, tc.v, tc.w, tc.secs)
+			pos, vel := r.Wheels()
+			for i := range 2 {
+				if math.Abs(vel[i]-tc.vel[i]) > 1e-9 || math.Abs(pos[i]*WheelRadius-tc.traveled[i]) > 1e-9 {
+					t.Fatalf("wheel %d: angle %v vel %v, want rim distance %v vel %v", i, pos[i], vel[i], tc.traveled[i], tc.vel[i])
+				}
+			}
+		})
+	}
+	// angles stay within [−π, π] however far the robot drives
+	r := newRobot(t, emptyWorld(t), Pose2D{})
+	run(r, 0, 1.5, 20)
+	if pos, _ := r.Wheels(); math.Abs(pos[0]) > math.Pi || math.Abs(pos[1]) > math.Pi {
+		t.Fatalf("wheel angles %v not wrapped", pos)
+	}
+}
+
 func TestCommandTimeoutStopsRobot(t *testing.T) {
 	r := newRobot(t, emptyWorld(t), Pose2D{})
 	if err := r.Command(0.4, 0); err != nil {

@@ -23,11 +23,15 @@ const DriveNodeName = "diff_drive_sim"
 // SetupDiffDrive turns n into the built-in stand-in for Gazebo plus
 // ros_gz_bridge: a differential-drive robot in the default world. It reads
 // /cmd_vel (clamped to max_linear_velocity and max_angular_velocity, which
-// may be changed at run time) and publishes /odom, /tf (odom → base_footprint), /tf_static
-// (map → odom, base_footprint → base_scan), /scan and the /map the robot
-// has seen so far (transient-local, like a map server), and /clock when
-// publish_clock is true. Non-finite commands are rejected; rejections and
-// clamps are counted and logged once per episode, at most every 5 s.
+// may be changed at run time) and publishes /odom, /tf (odom →
+// base_footprint), /tf_static (map → odom: the odometry is perfect),
+// joint_states (the two wheels, as Gazebo's JointStatePublisher), /scan
+// (frame laser) and the /map the robot has seen so far (transient-local,
+// like a map server), and /clock when publish_clock is true. The robot's
+// own frames (base_footprint → base_link → laser, the wheels) come from
+// robot_state_publisher with urdf/diffbot.urdf, as with Gazebo. Non-finite
+// commands are rejected; rejections and clamps are counted and logged once
+// per episode, at most every 5 s.
 func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	rate, err := declareFloat(n, "rate", 50, "simulation steps per second")
@@ -101,6 +105,10 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
+	jointPub, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, sim.TopicJoints, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
 	scanPub, err := ros.NewPublisher[sensor_msgs_msg.LaserScan](n, sim.TopicScan, ros.QoSSensorData)
 	if err != nil {
 		return err
@@ -133,8 +141,6 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
 		{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
 			Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
-		{Header: header(now, sim.FrameBase), ChildFrameId: sim.FrameScan,
-			Transform: geometry_msgs_msg.Transform{Translation: geometry_msgs_msg.Vector3{Z: 0.15}, Rotation: yawQuat(0)}},
 	}}
 	if err := tfStatic.Publish(static); err != nil {
 		return err
@@ -166,6 +172,13 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 				Translation: geometry_msgs_msg.Vector3{X: p.X, Y: p.Y},
 				Rotation:    yawQuat(p.Theta)},
 		}}})
+		wheelPos, wheelVel := robot.Wheels()
+		_ = jointPub.Publish(&sensor_msgs_msg.JointState{
+			Header:   header(t, ""),
+			Name:     sim.WheelJoints(),
+			Position: wheelPos[:],
+			Velocity: wheelVel[:],
+		})
 		if sinceScan += step; sinceScan >= scanEvery {
 			sinceScan = 0
 			ranges := robot.Scan()
