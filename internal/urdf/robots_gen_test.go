@@ -59,8 +59,10 @@ type visual struct {
 	material string
 }
 
-func box(x, y, z float64) string      { return fmt.Sprintf(`<box size="%s"/>`, nums(x, y, z)) }
-func cylinder(r, l float64) string    { return fmt.Sprintf(`<cylinder radius="%s" length="%s"/>`, num(r), num(l)) }
+func box(x, y, z float64) string { return fmt.Sprintf(`<box size="%s"/>`, nums(x, y, z)) }
+func cylinder(r, l float64) string {
+	return fmt.Sprintf(`<cylinder radius="%s" length="%s"/>`, num(r), num(l))
+}
 func sphere(r float64) string         { return fmt.Sprintf(`<sphere radius="%s"/>`, num(r)) }
 func at(x, y, z float64) [3]float64   { return [3]float64{x, y, z} }
 func turn(r, p, y float64) [3]float64 { return [3]float64{r, p, y} }
