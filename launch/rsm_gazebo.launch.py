@@ -2,12 +2,13 @@
 
 Starts gz sim with worlds/fsmnodes_flat.sdf (the same building as the
 built-in simulator, with the fsmbot base and its lidar), bridges the topics of
-params/gz_bridge.yaml, publishes the lidar mount transform, builds the map
+params/gz_bridge.yaml, publishes the robot's frames (base_footprint ->
+base_link -> laser, the wheels) with robot_state_publisher and
+urdf/diffbot.urdf, builds the map
 with slam_toolbox, and starts the RSM nodes, the frontier detector and the
 Nav2-compatible navigator of this package, all on simulated time.
 
-Needs a ROS 2 install with ros_gz_sim, ros_gz_bridge, slam_toolbox and
-tf2_ros, and RMW_IMPLEMENTATION=rmw_cyclonedds_cpp for service calls.
+Needs a ROS 2 install with ros_gz_sim, ros_gz_bridge and slam_toolbox, and RMW_IMPLEMENTATION=rmw_cyclonedds_cpp for service calls.
 Usage: ros2 launch fsmnodes rsm_gazebo.launch.py [gui:=false]
 """
 import os
@@ -25,6 +26,8 @@ def generate_launch_description():
     share = get_package_share_directory('fsmnodes')
     world = os.path.join(share, 'worlds', 'fsmnodes_flat.sdf')
     bridge = os.path.join(share, 'params', 'gz_bridge.yaml')
+    with open(os.path.join(share, 'urdf', 'diffbot.urdf')) as f:
+        description = f.read()
     sim_time = {'use_sim_time': True}
     gui = LaunchConfiguration('gui')
 
@@ -34,9 +37,8 @@ def generate_launch_description():
         ExecuteProcess(cmd=['gz', 'sim', '-r', '-s', world], output='screen', condition=UnlessCondition(gui)),
         Node(package='ros_gz_bridge', executable='parameter_bridge', name='gz_bridge',
              parameters=[{'config_file': bridge}, sim_time], output='screen'),
-        Node(package='tf2_ros', executable='static_transform_publisher', name='lidar_mount',
-             arguments=['--z', '0.15', '--frame-id', 'base_footprint', '--child-frame-id', 'base_scan'],
-             parameters=[sim_time]),
+        Node(package='fsmnodes', executable='robot_state_publisher', name='robot_state_publisher',
+             parameters=[sim_time, {'robot_description': description}], output='screen'),
         Node(package='slam_toolbox', executable='async_slam_toolbox_node', name='slam_toolbox',
              parameters=[sim_time, {'base_frame': 'base_footprint', 'odom_frame': 'odom',
                                     'map_frame': 'map', 'scan_topic': '/scan'}],

@@ -42,6 +42,10 @@ type Options struct {
 	BinDir string
 	// (optional) LookupEnv reads the environment; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// (optional) Warn receives warnings found while loading (a $(command)
+	// with on_stderr warn); default: printed to standard error as
+	// "[WARNING] [launch]: ...".
+	Warn func(msg string)
 }
 
 // Kind says whether a process is a ROS node or a plain executable.
@@ -182,6 +186,15 @@ func (s *scope) getenv(name string) (string, bool) {
 		}
 	}
 	return s.l.lookupEnv(name)
+}
+
+func (l *loader) warnf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if l.opts.Warn != nil {
+		l.opts.Warn(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "[WARNING] [launch]: %s\n", msg)
 }
 
 func (l *loader) lookupEnv(name string) (string, bool) {

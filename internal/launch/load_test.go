@@ -215,7 +215,16 @@ func TestLoad_BadFiles(t *testing.T) {
 		{"undefined var", "<launch><let name=\"a\" value=\"$(var nope)\"/></launch>",
 			`bad.launch.xml:1: launch configuration "nope" does not exist (declare it with <arg> or <let>)`},
 		{"unknown subst", "<launch><let name=\"a\" value=\"$(eval 1+1)\"/></launch>",
-			"bad.launch.xml:1: unknown substitution $(eval) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, not, and, or, equals, not-equals)"},
+			"bad.launch.xml:1: unknown substitution $(eval) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, command, not, and, or, equals, not-equals)"},
+		{"command fails", "<launch><let name=\"a\" value=\"$(command 'cat /nonexistent/x.urdf')\"/></launch>",
+			"bad.launch.xml:1: $(command cat /nonexistent/x.urdf): exit status 1: cat: /nonexistent/x.urdf: No such file or directory"},
+		{"command not found", "<launch><let name=\"a\" value=\"$(command no-such-cmd-xyz)\"/></launch>",
+			`bad.launch.xml:1: $(command no-such-cmd-xyz): "no-such-cmd-xyz" not found in PATH`},
+		{"command stderr", "<launch><let name=\"a\" value=\"$(command 'sh -c &quot;echo oops >&amp;2&quot;')\"/></launch>",
+			"the command wrote to standard error (pass on_stderr warn, ignore or capture to accept it): oops"},
+		{"command on_stderr", "<launch><let name=\"a\" value=\"$(command 'true' maybe)\"/></launch>",
+			`on_stderr "maybe" is not one of fail, warn, ignore, capture`},
+		{"command quote", "<launch><let name=\"a\" value=\"$(command 'echo &quot;x')\"/></launch>", `unterminated " quote`},
 		{"unterminated", "<launch><let name=\"a\" value=\"$(var x\"/></launch>", `bad.launch.xml:1: unterminated substitution in "$(var x"`},
 		{"env unset", "<launch><let name=\"a\" value=\"$(env NOPE_NOT_SET)\"/></launch>",
 			`bad.launch.xml:1: environment variable "NOPE_NOT_SET" is not set and $(env) has no default`},
@@ -418,5 +427,97 @@ func TestLoad_ParamFileWithSubstitutions(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(tmp, "launch_params_talker-1_0.yaml"))
 	if string(got) != "/**:\n  ros__parameters:\n    frame: base_link\n" {
 		t.Errorf("substituted file:\n%s", got)
+	}
+}
+
+// $(command ...) reads a URDF into a parameter as ros2 launch does; quoting
+// follows the shell; on_stderr decides what output on standard error means.
+func TestLoad_CommandSubstitution(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	dir := t.TempDir()
+	urdf := "<?xml version=\"1.0\"?>\n<robot name=\"r\">\n  <link name=\"base\"/>\n</robot>\n"
+	if err := os.WriteFile(filepath.Join(dir, "my robot.urdf"), []byte(urdf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "t.launch.xml")
+	if err := os.WriteFile(file, []byte(`<launch>
+  <set_env name="GREETING" value="hi there"/>
+  <let name="plain" value="$(command 'echo one   two')"/>
+  <let name="quoted" value="$(command 'printf %s &quot;a  b&quot; c\ d')"/>
+  <let name="env" value="$(command 'sh -c &quot;printf %s \&quot;$GREETING\&quot;&quot;')"/>
+  <let name="warned" value="$(command 'sh -c &quot;echo out; echo err >&amp;2&quot;' warn)"/>
+  <let name="ignored" value="$(command 'sh -c &quot;echo out; echo err >&amp;2&quot;' ignore)"/>
+  <let name="captured" value="$(command 'sh -c &quot;echo out; echo err >&amp;2&quot;' capture)"/>
+  <node pkg="fsmnodes" exec="talker">
+    <param name="robot_description" value="$(command 'cat &quot;$(dirname)/my robot.urdf&quot;')"/>
+    <param name="plain" value="$(var plain)" type="str"/>
+    <param name="quoted" value="$(var quoted)"/>
+    <param name="env" value="$(var env)"/>
+    <param name="warned" value="$(var warned)" type="str"/>
+    <param name="ignored" value="$(var ignored)" type="str"/>
+    <param name="captured" value="$(var captured)" type="str"/>
+  </node>
+</launch>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	d, err := Load(file, Options{BinDir: bin, ShareDir: dir, LookupEnv: env("PATH", os.Getenv("PATH")),
+		Warn: func(m string) { warnings = append(warnings, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, ps := range d.Processes[0].Params {
+		for _, v := range ps.Inline {
+			got[v.Name] = v.Value
+		}
+	}
+	want := map[string]any{
+		// YAML typing folds the lines of a multi-line string, as in ros2 launch
+		"robot_description": `<?xml version="1.0"?> <robot name="r"> <link name="base"/> </robot>`,
+		"plain":             "one two\n",
+		"quoted":            "a  bc d",
+		"env":               "hi there",
+		"warned":            "out\n",
+		"ignored":           "out\n",
+		"captured":          "out\nerr\n",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parameters:\n%q\nwant\n%q", got, want)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "wrote to standard error: err") {
+		t.Errorf("warnings %q", warnings)
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"cat a.urdf", []string{"cat", "a.urdf"}, ""},
+		{"  a\t b\n", []string{"a", "b"}, ""},
+		{`a 'b c' "d e"`, []string{"a", "b c", "d e"}, ""},
+		{`a'b'"c"d`, []string{"abcd"}, ""},
+		{`"a \" \\ \$ \x"`, []string{`a " \ $ \x`}, ""},
+		{`a\ b \'c`, []string{"a b", "'c"}, ""},
+		{`''`, []string{""}, ""},
+		{"", nil, ""},
+		{`'a`, nil, "unterminated ' quote"},
+		{`"a`, nil, `unterminated " quote`},
+		{`a\`, nil, "trailing backslash"},
+	}
+	for _, c := range cases {
+		got, err := shellWords(c.in)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q: error %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %q %v, want %q", c.in, got, err, c.want)
+		}
 	}
 }

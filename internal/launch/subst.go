@@ -219,8 +219,21 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 			eq = !eq
 		}
 		return boolString(eq), nil
+	case "command":
+		if err := want(1, 2); err != nil {
+			return "", err
+		}
+		onStderr := "fail"
+		if len(args) == 2 {
+			onStderr = args[1]
+		}
+		out, err := s.command(args[0], onStderr)
+		if err != nil {
+			return "", e.errorf("$(command %s): %v", args[0], err)
+		}
+		return out, nil
 	}
-	return "", e.errorf("unknown substitution $(%s) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, not, and, or, equals, not-equals)", name)
+	return "", e.errorf("unknown substitution $(%s) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, command, not, and, or, equals, not-equals)", name)
 }
 
 // parseBool reads a condition value the way launch does: true/false in any

@@ -19,7 +19,7 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir() // the loader resolves the executables; stand-ins will do
-	for _, exe := range []string{"motion_control", "joy"} {
+	for _, exe := range []string{"motion_control", "joy", "robot_state_publisher"} {
 		if err := os.WriteFile(filepath.Join(bin, exe), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -34,8 +34,9 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 		return d
 	}
 	d := load([2]string{"joy_dev", "/dev/input/js3"})
-	if len(d.Processes) != 2 {
-		t.Fatalf("%d processes, want motion_control and joy", len(d.Processes))
+	// the file also starts robot_state_publisher (internal/rsp/node tests it)
+	if len(d.Processes) != 3 || d.Processes[2].Executable != "robot_state_publisher" {
+		t.Fatalf("%d processes, want motion_control, joy and robot_state_publisher", len(d.Processes))
 	}
 	p := d.Processes[0]
 	if p.Package != "fsmnodes" || p.Executable != "motion_control" || p.Name != NodeName || p.Output != "screen" {
@@ -52,7 +53,7 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 	if !reflect.DeepEqual(j.Params[0].Inline, want) {
 		t.Fatalf("joy parameters %+v, want %+v", j.Params[0].Inline, want)
 	}
-	if d := load([2]string{"joystick", "false"}); len(d.Processes) != 1 || d.Processes[0].Executable != "motion_control" {
+	if d := load([2]string{"joystick", "false"}); len(d.Processes) != 2 || d.Processes[0].Executable != "motion_control" {
 		t.Fatalf("joystick:=false: %+v", d.Processes)
 	}
 }

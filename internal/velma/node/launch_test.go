@@ -16,15 +16,18 @@ func TestLaunchFile_StartsBridgeWithParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir() // the loader resolves the executable; a stand-in will do
-	if err := os.WriteFile(filepath.Join(bin, "velma_bridge"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, exe := range []string{"velma_bridge", "robot_state_publisher"} {
+		if err := os.WriteFile(filepath.Join(bin, exe), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	d, err := launch.Load(filepath.Join(root, "launch", "velma.launch.xml"),
 		launch.Options{ShareDir: root, BinDir: bin, LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Processes) != 1 {
+	// the file also starts robot_state_publisher (internal/rsp/node tests it)
+	if len(d.Processes) != 2 || d.Processes[1].Executable != "robot_state_publisher" {
 		t.Fatalf("%d processes", len(d.Processes))
 	}
 	p := d.Processes[0]
