@@ -40,7 +40,7 @@ const (
 //	frame_id           joy             header.frame_id
 //
 // A missing or unplugged device is logged once and retried every second.
-func SetupJoy(ctx context.Context, n *ros.Node) error {
+func SetupJoy(_ context.Context, n *ros.Node) error {
 	ro := func(desc string) ros.ParamDescriptor { return ros.ParamDescriptor{Description: desc, ReadOnly: true} }
 	cfg := joy.DefaultConfig()
 	var err error
@@ -110,11 +110,9 @@ func SetupJoy(ctx context.Context, n *ros.Node) error {
 				log.Errorf("publish joy: %v", err)
 			}
 		}}
-	go func() {
-		if err := d.Run(ctx); err != nil {
-			log.Errorf("joystick driver stopped: %v", err)
-		}
-	}()
+	// The driver loop lives as long as the node; Run waits for it to end
+	// before the node closes.
+	n.Context().Go(d.Run)
 	return nil
 }
 
