@@ -212,12 +212,41 @@ func (b *browser) eval(expr string, out any) {
 	}))
 }
 
-// waitText waits until sel's text satisfies ok.
+// waitText waits until sel's text satisfies ok. On a timeout it logs what
+// the page's protocol client knows, to tell a page bug from a graph that
+// lacks the data.
 func (b *browser) waitText(sel, what string, timeout time.Duration, ok func(string) bool) {
 	b.t.Helper()
-	testenv.WaitFor(b.t, timeout, fmt.Sprintf("%s (%s, now %q)", what, sel, b.text(sel)), func() bool {
-		return ok(b.text(sel))
-	})
+	deadline := time.Now().Add(timeout)
+	for !ok(b.text(sel)) {
+		if time.Now().After(deadline) {
+			b.t.Logf("page state: %s", b.diagnose())
+			b.t.Fatalf("timed out after %v waiting for %s (%s, now %q)", timeout, what, sel, b.text(sel))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// diagnose returns the page's view of the bridge: connection, counts of
+// channels and services, and every subscription the page wants with the
+// channel it is subscribed to (null: not advertised or not subscribed).
+func (b *browser) diagnose() string {
+	var s string
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const br = window.fsmDashboard && window.fsmDashboard.bridge;
+		if (!br) return 'no fsmDashboard';
+		return JSON.stringify({
+			connected: br.connected, url: br.url, channels: br.channels.size, services: br.services.size,
+			stats: br.stats, hash: location.hash,
+			wanted: [...br.wanted.values()].map((w) => [w.topic, w.channelId]),
+		});
+	})()`, &s))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return s
 }
 
 // open loads the page with the given hash and waits for the bridge
@@ -554,7 +583,13 @@ func TestDashboardInChromium(t *testing.T) {
 	t.Run("hexapod stands up", func(t *testing.T) {
 		b.t = t
 		b.show("ns=/hexapod&view=robot")
-		b.waitText("#hexapod-state", "the hexapod state", 30*time.Second, func(s string) bool { return s == "Idle" })
+		// The state is latched and published on change only; the page shows
+		// it once the bridge delivers it. Start from the DDS view of it.
+		testenv.WaitFor(t, 30*time.Second, "Idle on /hexapod/hexapod_controller/state", func() bool {
+			m := hexState.get()
+			return m != nil && m.Data == "Idle"
+		})
+		b.waitText("#panel-hexapod", "the hexapod panel", 30*time.Second, func(s string) bool { return s != "" })
 		b.run("start", chromedp.Click("#hexapod-start", chromedp.ByQuery))
 		b.waitText("#hexapod-state", "Sitting after start", 15*time.Second, func(s string) bool { return s == "Sitting" })
 		b.run("stand up", chromedp.Click("#hexapod-stand", chromedp.ByQuery))
@@ -626,7 +661,10 @@ func TestDashboardInChromium(t *testing.T) {
 		if !disabled {
 			t.Error("Send goal is enabled without the action's services")
 		}
-		b.waitText("#velma-cs", "cs to reach safe", 60*time.Second, func(s string) bool { return s == "safe" })
+		// The test's own subscription first: a page that lags behind the
+		// graph is a page bug, a graph without the state is not.
+		testenv.WaitFor(t, 60*time.Second, "cs in safe on /velma/velma_core/cs/state", func() bool { return csState.seen("safe") })
+		b.waitText("#velma-cs", "the page to show cs in safe", 30*time.Second, func(s string) bool { return s == "safe" })
 		b.run("enable motors", chromedp.Click("#velma-enable", chromedp.ByQuery))
 		b.waitText("#panel-velma .info", "enable to answer", 15*time.Second, func(s string) bool { return s != "" })
 		b.run("home head pan", chromedp.Click("#velma-home-hp", chromedp.ByQuery))

@@ -512,7 +512,9 @@ export class MapView {
 
   drawScan(ctx) {
     const sc = this.scan;
-    const t = this.frameToFixed(sc.header.frame_id);
+    // Without the sensor's transform (e.g. /tf_static not received yet),
+    // draw the scan from the robot's base: close enough on a map.
+    const t = this.frameToFixed(sc.header.frame_id) || this.robotPose();
     if (!t) return;
     ctx.fillStyle = COLORS.scan;
     const n = sc.ranges.length;

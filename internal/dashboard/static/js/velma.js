@@ -131,6 +131,14 @@ export class VelmaPanel {
   }
 
   onStatus(m) {
+    // ~/status repeats the states at 50 Hz; the latched state topics only
+    // speak on a change, so a page that joins late (or a bridge that cannot
+    // replay a latched sample) still shows them. ve_body's status states
+    // alternate with their _st/_st_ok halves every iteration: show the
+    // behaviour state, as ~/ve_body/state does.
+    const vb = m.ve_body_state.replace(/_st(_ok)?$/, '');
+    if (vb && this.veBody.textContent !== vb) setState(this.veBody, vb);
+    if (m.cs_state && this.cs.textContent !== m.cs_state) setState(this.cs, m.cs_state);
     const t = (performance.now() - this.t0) / 1000;
     const arm = this.torqueSide.value === 'left' ? m.left_arm : m.right_arm;
     const vals = {};
