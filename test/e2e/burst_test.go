@@ -26,7 +26,7 @@ func TestServiceBurstAcrossProcesses(t *testing.T) {
 	const callers, contexts = 1000, 4
 	bin := buildTestnodes(t)
 	domain := testenv.Domain(t)
-	startNodes(t, bin, int(domain), nil, "server")
+	startNodes(t, bin, domain, nil, "server")
 	var clients []*ros.Client[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response]
 	for c := 0; c < contexts; c++ {
 		rc := newContext(t, domain, nil)
