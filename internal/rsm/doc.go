@@ -29,5 +29,7 @@
 // handler and returned an uninitialised success); Navigation's stuck
 // detection sees the operation mode and measures real movement, so it fires
 // (it never did in the original); the mux honours joystick_used (the
-// original always subscribed to the joystick).
+// original always subscribed to the joystick); Calculate Goal no longer
+// overwrites a simple goal that interrupts it; the e-stop locks the
+// operation mode and its release lands in STOPPED.
 package rsm

@@ -142,11 +142,42 @@ func fromCmdvel(t cmdvel.Twist) Twist {
 		Angular: Vec3{t.Angular[0], t.Angular[1], t.Angular[2]}}
 }
 
-// SetOperationMode sets e-stop and mode verbatim (/rsm/setOperationMode):
-// "Operation mode set". An unknown mode is refused and changes nothing.
+// SetOperationMode answers /rsm/setOperationMode. Success means the
+// requested e-stop flag and mode are now in effect (FIX: the e-stop locks
+// the mode):
+//
+//   - without e-stop, both fields are set as given ("Operation mode set"),
+//     as the original did;
+//   - while the e-stop is on, the mode is locked: a request that keeps the
+//     e-stop on and selects AUTONOMOUS or TELEOPERATION (other than the
+//     current mode) is refused and changes nothing; STOPPED is allowed
+//     (the original's GUI locked the mode buttons, but a script could
+//     still change the mode, so releasing resumed autonomy at once);
+//   - releasing the e-stop always lands in STOPPED; a release asking for
+//     another mode is carried out but answered false, saying the mode must
+//     be selected again.
+//
+// An unknown mode is refused and changes nothing.
 func (m *Mux) SetOperationMode(op OperationMode) Reply {
 	if !op.Mode.Valid() {
 		return fail(fmt.Sprintf("Unknown operation mode %d (0 STOPPED, 1 AUTONOMOUS, 2 TELEOPERATION)", op.Mode))
+	}
+	if m.op.EmergencyStop {
+		if op.EmergencyStop {
+			if op.Mode != m.op.Mode && op.Mode != ModeStopped {
+				return fail(fmt.Sprintf("Emergency stop is on: operation mode stays %v; release the emergency stop "+
+					"first (emergency_stop false), then select %v", m.op.Mode, op.Mode))
+			}
+			m.op.Mode = op.Mode
+			return ok("Operation mode set")
+		}
+		// Release: always to STOPPED, never straight back into motion.
+		m.op, m.timerOn = OperationMode{Mode: ModeStopped}, false
+		if op.Mode != ModeStopped {
+			return fail(fmt.Sprintf("Emergency stop released; operation mode is STOPPED, not %v: select %v again "+
+				"now that the emergency stop is off", op.Mode, op.Mode))
+		}
+		return ok("Operation mode set")
 	}
 	m.op = op
 	if op.Mode != ModeTeleoperation {

@@ -106,9 +106,78 @@ func TestMux_Teleop_IgnoredDuringEStop(t *testing.T) {
 	if m.OperationMode() != (OperationMode{EmergencyStop: true}) {
 		t.Errorf("mode = %+v", m.OperationMode())
 	}
+	m.SetOperationMode(OperationMode{Mode: ModeStopped})
 	m.SetOperationMode(OperationMode{Mode: ModeTeleoperation})
 	if tw, _ := m.Tick(t0); !tw.IsZero() {
 		t.Errorf("command from e-stop time forwarded: %v", tw)
+	}
+}
+
+// TestMux_EStop_LocksOperationMode: while the e-stop is on, the mode cannot
+// be changed without releasing it, and a release always lands in STOPPED
+// (docs/rsm.md#robotcontrolmuxnode). success=true means the requested
+// state is in effect.
+func TestMux_EStop_LocksOperationMode(t *testing.T) {
+	stopped, auto, tele := ModeStopped, ModeAutonomous, ModeTeleoperation
+	tests := []struct {
+		name    string
+		before  OperationMode // reached with a plain setOperationMode before
+		req     OperationMode
+		success bool
+		message string // substring of the reply
+		after   OperationMode
+	}{
+		{"no e-stop: set as given", OperationMode{Mode: stopped}, OperationMode{Mode: auto},
+			true, "Operation mode set", OperationMode{Mode: auto}},
+		{"press from AUTONOMOUS with STOPPED (GUI toggle)", OperationMode{Mode: auto}, OperationMode{EmergencyStop: true, Mode: stopped},
+			true, "Operation mode set", OperationMode{EmergencyStop: true, Mode: stopped}},
+		{"press keeping AUTONOMOUS: e-stop in effect, mode kept as given", OperationMode{Mode: auto},
+			OperationMode{EmergencyStop: true, Mode: auto}, true, "Operation mode set", OperationMode{EmergencyStop: true, Mode: auto}},
+		{"e-stop on, same mode again", OperationMode{EmergencyStop: true, Mode: stopped}, OperationMode{EmergencyStop: true, Mode: stopped},
+			true, "Operation mode set", OperationMode{EmergencyStop: true, Mode: stopped}},
+		{"e-stop on, AUTONOMOUS without release: refused", OperationMode{EmergencyStop: true, Mode: stopped},
+			OperationMode{EmergencyStop: true, Mode: auto}, false, "Emergency stop is on: operation mode stays STOPPED",
+			OperationMode{EmergencyStop: true, Mode: stopped}},
+		{"e-stop on, TELEOPERATION without release: refused", OperationMode{EmergencyStop: true, Mode: stopped},
+			OperationMode{EmergencyStop: true, Mode: tele}, false, "release the emergency stop first",
+			OperationMode{EmergencyStop: true, Mode: stopped}},
+		{"e-stop on in AUTONOMOUS, STOPPED without release: allowed (the safe way)", OperationMode{EmergencyStop: true, Mode: auto},
+			OperationMode{EmergencyStop: true, Mode: stopped}, true, "Operation mode set",
+			OperationMode{EmergencyStop: true, Mode: stopped}},
+		{"e-stop on in AUTONOMOUS, AUTONOMOUS again: no change", OperationMode{EmergencyStop: true, Mode: auto},
+			OperationMode{EmergencyStop: true, Mode: auto}, true, "Operation mode set",
+			OperationMode{EmergencyStop: true, Mode: auto}},
+		{"release with STOPPED", OperationMode{EmergencyStop: true, Mode: stopped}, OperationMode{Mode: stopped},
+			true, "Operation mode set", OperationMode{Mode: stopped}},
+		{"release asking for AUTONOMOUS: released to STOPPED, answered false", OperationMode{EmergencyStop: true, Mode: stopped},
+			OperationMode{Mode: auto}, false, "Emergency stop released; operation mode is STOPPED, not AUTONOMOUS",
+			OperationMode{Mode: stopped}},
+		{"release of an e-stop pressed in AUTONOMOUS: STOPPED", OperationMode{EmergencyStop: true, Mode: auto},
+			OperationMode{Mode: stopped}, true, "Operation mode set", OperationMode{Mode: stopped}},
+		{"release asking for TELEOPERATION: STOPPED", OperationMode{EmergencyStop: true, Mode: tele},
+			OperationMode{Mode: tele}, false, "not TELEOPERATION", OperationMode{Mode: stopped}},
+		{"e-stop on, unknown mode: refused", OperationMode{EmergencyStop: true, Mode: stopped}, OperationMode{Mode: 7},
+			false, "Unknown operation mode 7", OperationMode{EmergencyStop: true, Mode: stopped}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newTestMux(t, false)
+			_ = m.OnAutonomy(lin(0.5), t0)
+			if r := m.SetOperationMode(tt.before); !r.Success || m.OperationMode() != tt.before {
+				t.Fatalf("set-up %+v: %+v, mode %+v", tt.before, r, m.OperationMode())
+			}
+			r := m.SetOperationMode(tt.req)
+			if r.Success != tt.success || !strings.Contains(r.Message, tt.message) {
+				t.Errorf("reply = %+v, want success %v with %q", r, tt.success, tt.message)
+			}
+			tw, op := m.Tick(t0)
+			if op != tt.after {
+				t.Errorf("operation mode = %+v, want %+v", op, tt.after)
+			}
+			if want := tt.after == (OperationMode{Mode: auto}); !tw.IsZero() != want {
+				t.Errorf("output %v with %+v", tw, op)
+			}
+		})
 	}
 }
 
@@ -345,10 +414,12 @@ func TestMux_AutonomySilence(t *testing.T) {
 			{0, &v, auto, v, ModeAutonomous}, {1500 * ms, nil, nil, zero, ModeStopped},
 			{1600 * ms, &v, nil, zero, ModeStopped}, {1700 * ms, &v, auto, v, ModeAutonomous},
 		}, 1, 1},
+		// The release lands in STOPPED (the e-stop lock), so the stale
+		// command is dropped without a fallback from AUTONOMOUS to warn of.
 		{"a stale command is not resumed after an e-stop", 0, []ev{
 			{0, &v, auto, v, ModeAutonomous}, {100 * ms, nil, estop, zero, ModeAutonomous},
-			{3 * time.Second, nil, noEstop, zero, ModeStopped},
-		}, 1, 1},
+			{3 * time.Second, nil, noEstop, zero, ModeStopped}, {3100 * ms, nil, auto, zero, ModeAutonomous},
+		}, 0, 1},
 		{"configured timeout", 200 * ms, []ev{
 			{0, &v, auto, v, ModeAutonomous}, {199 * ms, nil, nil, v, ModeAutonomous}, {200 * ms, nil, nil, zero, ModeStopped},
 		}, 1, 1},

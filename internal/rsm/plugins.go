@@ -19,6 +19,7 @@ type CalculateGoal struct {
 	haveGoals, haveFailed bool
 	deadline              time.Time
 	goal                  Pose
+	found                 bool // goal holds the chosen frontier
 	report                onceReporter
 }
 
@@ -66,7 +67,7 @@ func (s *CalculateGoal) OnActive(ctx context.Context) {
 		s.Next(NewIdle())
 		return
 	}
-	s.goal = goal
+	s.goal, s.found = goal, true
 	s.nextPlugin(NavigationPlugin, "")
 }
 
@@ -100,9 +101,16 @@ func nearAny(p Vec3, poses []Pose) bool {
 	return false
 }
 
-// OnExit stores the goal as the exploration navigation goal (always, as the
-// original did).
+// OnExit stores the chosen frontier as the exploration navigation goal.
+//
+// FIX: the original stored its goal on every exit. Interrupted by a simple
+// goal, that overwrote the simple goal just stored by the state interface
+// with the unset exploration goal, so the robot drove to (0,0). Now the
+// goal is only stored when one was chosen and no interrupt took over.
 func (s *CalculateGoal) OnExit(ctx context.Context) {
+	if !s.found || s.interrupted {
+		return
+	}
 	if _, err := s.si.Store().SetNavigationGoal(ctx, NavigationGoal{
 		Goal: s.goal, Mode: NavigationExploration, WaypointPosition: -1,
 	}); err != nil {

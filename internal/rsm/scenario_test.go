@@ -556,3 +556,37 @@ func TestSimpleGoal_WhileNavigating_FreshNavigationReadsNewGoal(t *testing.T) {
 		t.Errorf("new goal %v, old cancelled %v", g.pose.Position, h.nav.goals[0].cancelled)
 	}
 }
+
+// TestSimpleGoal_FromEveryState_DrivesToTheSimpleGoal sends a simple goal
+// while each state is current: the fresh navigation state must drive to
+// that goal and name itself "G: Navigation". (Regression: "E: Calculate
+// Goal" stored its own, unset exploration goal on exit, as the original
+// did, so the robot drove to (0,0) instead.)
+func TestSimpleGoal_FromEveryState_DrivesToTheSimpleGoal(t *testing.T) {
+	for _, sc := range stateCases() {
+		switch sc.name {
+		case "Boot", "Emergency Stop", "Teleoperation":
+			continue // simple goals are not taken there (TestStates_Interrupts)
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			h := newHarness(t)
+			_ = h.si.OnOperationMode(h.ctx, OperationMode{Mode: ModeAutonomous})
+			s := sc.setup(h)
+			h.makeCurrent(s)
+			_ = h.si.OnExplorationGoals([]Pose{at(1, 0)}) // Calculate Goal has a frontier to pick
+			_ = h.si.OnFailedGoals(nil)
+			sent := len(h.nav.goals)
+			if err := h.si.OnSimpleGoal(h.ctx, at(5, 6)); err != nil {
+				t.Fatal(err)
+			}
+			h.runUntil(5, "G: Navigation", h.inState("G: Navigation"))
+			h.runUntil(5, "goal sent", func() bool { return len(h.nav.goals) > sent })
+			if g := h.nav.last(); g.pose.Position != (Vec3{5, 6, 0}) {
+				t.Errorf("goal sent to %v, want the simple goal (5,6)", g.pose.Position)
+			}
+			if g, _ := h.store.GetNavigationGoal(h.ctx); g.Mode != NavigationSimpleGoal || g.Goal.Position != (Vec3{5, 6, 0}) {
+				t.Errorf("stored navigation goal = %+v, want the simple goal", g)
+			}
+		})
+	}
+}

@@ -297,12 +297,18 @@ func TestMultiProcess_RSM(t *testing.T) {
 
 	// E-stop: Emergency Stop with zero output, release: Idle.
 	states.clear()
-	op := func(estop bool, mode uint8) {
+	opReply := func(estop bool, mode uint8) *rsm_msgs_srv.SetOperationMode_Response {
 		cctx, cc := callCtx()
 		defer cc()
 		r, err := setMode.Call(cctx, &rsm_msgs_srv.SetOperationMode_Request{OperationMode: rsm_msgs_msg.OperationMode{EmergencyStop: estop, Mode: mode}})
-		if err != nil || !r.Success {
-			t.Fatalf("setOperationMode: %v %+v", err, r)
+		if err != nil {
+			t.Fatalf("setOperationMode: %v", err)
+		}
+		return r
+	}
+	op := func(estop bool, mode uint8) {
+		if r := opReply(estop, mode); !r.Success {
+			t.Fatalf("setOperationMode(%v, %d): %+v", estop, mode, r)
 		}
 	}
 	op(true, rsm_msgs_msg.OperationMode_STOPPED)
@@ -317,8 +323,13 @@ func TestMultiProcess_RSM(t *testing.T) {
 			t.Fatalf("cmd_vel during e-stop = %+v, want zero", tw)
 		}
 	}
-	op(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
+	// The e-stop locks the mode: AUTONOMOUS without a release is refused.
+	if r := opReply(true, rsm_msgs_msg.OperationMode_AUTONOMOUS); r.Success || !strings.Contains(r.Message, "Emergency stop is on") {
+		t.Errorf("AUTONOMOUS during e-stop answered %+v, want success=false with the reason", r)
+	}
+	op(false, rsm_msgs_msg.OperationMode_STOPPED)
 	testenv.WaitFor(t, waitLimit, "Idle after e-stop release", func() bool { return last() == "Idle" })
+	op(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
 
 	// Three waypoints; each mode's visit order.
 	for _, x := range []float64{1, 2, 3} {
