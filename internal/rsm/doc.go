@@ -2,7 +2,7 @@
 // MarcoStb1993/robot_statemachine (ROS 1) without any ROS types in its API.
 //
 // The package holds three independent pieces of behaviour, each driven by a
-// ROS 2 node in internal/rsm/node:
+// ROS 2 node in internal/rsm/rsmnode:
 //
 //   - StateInterface and the states (Boot, Emergency Stop, Idle,
 //     Teleoperation, Waypoint Following and the plugin states Calculate

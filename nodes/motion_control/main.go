@@ -1,5 +1,5 @@
 // Command motion_control runs the hexapod motion controller as the ROS 2
-// node hexapod_controller (see internal/hexapod/node and docs/hexapod.md).
+// node hexapod_controller (see internal/hexapod/hexapodnode and docs/hexapod.md).
 //
 //	motion_control [--ros-args --params-file params/hexapod.yaml -p servo.driver:=dynamixel]
 package main
@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/hexapod/node"
+	"github.com/fsmnodes/fsmnodes/internal/hexapod/hexapodnode"
 )
 
 func main() {
-	if err := node.Run(context.Background(), os.Args[1:]); err != nil {
+	if err := hexapodnode.Run(context.Background(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "motion_control:", err)
 		os.Exit(1)
 	}

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/rsm/node"
+	"github.com/fsmnodes/fsmnodes/internal/rsm/rsmnode"
 )
 
 func main() {
-	if err := node.RunMux(context.Background(), os.Args[1:]); err != nil {
+	if err := rsmnode.RunMux(context.Background(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "robot_control_mux:", err)
 		os.Exit(1)
 	}

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/rsm/node"
+	"github.com/fsmnodes/fsmnodes/internal/rsm/rsmnode"
 )
 
 func main() {
-	if err := node.RunBoot(context.Background(), os.Args[1:]); err != nil {
+	if err := rsmnode.RunBoot(context.Background(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "rsm_boot:", err)
 		os.Exit(1)
 	}

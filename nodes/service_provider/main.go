@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/rsm/node"
+	"github.com/fsmnodes/fsmnodes/internal/rsm/rsmnode"
 )
 
 func main() {
-	if err := node.RunServiceProvider(context.Background(), os.Args[1:]); err != nil {
+	if err := rsmnode.RunServiceProvider(context.Background(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "service_provider:", err)
 		os.Exit(1)
 	}

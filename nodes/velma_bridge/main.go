@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/velma/node"
+	"github.com/fsmnodes/fsmnodes/internal/velma/velmanode"
 )
 
 func main() {
-	if err := node.Run(context.Background(), os.Args[1:]); err != nil {
+	if err := velmanode.Run(context.Background(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "velma_bridge:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,167 @@
+package hexapodnode
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/hexapod"
+	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// NodeName is the default node name, the original's.
+const NodeName = "hexapod_controller"
+
+// Run starts the motion_control node with the command line args (without
+// the program name) and blocks until ctx is cancelled or the process gets
+// SIGINT/SIGTERM. On the way out the servos are freed.
+//
+// Interface: subscriptions cmd_vel (geometry_msgs/Twist) and joy
+// (sensor_msgs/Joy); services ~/start_stop, ~/stand_up, ~/sit_down and
+// ~/stand_walk (std_srvs/Trigger, success=false with the reason when the FSM
+// ignores the command); publications joint_states (sensor_msgs/JointState,
+// 18 joints, every tick) and ~/state (std_msgs/String, transient local, on
+// change). Parameters are declared read-only on the node, with values from
+// --params-file and -p (see params/hexapod.yaml).
+func Run(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, NodeName, Setup)
+}
+
+// Setup creates the controller's entities on n (the template of ros.Run):
+// it loads the settings, opens the servos (freed by an OnShutdown hook once
+// the node is closed, so no tick runs while they are released) and wires
+// the topics, services and the gait timer.
+func Setup(_ context.Context, n *ros.Node) error {
+	log := n.Logger()
+	s, err := LoadSettings(nodeDeclarer{n})
+	if err != nil {
+		return err
+	}
+	servos, closer := openServos(s, log)
+	n.Context().OnShutdown(func() error {
+		err := servos.SetTorque(false)
+		if closer != nil {
+			err = errors.Join(err, closer.Close())
+		}
+		return err
+	})
+	a, err := NewAdapter(s, servos, log)
+	if err != nil {
+		return err
+	}
+	if err := wire(n, a, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+		return err
+	}
+	log.Infof("hexapod controller running at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
+	return nil
+}
+
+// openServos returns the configured servo driver. When the serial port
+// cannot be opened it logs the error and runs on simulated servos, as the
+// original kept running without its servo bus.
+func openServos(s Settings, log Logger) (hexapod.ServoDriver, io.Closer) {
+	if s.ServoDriver == "dynamixel" {
+		port, err := dynamixel.OpenSerial(s.SerialPort, s.BaudRate)
+		if err == nil {
+			d, derr := dynamixel.New(port, s.Servos)
+			if derr == nil {
+				return d, port
+			}
+			port.Close()
+			err = derr
+		}
+		log.Errorf("servo bus unavailable, using simulated servos: %v", err)
+	}
+	return hexapod.NewSimServos(time.Now, hexapod.Joints{}), nil
+}
+
+// wire creates the node's topics, services and timer around the adapter.
+func wire(n *ros.Node, a *Adapter, period time.Duration) error {
+	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	state, err := ros.NewPublisher[std_msgs_msg.String](n, "~/state", ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, time.Now())
+	}); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
+		stamp := float64(m.Header.Stamp.Sec) + float64(m.Header.Stamp.Nanosec)/1e9
+		_ = a.Joy(hexapod.Joy{Stamp: stamp, Axes: m.Axes, Buttons: m.Buttons}, time.Now())
+	}); err != nil {
+		return err
+	}
+	for _, c := range []hexapod.Command{hexapod.CmdStartStop, hexapod.CmdStandUp, hexapod.CmdSitDown, hexapod.CmdStandWalk} {
+		cmd := c
+		if _, err := ros.NewService(n, "~/"+cmd.String(),
+			func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+				ok, msg := a.Command(cmd)
+				return &std_srvs_srv.Trigger_Response{Success: ok, Message: msg}, nil
+			}); err != nil {
+			return err
+		}
+	}
+	log := n.Logger()
+	_, err = n.NewTimer(period, func() {
+		now := time.Now()
+		r := a.Tick(now)
+		msg := sensor_msgs_msg.JointState{
+			Header:   std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(now)},
+			Name:     r.Names,
+			Position: r.Positions,
+		}
+		if err := js.Publish(&msg); err != nil {
+			a.warnEvery("publish", now, "publish joint_states: %v", err)
+		}
+		if r.StateChanged {
+			if err := state.Publish(&std_msgs_msg.String{Data: r.State}); err != nil {
+				log.Errorf("publish ~/state: %v", err)
+			}
+		}
+	})
+	return err
+}
+
+// nodeDeclarer declares the parameters on the ROS node as read-only
+// parameters: their values come from --params-file and -p at start-up, and
+// `ros2 param get/list/describe` show them; a later set is refused because
+// the controller reads them only once.
+type nodeDeclarer struct {
+	n *ros.Node
+}
+
+func declare[T param.Kind](d nodeDeclarer, name string, def T, desc string) (T, error) {
+	return ros.DeclareParam(d.n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
+}
+
+func (d nodeDeclarer) Float64(name string, def float64, desc string) (float64, error) {
+	return declare(d, name, def, desc)
+}
+func (d nodeDeclarer) Int64(name string, def int64, desc string) (int64, error) {
+	return declare(d, name, def, desc)
+}
+func (d nodeDeclarer) String(name string, def string, desc string) (string, error) {
+	return declare(d, name, def, desc)
+}
+func (d nodeDeclarer) Float64s(name string, def []float64, desc string) ([]float64, error) {
+	return declare(d, name, def, desc)
+}
+func (d nodeDeclarer) Int64s(name string, def []int64, desc string) ([]int64, error) {
+	return declare(d, name, def, desc)
+}
+func (d nodeDeclarer) Strings(name string, def []string, desc string) ([]string, error) {
+	return declare(d, name, def, desc)
+}

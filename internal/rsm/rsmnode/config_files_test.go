@@ -1,0 +1,197 @@
+package rsmnode
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/launch"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+)
+
+// repoRoot is the repository root seen from this package.
+const repoRoot = "../../.."
+
+// TestParamsFile_OriginalDefaults checks params/rsm.yaml: node keys and the
+// original's defaults, with the types the nodes declare.
+func TestParamsFile_OriginalDefaults(t *testing.T) {
+	var o param.Overrides
+	if err := o.AddFile(filepath.Join(repoRoot, "params", "rsm.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]any{
+		"/rsmNode": {
+			"update_frequency": 20.0, "calculate_goal_plugin": "rsm::CalculateGoalState",
+			"navigation_plugin": "rsm::NavigationState", "mapping_plugin": "rsm::MappingDummyState",
+			"pose_tolerance": 0.1, "idle_timer_duration": 10.0, "unstuck_timer_duration": 5.0,
+			"idle_timer_behavior": false, "navigation_action": "navigate_to_pose",
+			"reverse_navigation_action": "navigate_to_pose_reverse",
+		},
+		"/robotControlMuxNode": {
+			"update_frequency": 20.0, "autonomy_cmd_vel_topic": "/autonomy/cmd_vel",
+			"teleoperation_cmd_vel_topic": "/teleoperation/cmd_vel", "cmd_vel_topic": "/cmd_vel",
+			"joystick_used": false, "joystick_topic": "joy", "teleoperation_idle_timer": 0.5,
+			"initial_operation_mode": int64(0), "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
+			"autonomy_cmd_vel_timeout": 1.0,
+		},
+		"/serviceProviderNode": {
+			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",
+		},
+		"/bootUpNode": {"wait_time": 1.0},
+	}
+	for node, params := range want {
+		got := o.For(node)
+		if len(got) != len(params) {
+			t.Errorf("%s: %d parameters, want %d: %v", node, len(got), len(params), got)
+		}
+		for name, v := range params {
+			pv, ok := got[name]
+			if !ok {
+				t.Errorf("%s: %s missing", node, name)
+				continue
+			}
+			if want, err := param.FromAny(v); err != nil || !reflect.DeepEqual(pv, want) {
+				t.Errorf("%s: %s = %v, want %v (%v)", node, name, pv, want, err)
+			}
+		}
+	}
+}
+
+// TestLaunchFile_NodesAndArguments loads launch/rsm.launch.xml.
+func TestLaunchFile_NodesAndArguments(t *testing.T) {
+	bin := t.TempDir()
+	for _, e := range []string{"robot_control_mux", "state_interface", "service_provider", "rsm_boot"} {
+		if err := os.WriteFile(filepath.Join(bin, e), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(repoRoot, "launch", "rsm.launch.xml")
+	tests := []struct {
+		name  string
+		args  [][2]string
+		nodes []string
+	}{
+		{"defaults", nil, []string{"bootUpNode", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
+		{"no boot node", [][2]string{{"start_boot", "false"}}, []string{"robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := launch.Load(file, launch.Options{BinDir: bin, Args: append(tt.args, [2]string{"robot_frame", "base_link"})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range d.Processes {
+				names = append(names, p.Name)
+				if p.Package != "fsmnodes" {
+					t.Errorf("%s: package %q", p.Name, p.Package)
+				}
+				inline := map[string]any{}
+				for _, src := range p.Params {
+					for _, v := range src.Inline {
+						inline[v.Name] = v.Value
+					}
+				}
+				if p.Name == "serviceProviderNode" && inline["robot_frame"] != "base_link" {
+					t.Errorf("robot_frame = %v, want the launch argument", inline["robot_frame"])
+				}
+				if p.Name != "bootUpNode" {
+					if f, ok := inline["update_frequency"].(float64); !ok || f != 20 {
+						t.Errorf("%s: update_frequency = %#v, want 20.0 (double)", p.Name, inline["update_frequency"])
+					}
+				}
+			}
+			sort.Strings(names)
+			if !reflect.DeepEqual(names, tt.nodes) {
+				t.Errorf("nodes = %v, want %v", names, tt.nodes)
+			}
+		})
+	}
+}
+
+func TestExpandPath(t *testing.T) {
+	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+	home := map[string]string{"HOME": "/home/u"}
+	rosHome := map[string]string{"HOME": "/home/u", "ROS_HOME": "/data/ros"}
+	tildeRosHome := map[string]string{"HOME": "/home/u", "ROS_HOME": "~/rh"}
+	tests := []struct {
+		in   string
+		vars map[string]string
+		want string
+	}{
+		{"", home, ""},
+		{"/abs/w.yaml", home, "/abs/w.yaml"},
+		{"rel/w.yaml", home, "rel/w.yaml"},
+		{"~/w.yaml", home, "/home/u/w.yaml"},
+		{"~", home, "/home/u"},
+		{"~user/w.yaml", home, "~user/w.yaml"},
+		{"$ROS_HOME/fsmnodes/waypoints.yaml", home, "/home/u/.ros/fsmnodes/waypoints.yaml"},
+		{"${ROS_HOME}/fsmnodes/waypoints.yaml", home, "/home/u/.ros/fsmnodes/waypoints.yaml"},
+		{"$ROS_HOME/fsmnodes/waypoints.yaml", rosHome, "/data/ros/fsmnodes/waypoints.yaml"},
+		{"$ROS_HOME/w.yaml", tildeRosHome, "/home/u/rh/w.yaml"},
+		{"$ROS_HOMEX/w.yaml", rosHome, "$ROS_HOMEX/w.yaml"},
+	}
+	for _, tt := range tests {
+		got, err := ExpandPath(tt.in, env(tt.vars))
+		if err != nil || got != tt.want {
+			t.Errorf("ExpandPath(%q, %v) = %q, %v; want %q", tt.in, tt.vars, got, err, tt.want)
+		}
+	}
+}
+
+// Issue 13: the demo lost its waypoints on restart (waypoints_file ""). The
+// demo and rsm.launch.xml keep them in $ROS_HOME/fsmnodes/waypoints.yaml.
+func TestLaunchFiles_WaypointsPersistedInROSHome(t *testing.T) {
+	bin := t.TempDir()
+	nodes, err := os.ReadDir(filepath.Join(repoRoot, "nodes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range nodes { // a stand-in for every executable
+		if err := os.WriteFile(filepath.Join(bin, e.Name()), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, file := range []string{"rsm.launch.xml", "rsm_sim.launch.xml", "demo.launch.xml"} {
+		for _, tt := range []struct {
+			rosHome, want string
+		}{
+			{"", "/home/u/.ros/fsmnodes/waypoints.yaml"},
+			{"/var/lib/robot", "/var/lib/robot/fsmnodes/waypoints.yaml"},
+		} {
+			vars := map[string]string{"HOME": "/home/u"}
+			if tt.rosHome != "" {
+				vars["ROS_HOME"] = tt.rosHome
+			}
+			lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+			d, err := launch.Load(filepath.Join(repoRoot, "launch", file), launch.Options{BinDir: bin, LookupEnv: lookup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range d.Processes {
+				if p.Name != ServiceProviderNodeName {
+					continue
+				}
+				for _, src := range p.Params {
+					for _, v := range src.Inline {
+						if v.Name != "waypoints_file" {
+							continue
+						}
+						found = true
+						path, _ := v.Value.(string)
+						got, err := ExpandPath(path, func(k string) string { return vars[k] })
+						if err != nil || got != tt.want {
+							t.Errorf("%s with ROS_HOME=%q: waypoints_file %q → %q, want %q", file, tt.rosHome, path, got, tt.want)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: serviceProviderNode has no waypoints_file", file)
+			}
+		}
+	}
+}

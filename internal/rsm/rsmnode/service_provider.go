@@ -1,0 +1,301 @@
+package rsmnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	"github.com/fsmnodes/fsmnodes/internal/rsm/tf"
+	"github.com/fsmnodes/fsmnodes/internal/viz"
+	"github.com/fsmnodes/fsmnodes/internal/viz/viznode"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
+	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
+)
+
+// ServiceProviderNodeName is the data store's node name.
+const ServiceProviderNodeName = "serviceProviderNode"
+
+// QoS of /tf and /tf_static as tf2_ros uses them.
+var (
+	tfQoS       = ros.QoSDefault.KeepLast(100)
+	tfStaticQoS = ros.QoSLatched
+)
+
+// SetupServiceProvider declares serviceProviderNode's parameters and wires
+// an rsm.Store to n: every service of
+// docs/rsm.md#service-provider-of-the-original under rsm/, the topics
+// rsm/waypoints, rsm/explorationMode, rsm/explorationGoalStatus and
+// rsm/reverseMode (published every cycle), rsm/waypoint_markers
+// (visualization_msgs/MarkerArray for RViz, transient local, on change), /tf and /tf_static into a TF
+// buffer for getRobotPose, and the rsm/setNavigationToReverse client.
+func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
+	log := n.Logger()
+	period, err := rate(n)
+	if err != nil {
+		return nil, err
+	}
+	robotFrame, err := str(n, "robot_frame", "/base_link", "TF frame of the robot; the pose is map -> robot_frame")
+	if err != nil {
+		return nil, err
+	}
+	if tf.Frame(robotFrame) == "" {
+		return nil, fmt.Errorf("parameter robot_frame %q: empty frame id", robotFrame)
+	}
+	routines, err := ros.DeclareParam(n, "waypoint_routines", []string{},
+		ros.ParamDescriptor{Description: "routine names (rsm::<Name>RoutineState) offered for waypoints", ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	file, err := str(n, "waypoints_file", "",
+		"YAML file that keeps the waypoints across restarts (\"\" = memory only; a leading $ROS_HOME or ~ is expanded)")
+	if err != nil {
+		return nil, err
+	}
+	if file, err = ExpandPath(file, os.Getenv); err != nil {
+		return nil, err
+	}
+	if file != "" {
+		log.Infof("rsm: waypoints are kept in %s", file)
+	}
+	revCli, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, Namespace+"setNavigationToReverse")
+	if err != nil {
+		return nil, err
+	}
+	buf := tf.NewBuffer()
+	store := rsm.NewStore(rsm.StoreConfig{
+		Routines: routines, WaypointsFile: file, Log: log,
+		Pose:     tf.PoseSource{Buffer: buf, Map: MapFrame, Robot: robotFrame},
+		Reverser: reverseClient{revCli},
+	})
+	var tfBad burst
+	onTF := func(static bool) func(*tf2_msgs_msg.TFMessage) {
+		return func(m *tf2_msgs_msg.TFMessage) {
+			for i := range m.Transforms {
+				if err := buf.Set(TransformFromMsg(&m.Transforms[i], static)); err != nil {
+					tfBad.fail(log, "rsm: transform dropped: %v (further bad transforms are dropped silently)", err)
+					continue
+				}
+				tfBad.ok(log, "rsm: transforms are good again")
+			}
+		}
+	}
+	if _, err := ros.NewSubscription(n, "/tf", tfQoS, onTF(false)); err != nil {
+		return nil, err
+	}
+	if _, err := ros.NewSubscription(n, "/tf_static", tfStaticQoS, onTF(true)); err != nil {
+		return nil, err
+	}
+	if err := serviceProviderServices(n, store); err != nil {
+		return nil, err
+	}
+	wpPub, err := ros.NewPublisher[rsm_msgs_msg.WaypointArray](n, Namespace+"waypoints", ros.QoSDefault)
+	if err != nil {
+		return nil, err
+	}
+	expPub, err := ros.NewPublisher[std_msgs_msg.Bool](n, Namespace+"explorationMode", ros.QoSDefault.KeepLast(1))
+	if err != nil {
+		return nil, err
+	}
+	statusPub, err := ros.NewPublisher[rsm_msgs_msg.GoalStatus](n, Namespace+"explorationGoalStatus", ros.QoSDefault.KeepLast(1))
+	if err != nil {
+		return nil, err
+	}
+	revPub, err := ros.NewPublisher[std_msgs_msg.Bool](n, Namespace+"reverseMode", ros.QoSDefault)
+	if err != nil {
+		return nil, err
+	}
+	// Markers are published when they change and kept for late joiners
+	// (RViz started after the waypoints were set).
+	markerPub, err := ros.NewPublisher[visualization_msgs_msg.MarkerArray](n, Namespace+"waypoint_markers", ros.QoSLatched)
+	if err != nil {
+		return nil, err
+	}
+	var lastMarkers []viz.Marker
+	var pubErr burst
+	_, err = n.NewTimer(period, func() {
+		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
+			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
+				pubErr.fail(log, "rsm: publish: %v", err)
+				return
+			}
+			lastMarkers = ms
+		}
+		wp := WaypointArrayToMsg(store.Waypoints(), n.Clock().Now())
+		exp, _ := store.GetExplorationMode(context.Background())
+		rev, _ := store.GetReverseMode(context.Background())
+		st := GoalStatusToMsg(store.ExplorationGoalStatus())
+		for _, err := range []error{
+			wpPub.Publish(&wp),
+			expPub.Publish(&std_msgs_msg.Bool{Data: exp}),
+			statusPub.Publish(&st),
+			revPub.Publish(&std_msgs_msg.Bool{Data: rev}),
+		} {
+			if err != nil {
+				pubErr.fail(log, "rsm: publish: %v", err)
+				return
+			}
+		}
+		pubErr.ok(log, "rsm: publishing again")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return store, nil
+}
+
+// serviceProviderServices creates the services of
+// docs/rsm.md#service-provider-of-the-original.
+func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
+	log := n.Logger()
+	steps := []func() error{
+		func() error {
+			_, err := ros.NewService(n, Namespace+"addWaypoint", func(_ context.Context, r *rsm_msgs_srv.AddWaypoint_Request) (*rsm_msgs_srv.AddWaypoint_Response, error) {
+				rep := s.AddWaypoint(WaypointFromMsg(&r.Waypoint), r.Position)
+				return &rsm_msgs_srv.AddWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"getWaypoints", func(ctx context.Context, _ *rsm_msgs_srv.GetWaypoints_Request) (*rsm_msgs_srv.GetWaypoints_Response, error) {
+				a, _ := s.GetWaypoints(ctx)
+				return &rsm_msgs_srv.GetWaypoints_Response{WaypointArray: WaypointArrayToMsg(a, n.Clock().Now())}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"moveWaypoint", func(_ context.Context, r *rsm_msgs_srv.MoveWaypoint_Request) (*rsm_msgs_srv.MoveWaypoint_Response, error) {
+				rep := s.MoveWaypoint(r.Position, PoseFromMsg(&r.Pose))
+				return &rsm_msgs_srv.MoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"removeWaypoint", func(_ context.Context, r *rsm_msgs_srv.RemoveWaypoint_Request) (*rsm_msgs_srv.RemoveWaypoint_Response, error) {
+				rep := s.RemoveWaypoint(r.Position)
+				return &rsm_msgs_srv.RemoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"waypointVisited", func(ctx context.Context, r *rsm_msgs_srv.WaypointVisited_Request) (*rsm_msgs_srv.WaypointVisited_Response, error) {
+				rep, _ := s.WaypointVisited(ctx, r.Position)
+				return &rsm_msgs_srv.WaypointVisited_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"waypointUnreachable", func(_ context.Context, r *rsm_msgs_srv.WaypointUnreachable_Request) (*rsm_msgs_srv.WaypointUnreachable_Response, error) {
+				rep := s.WaypointUnreachable(r.Position)
+				return &rsm_msgs_srv.WaypointUnreachable_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"resetWaypoints", func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+				rep, _ := s.ResetWaypoints(ctx)
+				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"setWaypointFollowingMode", func(ctx context.Context, r *rsm_msgs_srv.SetWaypointFollowingMode_Request) (*rsm_msgs_srv.SetWaypointFollowingMode_Response, error) {
+				rep, _ := s.SetWaypointFollowingMode(ctx, rsm.WaypointMode(r.Mode), r.Reverse)
+				return &rsm_msgs_srv.SetWaypointFollowingMode_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"setWaypointRoutine", func(_ context.Context, r *rsm_msgs_srv.SetWaypointRoutine_Request) (*rsm_msgs_srv.SetWaypointRoutine_Response, error) {
+				rep := s.SetWaypointRoutine(r.Position, r.Routine)
+				return &rsm_msgs_srv.SetWaypointRoutine_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"getWaypointRoutines", func(context.Context, *rsm_msgs_srv.GetWaypointRoutines_Request) (*rsm_msgs_srv.GetWaypointRoutines_Response, error) {
+				return &rsm_msgs_srv.GetWaypointRoutines_Response{WaypointRoutines: s.GetWaypointRoutines()}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"setNavigationGoal", func(ctx context.Context, r *rsm_msgs_srv.SetNavigationGoal_Request) (*rsm_msgs_srv.SetNavigationGoal_Response, error) {
+				rep, _ := s.SetNavigationGoal(ctx, rsm.NavigationGoal{Goal: PoseFromMsg(&r.Goal),
+					Mode: rsm.NavigationMode(r.NavigationMode), WaypointPosition: r.WaypointPosition, Routine: r.Routine})
+				return &rsm_msgs_srv.SetNavigationGoal_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"getNavigationGoal", func(ctx context.Context, _ *rsm_msgs_srv.GetNavigationGoal_Request) (*rsm_msgs_srv.GetNavigationGoal_Response, error) {
+				g, _ := s.GetNavigationGoal(ctx)
+				return &rsm_msgs_srv.GetNavigationGoal_Response{Goal: PoseToMsg(g.Goal), NavigationMode: int8(g.Mode),
+					WaypointPosition: g.WaypointPosition, Routine: g.Routine}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"navigationGoalCompleted", func(ctx context.Context, r *rsm_msgs_srv.GoalCompleted_Request) (*rsm_msgs_srv.GoalCompleted_Response, error) {
+				rep, _ := s.NavigationGoalCompleted(ctx, GoalStatusFromMsg(&r.Status), r.NavigationStatus)
+				return &rsm_msgs_srv.GoalCompleted_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			var poseErr burst
+			_, err := ros.NewService(n, Namespace+"getRobotPose", func(ctx context.Context, _ *rsm_msgs_srv.GetRobotPose_Request) (*rsm_msgs_srv.GetRobotPose_Response, error) {
+				p, err := s.GetRobotPose(ctx)
+				if err != nil {
+					// The response has no success flag: an all-zero pose
+					// (invalid quaternion) says "no pose"; log once per outage.
+					poseErr.fail(log, "rsm: getRobotPose: %v; is TF map -> robot_frame published (SLAM, localization)?", err)
+					return &rsm_msgs_srv.GetRobotPose_Response{Pose: geometry_msgs_msg.Pose{}}, nil
+				}
+				poseErr.ok(log, "rsm: getRobotPose: robot pose available")
+				return &rsm_msgs_srv.GetRobotPose_Response{Pose: PoseToMsg(p)}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"setExplorationMode", func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+				rep := s.SetExplorationMode(r.Data)
+				return &std_srvs_srv.SetBool_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"getExplorationMode", func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+				rep := s.ExplorationModeReply()
+				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"setReverseMode", func(ctx context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+				rep, _ := s.SetReverseMode(ctx, r.Data)
+				return &std_srvs_srv.SetBool_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"getReverseMode", func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+				rep := s.ReverseModeReply()
+				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
+			})
+			return err
+		},
+	}
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

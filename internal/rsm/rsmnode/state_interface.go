@@ -1,0 +1,198 @@
+package rsmnode
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// StateInterfaceNodeName is the state machine's node name.
+const StateInterfaceNodeName = "rsmNode"
+
+// NavigatorFactory makes the Nav2 NavigateToPose client for the
+// Navigation plugin; nil selects the built-in one (NewActionNavigator).
+type NavigatorFactory func(ctx context.Context, n *ros.Node) (rsm.Navigator, error)
+
+// SetupStateInterface declares rsmNode's parameters and wires the state
+// machine to n: subscriptions rsm/operationMode, rsm/simpleGoal,
+// rsm/explorationGoals, rsm/failedGoals, rsm/goalObsolete,
+// rsm/reverseMode; services rsm/startStopExploration,
+// rsm/startStopWaypointFollowing, rsm/stop2DNavGoal, rsm/stateInfo; the
+// rsm/stateInfo topic; clients of the service provider and of
+// rsm/bootUpFinished; and the tick timer. ctx is passed to the states'
+// service calls. The machine starts in Boot.
+func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorFactory) (*rsm.StateInterface, error) {
+	log := n.Logger()
+	period, err := rate(n)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := stateInterfaceConfig(n)
+	if err != nil {
+		return nil, err
+	}
+	store, err := newRemoteStore(n)
+	if err != nil {
+		return nil, err
+	}
+	bootCli, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, Namespace+"bootUpFinished")
+	if err != nil {
+		return nil, err
+	}
+	if navFactory == nil {
+		navFactory = NewActionNavigator
+	}
+	nav, err := navFactory(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("navigation action client: %w", err)
+	}
+	infoPub, err := ros.NewPublisher[std_msgs_msg.String](n, Namespace+"stateInfo", ros.QoSDefault)
+	if err != nil {
+		return nil, err
+	}
+	si, err := rsm.NewStateInterface(cfg, rsm.Deps{
+		Store: store, Boot: bootClient{bootCli}, Nav: nav, Clock: n.Clock(), Log: log,
+		OnStateChange: func(name string) {
+			if err := infoPub.Publish(&std_msgs_msg.String{Data: name}); err != nil {
+				log.Errorf("publish stateInfo: %v", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := si.CheckPlugins(); err != nil {
+		log.Errorf("rsm: %v; states using it fall back to Idle", err)
+	}
+	warn := func(err error) {
+		if err != nil {
+			log.Warnf("%v", err)
+		}
+	}
+	subs := []func() error{
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) {
+				warn(si.OnOperationMode(ctx, OperationModeFromMsg(m)))
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"simpleGoal", ros.QoSDefault, func(m *geometry_msgs_msg.PoseStamped) {
+				warn(si.OnSimpleGoal(ctx, PoseFromMsg(&m.Pose)))
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"explorationGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) {
+				warn(si.OnExplorationGoals(PosesFromMsg(m.Poses)))
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"failedGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) {
+				warn(si.OnFailedGoals(PosesFromMsg(m.Poses)))
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"goalObsolete", ros.QoSDefault, func(m *std_msgs_msg.Bool) {
+				si.OnGoalObsolete(ctx, m.Data)
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewSubscription(n, Namespace+"reverseMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) {
+				si.OnReverseMode(ctx, m.Data)
+			})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"startStopExploration",
+				func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+					r := si.StartStopExploration(ctx, req.Data)
+					return &std_srvs_srv.SetBool_Response{Success: r.Success, Message: r.Message}, nil
+				})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"startStopWaypointFollowing",
+				func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+					r := si.StartStopWaypointFollowing(ctx, req.Data)
+					return &std_srvs_srv.SetBool_Response{Success: r.Success, Message: r.Message}, nil
+				})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"stop2DNavGoal",
+				func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+					si.Stop2DNavGoal(ctx)
+					// The original left the response fields at their defaults.
+					return &std_srvs_srv.Trigger_Response{}, nil
+				})
+			return err
+		},
+		func() error {
+			_, err := ros.NewService(n, Namespace+"stateInfo",
+				func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+					return &std_srvs_srv.Trigger_Response{Success: true, Message: si.StateName()}, nil
+				})
+			return err
+		},
+	}
+	for _, f := range subs {
+		if err := f(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := n.NewTimer(period, func() { si.Tick(ctx) }); err != nil {
+		return nil, err
+	}
+	si.Start()
+	return si, nil
+}
+
+// stateInterfaceConfig reads rsmNode's parameters.
+func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
+	cfg := rsm.DefaultConfig()
+	var err error
+	strs := []struct {
+		dst       *string
+		name, def string
+		desc      string
+	}{
+		{&cfg.CalculateGoalPlugin, "calculate_goal_plugin", rsm.CalculateGoalStateName, "plugin state that computes exploration goals"},
+		{&cfg.NavigationPlugin, "navigation_plugin", rsm.NavigationStateName, "plugin state that drives to goals"},
+		{&cfg.MappingPlugin, "mapping_plugin", rsm.MappingDummyStateName, "plugin state run at reached exploration goals"},
+		{&cfg.Navigation.Action, "navigation_action", "navigate_to_pose", "Nav2 NavigateToPose action for forward driving"},
+		{&cfg.Navigation.ReverseAction, "reverse_navigation_action", "navigate_to_pose_reverse", "NavigateToPose action for reverse driving"},
+	}
+	for _, s := range strs {
+		if *s.dst, err = str(n, s.name, s.def, s.desc); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.Navigation.PoseTolerance, err = ros.DeclareParam(n, "pose_tolerance", 0.1,
+		ros.ParamDescriptor{Description: "m (and rad) of movement below which the robot counts as standing still", ReadOnly: true}); err != nil {
+		return cfg, err
+	}
+	if cfg.Navigation.IdleTimer, err = seconds(n, "idle_timer_duration", 10, "seconds standing still while AUTONOMOUS until stuck"); err != nil {
+		return cfg, err
+	}
+	if cfg.Navigation.UnstuckTimer, err = seconds(n, "unstuck_timer_duration", 5, "seconds driving with the opposite action to get unstuck"); err != nil {
+		return cfg, err
+	}
+	if cfg.Navigation.AbortWhenStuck, err = ros.DeclareParam(n, "idle_timer_behavior", false,
+		ros.ParamDescriptor{Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal", ReadOnly: true}); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}

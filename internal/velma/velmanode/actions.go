@@ -1,0 +1,239 @@
+package velmanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
+	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
+	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
+	velma_msgs_action "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/action"
+)
+
+type (
+	fjtGoal     = control_msgs_action.FollowJointTrajectory_Goal
+	fjtResult   = control_msgs_action.FollowJointTrajectory_Result
+	fjtFeedback = control_msgs_action.FollowJointTrajectory_Feedback
+	ctGoal      = velma_msgs_action.CartesianTrajectory_Goal
+	ctResult    = velma_msgs_action.CartesianTrajectory_Result
+	ctFeedback  = velma_msgs_action.CartesianTrajectory_Feedback
+)
+
+// feedbackPeriod is how often a running goal publishes feedback.
+const feedbackPeriod = 100 * time.Millisecond
+
+// clientLostAfter is how long a running goal may go without any subscriber
+// on its action's feedback and status topics, after having had one, before
+// its client counts as lost (command source gone): the goal is aborted, a
+// body motion (jnt_imp, cart_imp) makes cs fault to idle and return to safe
+// (velma.TaskCommand.SourceLost), a head motion stops where it is. Clients
+// that subscribe to neither (e.g. `fsmnodes action send_goal` without
+// --feedback) are never treated as lost.
+const clientLostAfter = 500 * time.Millisecond
+
+// actions serves the four trajectory actions.
+func (b *Bridge) actions() error {
+	for _, a := range []struct {
+		name string
+		set  JointSet
+		kind TrajKind
+	}{
+		{"~/spline_trajectory_action_joint", BodyJoints, TrajJnt},
+		{"~/head_spline_trajectory_action_joint", HeadJoints, TrajHead},
+	} {
+		if _, err := ros.NewActionServer(b.node, a.name, control_msgs_action.FollowJointTrajectory_ActionType,
+			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{}); err != nil {
+			return err
+		}
+	}
+	for _, a := range []struct {
+		name string
+		side kin.Side
+	}{
+		{"~/right_arm/cartesian_trajectory", kin.Right},
+		{"~/left_arm/cartesian_trajectory", kin.Left},
+	} {
+		if _, err := ros.NewActionServer(b.node, a.name, velma_msgs_action.CartesianTrajectory_ActionType,
+			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watch waits for command id to end, calling tick every feedbackPeriod. It
+// returns the final state, or TrajAborted with errClientLost / ctx.Err().
+func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uint32, tick func()) (velma.TrajState, error) {
+	done := b.runner.Track(kind, id)
+	tk := time.NewTicker(feedbackPeriod)
+	defer tk.Stop()
+	base, _ := b.node.ResolveServiceName(action)
+	listeners := func() int {
+		c := b.node.Context()
+		return c.CountSubscribers(base+"/_action/feedback") + c.CountSubscribers(base+"/_action/status")
+	}
+	seen := listeners() > 0
+	var lonely time.Time
+	for {
+		select {
+		case st := <-done:
+			return st, nil
+		case <-ctx.Done():
+			return velma.TrajAborted, ctx.Err()
+		case now := <-tk.C:
+			tick()
+			switch {
+			case listeners() > 0:
+				seen, lonely = true, time.Time{}
+			case !seen:
+			case lonely.IsZero():
+				lonely = now
+			case now.Sub(lonely) > clientLostAfter:
+				return velma.TrajAborted, errClientLost
+			}
+		}
+	}
+}
+
+var errClientLost = errors.New("action client lost")
+
+// codeOf returns the result code of a goal conversion error.
+func codeOf(err error) int32 {
+	var ge *GoalError
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return codeInvalidGoal
+}
+
+// holdJoints stops a joint motion where it is: a one-point trajectory to
+// the current setpoint (body) or measured position (head).
+func (b *Bridge) holdJoints(kind TrajKind) {
+	snap := b.runner.Snapshot()
+	id := b.runner.NextID()
+	if kind == TrajHead {
+		q := []float64{snap.Report.Status.HeadPan.Q, snap.Report.Status.HeadTilt.Q}
+		b.runner.Submit(&velma.TaskCommand{Head: &velma.JointTrajectoryCommand{ID: id,
+			Points: []velma.JointPoint{{Positions: q, TimeFromStart: 100 * time.Millisecond}}}})
+		return
+	}
+	if snap.CS.State != velma.CSJntImp {
+		return
+	}
+	q, _ := snap.Report.Status.BodyQ()
+	b.runner.Submit(&velma.TaskCommand{Jnt: &velma.JointTrajectoryCommand{ID: id,
+		Points: []velma.JointPoint{{Positions: q[:], TimeFromStart: 200 * time.Millisecond}}}})
+}
+
+func (b *Bridge) executeJoint(action string, set JointSet, kind TrajKind) ros.ExecuteFunc[fjtGoal, fjtResult, fjtFeedback] {
+	log := b.node.Logger()
+	return func(ctx context.Context, g *ros.ServerGoal[fjtGoal, fjtFeedback]) (*fjtResult, error) {
+		goal := g.Goal()
+		id := b.runner.NextID()
+		cmd, err := JointGoal(goal, set, b.runner.Params().Interface, StartDelay(goal.Trajectory.Header.Stamp, b.node.Clock().Now()), id)
+		if err != nil {
+			return &fjtResult{ErrorCode: codeOf(err), ErrorString: err.Error()}, err
+		}
+		tc := &velma.TaskCommand{Jnt: cmd}
+		if kind == TrajHead {
+			tc = &velma.TaskCommand{Head: cmd}
+		}
+		b.runner.Submit(tc)
+		final, err := b.watch(ctx, action, kind, id, func() { b.jointFeedback(g, set, kind) })
+		if err != nil {
+			switch {
+			case errors.Is(err, errClientLost) && kind == TrajJnt:
+				b.runner.Submit(&velma.TaskCommand{SourceLost: id})
+				err = fmt.Errorf("%w: cs leaves jnt_imp for safe", err)
+				log.Warnf("%s: action client gone mid-motion, cs goes safe", action)
+			case errors.Is(err, errClientLost):
+				b.holdJoints(kind)
+				log.Warnf("%s: action client gone, head motion stopped", action)
+			default:
+				b.holdJoints(kind)
+			}
+			return &fjtResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
+		}
+		code, msg := ResultCode(final)
+		res := &fjtResult{ErrorCode: code, ErrorString: msg}
+		if final != velma.TrajSucceeded {
+			return res, errors.New(msg)
+		}
+		return res, nil
+	}
+}
+
+func (b *Bridge) jointFeedback(g *ros.ServerGoal[fjtGoal, fjtFeedback], set JointSet, kind TrajKind) {
+	snap := b.runner.Snapshot()
+	var fb fjtFeedback
+	fb.Header.Stamp = builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
+	fb.JointNames = set.Names
+	var desired, actual []float64
+	if kind == TrajHead {
+		desired = snap.CS.HeadDesired[:]
+		actual = []float64{snap.Report.Status.HeadPan.Q, snap.Report.Status.HeadTilt.Q}
+	} else {
+		q, _ := snap.Report.Status.BodyQ()
+		desired, actual = snap.CS.QDesired[:], q[:]
+	}
+	errv := make([]float64, len(desired))
+	for i := range errv {
+		errv[i] = desired[i] - actual[i]
+	}
+	fb.Desired = trajectory_msgs_msg.JointTrajectoryPoint{Positions: desired}
+	fb.Actual = trajectory_msgs_msg.JointTrajectoryPoint{Positions: actual}
+	fb.Error = trajectory_msgs_msg.JointTrajectoryPoint{Positions: errv}
+	_ = g.PublishFeedback(&fb)
+}
+
+func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoal, ctResult, ctFeedback] {
+	kind := TrajCartRight
+	if side == kin.Left {
+		kind = TrajCartLeft
+	}
+	log := b.node.Logger()
+	return func(ctx context.Context, g *ros.ServerGoal[ctGoal, ctFeedback]) (*ctResult, error) {
+		goal := g.Goal()
+		id := b.runner.NextID()
+		cmd, err := CartGoal(goal, b.runner.Params().Interface, StartDelay(goal.Header.Stamp, b.node.Clock().Now()), id)
+		if err != nil {
+			return &ctResult{ErrorCode: codeOf(err), ErrorString: err.Error()}, err
+		}
+		var tc velma.TaskCommand
+		tc.Cart[side] = cmd
+		b.runner.Submit(&tc)
+		final, err := b.watch(ctx, action, kind, id, func() {
+			snap := b.runner.Snapshot()
+			cur, des := snap.CS.Wrist[side], snap.CS.WristCmd[side]
+			fb := ctFeedback{Desired: PoseOf(des), Actual: PoseOf(cur),
+				PositionError: des.P.Sub(cur.P).Norm(), RotationError: kin.AngleBetween(des.R, cur.R)}
+			fb.Header.Stamp, fb.Header.FrameId = builtin_interfaces_msg.TimeOf(b.node.Clock().Now()), "torso_base"
+			_ = g.PublishFeedback(&fb)
+		})
+		if err != nil {
+			if errors.Is(err, errClientLost) {
+				b.runner.Submit(&velma.TaskCommand{SourceLost: id})
+				err = fmt.Errorf("%w: cs leaves cart_imp for safe", err)
+				log.Warnf("%s: action client gone mid-motion, cs goes safe", action)
+			} else if snap := b.runner.Snapshot(); snap.CS.State == velma.CSCartImp {
+				var hold velma.TaskCommand
+				hold.Cart[side] = &velma.CartImpCommand{ID: b.runner.NextID(),
+					Points: []velma.CartPoint{{Pose: snap.CS.Wrist[side], TimeFromStart: 200 * time.Millisecond}}}
+				b.runner.Submit(&hold)
+			}
+			return &ctResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
+		}
+		code, msg := ResultCode(final)
+		res := &ctResult{ErrorCode: code, ErrorString: msg}
+		if final != velma.TrajSucceeded {
+			return res, errors.New(msg)
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,237 @@
+package velmanode
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/sim"
+)
+
+// TrajKind selects which trajectory a tracker follows.
+type TrajKind int
+
+// Trajectory kinds.
+const (
+	TrajJnt TrajKind = iota
+	TrajHead
+	TrajCartRight
+	TrajCartLeft
+)
+
+// Snapshot is a copy of the agent's state after one iteration.
+type Snapshot struct {
+	Time   time.Time
+	Report velma.Report // Report.CS is nil; use CS
+	CS     velma.CSStatus
+	Loop   velma.LoopStats
+}
+
+// Hooks are called from the loop goroutine after an iteration; they must
+// not block (publishing is fine).
+type Hooks struct {
+	// CSState is called whenever cs changes state (every change).
+	CSState func(velma.CSState)
+	// BodyState is called when ve_body's state differs from the last one
+	// reported, at most StateMaxRate times a second; the latest state wins.
+	BodyState func(velma.BodyState)
+}
+
+type tracker struct {
+	kind TrajKind
+	id   uint32
+	ch   chan velma.TrajState
+}
+
+// Runner owns the agent, the simulator and the 500 Hz loop. Submit, Track,
+// NextID and Snapshot are safe for concurrent use; Run and Step must not be
+// called concurrently with each other.
+type Runner struct {
+	params Params
+	sim    *sim.Sim
+	agent  *velma.Agent
+	loop   *velma.Loop
+	hooks  Hooks
+
+	mu       sync.Mutex
+	pending  velma.TaskCommand
+	snap     Snapshot
+	trackers []tracker
+	nextID   uint32
+
+	lastCS       velma.CSState
+	lastBody     velma.BodyState
+	bodyReported bool
+	lastBodyPub  time.Time
+	lastStats    time.Time
+}
+
+// NewRunner validates the parameters and builds the agent over the
+// simulator.
+func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := sim.New(p.Sim)
+	if err != nil {
+		return nil, fmt.Errorf("velma runner: %w", err)
+	}
+	a, err := velma.NewAgent(p.Agent, s)
+	if err != nil {
+		return nil, fmt.Errorf("velma runner: %w", err)
+	}
+	window := int(10 / p.Period) // 10 s of periods
+	l, err := velma.NewLoop(p.Agent.CS.Period, clock, window)
+	if err != nil {
+		return nil, fmt.Errorf("velma runner: %w", err)
+	}
+	return &Runner{params: p, sim: s, agent: a, loop: l, hooks: hooks, lastCS: -1}, nil
+}
+
+// Sim returns the simulator (for fault injection; loop goroutine only, or
+// before Run).
+func (r *Runner) Sim() *sim.Sim { return r.sim }
+
+// Params returns the validated parameters.
+func (r *Runner) Params() Params { return r.params }
+
+// NextID returns a fresh command id (never 0).
+func (r *Runner) NextID() uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	return r.nextID
+}
+
+// Submit merges a command into the one the next iteration takes: newer
+// trajectories replace older ones of the same kind, flags accumulate.
+func (r *Runner) Submit(c *velma.TaskCommand) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := &r.pending
+	for s := range 2 {
+		if c.Cart[s] != nil {
+			p.Cart[s] = c.Cart[s]
+		}
+	}
+	if c.Jnt != nil {
+		p.Jnt = c.Jnt
+	}
+	if c.Head != nil {
+		p.Head = c.Head
+	}
+	p.Relax = p.Relax || c.Relax
+	if c.SourceLost != 0 {
+		p.SourceLost = c.SourceLost
+	}
+	m := &p.Motors
+	m.TorsoEnable = m.TorsoEnable || c.Motors.TorsoEnable
+	m.HeadPanEnable = m.HeadPanEnable || c.Motors.HeadPanEnable
+	m.HeadTiltEnable = m.HeadTiltEnable || c.Motors.HeadTiltEnable
+	m.HeadPanHome = m.HeadPanHome || c.Motors.HeadPanHome
+	m.HeadTiltHome = m.HeadTiltHome || c.Motors.HeadTiltHome
+}
+
+// Track returns a channel that receives the final state of command id of
+// the given kind (TrajAborted if a newer command of that kind replaced it).
+// Ids must come from NextID.
+func (r *Runner) Track(kind TrajKind, id uint32) <-chan velma.TrajState {
+	ch := make(chan velma.TrajState, 1)
+	r.mu.Lock()
+	r.trackers = append(r.trackers, tracker{kind, id, ch})
+	r.mu.Unlock()
+	return ch
+}
+
+// Snapshot returns a copy of the latest iteration's state.
+func (r *Runner) Snapshot() Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snap
+}
+
+// Run runs the loop until ctx is done, on a goroutine locked to its OS
+// thread (fewer migrations, steadier period).
+func (r *Runner) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return r.loop.Run(ctx, func(now time.Time) bool {
+		r.Step(now)
+		return true
+	})
+}
+
+// Step runs one iteration at time now.
+func (r *Runner) Step(now time.Time) {
+	r.mu.Lock()
+	task := r.pending
+	r.pending = velma.TaskCommand{}
+	r.mu.Unlock()
+	var tp *velma.TaskCommand
+	if !task.Empty() {
+		tp = &task
+	}
+	rep := r.agent.Iterate(tp)
+
+	r.mu.Lock()
+	r.snap.Time = now
+	r.snap.Report = *rep
+	r.snap.Report.CS = nil
+	r.snap.CS = *rep.CS
+	// percentiles sort the whole window: refresh them once a second only
+	if now.Sub(r.lastStats) >= time.Second {
+		r.snap.Loop, r.lastStats = r.loop.Stats(), now
+	} else {
+		r.snap.Loop.Iterations, r.snap.Loop.Overruns = r.loop.Counts()
+	}
+	r.checkTrackers(rep.CS)
+	r.mu.Unlock()
+
+	if rep.CS.State != r.lastCS {
+		r.lastCS = rep.CS.State
+		if r.hooks.CSState != nil {
+			r.hooks.CSState(rep.CS.State)
+		}
+	}
+	minGap := time.Duration(float64(time.Second) / r.params.Interface.StateMaxRate)
+	if (!r.bodyReported || rep.BodyState != r.lastBody) && now.Sub(r.lastBodyPub) >= minGap {
+		r.lastBody, r.bodyReported, r.lastBodyPub = rep.BodyState, true, now
+		if r.hooks.BodyState != nil {
+			r.hooks.BodyState(rep.BodyState)
+		}
+	}
+}
+
+func statusOf(cs *velma.CSStatus, k TrajKind) velma.TrajStatus {
+	switch k {
+	case TrajJnt:
+		return cs.Jnt
+	case TrajHead:
+		return cs.Head
+	case TrajCartRight:
+		return cs.Cart[0]
+	}
+	return cs.Cart[1]
+}
+
+// checkTrackers resolves trackers whose command finished or was replaced.
+// Called with r.mu held.
+func (r *Runner) checkTrackers(cs *velma.CSStatus) {
+	kept := r.trackers[:0]
+	for _, t := range r.trackers {
+		st := statusOf(cs, t.kind)
+		switch {
+		case st.ID == t.id && st.State.Done():
+			t.ch <- st.State
+		case st.ID > t.id:
+			t.ch <- velma.TrajAborted
+		default:
+			kept = append(kept, t)
+			continue
+		}
+	}
+	r.trackers = kept
+}

@@ -1,0 +1,244 @@
+package velmanode
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
+	control_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/control_msgs/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
+	velma_msgs_action "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/action"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
+)
+
+type stepper struct {
+	t   *testing.T
+	r   *Runner
+	now time.Time
+	cs  []velma.CSState
+	bs  []velma.BodyState
+}
+
+func newStepper(t *testing.T) *stepper {
+	s := &stepper{t: t, now: time.Unix(100, 0)}
+	r, err := NewRunner(DefaultParams(), nil, Hooks{
+		CSState:   func(c velma.CSState) { s.cs = append(s.cs, c) },
+		BodyState: func(b velma.BodyState) { s.bs = append(s.bs, b) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.r = r
+	return s
+}
+
+func (s *stepper) until(max int, what string, cond func(*Snapshot) bool) {
+	s.t.Helper()
+	for range max {
+		s.now = s.now.Add(2 * time.Millisecond)
+		s.r.Step(s.now)
+		snap := s.r.Snapshot()
+		if cond(&snap) {
+			return
+		}
+	}
+	snap := s.r.Snapshot()
+	s.t.Fatalf("%s not reached (ve_body %v cs %v)", what, snap.Report.BodyState, snap.CS.State)
+}
+
+func TestRunner_BringUpMotorsAndJointGoal(t *testing.T) {
+	s := newStepper(t)
+	s.until(2000, "cs safe", func(sn *Snapshot) bool { return sn.CS.State == velma.CSSafe })
+	// ve_body reported idle→safe→transp once each (rate-limited, latest state)
+	if len(s.bs) != 2 || s.bs[0] != velma.BodySafe || s.bs[1] != velma.BodyTransp {
+		t.Fatalf("ve_body reports %v, want [safe transp]", s.bs)
+	}
+	if len(s.cs) != 2 || s.cs[0] != velma.CSIdle || s.cs[1] != velma.CSSafe {
+		t.Fatalf("cs reports %v, want [idle safe]", s.cs)
+	}
+	s.r.Submit(&velma.TaskCommand{Motors: velma.MotorRequests{TorsoEnable: true, HeadPanEnable: true, HeadTiltEnable: true}})
+	s.steps(2)
+	s.r.Submit(&velma.TaskCommand{Motors: velma.MotorRequests{HeadPanHome: true, HeadTiltHome: true}})
+	s.until(500, "motors ready", func(sn *Snapshot) bool { return sn.CS.MotorsReady })
+
+	snap := s.r.Snapshot()
+	q, _ := snap.Report.Status.BodyQ()
+	goal := goalFor(q, 0.2)
+	cmd, err := JointGoal(goal, BodyJoints, DefaultParams().Interface, 0, s.r.NextID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := s.r.Track(TrajJnt, cmd.ID)
+	s.r.Submit(&velma.TaskCommand{Jnt: cmd})
+	var final velma.TrajState
+	s.until(2000, "goal done", func(*Snapshot) bool {
+		select {
+		case final = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if final != velma.TrajSucceeded {
+		t.Fatalf("goal ended %v", final)
+	}
+	if s.cs[len(s.cs)-1] != velma.CSJntImp {
+		t.Fatalf("cs reports %v, want jnt_imp last", s.cs)
+	}
+	// a second goal replaced by a third: the second is reported aborted
+	id2, id3 := s.r.NextID(), s.r.NextID()
+	c2, _ := JointGoal(goalFor(q, 0.1), BodyJoints, DefaultParams().Interface, 0, id2)
+	c3, _ := JointGoal(goalFor(q, 0.0), BodyJoints, DefaultParams().Interface, 0, id3)
+	d2, d3 := s.r.Track(TrajJnt, id2), s.r.Track(TrajJnt, id3)
+	s.r.Submit(&velma.TaskCommand{Jnt: c2})
+	s.steps(5)
+	s.r.Submit(&velma.TaskCommand{Jnt: c3})
+	s.steps(1)
+	if st := <-d2; st != velma.TrajAborted {
+		t.Fatalf("replaced goal ended %v, want aborted", st)
+	}
+	s.until(2000, "third goal", func(*Snapshot) bool { return len(d3) == 1 })
+	if st := <-d3; st != velma.TrajSucceeded {
+		t.Fatalf("third goal %v", st)
+	}
+}
+
+func (s *stepper) steps(n int) {
+	for range n {
+		s.now = s.now.Add(2 * time.Millisecond)
+		s.r.Step(s.now)
+	}
+}
+
+// goalFor returns a goal moving right_arm_0 by dq over 1 s, joint names
+// reversed to exercise the permutation.
+func goalFor(q [velma.BodyDOF]float64, dq float64) *control_msgs_action.FollowJointTrajectory_Goal {
+	g := control_msgs_action.NewFollowJointTrajectory_Goal()
+	n := velma.BodyDOF
+	pos := make([]float64, n)
+	for k := range n {
+		j := n - 1 - k
+		g.Trajectory.JointNames = append(g.Trajectory.JointNames, velma.BodyJointNames[j])
+		pos[k] = q[j]
+		if j == 1 {
+			pos[k] += dq
+		}
+	}
+	g.Trajectory.Points = []trajectory_msgs_msg.JointTrajectoryPoint{{Positions: pos,
+		TimeFromStart: builtin_interfaces_msg.Duration{Sec: 1}}}
+	return g
+}
+
+func TestJointGoal_Conversion(t *testing.T) {
+	var q [velma.BodyDOF]float64
+	def := DefaultParams().Interface
+	g := goalFor(q, 0.3)
+	cmd, err := JointGoal(g, BodyJoints, def, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Points[0].Positions[1] != 0.3 || cmd.Points[0].Positions[0] != 0 {
+		t.Fatalf("permutation wrong: %v", cmd.Points[0].Positions)
+	}
+	if cmd.PathTolerance[3] != def.JntPathTolerance || cmd.GoalTimeTolerance != time.Second {
+		t.Fatalf("defaults not applied: %v %v", cmd.PathTolerance, cmd.GoalTimeTolerance)
+	}
+	g.PathTolerance = []control_msgs_msg.JointTolerance{{Name: "torso_0_joint", Position: 0.5}, {Name: "left_arm_6_joint", Position: -1}}
+	cmd, _ = JointGoal(g, BodyJoints, def, 0, 4)
+	if cmd.PathTolerance[0] != 0.5 || cmd.PathTolerance[14] != 0 {
+		t.Fatalf("explicit tolerances: %v", cmd.PathTolerance)
+	}
+
+	bad := []struct {
+		name string
+		mod  func(g *control_msgs_action.FollowJointTrajectory_Goal)
+		code int32
+	}{
+		{"missing joint", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.Trajectory.JointNames = g.Trajectory.JointNames[1:]
+		}, codeInvalidJoints},
+		{"repeated joint", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.Trajectory.JointNames[0] = g.Trajectory.JointNames[1]
+		}, codeInvalidJoints},
+		{"NaN position", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.Trajectory.Points[0].Positions[2] = math.NaN()
+		}, codeInvalidGoal},
+		{"beyond limit", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.Trajectory.Points[0].Positions[14] = 2 // torso limit 1.57
+		}, codeInvalidGoal},
+		{"no points", func(g *control_msgs_action.FollowJointTrajectory_Goal) { g.Trajectory.Points = nil }, codeInvalidGoal},
+		{"bad duration", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.Trajectory.Points[0].TimeFromStart.Nanosec = 2e9
+		}, codeInvalidGoal},
+		{"unknown tolerance joint", func(g *control_msgs_action.FollowJointTrajectory_Goal) {
+			g.GoalTolerance = []control_msgs_msg.JointTolerance{{Name: "x", Position: 1}}
+		}, codeInvalidGoal},
+	}
+	for _, tc := range bad {
+		g := goalFor(q, 0.3)
+		tc.mod(g)
+		_, err := JointGoal(g, BodyJoints, def, 0, 1)
+		var ge *GoalError
+		if !errors.As(err, &ge) || ge.Code != tc.code {
+			t.Errorf("%s: %v, want code %d", tc.name, err, tc.code)
+		}
+	}
+}
+
+func TestCartGoal_Conversion(t *testing.T) {
+	def := DefaultParams().Interface
+	g := velma_msgs_action.NewCartesianTrajectory_Goal()
+	var pose geometry_msgs_msg.Pose
+	pose.Position.X, pose.Orientation.W, pose.Orientation.Z = 0.3, 2, 0 // unnormalised quaternion is fine
+	g.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: pose, TimeFromStart: builtin_interfaces_msg.Duration{Sec: 2}}}
+	g.Stiffness.Force.X = 800
+	cmd, err := CartGoal(g, def, 0, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Stiffness[0] != 800 || cmd.GoalTolerance.Position != def.CartGoalTolerance[0] || cmd.Points[0].Pose.R[0][0] != 1 {
+		t.Fatalf("conversion: %+v", cmd)
+	}
+	g.Points[0].Pose.Orientation.W = 0
+	if _, err := CartGoal(g, def, 0, 9); err == nil {
+		t.Fatal("zero quaternion accepted")
+	}
+	g.Points[0].Pose.Orientation.W = 1
+	g.Header.FrameId = "world"
+	if _, err := CartGoal(g, def, 0, 9); err == nil {
+		t.Fatal("wrong frame accepted")
+	}
+	g.Header.FrameId = ""
+	g.Damping.Torque.Z = 7
+	if _, err := CartGoal(g, def, 0, 9); err == nil {
+		t.Fatal("damping 7 accepted")
+	}
+}
+
+func TestStatusAndJointState_FromSnapshot(t *testing.T) {
+	s := newStepper(t)
+	s.until(2000, "cs safe", func(sn *Snapshot) bool { return sn.CS.State == velma.CSSafe })
+	snap := s.r.Snapshot()
+	var js sensor_msgs_msg.JointState
+	JointStateOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &js)
+	if len(js.Name) != 17 || len(js.Position) != 17 || len(js.Velocity) != 17 || len(js.Effort) != 17 {
+		t.Fatalf("joint state sizes %d/%d/%d/%d", len(js.Name), len(js.Position), len(js.Velocity), len(js.Effort))
+	}
+	if js.Name[1] != "right_arm_0_joint" || js.Position[1] != snap.Report.Status.RArm.Q[0] || js.Name[16] != "head_tilt_joint" {
+		t.Fatalf("joint state content %v %v", js.Name, js.Position)
+	}
+	var st velma_msgs_msg.Status
+	StatusOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &st)
+	if st.VeBodyState != "transp" || st.CsState != "safe" || st.SubsystemState != velma_msgs_msg.Status_STATE_SAFE || len(st.Motors) != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	if math.Abs(st.RightWrist.Position.Z-0.6141) > 1e-3 {
+		t.Fatalf("right wrist z %.4f, want the initial pose 0.6141", st.RightWrist.Position.Z)
+	}
+}

@@ -1,0 +1,206 @@
+package velmanode
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
+)
+
+// Bridge is the velma_core node: it declares the parameters, owns the
+// Runner and serves the ROS interface. Hooks of the runner publish from the
+// loop goroutine; services and timers run on the node's callback goroutine.
+type Bridge struct {
+	node   *ros.Node
+	runner *Runner
+
+	jointStates *ros.Publisher[sensor_msgs_msg.JointState]
+	status      *ros.Publisher[velma_msgs_msg.Status]
+	bodyState   *ros.Publisher[std_msgs_msg.String]
+	csState     *ros.Publisher[std_msgs_msg.String]
+
+	js sensor_msgs_msg.JointState // reused by the status timer
+	st velma_msgs_msg.Status
+}
+
+// DeclareParams declares every parameter of Params on n (defaults from
+// DefaultParams, overridden by --params-file and -p) and returns the
+// validated result.
+func DeclareParams(n *ros.Node) (Params, error) {
+	p := DefaultParams()
+	for _, name := range ParamNames() {
+		def, _ := p.Get(name)
+		v, err := n.DeclareParameter(name, def, ros.ParamDescriptor{ReadOnly: true})
+		if err != nil {
+			return p, err
+		}
+		var x any
+		switch v.Type() {
+		case param.TypeDouble:
+			x = v.Double()
+		case param.TypeInteger:
+			x = v.Integer()
+		case param.TypeString:
+			x = v.Str()
+		case param.TypeDoubleArray:
+			x = v.Doubles()
+		default:
+			return p, fmt.Errorf("parameter %s: unexpected type %v", name, v.Type())
+		}
+		if err := p.Set(name, x); err != nil {
+			return p, err
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// NewBridge builds the node's interface on n. Call Run to start the loop.
+func NewBridge(n *ros.Node) (*Bridge, error) {
+	p, err := DeclareParams(n)
+	if err != nil {
+		return nil, fmt.Errorf("velma_core: %w", err)
+	}
+	b := &Bridge{node: n}
+	if b.jointStates, err = ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault); err != nil {
+		return nil, err
+	}
+	if b.status, err = ros.NewPublisher[velma_msgs_msg.Status](n, "~/status", ros.QoSDefault); err != nil {
+		return nil, err
+	}
+	if b.bodyState, err = ros.NewPublisher[std_msgs_msg.String](n, "~/ve_body/state", ros.QoSLatched); err != nil {
+		return nil, err
+	}
+	if b.csState, err = ros.NewPublisher[std_msgs_msg.String](n, "~/cs/state", ros.QoSLatched); err != nil {
+		return nil, err
+	}
+	log := n.Logger()
+	b.runner, err = NewRunner(p, velma.RealClock{}, Hooks{
+		CSState: func(s velma.CSState) {
+			if err := b.csState.Publish(&std_msgs_msg.String{Data: s.String()}); err != nil {
+				log.Warnf("publish cs state: %v", err)
+			}
+		},
+		BodyState: func(s velma.BodyState) {
+			if err := b.bodyState.Publish(&std_msgs_msg.String{Data: s.String()}); err != nil {
+				log.Warnf("publish ve_body state: %v", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("velma_core: %w", err)
+	}
+	period := time.Duration(float64(time.Second) / p.Interface.StatusRate)
+	if _, err := n.NewTimer(period, b.publishStatus); err != nil {
+		return nil, err
+	}
+	if err := b.services(); err != nil {
+		return nil, err
+	}
+	if err := b.actions(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Runner returns the bridge's runner.
+func (b *Bridge) Runner() *Runner { return b.runner }
+
+// Run runs the 500 Hz loop until ctx is done and logs its statistics.
+func (b *Bridge) Run(ctx context.Context) error {
+	err := b.runner.Run(ctx)
+	b.node.Logger().Infof("control loop stopped: %v", b.runner.Snapshot().Loop)
+	return err
+}
+
+func (b *Bridge) publishStatus() {
+	snap := b.runner.Snapshot()
+	if snap.Report.Iteration == 0 {
+		return
+	}
+	stamp := builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
+	JointStateOf(&snap, stamp, &b.js)
+	StatusOf(&snap, stamp, &b.st)
+	if err := b.jointStates.Publish(&b.js); err != nil {
+		b.node.Logger().Warnf("publish joint states: %v", err)
+	}
+	if err := b.status.Publish(&b.st); err != nil {
+		b.node.Logger().Warnf("publish status: %v", err)
+	}
+}
+
+func trigger(ok bool, msg string) *std_srvs_srv.Trigger_Response {
+	return &std_srvs_srv.Trigger_Response{Success: ok, Message: msg}
+}
+
+// transparent explains why commands cannot reach the effectors, or "".
+func transparent(s *Snapshot) string {
+	if s.Report.BodyState.IsSafe() || s.CS.State == velma.CSIdle {
+		return fmt.Sprintf("ve_body is %v and cs is %v: commands do not reach the effectors yet", s.Report.BodyState, s.CS.State)
+	}
+	return ""
+}
+
+func (b *Bridge) services() error {
+	type handler = func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error)
+	svcs := map[string]handler{
+		"~/relax": func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			snap := b.runner.Snapshot()
+			if why := transparent(&snap); why != "" {
+				return trigger(false, why), nil
+			}
+			if !snap.CS.MotorsReady {
+				return trigger(false, "motors not ready: call ~/motors/enable, ~/motors/hp/home and ~/motors/ht/home"), nil
+			}
+			b.runner.Submit(&velma.TaskCommand{Relax: true})
+			return trigger(true, "relax requested"), nil
+		},
+		"~/motors/enable": func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			snap := b.runner.Snapshot()
+			if why := transparent(&snap); why != "" {
+				return trigger(false, why), nil
+			}
+			b.runner.Submit(&velma.TaskCommand{Motors: velma.MotorRequests{TorsoEnable: true, HeadPanEnable: true, HeadTiltEnable: true}})
+			return trigger(true, "enable requested for torso, head pan and head tilt"), nil
+		},
+		"~/motors/hp/home": b.home(0),
+		"~/motors/ht/home": b.home(1),
+	}
+	for name, h := range svcs {
+		if _, err := ros.NewService(b.node, name, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Bridge) home(i int) func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+	return func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+		snap := b.runner.Snapshot()
+		if why := transparent(&snap); why != "" {
+			return trigger(false, why), nil
+		}
+		m, name := &snap.Report.Status.HeadPan, "head pan"
+		req := velma.MotorRequests{HeadPanHome: true}
+		if i == 1 {
+			m, name = &snap.Report.Status.HeadTilt, "head tilt"
+			req = velma.MotorRequests{HeadTiltHome: true}
+		}
+		if !m.Enabled {
+			return trigger(false, name+" motor is not enabled: call ~/motors/enable first"), nil
+		}
+		b.runner.Submit(&velma.TaskCommand{Motors: req})
+		return trigger(true, name+" homing started"), nil
+	}
+}
