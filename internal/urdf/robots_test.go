@@ -15,7 +15,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
-	velmanode "github.com/fsmnodes/fsmnodes/internal/velma/node"
+	"github.com/fsmnodes/fsmnodes/internal/velma/velmanode"
 )
 
 var update = flag.Bool("update", false, "rewrite urdf/*.urdf from the writers in robots_gen_test.go")
