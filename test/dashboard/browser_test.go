@@ -557,16 +557,42 @@ func TestDashboardInChromium(t *testing.T) {
 			return m != nil && !m.Data
 		})
 
+		// Set Waypoint asks the service provider for the robot pose; it
+		// answers an all-zero pose while TF has no map → robot transform,
+		// and the page must then refuse instead of adding a waypoint at 0.
+		gp, err := ros.NewClient[rsm_msgs_srv.GetRobotPose_Request, rsm_msgs_srv.GetRobotPose_Response](n, "/diffbot/rsm/getRobotPose")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gp.Close()
+		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := gp.WaitForService(pctx); err != nil {
+			t.Fatal(err)
+		}
+		pose, err := gp.Call(pctx, &rsm_msgs_srv.GetRobotPose_Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		n0 := len(waypoints.get().Waypoints)
 		b.run("set waypoint at the robot pose", chromedp.Click("#rsm-set-waypoint", chromedp.ByQuery))
-		testenv.WaitFor(t, 10*time.Second, "a waypoint at the robot pose", func() bool {
-			m := waypoints.get()
-			return len(m.Waypoints) == n0+1
-		})
-		w := waypoints.get().Waypoints[n0].Pose.Position
-		if p := odom.get().Pose.Pose.Position; math.Hypot(p.X-w.X, p.Y-w.Y) > 0.2 {
-			t.Errorf("waypoint set at (%.2f, %.2f), robot at (%.2f, %.2f)", w.X, w.Y, p.X, p.Y)
+		if q := pose.Pose.Orientation; q.X == 0 && q.Y == 0 && q.Z == 0 && q.W == 0 {
+			t.Logf("the service provider has no robot pose (no TF map → robot frame): checking the page's refusal")
+			b.waitText("#panel-rsm", "the page to say there is no robot pose", 10*time.Second, func(s string) bool { return strings.Contains(s, "no robot pose yet") })
+			if m := waypoints.get(); len(m.Waypoints) != n0 {
+				t.Fatalf("a waypoint was added without a robot pose: %d waypoints, had %d", len(m.Waypoints), n0)
+			}
+		} else {
+			testenv.WaitFor(t, 10*time.Second, "a waypoint at the robot pose", func() bool {
+				m := waypoints.get()
+				return len(m.Waypoints) == n0+1
+			})
+			w := waypoints.get().Waypoints[n0].Pose.Position
+			if p := odom.get().Pose.Pose.Position; math.Hypot(p.X-w.X, p.Y-w.Y) > 0.2 {
+				t.Errorf("waypoint set at (%.2f, %.2f), robot at (%.2f, %.2f)", w.X, w.Y, p.X, p.Y)
+			}
 		}
+		n1 := len(waypoints.get().Waypoints)
 		b.run("reset waypoints", chromedp.Click("#rsm-reset", chromedp.ByQuery))
 		testenv.WaitFor(t, 10*time.Second, "no waypoint visited after Reset", func() bool {
 			for _, w := range waypoints.get().Waypoints {
@@ -576,8 +602,8 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 			return true
 		})
-		b.run("remove the last waypoint", chromedp.Click(fmt.Sprintf(`button[title="remove waypoint %d"]`, n0+1), chromedp.ByQuery))
-		testenv.WaitFor(t, 10*time.Second, "the waypoint removed", func() bool { return len(waypoints.get().Waypoints) == n0 })
+		b.run("remove the last waypoint", chromedp.Click(fmt.Sprintf(`button[title="remove waypoint %d"]`, n1), chromedp.ByQuery))
+		testenv.WaitFor(t, 10*time.Second, "the waypoint removed", func() bool { return len(waypoints.get().Waypoints) == n1-1 })
 	})
 
 	t.Run("hexapod stands up", func(t *testing.T) {

@@ -70,7 +70,9 @@ export class MapView {
     this.legend = h('div', { class: 'legend' },
       legendItem(COLORS.robot, 'robot'), legendItem(COLORS.pending, 'waypoint'), legendItem(COLORS.visited, 'visited'),
       legendItem(COLORS.unreachable, 'unreachable'), legendItem(COLORS.frontier, 'frontier'), legendItem(COLORS.path, 'path'),
-      legendItem(COLORS.goal, 'goal'), legendItem(COLORS.scan, 'scan'));
+      legendItem(COLORS.goal, 'goal'), legendItem(COLORS.scan, 'scan'),
+      h('span', { class: 'legend-item', title: 'MarkerArray topics of the namespace (e.g. explore/frontiers), drawn in their own colours' },
+        h('i', { class: 'multi' }), 'markers (their colours)'));
 
     this.el = h('div', { class: 'panel map-panel', id: 'panel-map' },
       h('div', { class: 'map-toolbar' },
