@@ -38,6 +38,25 @@ func activeEdges() []activeEdge {
 		_ = h.si.OnExplorationGoals([]Pose{at(1, 0)})
 		_ = h.si.OnFailedGoals(nil)
 	}
+	// An exploration goal in the Interrupt mode, driven to for 12 ticks
+	// (moving or not), then declared obsolete.
+	interruptNav := func(h *harness) State {
+		h.store.SetExplorationMode(true)
+		h.setGoal(NavigationExploration, -1, "")
+		return NewNavigation()
+	}
+	obsolete := func(moved bool) func(h *harness) {
+		return func(h *harness) {
+			_ = h.si.OnOperationMode(h.ctx, OperationMode{Mode: ModeAutonomous})
+			for i := 0; i < 12; i++ {
+				if moved {
+					h.pose.pose.Position.X += 0.1
+				}
+				h.step()
+			}
+			h.si.OnGoalObsolete(h.ctx, true)
+		}
+	}
 	return []activeEdge{
 		{edge{"Boot", "bootUpFinished", "Idle"}, func(h *harness) State { h.boot.reply = ok("Finished"); return NewBoot() }, nil},
 		{edge{"W: Waypoint Following", "next waypoint", "Navigation"}, func(h *harness) State {
@@ -59,6 +78,8 @@ func activeEdges() []activeEdge {
 		{edge{"W: Navigation", "reached, routine Reversing", "W: Reversing"}, nav(NavigationWaypointFollowing, "Reversing", NavSucceeded), nil},
 		{edge{"W: Navigation", "failed", "W: Waypoint Following"}, nav(NavigationWaypointFollowing, "", NavFailed), nil},
 		{edge{"G: Navigation", "reached or failed", "Idle"}, nav(NavigationSimpleGoal, "", NavSucceeded), nil},
+		{edge{"E: Navigation", "goalObsolete (Interrupt mode), not moved", "E: Calculate Goal"}, interruptNav, obsolete(false)},
+		{edge{"E: Navigation", "goalObsolete (Interrupt mode), moved", "E: Mapping Dummy"}, interruptNav, obsolete(true)},
 		{edge{"E: Mapping Dummy", "mapped", "E: Calculate Goal"}, func(*harness) State { return NewMappingDummy() }, nil},
 		{edge{"W: Reversing", "reverse mode toggled", "W: Waypoint Following"}, func(*harness) State { return NewReversingRoutine() }, nil},
 	}

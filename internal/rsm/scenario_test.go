@@ -461,22 +461,33 @@ func TestNavigation_ReverseModeChange_ResendsOnReverseAction(t *testing.T) {
 	}
 }
 
+// TestNavigation_GoalObsolete covers /rsm/goalObsolete in both exploration
+// modes: only an exploration goal in the Interrupt mode is given up
+// (ABORTED), then mapped if the robot moved, else re-planned at once; the
+// Finish mode, other goal modes and false are ignored.
 func TestNavigation_GoalObsolete(t *testing.T) {
 	tests := []struct {
 		name      string
-		interrupt bool
+		mode      NavigationMode
+		interrupt bool // exploration mode Interrupt (else Finish)
+		obsolete  bool
 		moved     bool
-		want      string
+		want      string // pending state, "" = the goal goes on
 	}{
-		{"finish mode ignores", false, false, ""},
-		{"interrupt mode, not moved → calculate goal", true, false, "E: Calculate Goal"},
-		{"interrupt mode, moved → mapping", true, true, "E: Mapping Dummy"},
+		{"Finish: obsolete ignored", NavigationExploration, false, true, false, ""},
+		{"Finish, moved: obsolete ignored", NavigationExploration, false, true, true, ""},
+		{"Interrupt: not obsolete", NavigationExploration, true, false, true, ""},
+		{"Interrupt, not moved → calculate goal", NavigationExploration, true, true, false, "E: Calculate Goal"},
+		{"Interrupt, moved → mapping", NavigationExploration, true, true, true, "E: Mapping Dummy"},
+		{"Interrupt, waypoint goal: ignored", NavigationWaypointFollowing, true, true, true, ""},
+		{"Interrupt, simple goal: ignored", NavigationSimpleGoal, true, true, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.store.SetExplorationMode(tt.interrupt)
-			h.setGoal(NavigationExploration, -1, "")
+			h.addWaypoints(wp(3, 4, ""))
+			h.setGoal(tt.mode, 0, "")
 			n := NewNavigation()
 			h.makeCurrent(n)
 			_ = h.si.OnOperationMode(h.ctx, OperationMode{Mode: ModeAutonomous})
@@ -486,15 +497,23 @@ func TestNavigation_GoalObsolete(t *testing.T) {
 				}
 				h.step()
 			}
-			h.si.OnGoalObsolete(h.ctx, true)
+			goal := h.nav.last()
+			h.si.OnGoalObsolete(h.ctx, tt.obsolete)
 			if p := h.pendingName(); p != tt.want {
 				t.Fatalf("pending = %q, want %q", p, tt.want)
 			}
-			if tt.want != "" {
-				h.step()
-				if st := h.store.ExplorationGoalStatus().Status; st != GoalAborted {
-					t.Errorf("status = %v, want ABORTED", st)
+			h.step()
+			if tt.want == "" {
+				if goal.cancelled || h.current() != n.Name() {
+					t.Errorf("goal cancelled %v, state %q: the goal should go on", goal.cancelled, h.current())
 				}
+				return
+			}
+			if !goal.cancelled {
+				t.Error("the obsolete goal was not cancelled")
+			}
+			if st := h.store.ExplorationGoalStatus().Status; st != GoalAborted {
+				t.Errorf("exploration goal status = %v, want ABORTED", st)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package simnode
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 
@@ -12,6 +13,7 @@ import (
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
 
@@ -27,6 +29,13 @@ const FrontierNodeName = "frontier_detector"
 // RViz it draws the frontiers (cells, goals, failed goals) on
 // explore/frontiers (visualization_msgs/MarkerArray, explore_lite's topic,
 // transient local), whenever they change.
+//
+// In the Interrupt exploration mode (rsm/explorationMode true) it also
+// publishes rsm/goalObsolete (std_msgs/Bool) with every goal update: true
+// once no frontier cell is within exploration_goal_tolerance (m, in x and
+// in y) of the exploration goal being driven to (rsm/explorationGoalStatus
+// ACTIVE), so RSM's Navigation state gives the explored goal up and
+// re-plans (sim.GoalWatch).
 func SetupFrontier(_ context.Context, n *ros.Node) error {
 	minSize, err := ros.DeclareParam(n, "min_frontier_size", int64(5), ros.ParamDescriptor{
 		Description: "smallest frontier, in cells, that becomes a goal", ReadOnly: true, AdditionalConstraints: startupOnly})
@@ -42,6 +51,19 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	every, err := period(hz, "rate")
+	if err != nil {
+		return err
+	}
+	tol, err := declareFloat(n, "exploration_goal_tolerance", sim.DefaultGoalTolerance,
+		"m, in x and in y: an exploration goal with no frontier cell this close counts as explored (rsm/goalObsolete)")
+	if err != nil {
+		return err
+	}
+	watch, err := sim.NewGoalWatch(tol)
+	if err != nil {
+		return fmt.Errorf("parameter %w", err)
+	}
+	obsoletePub, err := ros.NewPublisher[std_msgs_msg.Bool](n, "rsm/goalObsolete", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
@@ -71,7 +93,22 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	}); err != nil {
 		return err
 	}
+	if _, err := ros.NewSubscription(n, "rsm/explorationMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) {
+		watch.OnExplorationMode(m.Data)
+	}); err != nil {
+		return err
+	}
+	var badStatus bool // in a run of goal statuses with a NaN/Inf goal
 	if _, err := ros.NewSubscription(n, "rsm/explorationGoalStatus", ros.QoSDefault, func(m *rsm_msgs_msg.GoalStatus) {
+		err := watch.OnGoalStatus(sim.Point{X: m.Goal.Position.X, Y: m.Goal.Position.Y}, m.GoalStatus == rsm_msgs_msg.GoalStatus_ACTIVE)
+		if err != nil {
+			if !badStatus {
+				n.Logger().Warnf("rsm/explorationGoalStatus: %v; goal ignored (said once until a good one arrives)", err)
+			}
+			badStatus = true
+			return
+		}
+		badStatus = false
 		switch m.GoalStatus {
 		case rsm_msgs_msg.GoalStatus_REACHED:
 			failed = failed[:0]
@@ -93,6 +130,14 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 		t := n.Clock().Now()
 		goals := &geometry_msgs_msg.PoseArray{Header: header(t, sim.FrameMap)}
 		frontiers := sim.FindFrontiers(grid, int(minSize), clearance)
+		// Before the goals: a verdict on the previous goal then reaches
+		// rsmNode while Calculate Goal (which ignores it) is still picking
+		// the next goal from them.
+		if publish, obsolete := watch.Obsolete(frontiers); publish {
+			if err := obsoletePub.Publish(&std_msgs_msg.Bool{Data: obsolete}); err != nil {
+				n.Logger().Warnf("publish rsm/goalObsolete: %v", err)
+			}
+		}
 		for _, f := range frontiers {
 			goals.Poses = append(goals.Poses, geometry_msgs_msg.Pose{
 				Position: geometry_msgs_msg.Point{X: f.Goal.X, Y: f.Goal.Y}, Orientation: yawQuat(0)})
