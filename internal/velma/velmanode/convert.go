@@ -341,4 +341,10 @@ func StatusOf(s *Snapshot, stamp builtin_interfaces_msg.Time, m *velma_msgs_msg.
 		m.MinDistance = -1 // nothing within the repulsion distance / no status
 	}
 	m.Iteration, m.Overruns = r.Iteration, s.Loop.Overruns
+	m.VeBodyCycle = m.VeBodyCycle[:0]
+	for _, b := range s.BodyCycle {
+		m.VeBodyCycle = append(m.VeBodyCycle, b.String())
+	}
+	m.LoopPeriodP50, m.LoopPeriodP99 = s.Loop.P50.Seconds(), s.Loop.P99.Seconds()
+	m.LoopPeriodMax, m.LoopStepMax = s.Loop.Max.Seconds(), s.Loop.MaxStep.Seconds()
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -182,6 +183,17 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	}
 	waitFor(t, ctx, "ve_body transp", func() bool { v, _ := body.get(); return v == "transp" })
 	waitFor(t, ctx, "cs safe", func() bool { v, _ := cs.get(); return v == "safe" })
+	// ~/status shows ve_body's two-state cycle and the loop's timing while
+	// the loop runs
+	waitFor(t, ctx, "ve_body cycle and loop timing in ~/status", func() bool {
+		s, _ := st.get()
+		return s != nil && strings.Join(s.VeBodyCycle, " ") == "transp transp_st" &&
+			s.LoopPeriodP50 > 0 && s.LoopPeriodP99 >= s.LoopPeriodP50 && s.LoopPeriodMax >= s.LoopPeriodP99 && s.LoopStepMax > 0
+	})
+	if s, _ := st.get(); s != nil {
+		t.Logf("~/status loop: period p50 %.3f ms, p99 %.3f ms, max %.3f ms, step max %.3f ms, %d overruns in %d iterations",
+			s.LoopPeriodP50*1e3, s.LoopPeriodP99*1e3, s.LoopPeriodMax*1e3, s.LoopStepMax*1e3, s.Overruns, s.Iteration)
+	}
 	call("/velma_core/motors/enable")
 	waitFor(t, ctx, "enabled", func() bool { s, _ := st.get(); return s != nil && s.Motors[1].Enabled && s.Motors[2].Enabled })
 	call("/velma_core/motors/hp/home")

@@ -28,6 +28,9 @@ type Snapshot struct {
 	Report velma.Report // Report.CS is nil; use CS
 	CS     velma.CSStatus
 	Loop   velma.LoopStats
+	// BodyCycle are the ve_body states of the last completed report
+	// window (1/StateMaxRate), in the order they were first entered.
+	BodyCycle []velma.BodyState
 }
 
 // Hooks are called from the loop goroutine after an iteration; they must
@@ -35,8 +38,14 @@ type Snapshot struct {
 type Hooks struct {
 	// CSState is called whenever cs changes state (every change).
 	CSState func(velma.CSState)
-	// BodyState is called when ve_body's state differs from the last one
-	// reported, at most StateMaxRate times a second; the latest state wins.
+	// BodyState reports ve_body's states. Once per report window
+	// (1/StateMaxRate) it is called with every state entered in the window,
+	// in order, ending with the current one, when the set of states
+	// differs from the last reported window's: each state ve_body enters
+	// is reported, while a steady flip between two states (safe ↔
+	// safe_st_ok while waiting, transp ↔ transp_st while running: ve_body
+	// changes state every iteration) is reported once, not 500 times a
+	// second.
 	BodyState func(velma.BodyState)
 }
 
@@ -63,9 +72,12 @@ type Runner struct {
 	nextID   uint32
 
 	lastCS       velma.CSState
-	lastBody     velma.BodyState
+	bodyWindow   []velma.BodyState // states entered in this report window
+	bodySet      uint32            // the same as bits
+	lastBodySet  uint32            // bodySet of the last reported window
 	bodyReported bool
 	lastBodyPub  time.Time
+	lastBody     velma.BodyState // last state reported
 	lastStats    time.Time
 }
 
@@ -88,7 +100,9 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("velma runner: %w", err)
 	}
-	return &Runner{params: p, sim: s, agent: a, loop: l, hooks: hooks, lastCS: -1}, nil
+	// the first window starts in ve_body's initial state, idle
+	return &Runner{params: p, sim: s, agent: a, loop: l, hooks: hooks, lastCS: -1,
+		bodyWindow: []velma.BodyState{velma.BodyIdle}, bodySet: 1 << uint(velma.BodyIdle), lastBody: -1}, nil
 }
 
 // Sim returns the simulator (for fault injection; loop goroutine only, or
@@ -196,13 +210,47 @@ func (r *Runner) Step(now time.Time) {
 			r.hooks.CSState(rep.CS.State)
 		}
 	}
-	minGap := time.Duration(float64(time.Second) / r.params.Interface.StateMaxRate)
-	if (!r.bodyReported || rep.BodyState != r.lastBody) && now.Sub(r.lastBodyPub) >= minGap {
-		r.lastBody, r.bodyReported, r.lastBodyPub = rep.BodyState, true, now
-		if r.hooks.BodyState != nil {
-			r.hooks.BodyState(rep.BodyState)
+	r.reportBody(now, rep.StatusState, rep.BodyState)
+}
+
+// reportBody keeps the states of the current report window (ve_body runs
+// twice an iteration: its state after the status run, then after the
+// command run, the current one) and reports them when the window ends
+// (see Hooks.BodyState).
+func (r *Runner) reportBody(now time.Time, afterStatus, cur velma.BodyState) {
+	for _, st := range [2]velma.BodyState{afterStatus, cur} {
+		if bit := uint32(1) << uint(st); r.bodySet&bit == 0 {
+			r.bodySet |= bit
+			r.bodyWindow = append(r.bodyWindow, st)
 		}
 	}
+	minGap := time.Duration(float64(time.Second) / r.params.Interface.StateMaxRate)
+	if r.bodyReported && now.Sub(r.lastBodyPub) < minGap {
+		return
+	}
+	r.mu.Lock()
+	r.snap.BodyCycle = append(r.snap.BodyCycle[:0:0], r.bodyWindow...)
+	r.mu.Unlock()
+	if r.bodySet != r.lastBodySet {
+		r.lastBodySet, r.bodyReported, r.lastBodyPub = r.bodySet, true, now
+		report := r.bodyWindow
+		if report[0] == r.lastBody {
+			report = report[1:] // where the window started was reported before
+		}
+		if report = append(report, cur); len(report) > 1 && report[len(report)-2] == cur {
+			report = report[:len(report)-1]
+		}
+		if r.hooks.BodyState != nil {
+			for _, s := range report { // ends with the current state: the latched one
+				r.hooks.BodyState(s)
+			}
+		}
+		r.lastBody = cur
+	} else {
+		r.lastBodyPub = now
+	}
+	r.bodyWindow = append(r.bodyWindow[:0], cur)
+	r.bodySet = uint32(1) << uint(cur)
 }
 
 func statusOf(cs *velma.CSStatus, k TrajKind) velma.TrajStatus {

@@ -3,6 +3,7 @@ package velmanode
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,9 +56,28 @@ func (s *stepper) until(max int, what string, cond func(*Snapshot) bool) {
 func TestRunner_BringUpMotorsAndJointGoal(t *testing.T) {
 	s := newStepper(t)
 	s.until(2000, "cs safe", func(sn *Snapshot) bool { return sn.CS.State == velma.CSSafe })
-	// ve_body reported idle→safe→transp once each (rate-limited, latest state)
-	if len(s.bs) != 2 || s.bs[0] != velma.BodySafe || s.bs[1] != velma.BodyTransp {
-		t.Fatalf("ve_body reports %v, want [safe transp]", s.bs)
+	s.steps(25) // reports come at the end of a 20 ms window
+	// ve_body reported every state it went through, in order, and its
+	// every-iteration flips (safe ↔ safe_st_ok, transp ↔ transp_st) once,
+	// not per iteration
+	want := []velma.BodyState{velma.BodyIdle, velma.BodySafeSt, velma.BodySafe, velma.BodySafeStOk,
+		velma.BodyTransp, velma.BodyTranspSt}
+	k := 0
+	for _, b := range s.bs {
+		if k < len(want) && b == want[k] {
+			k++
+		}
+	}
+	if k != len(want) || len(s.bs) > 16 || s.bs[len(s.bs)-1] != velma.BodyTransp {
+		t.Fatalf("ve_body reports %v, want %v in this order (few reports, ending with transp)", s.bs, want)
+	}
+	n := len(s.bs)
+	s.steps(500) // 1 s of the steady transp ↔ transp_st flip: nothing new
+	if len(s.bs) != n {
+		t.Fatalf("steady ve_body reported again: %v", s.bs[n:])
+	}
+	if c := s.r.Snapshot().BodyCycle; len(c) != 2 || c[0] != velma.BodyTransp || c[1] != velma.BodyTranspSt {
+		t.Fatalf("body cycle %v, want [transp transp_st]", c)
 	}
 	if len(s.cs) != 2 || s.cs[0] != velma.CSIdle || s.cs[1] != velma.CSSafe {
 		t.Fatalf("cs reports %v, want [idle safe]", s.cs)
@@ -224,6 +244,7 @@ func TestCartGoal_Conversion(t *testing.T) {
 func TestStatusAndJointState_FromSnapshot(t *testing.T) {
 	s := newStepper(t)
 	s.until(2000, "cs safe", func(sn *Snapshot) bool { return sn.CS.State == velma.CSSafe })
+	s.steps(25) // one more ve_body report window
 	snap := s.r.Snapshot()
 	var js sensor_msgs_msg.JointState
 	JointStateOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &js)
@@ -237,6 +258,18 @@ func TestStatusAndJointState_FromSnapshot(t *testing.T) {
 	StatusOf(&snap, builtin_interfaces_msg.TimeOf(s.now), &st)
 	if st.VeBodyState != "transp" || st.CsState != "safe" || st.SubsystemState != velma_msgs_msg.Status_STATE_SAFE || len(st.Motors) != 3 {
 		t.Fatalf("status %+v", st)
+	}
+	if strings.Join(st.VeBodyCycle, " ") != "transp transp_st" {
+		t.Fatalf("ve_body cycle %v, want [transp transp_st]", st.VeBodyCycle)
+	}
+	// the loop's timing goes out in seconds
+	loop := snap
+	loop.Loop = velma.LoopStats{Iterations: 9, Overruns: 4, P50: 2 * time.Millisecond, P99: 3 * time.Millisecond,
+		Max: 5 * time.Millisecond, MaxStep: time.Millisecond}
+	var lst velma_msgs_msg.Status
+	StatusOf(&loop, builtin_interfaces_msg.TimeOf(s.now), &lst)
+	if lst.Overruns != 4 || lst.LoopPeriodP50 != 0.002 || lst.LoopPeriodP99 != 0.003 || lst.LoopPeriodMax != 0.005 || lst.LoopStepMax != 0.001 {
+		t.Fatalf("loop timing in status: %d %v %v %v %v", lst.Overruns, lst.LoopPeriodP50, lst.LoopPeriodP99, lst.LoopPeriodMax, lst.LoopStepMax)
 	}
 	if math.Abs(st.RightWrist.Position.Z-0.6141) > 1e-3 {
 		t.Fatalf("right wrist z %.4f, want the initial pose 0.6141", st.RightWrist.Position.Z)

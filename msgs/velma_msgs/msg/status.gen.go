@@ -36,6 +36,16 @@ type Status struct {
 	MinDistance     float64                `ros:"min_distance" rostype:"float64"`   // smallest self-collision distance checked [m]
 	Iteration       uint64                 `ros:"iteration" rostype:"uint64"`       // control iterations since start
 	Overruns        uint64                 `ros:"overruns" rostype:"uint64"`        // iterations that missed their 2 ms deadline
+	// ve_body went through these states in the last 1/interface.state_max_rate
+	// window, in order (each iteration flips safe <-> safe_st_ok while waiting,
+	// transp <-> transp_st while running, so one sample of ve_body_state shows
+	// only one of each pair)
+	VeBodyCycle []string `ros:"ve_body_cycle" rostype:"string[]"`
+	// the 500 Hz loop over the last 10 s, refreshed once a second [s]
+	LoopPeriodP50 float64 `ros:"loop_period_p50" rostype:"float64"`
+	LoopPeriodP99 float64 `ros:"loop_period_p99" rostype:"float64"`
+	LoopPeriodMax float64 `ros:"loop_period_max" rostype:"float64"`
+	LoopStepMax   float64 `ros:"loop_step_max" rostype:"float64"` // longest iteration (the work, not the period)
 }
 
 // Constants of velma_msgs/msg/Status.
@@ -90,6 +100,11 @@ var desc_Status = &rosidl.TypeDescription{
 		{Name: "min_distance", TypeID: 11},
 		{Name: "iteration", TypeID: 9},
 		{Name: "overruns", TypeID: 9},
+		{Name: "ve_body_cycle", TypeID: 161},
+		{Name: "loop_period_p50", TypeID: 11},
+		{Name: "loop_period_p99", TypeID: 11},
+		{Name: "loop_period_max", TypeID: 11},
+		{Name: "loop_step_max", TypeID: 11},
 	},
 	Refs:     []*rosidl.TypeDescription{std_msgs_msg.Header_TypeInfo.Desc, desc_MotorState, desc_ArmState, geometry_msgs_msg.Pose_TypeInfo.Desc},
 	Encoding: "msg",
@@ -148,6 +163,18 @@ float64 min_distance         # smallest self-collision distance checked [m]
 
 uint64 iteration             # control iterations since start
 uint64 overruns              # iterations that missed their 2 ms deadline
+
+# ve_body went through these states in the last 1/interface.state_max_rate
+# window, in order (each iteration flips safe <-> safe_st_ok while waiting,
+# transp <-> transp_st while running, so one sample of ve_body_state shows
+# only one of each pair)
+string[] ve_body_cycle
+
+# the 500 Hz loop over the last 10 s, refreshed once a second [s]
+float64 loop_period_p50
+float64 loop_period_p99
+float64 loop_period_max
+float64 loop_step_max        # longest iteration (the work, not the period)
 `,
 }
 
@@ -155,7 +182,7 @@ uint64 overruns              # iterations that missed their 2 ms deadline
 var Status_TypeInfo = &rosidl.TypeInfo{
 	Name:       "velma_msgs/msg/Status",
 	DDSName:    "velma_msgs::msg::dds_::Status_",
-	Hash:       "RIHS01_28ff3357d64e5e9409b0916c32a0f4ffb24333fd1ab7d86f9c7882cb2da31dd7",
+	Hash:       "RIHS01_f60e8fce81ef0f2116835937df1918309022a5c1a636d60481968bf4aa9e3ea0",
 	Definition: desc_Status.Source,
 	New:        func() rosidl.Message { return NewStatus() },
 	Desc:       desc_Status,
@@ -187,6 +214,10 @@ func (m *Status) Clone() *Status {
 	if m.Motors != nil {
 		c.Motors = make([]MotorState, len(m.Motors))
 		copy(c.Motors, m.Motors)
+	}
+	if m.VeBodyCycle != nil {
+		c.VeBodyCycle = make([]string, len(m.VeBodyCycle))
+		copy(c.VeBodyCycle, m.VeBodyCycle)
 	}
 	return &c
 }
@@ -222,6 +253,14 @@ func (m *Status) MarshalCDR(e *cdr.Encoder) {
 	e.Float64(m.MinDistance)
 	e.Uint64(m.Iteration)
 	e.Uint64(m.Overruns)
+	e.SeqLen(len(m.VeBodyCycle))
+	for _, s := range m.VeBodyCycle {
+		e.String(s)
+	}
+	e.Float64(m.LoopPeriodP50)
+	e.Float64(m.LoopPeriodP99)
+	e.Float64(m.LoopPeriodMax)
+	e.Float64(m.LoopStepMax)
 }
 
 // UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
@@ -260,5 +299,21 @@ func (m *Status) UnmarshalCDR(d *cdr.Decoder) error {
 	m.MinDistance = d.Float64()
 	m.Iteration = d.Uint64()
 	m.Overruns = d.Uint64()
+	if n := d.SeqLen(4); n > 0 {
+		if cap(m.VeBodyCycle) >= n {
+			m.VeBodyCycle = m.VeBodyCycle[:n]
+		} else {
+			m.VeBodyCycle = make([]string, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.VeBodyCycle[i] = d.String()
+		}
+	} else {
+		m.VeBodyCycle = nil
+	}
+	m.LoopPeriodP50 = d.Float64()
+	m.LoopPeriodP99 = d.Float64()
+	m.LoopPeriodMax = d.Float64()
+	m.LoopStepMax = d.Float64()
 	return d.Err()
 }
