@@ -220,6 +220,14 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	}
 	defer resultCli.Close()
 	out := &lockedPrinter{app: a}
+	// Listen to the status topic as every rclcpp/rclpy action client does:
+	// servers that stop a robot when its client goes (a killed send_goal)
+	// see this process as the goal's client.
+	if statusT, err := a.Registry.Message("action_msgs/msg/GoalStatusArray"); err == nil {
+		if _, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/status", statusT, ros.QoSLatched, func(rosidl.Message) {}); err != nil {
+			return fmt.Errorf("status of %s: %w", fqn, err)
+		}
+	}
 	if p.has("-f", "--feedback") {
 		_, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/feedback", at.FeedbackMessage, ros.QoSDefault,
 			func(m rosidl.Message) {

@@ -38,7 +38,7 @@ type navigator struct {
 	mu       sync.Mutex
 	grid     *sim.Grid
 	pose     sim.Pose2D
-	havePose bool
+	poseAt   time.Time          // when pose was received (zero: never)
 	active   context.CancelFunc // the goal being executed, if any
 	activeID action.GoalID
 	limits   cmdvel.Limits // max_linear_velocity, max_angular_velocity
@@ -52,9 +52,12 @@ type navigator struct {
 // control mux expects) at most max_linear_velocity and
 // max_angular_velocity (may be changed at run time). Goals it cannot reach
 // are aborted with a reason in error_msg. A new goal preempts the running
-// one, as Nav2 does. Every path it plans goes out on plan (nav_msgs/Path,
-// frame map, transient local), and an empty path when the goal ends. It
-// also serves rsm/setNavigationToReverse for RSM's service provider.
+// one, as Nav2 does. A goal whose action client goes away
+// (action.ClientWatch), or whose /odom stops for a second (the robot's
+// driver died or hangs), is aborted and the robot stopped. Every path it
+// plans goes out on plan (nav_msgs/Path, frame map, transient local), and
+// an empty path when the goal ends. It also serves
+// rsm/setNavigationToReverse for RSM's service provider.
 func SetupNavigator(_ context.Context, n *ros.Node) error {
 	cmdTopic, err := declareString(n, "cmd_vel_topic", "autonomy/cmd_vel", "where velocity commands go")
 	if err != nil {
@@ -108,7 +111,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		}
 		nv.mu.Lock()
 		nv.pose = sim.Pose2D{X: p.Position.X, Y: p.Position.Y, Theta: yaw}
-		nv.havePose = true
+		nv.poseAt = time.Now()
 		nv.mu.Unlock()
 	}); err != nil {
 		return err
@@ -117,10 +120,10 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		name    string
 		reverse bool
 	}{{"navigate_to_pose", false}, {"navigate_to_pose_reverse", true}} {
-		reverse := a.reverse
+		name, reverse := a.name, a.reverse
 		_, err := ros.NewActionServer(n, a.name, nav2_msgs_action.NavigateToPose_ActionType,
 			func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
-				return nv.execute(ctx, g, reverse)
+				return nv.execute(ctx, g, name, reverse)
 			},
 			ros.ActionServerOptions[navGoal]{AcceptGoal: func(_ action.GoalID, g *navGoal) error { return checkGoal(g) }})
 		if err != nil {
@@ -151,7 +154,22 @@ func checkGoal(g *navGoal) error {
 
 func (nv *navigator) stop() { _ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{}) }
 
-func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], reverse bool) (*navResult, error) {
+// errClientLost aborts a goal whose action client has gone.
+var errClientLost = errors.New("action client lost: goal aborted and the robot stopped")
+
+// odomTimeout is how old the last /odom may be while a goal runs: older
+// odometry means the robot's driver died or hangs, and steering on a stale
+// pose would send it anywhere once the driver is back, so the goal is
+// aborted and the robot stopped.
+const odomTimeout = time.Second
+
+// poseFresh reports whether the pose is recent enough to steer by; the
+// caller holds nv.mu.
+func (nv *navigator) poseFresh(now time.Time) bool {
+	return !nv.poseAt.IsZero() && now.Sub(nv.poseAt) <= odomTimeout
+}
+
+func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], name string, reverse bool) (*navResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nv.mu.Lock()
@@ -183,17 +201,17 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
 	log := nv.n.Logger()
 
-	// Wait (bounded) for a map and a pose.
+	// Wait (bounded) for a map and a fresh pose.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		nv.mu.Lock()
-		ready := nv.grid != nil && nv.havePose
+		ready := nv.grid != nil && nv.poseFresh(time.Now())
 		nv.mu.Unlock()
 		if ready {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.New("no /map or /odom received within 10 s")
+			return nil, errors.New("no /map or no fresh /odom within 10 s")
 		}
 		select {
 		case <-ctx.Done():
@@ -218,13 +236,30 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	tick := time.NewTicker(nv.rate)
 	defer tick.Stop()
 	lastFeedback := time.Time{}
+	// Supervision: a goal whose client died (e.g. RSM's state machine was
+	// killed) is aborted and the robot stopped, not driven on for nobody.
+	var client action.ClientWatch
+	listeners := func() int { l, _ := nv.n.ActionListeners(name); return l }
+	client.Lost(listeners(), start)
 	for {
+		var now time.Time
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-tick.C:
+		case now = <-tick.C:
+		}
+		if client.Lost(listeners(), now) {
+			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, errClientLost)
+			return nil, errClientLost
 		}
 		nv.mu.Lock()
+		if !nv.poseFresh(now) {
+			age := now.Sub(nv.poseAt).Round(time.Millisecond)
+			nv.mu.Unlock()
+			err := fmt.Errorf("no /odom for %v: goal aborted and the robot stopped", age)
+			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, err)
+			return nil, err
+		}
 		if nv.limits != limits { // changed at run time: applies at once
 			limits = nv.limits
 			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in

@@ -9,6 +9,7 @@ import (
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	rosaction "github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
@@ -28,14 +29,12 @@ type (
 // feedbackPeriod is how often a running goal publishes feedback.
 const feedbackPeriod = 100 * time.Millisecond
 
-// clientLostAfter is how long a running goal may go without any subscriber
-// on its action's feedback and status topics, after having had one, before
-// its client counts as lost (command source gone): the goal is aborted, a
-// body motion (jnt_imp, cart_imp) makes cs fault to idle and return to safe
-// (velma.TaskCommand.SourceLost), a head motion stops where it is. Clients
-// that subscribe to neither (e.g. `fsmnodes action send_goal` without
-// --feedback) are never treated as lost.
-const clientLostAfter = 500 * time.Millisecond
+// A running goal whose client is lost (action.ClientWatch: no subscriber on
+// the action's feedback and status topics for
+// action.DefaultClientLostAfter, after there was one) has lost its command
+// source: the goal is aborted, a body motion (jnt_imp, cart_imp) makes cs
+// fault to idle and return to safe (velma.TaskCommand.SourceLost), a head
+// motion stops where it is.
 
 // actions serves the four trajectory actions.
 func (b *Bridge) actions() error {
@@ -73,13 +72,12 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 	done := b.runner.Track(kind, id)
 	tk := time.NewTicker(feedbackPeriod)
 	defer tk.Stop()
-	base, _ := b.node.ResolveServiceName(action)
+	var client rosaction.ClientWatch
 	listeners := func() int {
-		c := b.node.Context()
-		return c.CountSubscribers(base+"/_action/feedback") + c.CountSubscribers(base+"/_action/status")
+		n, _ := b.node.ActionListeners(action) // the name resolved when the server was made
+		return n
 	}
-	seen := listeners() > 0
-	var lonely time.Time
+	client.Lost(listeners(), time.Now())
 	for {
 		select {
 		case st := <-done:
@@ -88,13 +86,7 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 			return velma.TrajAborted, ctx.Err()
 		case now := <-tk.C:
 			tick()
-			switch {
-			case listeners() > 0:
-				seen, lonely = true, time.Time{}
-			case !seen:
-			case lonely.IsZero():
-				lonely = now
-			case now.Sub(lonely) > clientLostAfter:
+			if client.Lost(listeners(), now) {
 				return velma.TrajAborted, errClientLost
 			}
 		}

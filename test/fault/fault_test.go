@@ -1,0 +1,479 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// The diffbot patrols between these two waypoints (rooms 1 and 3 of the
+// built-in flat, about 11 m apart through both doorways).
+var patrol = [2][2]float64{{0.0, 0.3}, {9.5, 5.8}}
+
+// Node names of the demo.
+const (
+	nodeSim      = "/diffbot/diff_drive_sim"
+	nodeNav      = "/diffbot/navigator"
+	nodeFrontier = "/diffbot/frontier_detector"
+	nodeMux      = "/diffbot/robotControlMuxNode"
+	nodeProvider = "/diffbot/serviceProviderNode"
+	nodeRSM      = "/diffbot/rsmNode"
+	nodeBoot     = "/diffbot/bootUpNode"
+	nodeHexapod  = "/hexapod/hexapod_controller"
+	nodeVelma    = "/velma/velma_core"
+	nodeFoxglove = "/foxglove_bridge"
+)
+
+// suite is the shared state of the subtests of TestFaults.
+type suite struct {
+	d *demo
+	o *observer
+}
+
+func (s *suite) setMode(t *testing.T, mode uint8) {
+	t.Helper()
+	req := &rsm_msgs_srv.SetOperationMode_Request{OperationMode: rsm_msgs_msg.OperationMode{Mode: mode}}
+	if r, err := call[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](t, s.o.n, "/diffbot/rsm/setOperationMode", req); err != nil || !r.Success {
+		t.Fatalf("setOperationMode %d: %+v %v", mode, r, err)
+	}
+}
+
+func (s *suite) rsmState(t *testing.T) string {
+	t.Helper()
+	r, err := call[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](t, s.o.n, "/diffbot/rsm/stateInfo", &std_srvs_srv.Trigger_Request{})
+	if err != nil {
+		return ""
+	}
+	return r.Message
+}
+
+func (s *suite) setBool(t *testing.T, name string, v bool) *std_srvs_srv.SetBool_Response {
+	t.Helper()
+	r, err := call[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](t, s.o.n, name, &std_srvs_srv.SetBool_Request{Data: v})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
+
+// answering waits until the node answers its list_parameters service.
+func (s *suite) answering(t *testing.T, fqn string, within time.Duration) {
+	t.Helper()
+	if err := s.answers(fqn, within); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answers is answering for deferred calls: it returns the failure.
+func (s *suite) answers(fqn string, within time.Duration) error {
+	c, err := ros.NewClient[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](s.o.n, fqn+"/list_parameters")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for {
+		callCtx, cancelCall := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.Call(callCtx, &rcl_interfaces_srv.ListParameters_Request{})
+		cancelCall()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s does not answer list_parameters within %v: %v", fqn, within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// publishFor publishes m on topic at rate for d.
+func publishFor[T any, PT rosidl.Ptr[T]](t *testing.T, n *ros.Node, topic string, m *T, hz float64, d time.Duration) {
+	t.Helper()
+	pub, err := ros.NewPublisher[T, PT](n, topic, ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	tk := time.NewTicker(time.Duration(float64(time.Second) / hz))
+	defer tk.Stop()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if err := pub.Publish(m); err != nil {
+			t.Fatal(err)
+		}
+		<-tk.C
+	}
+}
+
+// linesSince counts the lines of a process's output after mark that
+// contain sub.
+func linesSince(p *proc, mark int, sub string) int {
+	out := p.out.String()
+	if mark > len(out) {
+		mark = len(out)
+	}
+	return strings.Count(out[mark:], sub)
+}
+
+func distToPatrol(pose [2]float64) float64 {
+	d := math.Inf(1)
+	for _, w := range patrol {
+		d = math.Min(d, math.Hypot(pose[0]-w[0], pose[1]-w[1]))
+	}
+	return d
+}
+
+func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault suite runs the whole demo for a few minutes")
+	}
+	d := startDemo(t)
+	s := &suite{d: d, o: newObserver(t, d)}
+	testenv.WaitFor(t, 90*time.Second, "rsmNode to finish booting", func() bool { return s.rsmState(t) == "Idle" })
+	for _, fqn := range d.order {
+		if fqn != nodeBoot { // it exits once it has answered bootUpFinished
+			s.answering(t, fqn, 60*time.Second)
+		}
+	}
+
+	t.Run("CLI waits bounded by --timeout", s.cliTimeouts)
+	t.Run("absurd commands clamped and said once", s.absurdCommands)
+	t.Run("invalid parameters refused", s.parameters)
+	t.Run("waypoints persisted in ROS_HOME", s.persistence)
+	t.Run("kill -9 and SIGSTOP of every node", s.killAndStop)
+	t.Run("hostile CDR at every input", s.hostile)
+	t.Run("failed save answers false", s.failedSave)
+	t.Run("every node still answers", func(t *testing.T) {
+		for _, fqn := range d.order {
+			if fqn != nodeBoot {
+				s.answering(t, fqn, 20*time.Second)
+			}
+		}
+	})
+}
+
+// Issue 13 item 8: `action send_goal` had no --timeout; `service call`'s
+// bounds its wait and says it is waiting as ros2 does.
+func (s *suite) cliTimeouts(t *testing.T) {
+	out, errs, code, took := s.d.cli(t, 60*time.Second, "service", "call", "--timeout", "1", "/diffbot/rsm/noSuchService", "std_srvs/srv/Trigger")
+	if code != 1 || !strings.Contains(out, "waiting for service to become available...") ||
+		!strings.Contains(errs, "did not become available within the timeout") {
+		t.Errorf("service call --timeout 1 on a missing service: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	t.Logf("service call --timeout 1 on a missing service returned after %.1f s", took.Seconds())
+	// The mux is STOPPED (the demo starts so), so the robot stays put while
+	// the navigator works on this goal.
+	goal := fmt.Sprintf("{pose: {header: {frame_id: map}, pose: {position: {x: %g, y: %g}, orientation: {w: 1.0}}}}", patrol[1][0], patrol[1][1])
+	out, errs, code, took = s.d.cli(t, 60*time.Second, "action", "send_goal", "--timeout", "3", "/diffbot/navigate_to_pose", "nav2_msgs/action/NavigateToPose", goal)
+	if code != 1 || !strings.Contains(out, "Goal accepted with ID") || !strings.Contains(out, "Canceling goal...") ||
+		!strings.Contains(out, "Goal canceled.") || !strings.Contains(errs, "goal did not finish within the timeout") {
+		t.Errorf("action send_goal --timeout 3 on a long goal: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	t.Logf("action send_goal --timeout 3 on a long goal returned after %.1f s", took.Seconds())
+	out, errs, code, _ = s.d.cli(t, 60*time.Second, "action", "send_goal", "--timeout", "1", "/diffbot/no_such_action", "nav2_msgs/action/NavigateToPose", "{}")
+	if code != 1 || !strings.Contains(out, "Waiting for an action server to become available...") ||
+		!strings.Contains(errs, "did not become available within the timeout") {
+		t.Errorf("action send_goal --timeout 1 on a missing action: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// Issue 13 item 2: linear.x = 1e308 was forwarded to /cmd_vel unchanged
+// and switched to TELEOPERATION. Item 7: the simulator's rejection warning
+// repeated 20 times a second.
+func (s *suite) absurdCommands(t *testing.T) {
+	mux, sim, hex := s.d.proc(t, nodeMux), s.d.proc(t, nodeSim), s.d.proc(t, nodeHexapod)
+	n := s.o.n
+	huge := &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 1e308}, Angular: geometry_msgs_msg.Vector3{Z: -1e300}}
+	nan := &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: math.NaN()}}
+	const maxLin = 0.5 // rsm_sim.launch.xml's mux and params/sim.yaml's diff_drive_sim limit
+
+	// teleoperation through the mux
+	s.o.resetMax()
+	muxMark := len(mux.out.String())
+	publishFor(t, n, "/diffbot/teleoperation/cmd_vel", huge, 20, 1500*time.Millisecond)
+	snap := s.o.get()
+	if snap.op.Mode != rsm_msgs_msg.OperationMode_TELEOPERATION {
+		t.Errorf("mode %d after teleoperation, want TELEOPERATION", snap.op.Mode)
+	}
+	if snap.maxCmd > maxLin || snap.maxCmd < maxLin-1e-9 {
+		t.Errorf("the mux forwarded |linear.x| up to %g, want exactly the limit %g", snap.maxCmd, maxLin)
+	}
+	if snap.maxSpeed > maxLin+1e-9 {
+		t.Errorf("the robot drove %g m/s, above the limit %g", snap.maxSpeed, maxLin)
+	}
+	if c := linesSince(mux, muxMark, "teleoperation cmd_vel clamped"); c != 1 {
+		t.Errorf("the mux logged %d clamp warnings for 30 clamped commands, want 1", c)
+	}
+	testenv.WaitFor(t, 10*time.Second, "STOPPED after teleoperation", func() bool {
+		return s.o.get().op.Mode == rsm_msgs_msg.OperationMode_STOPPED
+	})
+
+	// straight into the simulator, beside the mux's 20 Hz zeros: NaN for 3 s
+	simMark := len(sim.out.String())
+	publishFor(t, n, "/diffbot/cmd_vel", nan, 20, 3*time.Second)
+	rejected := linesSince(sim, simMark, "cmd_vel rejected")
+	if rejected != 1 {
+		t.Errorf("diff_drive_sim logged %d rejection warnings for 3 s of NaN at 20 Hz interleaved with good commands, want 1", rejected)
+	}
+	t.Logf("diff_drive_sim: %d rejection warning lines for 60 NaN commands in 3 s", rejected)
+	s.o.resetMax()
+	simMark = len(sim.out.String())
+	publishFor(t, n, "/diffbot/cmd_vel", huge, 20, time.Second)
+	if c := linesSince(sim, simMark, "cmd_vel clamped"); c != 1 {
+		t.Errorf("diff_drive_sim logged %d clamp warnings, want 1", c)
+	}
+	if sp := s.o.get().maxSpeed; sp > maxLin+1e-9 || sp == 0 {
+		t.Errorf("the robot drove up to %g m/s on 1e308 commands, want up to the limit %g", sp, maxLin)
+	}
+
+	// the hexapod's cmd_vel
+	hexMark := len(hex.out.String())
+	publishFor(t, n, "/hexapod/cmd_vel", huge, 10, time.Second)
+	if c := linesSince(hex, hexMark, "cmd_vel clamped"); c != 1 {
+		t.Errorf("motion_control logged %d clamp warnings, want 1", c)
+	}
+}
+
+// Issue 13 item 7: the simulator and navigator accepted invalid run-time
+// parameter changes and reported success without applying them.
+func (s *suite) parameters(t *testing.T) {
+	set := func(node, name, value string) (string, int) {
+		out, errs, code, _ := s.d.cli(t, 60*time.Second, "param", "set", node, name, value)
+		return out + errs, code
+	}
+	for _, c := range []struct{ node, name, value, why string }{
+		{nodeSim, "rate", "5.0", "read-only"},
+		{nodeSim, "publish_clock", "true", "read-only"},
+		{nodeNav, "control_rate", "5.0", "read-only"},
+		{nodeNav, "cmd_vel_topic", "elsewhere", "read-only"},
+		{nodeFrontier, "min_frontier_size", "1", "read-only"},
+		{nodeSim, "max_linear_velocity", "-1.0", "must be a positive finite number"},
+		{nodeNav, "max_angular_velocity", "0.0", "must be a positive finite number"},
+	} {
+		if out, code := set(c.node, c.name, c.value); code != 1 || !strings.Contains(out, c.why) {
+			t.Errorf("param set %s %s %s: exit %d %q, want refused: %s", c.node, c.name, c.value, code, out, c.why)
+		}
+	}
+	// A valid limit is applied at once.
+	nav := s.d.proc(t, nodeNav)
+	mark := len(nav.out.String())
+	if out, code := set(nodeNav, "max_linear_velocity", "0.3"); code != 0 {
+		t.Errorf("param set max_linear_velocity 0.3: exit %d %q", code, out)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the navigator to apply the new limit", func() bool {
+		return linesSince(nav, mark, "velocity limits now 0.3 m/s") == 1
+	})
+	if out, code := set(nodeNav, "max_linear_velocity", "0.4"); code != 0 {
+		t.Errorf("param set max_linear_velocity 0.4: exit %d %q", code, out)
+	}
+}
+
+// Issue 13 item 4: the demo lost its waypoints on restart.
+func (s *suite) persistence(t *testing.T) {
+	n := s.o.n
+	mode := &rsm_msgs_srv.SetWaypointFollowingMode_Request{Mode: rsm_msgs_msg.WaypointArray_PATROL}
+	if r, err := call[rsm_msgs_srv.SetWaypointFollowingMode_Request, rsm_msgs_srv.SetWaypointFollowingMode_Response](t, n, "/diffbot/rsm/setWaypointFollowingMode", mode); err != nil || !r.Success {
+		t.Fatalf("setWaypointFollowingMode: %+v %v", r, err)
+	}
+	for _, w := range patrol {
+		req := &rsm_msgs_srv.AddWaypoint_Request{Position: -1}
+		req.Waypoint.Pose.Position = geometry_msgs_msg.Point{X: w[0], Y: w[1]}
+		req.Waypoint.Pose.Orientation.W = 1
+		if r, err := call[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](t, n, "/diffbot/rsm/addWaypoint", req); err != nil || !r.Success {
+			t.Fatalf("addWaypoint %v: %+v %v", w, r, err)
+		}
+	}
+	path := filepath.Join(s.d.home, "fsmnodes", "waypoints.yaml")
+	arr, err := rsm.LoadWaypoints(path)
+	if _, statErr := os.Stat(path); statErr != nil || err != nil || len(arr.Waypoints) != 2 || arr.Mode != rsm.Patrol {
+		t.Fatalf("%s after two addWaypoint calls: %v %v, %+v; want both waypoints in PATROL mode", path, statErr, err, arr)
+	}
+}
+
+// Issue 13 item 4: a failed save answered success=true.
+func (s *suite) failedSave(t *testing.T) {
+	dir := filepath.Join(s.d.home, "fsmnodes")
+	aside := dir + ".aside"
+	if err := os.Rename(dir, aside); err != nil {
+		t.Fatal(err)
+	}
+	restore := func() {
+		_ = os.Remove(dir)
+		_ = os.Rename(aside, dir)
+	}
+	defer restore()
+	// A regular file where the directory must be: no save can succeed,
+	// whoever runs the test.
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	routine := func() *rsm_msgs_srv.SetWaypointRoutine_Response {
+		r, err := call[rsm_msgs_srv.SetWaypointRoutine_Request, rsm_msgs_srv.SetWaypointRoutine_Response](t, s.o.n,
+			"/diffbot/rsm/setWaypointRoutine", &rsm_msgs_srv.SetWaypointRoutine_Request{Position: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := routine(); r.Success || !strings.Contains(r.Message, "not saved") {
+		t.Errorf("setWaypointRoutine with an unwritable waypoints file: %+v, want success=false and the reason", r)
+	}
+	restore()
+	if r := routine(); !r.Success {
+		t.Errorf("setWaypointRoutine after the file is writable again: %+v", r)
+	}
+}
+
+// arm gets the diffbot patrolling in AUTONOMOUS and returns once it moves
+// at least 2 m from both patrol waypoints, so that a stop seen after a
+// fault is a stop en route, not the end of a leg.
+func (s *suite) arm(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		snap := s.o.get()
+		if snap.op.EmergencyStop || snap.op.Mode != rsm_msgs_msg.OperationMode_AUTONOMOUS || time.Since(snap.opAt) > time.Second {
+			s.setMode(t, rsm_msgs_msg.OperationMode_AUTONOMOUS)
+		}
+		switch st := s.rsmState(t); {
+		case st == "Idle":
+			s.setBool(t, "/diffbot/rsm/startStopWaypointFollowing", true)
+		case strings.HasPrefix(st, "W:"):
+			moving := time.Since(snap.movedAt) < 200*time.Millisecond && math.Abs(snap.twist[0]) > 0.05
+			if moving && distToPatrol(snap.pose) > 2 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the diffbot did not get going on its patrol; last %+v, state %q", s.o.get(), s.rsmState(t))
+}
+
+// outcome is one row of the kill/stop table.
+type outcome struct {
+	node, signal, result string
+}
+
+func (s *suite) killAndStop(t *testing.T) {
+	type target struct {
+		fqn string
+		// diffbotStops: the diffbot must stop (en route) after the fault;
+		// own: the robot inside this process, whose joint_states stop.
+		diffbotStops bool
+		own          string
+	}
+	targets := []target{
+		{nodeSim, true, ""},
+		{nodeNav, true, ""},
+		{nodeMux, true, ""},
+		{nodeRSM, true, ""},
+		{nodeProvider, false, ""},
+		{nodeFrontier, false, ""},
+		{nodeHexapod, false, "hexapod"},
+		{nodeVelma, false, "velma"},
+		{nodeFoxglove, false, ""},
+	}
+	var table []outcome
+	defer func() {
+		var b strings.Builder
+		for _, r := range table {
+			fmt.Fprintf(&b, "\n  %-32s %-8s %s", r.node, r.signal, r.result)
+		}
+		t.Logf("kill -9 / SIGSTOP outcomes (1 s DDS lease):%s", b.String())
+	}()
+	for _, tg := range targets {
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
+			name := map[syscall.Signal]string{syscall.SIGKILL: "kill -9", syscall.SIGSTOP: "SIGSTOP"}[sig]
+			t.Run(strings.ReplaceAll(strings.TrimPrefix(tg.fqn, "/"), "/", ".")+" "+name, func(t *testing.T) {
+				p := s.d.proc(t, tg.fqn)
+				if tg.diffbotStops {
+					s.arm(t)
+				}
+				at := time.Now()
+				p.signal(t, sig)
+				// Bring it back however this case ends.
+				defer func() {
+					if sig == syscall.SIGSTOP {
+						p.signal(t, syscall.SIGCONT)
+					} else {
+						p.start(t)
+						if tg.fqn == nodeRSM {
+							s.d.proc(t, nodeBoot).start(t) // a new rsmNode boots again
+						}
+					}
+					if err := s.answers(tg.fqn, 30*time.Second); err != nil {
+						t.Errorf("after %s: %v", name, err)
+					}
+				}()
+				result := "no robot affected"
+				switch {
+				case tg.diffbotStops:
+					var stopAt time.Time
+					testenv.WaitFor(t, 10*time.Second, "the diffbot to stop", func() bool {
+						var ok bool
+						stopAt, ok = s.o.get().stoppedSince(time.Now())
+						return ok
+					})
+					snap := s.o.get()
+					if dist := distToPatrol(snap.pose); dist < 0.5 {
+						t.Errorf("the diffbot stopped %.2f m from a patrol waypoint: it finished its leg instead of stopping", dist)
+					}
+					time.Sleep(time.Second)
+					if _, ok := s.o.get().stoppedSince(time.Now()); !ok {
+						t.Errorf("the diffbot moved again within 1 s of stopping")
+					}
+					result = fmt.Sprintf("diffbot stopped %.2f s after the signal, %.2f m short of its waypoint", stopAt.Sub(at).Seconds(), distToPatrol(snap.pose))
+				case tg.own != "":
+					testenv.WaitFor(t, 10*time.Second, tg.own+" joint_states to stop", func() bool {
+						snap := s.o.get()
+						last := snap.hexAt
+						if tg.own == "velma" {
+							last = snap.velmaAt
+						}
+						return time.Since(last) > settle
+					})
+					result = tg.own + " stopped with its process"
+				default:
+					time.Sleep(time.Second)
+				}
+				// No other process went down with it.
+				for _, other := range s.d.order {
+					if other != tg.fqn && other != nodeBoot && s.d.procs[other].exited() {
+						t.Errorf("%s exited after %s of %s", other, name, tg.fqn)
+					}
+				}
+				table = append(table, outcome{tg.fqn, name, result})
+			})
+			// After the node is back: a restarted rsmNode boots, a
+			// restarted serviceProviderNode has kept the waypoints.
+			t.Run(strings.ReplaceAll(strings.TrimPrefix(tg.fqn, "/"), "/", ".")+" "+name+" back", func(t *testing.T) {
+				if tg.fqn == nodeRSM && sig == syscall.SIGKILL {
+					testenv.WaitFor(t, 60*time.Second, "the restarted rsmNode to boot", func() bool { return s.rsmState(t) == "Idle" })
+				}
+				if tg.fqn == nodeProvider && sig == syscall.SIGKILL {
+					r, err := call[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](t, s.o.n, "/diffbot/rsm/getWaypoints", &rsm_msgs_srv.GetWaypoints_Request{})
+					if err != nil || len(r.WaypointArray.Waypoints) != 2 || r.WaypointArray.Mode != rsm_msgs_msg.WaypointArray_PATROL {
+						t.Errorf("waypoints after serviceProviderNode was killed and restarted: %+v %v; want the two patrol waypoints", r, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,251 @@
+// Package fault is the fault suite: it runs the demo
+// (launch/demo.launch.xml) as separate processes of the built executables,
+// one process per node so that each can be killed, frozen and restarted on
+// its own, and attacks it as a crash, a hung process, a careless operator
+// and a hostile peer would:
+//
+//   - absurd finite and non-finite velocity commands (clamped or rejected,
+//     said once, counted);
+//   - invalid run-time parameter changes (refused with the reason);
+//   - waypoint persistence ($ROS_HOME/fsmnodes/waypoints.yaml; a failed save
+//     answers success=false);
+//   - CLI waits bounded by --timeout;
+//   - kill -9 and SIGSTOP of every node in turn while the diffbot drives a
+//     patrol: every robot must end up stopped or safe, the measured time is
+//     logged, and the node comes back (restart or SIGCONT) with nothing lost;
+//   - hostile CDR (the fuzz corpora and generated garbage) fired at every
+//     subscribed topic and service of the demo, after which every node must
+//     still answer.
+//
+// The processes use a 1 s DDS participant lease (Discovery/LeaseDuration in
+// CYCLONEDDS_URI), so the death of a process is seen by its peers after
+// about a second instead of Cyclone's default 10 s; see docs/rsm.md,
+// "Supervision".
+package fault
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/launch"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// leaseURI shortens the participant lease of every process of the suite.
+const leaseURI = "<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>"
+
+// syncBuf is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is one node of the demo, started from its launch description.
+type proc struct {
+	desc *launch.Process
+	fqn  string // node name, e.g. /diffbot/rsmNode
+	argv []string
+	env  []string
+	out  *syncBuf // stdout and stderr of every run
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the current run has exited
+}
+
+// start runs the process (again).
+func (p *proc) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = p.env
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", p.fqn, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+	fmt.Fprintf(p.out, "=== started pid %d\n", cmd.Process.Pid)
+}
+
+// signal sends sig to the running process.
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("%v to %s: %v", sig, p.fqn, err)
+	}
+	fmt.Fprintf(p.out, "=== %v\n", sig)
+}
+
+// exited reports whether the current run has ended.
+func (p *proc) exited() bool {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill ends the current run with SIGKILL and waits for it.
+func (p *proc) kill() {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// stop ends the current run as the launcher would: SIGINT, then SIGKILL.
+func (p *proc) stop() {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// demo is the running demo.
+type demo struct {
+	root   string // module root
+	bin    string // built executables
+	domain uint32
+	home   string // ROS_HOME of the processes
+	procs  map[string]*proc
+	order  []string
+}
+
+// startDemo loads launch/demo.launch.xml (foxglove_bridge on a free port)
+// and starts each of its processes on its own in a fresh domain.
+func startDemo(t *testing.T) *demo {
+	t.Helper()
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &demo{root: root, domain: testenv.Domain(t), procs: map[string]*proc{}, home: os.Getenv("ROS_HOME")}
+	if d.home == "" {
+		t.Fatal("ROS_HOME is not set (testenv.Main sets a temporary one)")
+	}
+	d.bin = testenv.ExecutableDir(t, "nodes/...", "cmd/fsmnodes")
+	desc, err := launch.Load(filepath.Join(root, "launch", "demo.launch.xml"), launch.Options{
+		BinDir: d.bin, ShareDir: root, Args: [][2]string{{"foxglove_port", "0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	base := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", d.domain), "CYCLONEDDS_URI="+leaseURI)
+	for _, lp := range desc.Processes {
+		argv, err := lp.Command(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fqn := lp.FQN()
+		if fqn == "" && lp.Namespace == "" && lp.Name != "" {
+			fqn = "/" + lp.Name // in the root namespace
+		}
+		p := &proc{desc: lp, fqn: fqn, argv: argv, env: lp.Environ(base), out: &syncBuf{}}
+		if p.fqn == "" {
+			t.Fatalf("%s: node without a fully qualified name", lp.Label)
+		}
+		d.procs[p.fqn] = p
+		d.order = append(d.order, p.fqn)
+	}
+	for _, name := range d.order {
+		d.procs[name].start(t)
+	}
+	t.Cleanup(func() {
+		for _, name := range d.order {
+			d.procs[name].stop()
+		}
+		if t.Failed() {
+			for _, name := range d.order {
+				out := d.procs[name].out.String()
+				if len(out) > 6000 {
+					out = "...\n" + out[len(out)-6000:]
+				}
+				t.Logf("--- output of %s:\n%s", name, out)
+			}
+		}
+	})
+	return d
+}
+
+// proc returns the process of a node.
+func (d *demo) proc(t *testing.T, fqn string) *proc {
+	t.Helper()
+	p, ok := d.procs[fqn]
+	if !ok {
+		t.Fatalf("the demo has no node %s (nodes: %s)", fqn, strings.Join(d.order, ", "))
+	}
+	return p
+}
+
+// cli runs the fsmnodes CLI in the demo's domain and returns its stdout,
+// stderr, exit code and run time.
+func (d *demo) cli(t *testing.T, timeout time.Duration, args ...string) (string, string, int, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(d.bin, "fsmnodes"), args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", d.domain), "CYCLONEDDS_URI="+leaseURI)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Errorf("fsmnodes %s: still running after %v (killed); stdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), timeout, out.String(), errb.String())
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode(), time.Since(start)
+}

@@ -1,0 +1,162 @@
+package fault
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+)
+
+// observer watches the robots from the test process. It never subscribes
+// to an action's feedback or status topic: that would make the test a
+// listener of the navigator's goals and hide a lost action client.
+type observer struct {
+	n *ros.Node
+
+	mu sync.Mutex
+	// diffbot odometry
+	odomAt, movedAt time.Time
+	pose            [2]float64
+	twist           [2]float64
+	maxSpeed        float64 // largest |linear.x| seen on odom since reset
+	// the mux's output on /diffbot/cmd_vel
+	cmdAt, cmdNonzeroAt time.Time
+	cmd                 geometry_msgs_msg.Twist
+	maxCmd              float64 // largest |linear.x| seen since reset
+	op                  rsm_msgs_msg.OperationMode
+	opAt                time.Time
+	state               string
+	hexAt, velmaAt      time.Time
+}
+
+func newObserver(t *testing.T, d *demo) *observer {
+	t.Helper()
+	dom := d.domain
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &dom, NoSignals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	go func() { _ = rc.Spin(context.Background()) }()
+	n, err := rc.NewNode("fault_suite", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &observer{n: n}
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
+		now := time.Now()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		p := [2]float64{m.Pose.Pose.Position.X, m.Pose.Pose.Position.Y}
+		tw := [2]float64{m.Twist.Twist.Linear.X, m.Twist.Twist.Angular.Z}
+		if tw != [2]float64{} || math.Hypot(p[0]-o.pose[0], p[1]-o.pose[1]) > 1e-4 {
+			o.movedAt = now
+		}
+		o.odomAt, o.pose, o.twist = now, p, tw
+		o.maxSpeed = math.Max(o.maxSpeed, math.Abs(tw[0]))
+	}))
+	must(ros.NewSubscription(n, "/diffbot/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		now := time.Now()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.cmdAt, o.cmd = now, *m
+		if *m != (geometry_msgs_msg.Twist{}) {
+			o.cmdNonzeroAt = now
+		}
+		o.maxCmd = math.Max(o.maxCmd, math.Abs(m.Linear.X))
+	}))
+	must(ros.NewSubscription(n, "/diffbot/rsm/operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) {
+		o.mu.Lock()
+		o.op, o.opAt = *m, time.Now()
+		o.mu.Unlock()
+	}))
+	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) {
+		o.mu.Lock()
+		o.state = m.Data
+		o.mu.Unlock()
+	}))
+	must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(*sensor_msgs_msg.JointState) {
+		o.mu.Lock()
+		o.hexAt = time.Now()
+		o.mu.Unlock()
+	}))
+	must(ros.NewSubscription(n, "/velma/joint_states", ros.QoSDefault, func(*sensor_msgs_msg.JointState) {
+		o.mu.Lock()
+		o.velmaAt = time.Now()
+		o.mu.Unlock()
+	}))
+	return o
+}
+
+// snapshot is a copy of the observed values.
+type snapshot struct {
+	odomAt, movedAt, cmdAt, cmdNonzeroAt, opAt, hexAt, velmaAt time.Time
+	pose, twist                                                [2]float64
+	cmd                                                        geometry_msgs_msg.Twist
+	op                                                         rsm_msgs_msg.OperationMode
+	state                                                      string
+	maxSpeed, maxCmd                                           float64
+}
+
+func (o *observer) get() snapshot {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return snapshot{odomAt: o.odomAt, movedAt: o.movedAt, cmdAt: o.cmdAt, cmdNonzeroAt: o.cmdNonzeroAt, opAt: o.opAt,
+		hexAt: o.hexAt, velmaAt: o.velmaAt, pose: o.pose, twist: o.twist, cmd: o.cmd, op: o.op, state: o.state,
+		maxSpeed: o.maxSpeed, maxCmd: o.maxCmd}
+}
+
+// resetMax clears the largest speeds seen.
+func (o *observer) resetMax() {
+	o.mu.Lock()
+	o.maxSpeed, o.maxCmd = 0, 0
+	o.mu.Unlock()
+}
+
+// settle is how long the diffbot must show no motion, and the mux no
+// non-zero command, to count as stopped.
+const settle = 500 * time.Millisecond
+
+// stoppedSince returns when the diffbot last moved or was commanded to:
+// the later of the last odometry showing motion (a dead or frozen
+// simulator sends none, so its robot stands) and the mux's last non-zero
+// command (a dead mux sends none). The robot counts as stopped when that
+// is at least settle ago.
+func (s snapshot) stoppedSince(now time.Time) (time.Time, bool) {
+	at := s.movedAt
+	if s.cmdNonzeroAt.After(at) {
+		at = s.cmdNonzeroAt
+	}
+	return at, now.Sub(at) >= settle
+}
+
+// call calls a service of the demo with a bounded wait.
+func call[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, n *ros.Node, name string, req *Req) (*Resp, error) {
+	t.Helper()
+	c, err := ros.NewClient[Req, Resp, PReq, PResp](n, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitForService(ctx); err != nil {
+		return nil, err
+	}
+	return c.Call(ctx, req)
+}
