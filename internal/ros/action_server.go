@@ -88,6 +88,8 @@ type ActionServer[G, R, F any] struct {
 	goals   map[action.GoalID]*ServerGoal[G, F]
 	closed  bool
 	wg      sync.WaitGroup
+
+	rejectLog throttle // a flood of bad goals is counted, logged 1/s
 }
 
 // NewActionServer creates an action server named name (relative, absolute
@@ -179,7 +181,13 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Mes
 	if s.opts.AcceptGoal != nil {
 		if err := s.opts.AcceptGoal(id, goal); err != nil {
 			s.n.Counter(CounterRequestsRejected).Inc()
-			s.n.Logger().Infof("action %s: goal %s rejected: %v", s.name, id, err)
+			if ok, suppressed := s.rejectLog.allow(time.Now()); ok {
+				if suppressed > 0 {
+					s.n.Logger().Infof("action %s: goal %s rejected: %v (%d more goals rejected since the last report)", s.name, id, err, suppressed)
+				} else {
+					s.n.Logger().Infof("action %s: goal %s rejected: %v", s.name, id, err)
+				}
+			}
 			return resp
 		}
 	}

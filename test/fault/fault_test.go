@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
@@ -156,6 +158,7 @@ func TestFaults(t *testing.T) {
 	t.Run("CLI waits bounded by --timeout", s.cliTimeouts)
 	t.Run("absurd commands clamped and said once", s.absurdCommands)
 	t.Run("invalid parameters refused", s.parameters)
+	t.Run("bad requests refused, logged and counted", s.badRequests)
 	t.Run("waypoints persisted in ROS_HOME", s.persistence)
 	t.Run("kill -9 and SIGSTOP of every node", s.killAndStop)
 	t.Run("hostile CDR at every input", s.hostile)
@@ -248,6 +251,73 @@ func (s *suite) absurdCommands(t *testing.T) {
 	publishFor(t, n, "/hexapod/cmd_vel", huge, 10, time.Second)
 	if c := linesSince(hex, hexMark, "cmd_vel clamped"); c != 1 {
 		t.Errorf("motion_control logged %d clamp warnings, want 1", c)
+	}
+
+	// Said once, counted every time: commands_rejected on /diagnostics.
+	for _, c := range []struct {
+		node string
+		min  uint64
+	}{{nodeMux, 30}, {nodeSim, 80}, {nodeHexapod, 10}} {
+		testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("%s commands_rejected >= %d on /diagnostics", c.node, c.min), func() bool {
+			return s.o.counter(c.node, ros.CounterCommandsRejected) >= c.min
+		})
+	}
+}
+
+// Issue 13 item 7: bad service and action requests were counted but never
+// logged or visible. They are refused with the reason, logged at most once
+// a second and counted (requests_rejected on /diagnostics).
+func (s *suite) badRequests(t *testing.T) {
+	n := s.o.n
+	provider, nav := s.d.proc(t, nodeProvider), s.d.proc(t, nodeNav)
+	pMark, nMark := len(provider.out.String()), len(nav.out.String())
+	before := s.o.counter(nodeProvider, ros.CounterRequestsRejected)
+	start := time.Now()
+	for range 20 {
+		req := &rsm_msgs_srv.AddWaypoint_Request{Position: -1}
+		req.Waypoint.Pose.Position.X = math.NaN()
+		req.Waypoint.Pose.Orientation.W = 1
+		r, err := call[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](t, n, "/diffbot/rsm/addWaypoint", req)
+		if err != nil || r.Success || !strings.Contains(r.Message, "not finite") {
+			t.Fatalf("addWaypoint with a NaN position: %+v %v; want refused with the reason", r, err)
+		}
+	}
+	// Goals the navigator cannot interpret, as fast as it answers. The
+	// client is closed afterwards: it listens to the action's topics and
+	// would hide a lost client from the navigator's supervision.
+	nc, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result, nav2_msgs_action.NavigateToPose_Feedback](
+		n, "/diffbot/navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := nc.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const goals = 20
+	for range goals {
+		g := &nav2_msgs_action.NavigateToPose_Goal{}
+		g.Pose.Header.FrameId, g.Pose.Pose.Orientation.W = "nowhere", 1
+		if _, err := nc.SendGoal(ctx, g, nil); !errors.Is(err, ros.ErrGoalRejected) {
+			t.Fatalf("a goal in frame \"nowhere\": %v, want it rejected", err)
+		}
+	}
+	nc.Close()
+	elapsed := time.Since(start)
+	testenv.WaitFor(t, 10*time.Second, "requests_rejected of serviceProviderNode to count the 20 refusals", func() bool {
+		return s.o.counter(nodeProvider, ros.CounterRequestsRejected) >= before+20
+	})
+	testenv.WaitFor(t, 10*time.Second, "requests_rejected of the navigator to count the rejected goals", func() bool {
+		return s.o.counter(nodeNav, ros.CounterRequestsRejected) >= goals
+	})
+	// At most one line a second for each.
+	limit := int(elapsed/time.Second) + 2
+	if c := linesSince(provider, pMark, "addWaypoint refused"); c < 1 || c > limit {
+		t.Errorf("serviceProviderNode logged %d lines for 20 refused addWaypoint calls in %.1f s, want 1..%d", c, elapsed.Seconds(), limit)
+	}
+	if c := linesSince(nav, nMark, "rejected"); c < 1 || c > limit {
+		t.Errorf("the navigator logged %d lines for %d rejected goals in %.1f s, want 1..%d", c, goals, elapsed.Seconds(), limit)
 	}
 }
 
@@ -379,16 +449,26 @@ func (s *suite) killAndStop(t *testing.T) {
 		diffbotStops bool
 		own          string
 	}
-	targets := []target{
-		{nodeSim, true, ""},
-		{nodeNav, true, ""},
-		{nodeMux, true, ""},
-		{nodeRSM, true, ""},
-		{nodeProvider, false, ""},
-		{nodeFrontier, false, ""},
-		{nodeHexapod, false, "hexapod"},
-		{nodeVelma, false, "velma"},
-		{nodeFoxglove, false, ""},
+	// What each node's death means; every other node of the demo
+	// (foxglove_bridge, robot_state_publisher, ...) moves no robot.
+	known := map[string]target{
+		nodeSim:     {nodeSim, true, ""},
+		nodeNav:     {nodeNav, true, ""},
+		nodeMux:     {nodeMux, true, ""},
+		nodeRSM:     {nodeRSM, true, ""},
+		nodeHexapod: {nodeHexapod, false, "hexapod"},
+		nodeVelma:   {nodeVelma, false, "velma"},
+	}
+	var targets []target
+	for _, fqn := range s.d.order {
+		if fqn == nodeBoot {
+			continue // it exits by itself once rsmNode has booted
+		}
+		tg, ok := known[fqn]
+		if !ok {
+			tg = target{fqn: fqn}
+		}
+		targets = append(targets, tg)
 	}
 	var table []outcome
 	defer func() {

@@ -3,12 +3,15 @@ package fault
 import (
 	"context"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -36,6 +39,8 @@ type observer struct {
 	opAt                time.Time
 	state               string
 	hexAt, velmaAt      time.Time
+	// the latest counters each node published on /diagnostics
+	counters map[string]map[string]uint64
 }
 
 func newObserver(t *testing.T, d *demo) *observer {
@@ -51,7 +56,7 @@ func newObserver(t *testing.T, d *demo) *observer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &observer{n: n}
+	o := &observer{n: n, counters: map[string]map[string]uint64{}}
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
@@ -100,7 +105,31 @@ func newObserver(t *testing.T, d *demo) *observer {
 		o.velmaAt = time.Now()
 		o.mu.Unlock()
 	}))
+	must(ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, st := range m.Status {
+			fqn, ok := strings.CutSuffix(st.Name, ": counters")
+			if !ok {
+				continue
+			}
+			c := map[string]uint64{}
+			for _, kv := range st.Values {
+				if v, err := strconv.ParseUint(kv.Value, 10, 64); err == nil {
+					c[kv.Key] = v
+				}
+			}
+			o.counters[fqn] = c
+		}
+	}))
 	return o
+}
+
+// counter returns the latest value of a node's counter on /diagnostics.
+func (o *observer) counter(fqn, name string) uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.counters[fqn][name]
 }
 
 // snapshot is a copy of the observed values.

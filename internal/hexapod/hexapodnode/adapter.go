@@ -32,6 +32,7 @@ type Adapter struct {
 	// cmdGuard and joyGuard clamp cmd_vel and joystick velocities to the
 	// limits and count rejections and clamps.
 	cmdGuard, joyGuard *cmdvel.Guard
+	joyBad             uint64 // Joy messages whose velocity was rejected (NaN axes, bad stamp)
 	log                Logger
 	names              []string
 	state              hexapod.State
@@ -112,7 +113,7 @@ func (a *Adapter) CmdVel(linear, angular [3]float64, now time.Time) error {
 // Counts returns how many cmd_vel and joystick velocities were rejected
 // (NaN/Inf) and clamped to the limits.
 func (a *Adapter) Counts() (rejected, clamped uint64) {
-	return a.cmdGuard.Rejected() + a.joyGuard.Rejected(), a.cmdGuard.Clamped() + a.joyGuard.Clamped()
+	return a.cmdGuard.Rejected() + a.joyGuard.Rejected() + a.joyBad, a.cmdGuard.Clamped() + a.joyGuard.Clamped()
 }
 
 // Joy takes a sensor_msgs/Joy received at now; a zero stamp is replaced by
@@ -126,6 +127,7 @@ func (a *Adapter) Joy(j hexapod.Joy, now time.Time) error {
 		a.Command(c)
 	}
 	if err != nil {
+		a.joyBad++
 		a.warnEvery("joy", now, "%v", err)
 		return err
 	}

@@ -93,14 +93,26 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 	if err != nil {
 		return err
 	}
+	// Rejected and clamped velocities are counted on /diagnostics.
+	cmdCtr := n.Counter(ros.CounterCommandsRejected)
+	var counted uint64
+	count := func() {
+		rej, cl := a.Counts()
+		if c := rej + cl; c > counted {
+			cmdCtr.Add(c - counted)
+			counted = c
+		}
+	}
 	if _, err := ros.NewSubscription(n, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
 		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, time.Now())
+		count()
 	}); err != nil {
 		return err
 	}
 	if _, err := ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
 		stamp := float64(m.Header.Stamp.Sec) + float64(m.Header.Stamp.Nanosec)/1e9
 		_ = a.Joy(hexapod.Joy{Stamp: stamp, Axes: m.Axes, Buttons: m.Buttons}, time.Now())
+		count()
 	}); err != nil {
 		return err
 	}

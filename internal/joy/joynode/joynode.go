@@ -180,6 +180,7 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return fmt.Errorf("parameter %w", err)
 	}
+	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
 	pub, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "teleoperation/cmd_vel", ros.QoSDefault)
 	if err != nil {
 		return err
@@ -190,6 +191,9 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 			return
 		}
 		r := guard.Check(cmdvel.Twist{Linear: [3]float64{lin}, Angular: [3]float64{2: ang}}, time.Now())
+		if r.Verdict != cmdvel.Accepted {
+			cmdCtr.Inc()
+		}
 		if r.Report != nil {
 			n.Logger().Warnf("%v", r.Report)
 		}

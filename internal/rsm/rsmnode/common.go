@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -52,6 +53,45 @@ func (b *burst) ok(log rsm.Logger, format string, args ...any) {
 		b.failing = false
 		log.Infof(format, args...)
 	}
+}
+
+// refusals counts the requests a node answers with success=false because
+// they were invalid (the node's requests_rejected counter on /diagnostics)
+// and logs them, at most one line a second: a flood of bad requests costs a
+// counter, not the log.
+type refusals struct {
+	ctr *ros.Counter
+	log rsm.Logger
+
+	mu   sync.Mutex
+	last time.Time
+	held uint64
+}
+
+func newRefusals(n *ros.Node) *refusals {
+	return &refusals{ctr: n.Counter(ros.CounterRequestsRejected), log: n.Logger()}
+}
+
+// check counts and logs rep if it is a refusal, and returns it.
+func (r *refusals) check(service string, rep rsm.Reply) rsm.Reply {
+	if rep.Success {
+		return rep
+	}
+	r.ctr.Inc()
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.last.IsZero() && now.Sub(r.last) < time.Second && !now.Before(r.last) {
+		r.held++
+		return rep
+	}
+	if r.held > 0 {
+		r.log.Warnf("%s refused: %s (%d more refusals since the last report)", service, rep.Message, r.held)
+	} else {
+		r.log.Warnf("%s refused: %s", service, rep.Message)
+	}
+	r.last, r.held = now, 0
+	return rep
 }
 
 // rate declares update_frequency (Hz) and returns the timer period.

@@ -99,6 +99,21 @@ func SetupMux(n *ros.Node) error {
 	if err != nil {
 		return err
 	}
+	ref := newRefusals(n)
+	// Rejected and clamped commands and autonomy timeouts are counted on
+	// /diagnostics (commands_rejected, autonomy_timeouts).
+	cmdCtr, fallbackCtr := n.Counter(ros.CounterCommandsRejected), n.Counter("autonomy_timeouts")
+	var cmdSeen, fallbackSeen uint64
+	count := func() {
+		if c := mux.Rejections() + mux.Clamps(); c > cmdSeen {
+			cmdCtr.Add(c - cmdSeen)
+			cmdSeen = c
+		}
+		if f := mux.Fallbacks(); f > fallbackSeen {
+			fallbackCtr.Add(f - fallbackSeen)
+			fallbackSeen = f
+		}
+	}
 	warn := func(err error) {
 		if err != nil {
 			log.Warnf("%v", err)
@@ -125,16 +140,14 @@ func SetupMux(n *ros.Node) error {
 	}
 	if _, err := ros.NewService(n, Namespace+"setOperationMode",
 		func(_ context.Context, req *rsm_msgs_srv.SetOperationMode_Request) (*rsm_msgs_srv.SetOperationMode_Response, error) {
-			r := mux.SetOperationMode(OperationModeFromMsg(&req.OperationMode))
-			if !r.Success {
-				log.Warnf("setOperationMode: %s", r.Message)
-			}
+			r := ref.check("setOperationMode", mux.SetOperationMode(OperationModeFromMsg(&req.OperationMode)))
 			return &rsm_msgs_srv.SetOperationMode_Response{Success: r.Success, Message: r.Message}, nil
 		}); err != nil {
 		return err
 	}
 	_, err = n.NewTimer(period, func() {
 		tw, op := mux.Tick(clk.Now())
+		count()
 		t, o := TwistToMsg(tw), OperationModeToMsg(op)
 		if err := out.Publish(&t); err != nil {
 			log.Errorf("publish %s: %v", outTopic, err)

@@ -155,10 +155,11 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 // docs/rsm.md#service-provider-of-the-original.
 func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 	log := n.Logger()
+	ref := newRefusals(n)
 	steps := []func() error{
 		func() error {
 			_, err := ros.NewService(n, Namespace+"addWaypoint", func(_ context.Context, r *rsm_msgs_srv.AddWaypoint_Request) (*rsm_msgs_srv.AddWaypoint_Response, error) {
-				rep := s.AddWaypoint(WaypointFromMsg(&r.Waypoint), r.Position)
+				rep := ref.check("addWaypoint", s.AddWaypoint(WaypointFromMsg(&r.Waypoint), r.Position))
 				return &rsm_msgs_srv.AddWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -172,14 +173,14 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		},
 		func() error {
 			_, err := ros.NewService(n, Namespace+"moveWaypoint", func(_ context.Context, r *rsm_msgs_srv.MoveWaypoint_Request) (*rsm_msgs_srv.MoveWaypoint_Response, error) {
-				rep := s.MoveWaypoint(r.Position, PoseFromMsg(&r.Pose))
+				rep := ref.check("moveWaypoint", s.MoveWaypoint(r.Position, PoseFromMsg(&r.Pose)))
 				return &rsm_msgs_srv.MoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
 			_, err := ros.NewService(n, Namespace+"removeWaypoint", func(_ context.Context, r *rsm_msgs_srv.RemoveWaypoint_Request) (*rsm_msgs_srv.RemoveWaypoint_Response, error) {
-				rep := s.RemoveWaypoint(r.Position)
+				rep := ref.check("removeWaypoint", s.RemoveWaypoint(r.Position))
 				return &rsm_msgs_srv.RemoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -187,13 +188,14 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		func() error {
 			_, err := ros.NewService(n, Namespace+"waypointVisited", func(ctx context.Context, r *rsm_msgs_srv.WaypointVisited_Request) (*rsm_msgs_srv.WaypointVisited_Response, error) {
 				rep, _ := s.WaypointVisited(ctx, r.Position)
+				rep = ref.check("waypointVisited", rep)
 				return &rsm_msgs_srv.WaypointVisited_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
 			_, err := ros.NewService(n, Namespace+"waypointUnreachable", func(_ context.Context, r *rsm_msgs_srv.WaypointUnreachable_Request) (*rsm_msgs_srv.WaypointUnreachable_Response, error) {
-				rep := s.WaypointUnreachable(r.Position)
+				rep := ref.check("waypointUnreachable", s.WaypointUnreachable(r.Position))
 				return &rsm_msgs_srv.WaypointUnreachable_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -201,6 +203,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		func() error {
 			_, err := ros.NewService(n, Namespace+"resetWaypoints", func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 				rep, _ := s.ResetWaypoints(ctx)
+				rep = ref.check("resetWaypoints", rep)
 				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -208,13 +211,14 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		func() error {
 			_, err := ros.NewService(n, Namespace+"setWaypointFollowingMode", func(ctx context.Context, r *rsm_msgs_srv.SetWaypointFollowingMode_Request) (*rsm_msgs_srv.SetWaypointFollowingMode_Response, error) {
 				rep, _ := s.SetWaypointFollowingMode(ctx, rsm.WaypointMode(r.Mode), r.Reverse)
+				rep = ref.check("setWaypointFollowingMode", rep)
 				return &rsm_msgs_srv.SetWaypointFollowingMode_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
 			_, err := ros.NewService(n, Namespace+"setWaypointRoutine", func(_ context.Context, r *rsm_msgs_srv.SetWaypointRoutine_Request) (*rsm_msgs_srv.SetWaypointRoutine_Response, error) {
-				rep := s.SetWaypointRoutine(r.Position, r.Routine)
+				rep := ref.check("setWaypointRoutine", s.SetWaypointRoutine(r.Position, r.Routine))
 				return &rsm_msgs_srv.SetWaypointRoutine_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -229,6 +233,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			_, err := ros.NewService(n, Namespace+"setNavigationGoal", func(ctx context.Context, r *rsm_msgs_srv.SetNavigationGoal_Request) (*rsm_msgs_srv.SetNavigationGoal_Response, error) {
 				rep, _ := s.SetNavigationGoal(ctx, rsm.NavigationGoal{Goal: PoseFromMsg(&r.Goal),
 					Mode: rsm.NavigationMode(r.NavigationMode), WaypointPosition: r.WaypointPosition, Routine: r.Routine})
+				rep = ref.check("setNavigationGoal", rep)
 				return &rsm_msgs_srv.SetNavigationGoal_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
@@ -244,6 +249,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		func() error {
 			_, err := ros.NewService(n, Namespace+"navigationGoalCompleted", func(ctx context.Context, r *rsm_msgs_srv.GoalCompleted_Request) (*rsm_msgs_srv.GoalCompleted_Response, error) {
 				rep, _ := s.NavigationGoalCompleted(ctx, GoalStatusFromMsg(&r.Status), r.NavigationStatus)
+				rep = ref.check("navigationGoalCompleted", rep)
 				return &rsm_msgs_srv.GoalCompleted_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err

@@ -124,8 +124,12 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		}
 	}
 
+	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
 	if _, err := ros.NewSubscription(n, sim.TopicCmdVel, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
 		r := guard.Check(twistOf(m), time.Now())
+		if r.Verdict != cmdvel.Accepted {
+			cmdCtr.Inc()
+		}
 		if r.Report != nil {
 			log.Warnf("%v", r.Report)
 		}

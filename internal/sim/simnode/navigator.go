@@ -249,6 +249,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		case now = <-tick.C:
 		}
 		if client.Lost(listeners(), now) {
+			nv.n.Counter("goals_aborted_client_lost").Inc()
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, errClientLost)
 			return nil, errClientLost
 		}
@@ -256,6 +257,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		if !nv.poseFresh(now) {
 			age := now.Sub(nv.poseAt).Round(time.Millisecond)
 			nv.mu.Unlock()
+			nv.n.Counter("goals_aborted_odometry_lost").Inc()
 			err := fmt.Errorf("no /odom for %v: goal aborted and the robot stopped", age)
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, err)
 			return nil, err
