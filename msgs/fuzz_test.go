@@ -6,10 +6,13 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
 // checkDecode decodes payload into a fresh message; if that succeeds, the
@@ -59,5 +62,41 @@ func FuzzDecodeFollowJointTrajectoryGoal(f *testing.F) {
 	f.Add(rosidl.Marshal(control_msgs_action.NewFollowJointTrajectory_SendGoal_Request(), nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecode(t, control_msgs_action.FollowJointTrajectory_SendGoal_Request_TypeInfo, b)
+	})
+}
+
+// checkWithinBound decodes payload as ti, a type with bounded strings and
+// sequences; whatever decodes must re-encode within the type's
+// MaxCDRSize, the bound the client library drops longer samples by before
+// decoding them.
+func checkWithinBound(t *testing.T, ti *rosidl.TypeInfo, payload []byte) {
+	bound, ok := ti.Desc.MaxCDRSize()
+	if !ok {
+		t.Fatalf("%s has no bound", ti.Name)
+	}
+	m := ti.New()
+	if err := rosidl.Unmarshal(payload, m); err != nil {
+		return
+	}
+	e := cdr.NewEncoder(nil)
+	m.MarshalCDR(e)
+	if body := e.Len() - cdr.HeaderSize; body > bound {
+		t.Fatalf("%s: a decoded message re-encodes to %d body bytes, above the bound %d", ti.Name, body, bound)
+	}
+}
+
+func FuzzBoundedTypesStayWithinMaxCDRSize(f *testing.F) {
+	types := []*rosidl.TypeInfo{
+		geometry_msgs_msg.Twist_TypeInfo,
+		action_msgs_srv.CancelGoal_Request_TypeInfo,
+		rcl_interfaces_msg.FloatingPointRange_TypeInfo,
+		std_srvs_srv.SetBool_Request_TypeInfo,
+		control_msgs_action.FollowJointTrajectory_GetResult_Request_TypeInfo,
+	}
+	for i, ti := range types {
+		f.Add(uint8(i), rosidl.Marshal(ti.New(), nil))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
+		checkWithinBound(t, types[int(which)%len(types)], b)
 	})
 }

@@ -244,3 +244,89 @@ func TestDecodeReuse(t *testing.T) {
 		t.Errorf("reused decode\n got %+v\nwant %+v", m, short)
 	}
 }
+
+// maxFill sets v to the largest message its type allows: bounded strings
+// and sequences at their capacity (from the rostype tag), every other
+// field at its fixed size.
+func maxFill(v reflect.Value, rostype string) {
+	capOf := func(s string) int {
+		i := strings.Index(s, "<=")
+		if i < 0 {
+			return 0
+		}
+		j := i + 2
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n := 0
+		for _, c := range s[i+2 : j] {
+			n = 10*n + int(c-'0')
+		}
+		return n
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			maxFill(v.Field(i), v.Type().Field(i).Tag.Get("rostype"))
+		}
+	case reflect.Array:
+		elem, _, _ := strings.Cut(rostype, "[")
+		for i := 0; i < v.Len(); i++ {
+			maxFill(v.Index(i), elem)
+		}
+	case reflect.Slice:
+		n := capOf(rostype[strings.LastIndexByte(rostype, '['):])
+		v.Set(reflect.MakeSlice(v.Type(), n, n))
+		elem, _, _ := strings.Cut(rostype, "[")
+		for i := 0; i < n; i++ {
+			maxFill(v.Index(i), elem)
+		}
+	case reflect.String:
+		v.SetString(strings.Repeat("x", capOf(rostype)))
+	}
+}
+
+// MaxCDRSize bounds every message of every bounded registered type: the
+// largest message a type allows serializes to at most the bound, and types
+// with unbounded strings or sequences report no bound.
+func TestMaxCDRSize(t *testing.T) {
+	reg := msgs.Registry()
+	bounded := 0
+	for _, name := range reg.Names() {
+		ti, err := reg.Message(name)
+		if err != nil {
+			continue
+		}
+		bound, ok := ti.Desc.MaxCDRSize()
+		if !ok {
+			continue
+		}
+		bounded++
+		m := ti.New()
+		maxFill(reflect.ValueOf(m).Elem(), "")
+		if v, ok := m.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				t.Fatalf("%s: largest message invalid: %v", name, err)
+			}
+		}
+		e := cdr.NewEncoder(nil)
+		m.MarshalCDR(e)
+		if body := e.Len() - cdr.HeaderSize; body > bound {
+			t.Errorf("%s: largest message has %d body bytes, bound %d", name, body, bound)
+		}
+	}
+	if bounded < 50 {
+		t.Errorf("only %d bounded types", bounded)
+	}
+	for _, c := range []struct {
+		ti      *rosidl.TypeInfo
+		bounded bool
+	}{
+		{sensor_msgs_msg.JointState_TypeInfo, false},
+		{rcl_interfaces_msg.ParameterDescriptor_TypeInfo, false},
+	} {
+		if _, ok := c.ti.Desc.MaxCDRSize(); ok != c.bounded {
+			t.Errorf("%s: bounded = %v", c.ti.Name, ok)
+		}
+	}
+}

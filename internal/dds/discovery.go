@@ -73,7 +73,7 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 		br := &builtinReader{p: p, kind: tp.kind, h: h}
 		p.mu.Lock()
 		var err error
-		br.tok, br.q, err = p.register(br, C.FSM_RQ_SIGNAL, 0, 0)
+		br.tok, br.q, err = p.register(br, C.FSM_RQ_SIGNAL, 0, 0, 0)
 		if err != nil {
 			p.mu.Unlock()
 			return err

@@ -16,6 +16,11 @@
  * queued sample is dropped and counted.  Keep-all readers' queues grow
  * without bound, as Cyclone's own keep-all reader history does.
  *
+ * Size limit: a sample larger than the queue's `max_sample` (0: no limit)
+ * is released at once, in the listener, and replaced by a marker entry
+ * that carries only its size and origin: its bytes never reach Go, and
+ * the handler learns of it (to count and log it) without paying for it.
+ *
  * Locking: one mutex per hub protects every queue, the ready list and the
  * flags.  It is never held while calling into Cyclone, and bytes are copied
  * out of the serdata after it is released.
@@ -35,7 +40,8 @@
 #include "rawcdr.h"
 
 struct fsm_qent {
-  struct ddsi_serdata *sd;
+  struct ddsi_serdata *sd; /* NULL for an oversize marker */
+  uint32_t oversize;       /* size of the dropped sample of a marker */
   int64_t source_timestamp;
   uint64_t publication_handle;
 };
@@ -46,10 +52,12 @@ struct fsm_rq {
   int32_t kind;            /* FSM_RQ_DATA or FSM_RQ_SIGNAL */
   uint32_t keep, limit;    /* limit 0: unbounded */
   uint64_t max_bytes;
+  uint32_t max_sample;     /* 0: no limit */
   struct fsm_qent *ring;
   uint32_t cap, head, count;
   uint64_t bytes;
   uint64_t dropped;
+  uint64_t oversized;
   int32_t ready;           /* on the hub's ready list */
   struct fsm_rq *next_ready;
   struct fsm_rq *prev, *next; /* all queues of the hub */
@@ -153,8 +161,11 @@ static int wake_needed (fsm_hub *h)
 static void discard_oldest (fsm_rq *q)
 {
   struct fsm_qent *e = &q->ring[q->head];
-  q->bytes -= ddsi_serdata_size (e->sd);
-  ddsi_serdata_unref (e->sd);
+  if (e->sd)
+  {
+    q->bytes -= ddsi_serdata_size (e->sd);
+    ddsi_serdata_unref (e->sd);
+  }
   e->sd = NULL;
   q->head = (q->head + 1) & (q->cap - 1);
   q->count--;
@@ -200,18 +211,30 @@ static int make_room (fsm_rq *q)
 
 static void push (fsm_rq *q, struct ddsi_serdata *sd, const dds_sample_info_t *si)
 {
+  uint32_t oversize = 0;
+  if (q->max_sample > 0 && ddsi_serdata_size (sd) > q->max_sample)
+  {
+    /* Too large: release the bytes now, queue only a marker. */
+    oversize = ddsi_serdata_size (sd);
+    ddsi_serdata_unref (sd);
+    sd = NULL;
+    q->oversized++;
+  }
   if (!make_room (q))
   {
-    ddsi_serdata_unref (sd);
+    if (sd)
+      ddsi_serdata_unref (sd);
     q->dropped++;
     return;
   }
   struct fsm_qent *e = &q->ring[(q->head + q->count) & (q->cap - 1)];
   e->sd = sd;
+  e->oversize = oversize;
   e->source_timestamp = si->source_timestamp;
   e->publication_handle = si->publication_handle;
   q->count++;
-  q->bytes += ddsi_serdata_size (sd);
+  if (sd)
+    q->bytes += ddsi_serdata_size (sd);
   while (q->limit > 0 && q->count > q->keep && q->bytes > q->max_bytes)
     drop_oldest (q);
 }
@@ -282,7 +305,7 @@ void fsm_rq_signal (fsm_rq *q)
     futex_wake (&h->wakeword);
 }
 
-fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes)
+fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes, uint32_t max_sample)
 {
   fsm_rq *q = calloc (1, sizeof (*q));
   if (q == NULL)
@@ -293,6 +316,7 @@ fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uin
   q->keep = keep;
   q->limit = (limit > 0 && limit < keep) ? keep : limit;
   q->max_bytes = max_bytes;
+  q->max_sample = max_sample;
   pthread_mutex_lock (&h->lock);
   q->next = h->all;
   if (h->all)
@@ -328,6 +352,14 @@ uint64_t fsm_rq_dropped (fsm_rq *q)
 {
   pthread_mutex_lock (&q->hub->lock);
   uint64_t d = q->dropped;
+  pthread_mutex_unlock (&q->hub->lock);
+  return d;
+}
+
+uint64_t fsm_rq_oversized (fsm_rq *q)
+{
+  pthread_mutex_lock (&q->hub->lock);
+  uint64_t d = q->oversized;
   pthread_mutex_unlock (&q->hub->lock);
   return d;
 }
@@ -409,7 +441,7 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
   while (k < FSM_BATCH && q->count > 0)
   {
     struct fsm_qent *e = &q->ring[q->head];
-    uint32_t len = ddsi_serdata_size (e->sd);
+    uint32_t len = e->sd ? ddsi_serdata_size (e->sd) : 0;
     if (len > cap - off)
     {
       if (k == 0)
@@ -420,6 +452,7 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
     fsm_meta *m = &st->meta[k];
     m->off = off;
     m->len = len;
+    m->oversize = e->oversize;
     m->source_timestamp = e->source_timestamp;
     m->publication_handle = e->publication_handle;
     off += align4 (len);
@@ -440,6 +473,8 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
   pthread_mutex_unlock (&h->lock);
   for (int32_t i = 0; i < k; i++)
   {
+    if (st->sd[i] == NULL)
+      continue; /* oversize marker */
     if (st->meta[i].len > 0)
       ddsi_serdata_to_ser (st->sd[i], 0, st->meta[i].len, buf + st->meta[i].off);
     ddsi_serdata_unref (st->sd[i]);

@@ -242,12 +242,12 @@ func (p *Participant) run(rs *recvState) {
 }
 
 // register allocates a hub queue for r (under p.mu; nil after Close).
-func (p *Participant) register(r receiver, kind C.int32_t, keep, limit uint32) (uint64, *C.fsm_rq, error) {
+func (p *Participant) register(r receiver, kind C.int32_t, keep, limit, maxSample uint32) (uint64, *C.fsm_rq, error) {
 	if p.closed {
 		return 0, nil, ErrClosed
 	}
 	tok := p.nextToken
-	q := C.fsm_rq_new(p.hub, C.uint64_t(tok), kind, C.uint32_t(keep), C.uint32_t(limit), C.uint64_t(queueBytes))
+	q := C.fsm_rq_new(p.hub, C.uint64_t(tok), kind, C.uint32_t(keep), C.uint32_t(limit), C.uint64_t(queueBytes), C.uint32_t(maxSample))
 	if q == nil {
 		return 0, nil, errors.New("dds: out of memory")
 	}
@@ -281,11 +281,15 @@ func (rs *recvState) samplesOf(k C.int32_t) []Sample {
 	s := rs.samples[:0]
 	for i := 0; i < int(k); i++ {
 		m := &rs.c.meta[i]
-		s = append(s, Sample{
-			Data:              rs.buf[m.off : m.off+m.len : m.off+m.len],
+		smp := Sample{
 			SourceTimestamp:   int64(m.source_timestamp),
 			PublicationHandle: InstanceHandle(m.publication_handle),
-		})
+			Oversize:          uint32(m.oversize),
+		}
+		if m.oversize == 0 {
+			smp.Data = rs.buf[m.off : m.off+m.len : m.off+m.len]
+		}
+		s = append(s, smp)
 	}
 	rs.samples = s
 	return s

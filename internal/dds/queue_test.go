@@ -214,3 +214,60 @@ func TestQueue_CloseWithQueuedSamples(t *testing.T) {
 		}
 	}
 }
+
+// A reader with MaxSampleSize gets a size-only marker (Oversize set, no
+// Data) in place of each larger sample, in order, and counts it; samples
+// up to the limit arrive as usual.
+func TestQueue_OversizedSamplesBecomeMarkers(t *testing.T) {
+	p := newTestParticipant(t, testenv.Domain(t))
+	tp, err := p.Topic(topicName(t), "test::Seq_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1000
+	type got struct {
+		seq      uint32
+		n        int
+		oversize uint32
+	}
+	var mu sync.Mutex
+	var rec []got
+	r, err := p.NewReader(tp, QoS{History: KeepAll, MaxSampleSize: limit}, func(batch []Sample) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range batch {
+			g := got{n: len(s.Data), oversize: s.Oversize}
+			if s.Data != nil {
+				g.seq = binary.LittleEndian.Uint32(s.Data[4:])
+			}
+			rec = append(rec, g)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.NewWriter(tp, QoS{History: KeepAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{100, 8 << 20, limit, limit + 4, 64}
+	for i, n := range sizes {
+		if err := w.Write(seqSample(n, uint32(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, 10*time.Second, "all five samples or markers", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(rec) == len(sizes)
+	})
+	want := []got{{1, 100, 0}, {0, 0, 8 << 20}, {3, limit, 0}, {0, 0, limit + 4}, {5, 64, 0}}
+	for i := range want {
+		if rec[i] != want[i] {
+			t.Errorf("sample %d: got %+v, want %+v", i, rec[i], want[i])
+		}
+	}
+	if r.Oversized() != 2 || r.Dropped() != 0 {
+		t.Errorf("Oversized %d, Dropped %d; want 2, 0", r.Oversized(), r.Dropped())
+	}
+}

@@ -25,6 +25,7 @@ typedef struct fsm_qos {
 typedef struct fsm_meta {
   uint32_t off;
   uint32_t len;
+  uint32_t oversize;        /* non-zero: a sample of this size was dropped for its size */
   int64_t source_timestamp;
   uint64_t publication_handle;
 } fsm_meta;
@@ -67,12 +68,15 @@ void fsm_hub_close (fsm_hub *h);
    receive goroutine is gone. */
 void fsm_hub_free (fsm_hub *h);
 /* keep: samples always kept; limit: at most this many queued (0 =
-   unbounded); beyond keep, at most max_bytes of payload. */
-fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes);
+   unbounded); beyond keep, at most max_bytes of payload; max_sample: larger
+   samples are released at once and queued as size-only markers (0: no
+   limit). */
+fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes, uint32_t max_sample);
 /* Frees a queue: only after its reader was deleted (or never created). */
 void fsm_rq_free (fsm_rq *q);
 void fsm_rq_signal (fsm_rq *q);
 uint64_t fsm_rq_dropped (fsm_rq *q);
+uint64_t fsm_rq_oversized (fsm_rq *q);
 /* Creates a reader whose data-available listener feeds q. */
 dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q);
 

@@ -24,7 +24,8 @@ type Reader struct {
 	h      func([]Sample)
 	closed atomic.Bool
 
-	dropped uint64 // queue drops, saved when the queue is freed (under p.mu)
+	dropped   uint64 // queue drops, saved when the queue is freed (under p.mu)
+	oversized uint64 // size-limit drops, saved likewise
 }
 
 // NewReader creates a reader on t with QoS q. h receives batches of
@@ -56,7 +57,7 @@ func (p *Participant) NewReader(t *Topic, q QoS, h func(batch []Sample)) (_ *Rea
 	// The queue and token exist before the reader: its listener may run
 	// during dds_create_reader (historical data).
 	p.mu.Lock()
-	r.tok, r.q, err = p.register(r, C.FSM_RQ_DATA, keep, limit)
+	r.tok, r.q, err = p.register(r, C.FSM_RQ_DATA, keep, limit, q.MaxSampleSize)
 	if err != nil {
 		p.mu.Unlock()
 		return nil, err
@@ -133,6 +134,18 @@ func (r *Reader) Dropped() uint64 {
 	return uint64(C.fsm_rq_dropped(r.q))
 }
 
+// Oversized returns how many samples were dropped because they exceeded
+// QoS.MaxSampleSize (each was also handed to the handler as a Sample with
+// Oversize set).
+func (r *Reader) Oversized() uint64 {
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	if r.q == nil {
+		return r.oversized
+	}
+	return uint64(C.fsm_rq_oversized(r.q))
+}
+
 // Close deletes the reader. Idempotent. From a goroutine other than the
 // receive goroutine it returns once no handler of the participant is
 // running, so it must not be called while holding a lock that a handler of
@@ -150,6 +163,7 @@ func (r *Reader) Close() error {
 		// then may the queue go.
 		err = check("dds_delete(reader)", C.dds_delete(r.ent))
 		r.dropped = uint64(C.fsm_rq_dropped(r.q))
+		r.oversized = uint64(C.fsm_rq_oversized(r.q))
 		C.fsm_rq_free(r.q)
 	}
 	r.q = nil

@@ -127,6 +127,11 @@ type QoS struct {
 	// IgnoreLocal (readers only) ignores writers of the same participant
 	// (ignorelocal = PARTICIPANT).
 	IgnoreLocal bool
+	// MaxSampleSize (readers only; not a DDS policy) drops samples of
+	// more bytes than this, header included, as soon as Cyclone hands them
+	// over: their bytes are released in C and never copied into Go, and
+	// the handler gets a Sample with Oversize set instead. 0: no limit.
+	MaxSampleSize uint32
 }
 
 // Sample is one received sample. Data is only valid during the handler
@@ -141,6 +146,10 @@ type Sample struct {
 	// PublicationHandle is the instance handle of the writer that wrote
 	// the sample (the request writer, for services).
 	PublicationHandle InstanceHandle
+	// Oversize is non-zero for a sample that exceeded the reader's
+	// QoS.MaxSampleSize: it was that many bytes long and was dropped, and
+	// Data is nil.
+	Oversize uint32
 }
 
 // Endpoint describes a discovered or matched reader or writer (from

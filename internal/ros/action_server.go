@@ -36,6 +36,13 @@ type ActionServerOptions[G any] struct {
 	// (optional) ResultRetention is how long a finished goal's result stays
 	// available to get_result (rcl_action's result_timeout). Default 15 min.
 	ResultRetention time.Duration
+	// (optional) MaxGoalSize is the largest send_goal request accepted, in
+	// bytes of serialized CDR (encapsulation header, request header, goal
+	// id and goal). A larger one is dropped before it is decoded, counted
+	// (the node's oversized_samples) and logged; its client times out.
+	// Default DefaultMaxRequestSize; NoSizeLimit lifts it. cancel_goal and
+	// get_result requests are bounded by their types.
+	MaxGoalSize int
 }
 
 // ServerGoal is one accepted goal as its execute function sees it.
@@ -136,7 +143,7 @@ func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		func(_ context.Context, m rosidl.Message) (rosidl.Message, error) {
 			req := m.(*actionSendGoalRequest)
 			return s.onSendGoal(req.ID, (*G)(req.Goal.(PG))), nil
-		}, []EndpointOption{alsoUses(at.Desc)})
+		}, []EndpointOption{alsoUses(at.Desc), WithMaxSampleSize(opts.MaxGoalSize)})
 	if err != nil {
 		return nil, err
 	}

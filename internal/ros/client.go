@@ -33,6 +33,7 @@ type client struct {
 	handle     uint64 // request writer instance handle: the header guid
 	newResp    func() rosidl.Message
 	malformed  atomic.Uint64
+	size       *oversizeGuard
 	done       chan struct{}
 	closeOnce  sync.Once
 	mu         sync.Mutex
@@ -80,7 +81,9 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	}
 	// The reply reader exists before any request can be sent, so the
 	// server's send_response finds it.
-	if c.repReader, err = part.NewReader(repTopic, rq, c.onReplies); err != nil {
+	limit := sampleLimit(respT, requestHeaderSize, o.maxSize, DefaultMaxSampleSize)
+	c.size = newOversizeGuard(n, "reply of service "+fqn, limit)
+	if c.repReader, err = part.NewReader(repTopic, withSampleLimit(rq, limit), c.onReplies); err != nil {
 		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
 	}
 	if c.reqWriter, err = part.NewWriter(reqTopic, wq); err != nil {
@@ -104,7 +107,11 @@ func (c *client) badReply() {
 // to this client (header guid = our request writer handle) and hands each
 // to its waiting Call.
 func (c *client) onReplies(batch []dds.Sample) {
-	for _, smp := range batch {
+	for i := range batch {
+		smp := &batch[i]
+		if c.size.dropped(smp) {
+			continue // a reply to another client, perhaps; a caller times out
+		}
 		d, err := cdr.NewDecoder(smp.Data)
 		if err != nil {
 			c.badReply()

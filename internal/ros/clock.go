@@ -192,8 +192,13 @@ func newClockReader(n *Node, clk *Clock) (*clockReader, error) {
 		return nil, fmt.Errorf("ros: /clock: %w", err)
 	}
 	cr := &clockReader{}
-	cr.r, err = n.ctx.part.NewReader(t, q, func(batch []dds.Sample) {
+	limit := sampleLimit(ti, 0, 0, DefaultMaxSampleSize)
+	size := newOversizeGuard(n, "sample on /clock", limit)
+	cr.r, err = n.ctx.part.NewReader(t, withSampleLimit(q, limit), func(batch []dds.Sample) {
 		for _, s := range batch {
+			if size.dropped(&s) {
+				continue
+			}
 			var m rosgraph_msgs_msg.Clock
 			if err := rosidl.Unmarshal(s.Data, &m); err != nil {
 				cr.malformed.Add(1)

@@ -16,6 +16,7 @@ type EndpointOption func(*endpointOptions)
 type endpointOptions struct {
 	qos         *QoS
 	ignoreLocal bool
+	maxSize     int // WithMaxSampleSize (0: default)
 	// also is one more type the endpoint's node uses through it: the
 	// action type, set on an action's send_goal service and client.
 	also *rosidl.TypeDescription
@@ -224,6 +225,7 @@ type Subscription struct {
 	r         *dds.Reader
 	in        *inbox[rosidl.Message]
 	malformed atomic.Uint64
+	size      *oversizeGuard
 
 	malformedLog throttle
 }
@@ -279,8 +281,14 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	dropped := n.Counter(CounterDroppedSamples)
 	s.in.onDrop = func(bool) { dropped.Inc() }
 	malformed := n.Counter(CounterMalformedSamples)
-	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
-		for _, smp := range batch {
+	limit := sampleLimit(ti, 0, o.maxSize, DefaultMaxSampleSize)
+	s.size = newOversizeGuard(n, "sample on "+fqn, limit)
+	s.r, err = n.ctx.part.NewReader(t, withSampleLimit(dq, limit), func(batch []dds.Sample) {
+		for i := range batch {
+			smp := &batch[i]
+			if s.size.dropped(smp) {
+				continue
+			}
 			m := newMsg()
 			if err := rosidl.Unmarshal(smp.Data, m); err != nil {
 				s.malformed.Add(1)
@@ -331,6 +339,13 @@ func (s *Subscription) Malformed() uint64 { return s.malformed.Load() }
 // Dropped returns how many decoded messages were dropped because the queue
 // (QoS depth) was full.
 func (s *Subscription) Dropped() uint64 { return s.in.dropped.Load() }
+
+// Oversized returns how many samples were dropped, undecoded, because they
+// exceeded the subscription's size limit (see WithMaxSampleSize).
+func (s *Subscription) Oversized() uint64 { return s.r.Oversized() }
+
+// MaxSampleSize returns the subscription's size limit in bytes (0: none).
+func (s *Subscription) MaxSampleSize() int { return int(s.size.limit) }
 
 // PublisherCount returns the number of matched publishers.
 func (s *Subscription) PublisherCount() (int, error) {

@@ -65,9 +65,14 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 	dropped := n.Counter(CounterDroppedSamples)
 	s.in.onDrop = func(bool) { dropped.Inc() }
 	clock := n.Clock()
-	s.r, err = n.ctx.part.NewReader(t, dq, func(batch []dds.Sample) {
+	limit := sampleLimit(ti, 0, o.maxSize, DefaultMaxSampleSize)
+	size := newOversizeGuard(n, "sample on "+fqn, limit)
+	s.r, err = n.ctx.part.NewReader(t, withSampleLimit(dq, limit), func(batch []dds.Sample) {
 		now := clock.Now()
 		for _, smp := range batch {
+			if size.dropped(&smp) {
+				continue
+			}
 			s.in.push(RawMessage{
 				Data:            append([]byte(nil), smp.Data...),
 				SourceTimestamp: time.Unix(0, smp.SourceTimestamp),
@@ -108,6 +113,10 @@ func (s *RawSubscription) TopicName() string { return s.topic }
 // Dropped returns how many samples were dropped because the queue (QoS
 // depth) was full.
 func (s *RawSubscription) Dropped() uint64 { return s.in.dropped.Load() }
+
+// Oversized returns how many samples were dropped because they exceeded
+// the subscription's size limit (see WithMaxSampleSize).
+func (s *RawSubscription) Oversized() uint64 { return s.r.Oversized() }
 
 // PublisherCount returns the number of matched publishers.
 func (s *RawSubscription) PublisherCount() (int, error) {

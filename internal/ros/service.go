@@ -32,6 +32,9 @@ type requestHeader struct {
 	Seq  int64
 }
 
+// requestHeaderSize is the size of requestHeader on the wire.
+const requestHeaderSize = 16
+
 // encodeWithHeader serializes h followed by m.
 func encodeWithHeader(h requestHeader, m rosidl.Message, buf []byte) []byte {
 	e := cdr.NewEncoder(buf)
@@ -104,6 +107,7 @@ type Service struct {
 	in        *inbox[incomingRequest]
 	malformed atomic.Uint64
 	lost      atomic.Uint64
+	size      *oversizeGuard
 
 	malformedLog, dropLog, lostLog throttle
 
@@ -155,7 +159,7 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if o.qos != nil {
 		qos = *o.qos
 	}
-	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, func(s *Service) func(incomingRequest) {
+	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, o.maxSize, func(s *Service) func(incomingRequest) {
 		return func(r incomingRequest) {
 			resp, err := handle(n.runCtx, r.req)
 			if err != nil {
@@ -179,8 +183,11 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 // history says (the advertised QoS is otherwise unchanged): its listener
 // moves every request into the queue at once, so the queue's bounds are the
 // only place a request can be dropped, and that is counted and logged.
+//
+// Requests above maxSize (0: DefaultMaxRequestSize; see sampleLimit) are
+// dropped undecoded, counted and logged.
 func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, qos QoS,
-	also *rosidl.TypeDescription, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
+	also *rosidl.TypeDescription, maxSize int, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
 	if err := serviceTypes(reqT, respT); err != nil {
 		return nil, fmt.Errorf("ros: service %q: %w", name, err)
 	}
@@ -217,8 +224,14 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 		n.warnThrottled(&s.dropLog, "service %s: request queue full (%d requests or %d bytes); request dropped (%d so far)",
 			fqn, ServiceQueueMaxRequests, ServiceQueueMaxBytes, s.in.dropped.Load())
 	}
-	s.reqReader, err = part.NewReader(reqTopic, rq, func(batch []dds.Sample) {
-		for _, smp := range batch {
+	limit := sampleLimit(reqT, requestHeaderSize, maxSize, DefaultMaxRequestSize)
+	s.size = newOversizeGuard(n, "request of service "+fqn, limit)
+	s.reqReader, err = part.NewReader(reqTopic, withSampleLimit(rq, limit), func(batch []dds.Sample) {
+		for i := range batch {
+			smp := &batch[i]
+			if s.size.dropped(smp) {
+				continue
+			}
 			m := newReq()
 			h, err := decodeWithHeader(smp.Data, m)
 			if err != nil {
@@ -447,6 +460,14 @@ func (s *Service) Name() string { return s.name }
 
 // Malformed returns how many requests could not be decoded (dropped).
 func (s *Service) Malformed() uint64 { return s.malformed.Load() }
+
+// Oversized returns how many requests were dropped, undecoded, because
+// they exceeded the service's size limit (see WithMaxSampleSize).
+func (s *Service) Oversized() uint64 { return s.reqReader.Oversized() }
+
+// MaxRequestSize returns the service's request size limit in bytes (0:
+// none).
+func (s *Service) MaxRequestSize() int { return int(s.size.limit) }
 
 // Dropped returns how many requests were dropped because the queue was full.
 func (s *Service) Dropped() uint64 { return s.in.dropped.Load() }

@@ -36,6 +36,13 @@ const feedbackPeriod = 100 * time.Millisecond
 // fault to idle and return to safe (velma.TaskCommand.SourceLost), a head
 // motion stops where it is.
 
+// maxGoalSize is the largest trajectory goal the actions accept, in bytes
+// of CDR: a valid goal has at most velma.MaxTrajectoryPoints points of at
+// most 15 joints (positions, velocities, accelerations and efforts: under
+// 32 KiB with names and tolerances), so 1 MiB leaves a wide margin while a
+// hostile 48 MB goal is dropped before it is decoded.
+const maxGoalSize = 1 << 20
+
 // actions serves the four trajectory actions.
 func (b *Bridge) actions() error {
 	for _, a := range []struct {
@@ -47,7 +54,7 @@ func (b *Bridge) actions() error {
 		{"~/head_spline_trajectory_action_joint", HeadJoints, TrajHead},
 	} {
 		if _, err := ros.NewActionServer(b.node, a.name, control_msgs_action.FollowJointTrajectory_ActionType,
-			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{}); err != nil {
+			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{MaxGoalSize: maxGoalSize}); err != nil {
 			return err
 		}
 	}
@@ -59,7 +66,7 @@ func (b *Bridge) actions() error {
 		{"~/left_arm/cartesian_trajectory", kin.Left},
 	} {
 		if _, err := ros.NewActionServer(b.node, a.name, velma_msgs_action.CartesianTrajectory_ActionType,
-			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{}); err != nil {
+			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{MaxGoalSize: maxGoalSize}); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,165 @@
+package velmanode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
+	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
+)
+
+// rssKiB returns a process's resident and peak resident set size in KiB
+// (VmRSS and VmHWM of /proc/PID/status).
+func rssKiB(t *testing.T, pid int) (rss, hwm int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm
+}
+
+// hostileGoal is a FollowJointTrajectory goal of about 48 MB: 400,000
+// points of 12 positions each (issue 13's careless or hostile client).
+func hostileGoal() *control_msgs_action.FollowJointTrajectory_Goal {
+	g := control_msgs_action.NewFollowJointTrajectory_Goal()
+	g.Trajectory.JointNames = velma.BodyJointNames[:]
+	pos := make([]float64, 12)
+	g.Trajectory.Points = make([]trajectory_msgs_msg.JointTrajectoryPoint, 400_000)
+	for i := range g.Trajectory.Points {
+		g.Trajectory.Points[i].Positions = pos
+	}
+	return g
+}
+
+// The velma_bridge executable drops a 48 MB trajectory goal before
+// decoding it (it is far above the actions' 1 MiB goal limit): the goal is
+// never accepted, the drop is counted on /diagnostics, the bridge keeps
+// answering, and its memory grows by little more than Cyclone's receive
+// buffer. The RSS figures are logged; before the size limit, decoding the
+// goal took the bridge from 79 to 237 MB.
+func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("multi-process DDS test")
+	}
+	domain := testenv.Domain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	bin := testenv.Executable(t, "nodes/velma_bridge")
+	bridge := exec.Command(bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
+	bridge.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
+	logPath := filepath.Join(t.TempDir(), "bridge.log")
+	logs, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge.Stdout, bridge.Stderr = logs, logs
+	if err := bridge.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = bridge.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = bridge.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = bridge.Process.Kill()
+			<-done
+		}
+		out, _ := os.ReadFile(logPath)
+		if t.Failed() {
+			t.Logf("velma_bridge log:\n%s", out)
+		} else if !strings.Contains(string(out), "above the 1048576-byte limit") {
+			t.Errorf("the bridge did not log the dropped goal:\n%s", out)
+		}
+	})
+
+	rc := newCtx(t, domain)
+	n, err := rc.NewNode("velma_hostile_client", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	oversized := ""
+	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
+		for _, st := range m.Status {
+			if st.Name != ros.DiagnosticsStatusName("/velma_core") {
+				continue
+			}
+			for _, kv := range st.Values {
+				if kv.Key == ros.CounterOversizedSamples {
+					mu.Lock()
+					oversized = kv.Value
+					mu.Unlock()
+				}
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ros.NewActionClient[fjtGoal, fjtResult, fjtFeedback](n, "/velma_core/spline_trajectory_action_joint",
+		control_msgs_action.FollowJointTrajectory_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := ros.NewClient[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](n, "/velma_core/list_parameters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = rc.Spin(ctx) }()
+	if err := cli.WaitForServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := params.WaitForService(ctx); err != nil {
+		t.Fatal(err)
+	}
+	answers := func(what string) {
+		t.Helper()
+		r, err := params.Call(ctx, &rcl_interfaces_srv.ListParameters_Request{})
+		if err != nil || len(r.Result.Names) == 0 {
+			t.Fatalf("list_parameters %s: %+v, %v", what, r, err)
+		}
+	}
+	answers("before")
+	waitFor(t, ctx, "the first counters", func() bool { mu.Lock(); defer mu.Unlock(); return oversized != "" })
+	rss0, hwm0 := rssKiB(t, bridge.Process.Pid)
+
+	goal := hostileGoal()
+	sendCtx, cancelSend := context.WithTimeout(ctx, 15*time.Second)
+	_, err = cli.SendGoal(sendCtx, goal, nil)
+	cancelSend()
+	if err == nil {
+		t.Fatal("the 48 MB goal was accepted")
+	}
+	goal = nil
+	waitFor(t, ctx, "oversized_samples 1 on /diagnostics", func() bool { mu.Lock(); defer mu.Unlock(); return oversized == "1" })
+	answers("after")
+	rss1, hwm1 := rssKiB(t, bridge.Process.Pid)
+	t.Logf("velma_bridge RSS around a 48 MB goal: before %d MiB (peak %d MiB), after %d MiB (peak %d MiB); send_goal: %v",
+		rss0>>10, hwm0>>10, rss1>>10, hwm1>>10, err)
+}
