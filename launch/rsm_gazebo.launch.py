@@ -49,5 +49,5 @@ def generate_launch_description():
              parameters=[sim_time], output='screen'),
         IncludeLaunchDescription(
             AnyLaunchDescriptionSource(os.path.join(share, 'launch', 'rsm.launch.xml')),
-            launch_arguments={'use_sim_time': 'true'}.items()),
+            launch_arguments={'use_sim_time': 'true', 'waypoint_routines': "['Reversing']"}.items()),
     ])

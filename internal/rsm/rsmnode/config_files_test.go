@@ -1,9 +1,11 @@
 package rsmnode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -193,5 +195,76 @@ func TestLaunchFiles_WaypointsPersistedInROSHome(t *testing.T) {
 				t.Errorf("%s: serviceProviderNode has no waypoints_file", file)
 			}
 		}
+	}
+}
+
+// TestLaunchFiles_WaypointRoutines: waypoint_routines is a launch argument
+// of rsm.launch.xml (default none, as the original's rsm.launch), and the
+// built-in simulation and the demo offer the Reversing routine, as the
+// original's simulation launch files did.
+func TestLaunchFiles_WaypointRoutines(t *testing.T) {
+	bin := t.TempDir()
+	nodes, err := os.ReadDir(filepath.Join(repoRoot, "nodes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range nodes { // a stand-in for every executable
+		if err := os.WriteFile(filepath.Join(bin, e.Name()), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		file string
+		args [][2]string
+		want []string
+	}{
+		{"rsm.launch.xml", nil, []string{}},
+		{"rsm.launch.xml", [][2]string{{"waypoint_routines", "['Reversing']"}}, []string{"Reversing"}},
+		{"rsm.launch.xml", [][2]string{{"waypoint_routines", "[Reversing, Stairs]"}}, []string{"Reversing", "Stairs"}},
+		{"rsm_sim.launch.xml", nil, []string{"Reversing"}},
+		{"rsm_sim.launch.xml", [][2]string{{"waypoint_routines", "[]"}}, []string{}},
+		{"demo.launch.xml", nil, []string{"Reversing"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.file, tt.args), func(t *testing.T) {
+			d, err := launch.Load(filepath.Join(repoRoot, "launch", tt.file), launch.Options{BinDir: bin, Args: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range d.Processes {
+				if p.Name != ServiceProviderNodeName {
+					continue
+				}
+				// The parameters file the launcher hands the node, read
+				// as the node reads it.
+				for i, src := range p.Params {
+					if len(src.Inline) == 0 {
+						continue
+					}
+					f := filepath.Join(t.TempDir(), fmt.Sprintf("params_%d.yaml", i))
+					if err := os.WriteFile(f, []byte(p.ParamsYAML(src.Inline)), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					var o param.Overrides
+					if err := o.AddFile(f); err != nil {
+						t.Fatal(err)
+					}
+					pv, ok := o.For(p.FQN())["waypoint_routines"]
+					if !ok {
+						continue
+					}
+					found = true
+					// An empty YAML list fits any array type; the node
+					// declares a string array.
+					if (pv.Type() != param.TypeStringArray && pv.Len() != 0) || !slices.Equal(pv.Strings(), tt.want) {
+						t.Errorf("waypoint_routines = %v (%v), want %q", pv, pv.Type(), tt.want)
+					}
+				}
+			}
+			if !found {
+				t.Error("serviceProviderNode has no waypoint_routines")
+			}
+		})
 	}
 }
