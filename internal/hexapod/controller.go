@@ -139,9 +139,6 @@ func (c *Controller) Flags() Flags { return c.flags }
 // Joints returns the last commanded joint angles.
 func (c *Controller) Joints() Joints { return c.joints }
 
-// Config returns the configuration.
-func (c *Controller) Config() Config { return c.cfg }
-
 // Command applies an operator command. It returns a short description
 // ("Start", "Stand up", ...) or an *IgnoredError naming the reason.
 func (c *Controller) Command(cmd Command) (string, error) {

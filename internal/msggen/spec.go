@@ -140,9 +140,6 @@ type SrvSpec struct {
 	Text              string
 }
 
-// FullName returns "pkg/srv/Name".
-func (s *SrvSpec) FullName() string { return s.Pkg + "/srv/" + s.Name }
-
 // ActionSpec is a parsed action and the types derived from it.
 type ActionSpec struct {
 	Pkg, Name              string

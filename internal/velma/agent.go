@@ -91,9 +91,6 @@ func NewAgent(cfg AgentConfig, eff Effectors) (*Agent, error) {
 // VeBody returns the safety layer (read-only use).
 func (a *Agent) VeBody() *VeBody { return a.body }
 
-// CS returns the control subsystem (read-only use).
-func (a *Agent) CS() *CS { return a.cs }
-
 // InjectCommandFault corrupts the next iteration's cs → ve_body command.
 func (a *Agent) InjectCommandFault(f CommandFault) { a.fault = f }
 

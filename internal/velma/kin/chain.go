@@ -103,14 +103,6 @@ func Forward(s Side, qt float64, q [ArmDOF]float64) Chain {
 // Wrist returns the pose of X_arm_7_link in torso_base.
 func (c *Chain) Wrist() Frame { return c.Link[LinkWrist] }
 
-// LinkFrame returns a link frame by index (LinkTorso, LinkBase, 1…7).
-func (c *Chain) LinkFrame(link int) Frame {
-	if link == LinkTorso {
-		return c.Torso
-	}
-	return c.Link[link]
-}
-
 // Jacobian is a 6×8 geometric Jacobian: rows vx, vy, vz, wx, wy, wz; columns
 // torso, arm joint 0 … 6.
 type Jacobian [6][ChainDOF]float64

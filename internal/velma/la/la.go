@@ -27,15 +27,6 @@ var ErrNotPositiveDefinite = errors.New("matrix is not positive definite")
 // New returns an r×c zero matrix.
 func New(r, c int) Mat { return Mat{R: r, C: c, D: make([]float64, r*c)} }
 
-// Identity returns the n×n identity.
-func Identity(n int) Mat {
-	m := New(n, n)
-	for i := range n {
-		m.D[i*n+i] = 1
-	}
-	return m
-}
-
 // At returns element (i, j).
 func (m Mat) At(i, j int) float64 { return m.D[i*m.C+j] }
 

@@ -105,10 +105,6 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 		bodyWindow: []velma.BodyState{velma.BodyIdle}, bodySet: 1 << uint(velma.BodyIdle), lastBody: -1}, nil
 }
 
-// Sim returns the simulator (for fault injection; loop goroutine only, or
-// before Run).
-func (r *Runner) Sim() *sim.Sim { return r.sim }
-
 // Params returns the validated parameters.
 func (r *Runner) Params() Params { return r.params }
 
