@@ -10,7 +10,7 @@ LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench clean
+.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove clean
 
 all: build
 
@@ -64,6 +64,10 @@ colcon-check:
 
 bench:
 	$(GO) run ./test/bench
+
+# foxglove_bridge: 1 kHz JointState + 10 Hz 1 MB map to 3 live clients and a stalled one.
+bench-foxglove:
+	$(GO) run ./test/bench/foxglove
 
 clean:
 	rm -rf $(BIN) build install log

@@ -94,6 +94,10 @@ type Options struct {
 	// DropLogInterval is the minimum time between two log lines about the
 	// drops of one client (default 10 s).
 	DropLogInterval time.Duration
+	// OnDrop, if set, is called with the number of messageData frames
+	// dropped for a slow client (from the publishing goroutine; it must
+	// not block).
+	OnDrop func(n int)
 }
 
 func (o *Options) setDefaults() {
@@ -757,6 +761,9 @@ func (cs *channelState) deliver(ts uint64, payload []byte) {
 // per client.
 func (s *Server) noteDrops(c *client, n int) {
 	s.dropped.Add(uint64(n))
+	if s.opts.OnDrop != nil {
+		s.opts.OnDrop(n)
+	}
 	now := time.Now().UnixNano()
 	last := c.lastDropLog.Load()
 	if now-last < int64(s.opts.DropLogInterval) || !c.lastDropLog.CompareAndSwap(last, now) {

@@ -17,6 +17,9 @@ type endpointOptions struct {
 	qos         *QoS
 	ignoreLocal bool
 	maxSize     int // WithMaxSampleSize (0: default)
+	// onReceive runs a raw subscription's callback on the receive
+	// goroutine (WithReceiveGoroutine).
+	onReceive bool
 	// also is one more type the endpoint's node uses through it: the
 	// action type, set on an action's send_goal service and client.
 	also *rosidl.TypeDescription

@@ -24,14 +24,23 @@ type RawMessage struct {
 // RawSubscription receives the samples of one topic without decoding them,
 // for programs that forward messages (bridges, recorders). Its callback
 // runs on the node's callback goroutine, with the same keep-last queue as
-// a Subscription.
+// a Subscription, or with WithReceiveGoroutine on the receive goroutine.
 type RawSubscription struct {
 	n     *Node
 	topic string
 	ti    *rosidl.TypeInfo
 	r     *dds.Reader
-	in    *inbox[RawMessage]
+	in    *inbox[RawMessage] // nil with WithReceiveGoroutine
 }
+
+// WithReceiveGoroutine makes a raw subscription call its callback on the
+// context's receive goroutine, as soon as a sample is taken from DDS,
+// instead of queueing it for the node's callback goroutine. The callback
+// must return quickly and never block (it holds up every subscription of
+// the context). A forwarder whose callback only hands the bytes on saves
+// a goroutine switch per sample, and loses nothing when the node goroutine
+// is late: the only queue is the reader's own (QoS depth).
+func WithReceiveGoroutine() EndpointOption { return func(o *endpointOptions) { o.onReceive = true } }
 
 // NewRawSubscription subscribes to topic with the type described by ti
 // (only its names and hash are used) and calls cb with each sample's
@@ -61,9 +70,13 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 	if qos.History != HistoryKeepAll {
 		depth = qos.effectiveDepth()
 	}
-	s.in = newInbox(n, inboxLimits{depth: depth}, cb)
-	dropped := n.Counter(CounterDroppedSamples)
-	s.in.onDrop = func(bool) { dropped.Inc() }
+	deliver := func(m RawMessage, _ int) { cb(m) }
+	if !o.onReceive {
+		s.in = newInbox(n, inboxLimits{depth: depth}, cb)
+		dropped := n.Counter(CounterDroppedSamples)
+		s.in.onDrop = func(bool) { dropped.Inc() }
+		deliver = func(m RawMessage, size int) { s.in.push(m, size) }
+	}
 	clock := n.Clock()
 	limit := sampleLimit(ti, 0, o.maxSize, DefaultMaxSampleSize)
 	size := newOversizeGuard(n, "sample on "+fqn, limit)
@@ -73,7 +86,7 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 			if size.dropped(&smp) {
 				continue
 			}
-			s.in.push(RawMessage{
+			deliver(RawMessage{
 				Data:            append([]byte(nil), smp.Data...),
 				SourceTimestamp: time.Unix(0, smp.SourceTimestamp),
 				ReceivedAt:      now,
@@ -96,7 +109,9 @@ func (s *RawSubscription) usedTypes() []*rosidl.TypeDescription { return descsOf
 
 func (s *RawSubscription) close() error {
 	err := s.r.Close()
-	s.in.close()
+	if s.in != nil {
+		s.in.close()
+	}
 	return err
 }
 
@@ -110,9 +125,15 @@ func (s *RawSubscription) Close() error {
 // TopicName returns the fully qualified topic name.
 func (s *RawSubscription) TopicName() string { return s.topic }
 
-// Dropped returns how many samples were dropped because the queue (QoS
-// depth) was full.
-func (s *RawSubscription) Dropped() uint64 { return s.in.dropped.Load() }
+// Dropped returns how many samples were dropped because a queue was full:
+// the callback queue (QoS depth) and the reader's own queue.
+func (s *RawSubscription) Dropped() uint64 {
+	n := s.r.Dropped()
+	if s.in != nil {
+		n += s.in.dropped.Load()
+	}
+	return n
+}
 
 // Oversized returns how many samples were dropped because they exceeded
 // the subscription's size limit (see WithMaxSampleSize).

@@ -239,10 +239,11 @@ async function main() {
   results.readOnlySetReply = (await until("the reply of the read-only set", () => paramReplies.get("set-ro")))[0];
   results.readOnlyError = (await until("an error status for the read-only set", () =>
     statuses.slice(nStatus).find((s) => s.level === 2 && s.message.includes(readOnly)))).message;
-  const param = `${ns}/frontier_detector.clearance`;
+  const param = `${ns}/diff_drive_sim.max_angular_velocity`;
   client.subscribeParameterUpdates([param]);
   results.paramBefore = (await getParams([param], "get-1"))[0];
-  client.setParameters([{ name: param, value: 0.3, type: "float64" }], "set-1");
+  results.paramNewValue = results.paramBefore.value + 0.5;
+  client.setParameters([{ name: param, value: results.paramNewValue, type: "float64" }], "set-1");
   results.paramSetReply = (await until("the reply of setParameters", () => paramReplies.get("set-1")))[0];
   results.paramUpdate = await until("a parameter update", () => paramUpdates.find((p) => p.name === param));
   results.paramAfter = (await getParams([param], "get-2"))[0];

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,6 +160,7 @@ type results struct {
 		Value any    `json:"value"`
 		Type  string `json:"type"`
 	}
+	ParamNewValue float64  `json:"paramNewValue"`
 	AllParams     int      `json:"allParams"`
 	AllParamNodes []string `json:"allParamNodes"`
 	ErrorStatuses []string `json:"errorStatuses"`
@@ -265,13 +267,18 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	if r.ReadOnlySetReply.Value != 0.5 || !strings.Contains(r.ReadOnlyError, "read-only") {
 		t.Errorf("setting a read-only parameter: reply %+v, status %q", r.ReadOnlySetReply, r.ReadOnlyError)
 	}
-	const param = "/diffbot/frontier_detector.clearance"
-	if r.ParamBefore.Name != param || r.ParamBefore.Value != 0.25 || r.ParamBefore.Type != "float64" {
-		t.Errorf("parameter before: %+v", r.ParamBefore)
+	const param = "/diffbot/diff_drive_sim.max_angular_velocity"
+	before, _ := r.ParamBefore.Value.(float64)
+	if r.ParamBefore.Name != param || before <= 0 || r.ParamBefore.Type != "float64" || r.ParamNewValue != before+0.5 {
+		t.Errorf("parameter before: %+v (new value %v)", r.ParamBefore, r.ParamNewValue)
 	}
-	for what, p := range map[string]any{"set reply": r.ParamSetReply, "update": r.ParamUpdate, "after": r.ParamAfter} {
-		if s := fmt.Sprint(p); !strings.Contains(s, param) || !strings.Contains(s, "0.3 float64") {
-			t.Errorf("parameter %s: %s, want %s = 0.3", what, s, param)
+	for what, p := range map[string]struct {
+		Name  string `json:"name"`
+		Value any    `json:"value"`
+		Type  string `json:"type"`
+	}{"set reply": r.ParamSetReply, "update": r.ParamUpdate, "after": r.ParamAfter} {
+		if p.Name != param || p.Value != r.ParamNewValue || p.Type != "float64" {
+			t.Errorf("parameter %s: %+v, want %s = %v", what, p, param, r.ParamNewValue)
 		}
 	}
 	for _, n := range []string{"/diffbot/robotControlMuxNode", "/diffbot/diff_drive_sim", "/diffbot/navigator"} {
@@ -293,10 +300,10 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	}
 
 	// What the client set is real: ask the node with our own CLI.
-	get := exec.Command(filepath.Join(bin, "fsmnodes"), "param", "get", "/diffbot/frontier_detector", "clearance")
+	get := exec.Command(filepath.Join(bin, "fsmnodes"), "param", "get", "/diffbot/diff_drive_sim", "max_angular_velocity")
 	get.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	out, err := get.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "0.3") {
+	if err != nil || !strings.Contains(string(out), strconv.FormatFloat(r.ParamNewValue, 'f', -1, 64)) {
 		t.Errorf("fsmnodes param get: %v\n%s", err, out)
 	}
 }

@@ -41,6 +41,9 @@ type Config struct {
 	// GraphDebounce is the quiet time after a graph change before the
 	// channels are recomputed (default 100 ms).
 	GraphDebounce time.Duration
+	// DiagnosticsPeriod is the period of the bridge's /diagnostics
+	// messages (default 1 s).
+	DiagnosticsPeriod time.Duration
 }
 
 // Bridge is the foxglove.Backend of a ROS 2 node.
@@ -56,7 +59,10 @@ type Bridge struct {
 	unknown    map[string]bool // types already reported as unknown
 	clients    map[string]*serviceClient
 	params     map[string]*paramClient // node FQN -> clients
-	closed     bool
+	subs       map[*ros.RawSubscription]struct{}
+	// closedDrops keeps the drop counts of closed subscriptions.
+	closedDrops uint64
+	closed      bool
 }
 
 type serviceClient struct {
@@ -81,6 +87,9 @@ func New(node *ros.Node, cfg Config) (*Bridge, error) {
 	if cfg.GraphDebounce <= 0 {
 		cfg.GraphDebounce = 100 * time.Millisecond
 	}
+	if cfg.DiagnosticsPeriod <= 0 {
+		cfg.DiagnosticsPeriod = time.Second
+	}
 	return &Bridge{
 		node:       node,
 		rc:         node.Context(),
@@ -90,14 +99,19 @@ func New(node *ros.Node, cfg Config) (*Bridge, error) {
 		unknown:    map[string]bool{},
 		clients:    map[string]*serviceClient{},
 		params:     map[string]*paramClient{},
+		subs:       map[*ros.RawSubscription]struct{}{},
 	}, nil
 }
 
-// Start attaches srv, subscribes to /parameter_events and keeps srv's
-// channels, services and graph in step with the ROS graph until ctx ends.
+// Start attaches srv, subscribes to /parameter_events, publishes the
+// bridge's counters on /diagnostics and keeps srv's channels, services and
+// graph in step with the ROS graph until ctx ends.
 func (b *Bridge) Start(ctx context.Context, srv *foxglove.Server) error {
 	b.srv = srv
 	if err := b.startParamEvents(); err != nil {
+		return err
+	}
+	if err := b.startDiagnostics(b.cfg.DiagnosticsPeriod); err != nil {
 		return err
 	}
 	go b.watchGraph(ctx)
@@ -296,7 +310,9 @@ func (b *Bridge) qosFor(topic string) ros.QoS {
 
 // Subscribe implements foxglove.Backend with a raw subscription: the CDR
 // bytes go to the clients as they came off the wire, stamped with the
-// receive time on the node's clock.
+// receive time on the node's clock. The sink only queues (it never
+// blocks), so it runs on the receive goroutine: a late node goroutine
+// cannot make the bridge drop samples of a 1 kHz topic.
 func (b *Bridge) Subscribe(ch foxglove.Channel, sink foxglove.Sink) (func(), error) {
 	ti, err := b.cfg.Registry.Message(ch.SchemaName)
 	if err != nil {
@@ -304,14 +320,21 @@ func (b *Bridge) Subscribe(ch foxglove.Channel, sink foxglove.Sink) (func(), err
 	}
 	sub, err := ros.NewRawSubscription(b.node, ch.Topic, ti, b.qosFor(ch.Topic), func(m ros.RawMessage) {
 		sink(uint64(m.ReceivedAt.UnixNano()), m.Data)
-	})
+	}, ros.WithReceiveGoroutine())
 	if err != nil {
 		return nil, err
 	}
+	b.mu.Lock()
+	b.subs[sub] = struct{}{}
+	b.mu.Unlock()
 	return func() {
 		if err := sub.Close(); err != nil && !errors.Is(err, ros.ErrClosed) {
 			b.node.Logger().Warnf("closing the subscription to %s: %v", ch.Topic, err)
 		}
+		b.mu.Lock()
+		delete(b.subs, sub)
+		b.closedDrops += sub.Dropped()
+		b.mu.Unlock()
 	}, nil
 }
 

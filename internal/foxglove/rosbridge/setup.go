@@ -111,6 +111,8 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			Static:             static,
 			Logger:             n.Logger(),
 		}
+		drops := n.Counter(CounterClientDrops)
+		opts.OnDrop = func(k int) { drops.Add(uint64(k)) }
 		if opts.TopicWhitelist, err = foxglove.CompileWhitelist(lists["topic_whitelist"]); err != nil {
 			return fmt.Errorf("parameter topic_whitelist: %w", err)
 		}
