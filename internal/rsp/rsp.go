@@ -20,7 +20,7 @@
 //
 // Unlike ROS 2's node, a joint whose position is not finite is left out
 // (and reported) instead of publishing a NaN transform. The package has no
-// ROS imports; internal/rsp/node adapts it to topics and parameters.
+// ROS imports; internal/rsp/rspnode adapts it to topics and parameters.
 package rsp
 
 import (

@@ -1,7 +1,7 @@
 // Command robot_state_publisher publishes a robot's URDF on
 // robot_description and the transforms of its links on /tf_static (fixed
 // joints) and /tf (from joint_states), with the parameters of ROS 2's
-// robot_state_publisher; see internal/rsp and internal/rsp/node.
+// robot_state_publisher; see internal/rsp and internal/rsp/rspnode.
 //
 //	robot_state_publisher --ros-args -p robot_description:="$(cat robot.urdf)"
 package main
@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
-	rspnode "github.com/fsmnodes/fsmnodes/internal/rsp/node"
+	"github.com/fsmnodes/fsmnodes/internal/rsp/rspnode"
 )
 
 func main() {

@@ -26,7 +26,7 @@ func TestLaunchFile_StartsBridgeWithParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the file also starts robot_state_publisher (internal/rsp/node tests it)
+	// the file also starts robot_state_publisher (internal/rsp/rspnode tests it)
 	if len(d.Processes) != 2 || d.Processes[1].Executable != "robot_state_publisher" {
 		t.Fatalf("%d processes", len(d.Processes))
 	}

@@ -1,4 +1,4 @@
-// Package node adapts package rsp to ROS 2 as the robot_state_publisher
+// Package rspnode adapts package rsp to ROS 2 as the robot_state_publisher
 // node, with the parameters and topics of ROS 2's robot_state_publisher:
 //
 //   - parameters robot_description (the URDF text; required),
@@ -14,7 +14,7 @@
 //
 // /tf and /tf_static are absolute as in tf2_ros; a launch file remaps them
 // (/tf:=tf) to keep robots in namespaces apart.
-package node
+package rspnode
 
 import (
 	"context"
