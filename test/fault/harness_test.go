@@ -118,19 +118,6 @@ func (p *proc) exited() bool {
 	}
 }
 
-// kill ends the current run with SIGKILL and waits for it.
-func (p *proc) kill() {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGCONT)
-	_ = cmd.Process.Kill()
-	<-done
-}
-
 // stop ends the current run as the launcher would: SIGINT, then SIGKILL.
 func (p *proc) stop() {
 	p.mu.Lock()
