@@ -2,6 +2,7 @@ package dds
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -166,5 +167,55 @@ func TestPubSub_TwoProcesses(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("discovery: writer %v reader %v participant %v", sawWriter, sawReader, sawParticipant)
 		}
+	}
+}
+
+// Write accepts only the encapsulation headers a ROS 2 peer reads as
+// rmw_cyclonedds_cpp writes them, so no sample of ours can make Cyclone
+// receivers reject packets and print hex dumps.
+func TestWriteRefusesBadEncapsulation(t *testing.T) {
+	p := newTestParticipant(t, testenv.Domain(t))
+	tp, err := p.Topic(topicName(t), "std_msgs::msg::dds_::String_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.NewWriter(tp, QoS{History: KeepAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte{3, 0, 0, 0, 'o', 'k', 0, 0}
+	for _, c := range []struct {
+		hdr []byte
+		ok  bool
+	}{
+		{[]byte{0x00, 0x01, 0x00, 0x00}, true},  // CDR_LE, as rmw_cyclonedds_cpp
+		{[]byte{0x00, 0x00, 0x00, 0x00}, true},  // CDR_BE
+		{[]byte{0x00, 0x01, 0x00, 0x03}, true},  // padding count, as Cyclone's C serializer
+		{[]byte{0x00, 0x02, 0x00, 0x00}, false}, // PL_CDR_BE
+		{[]byte{0x00, 0x03, 0x00, 0x00}, false}, // PL_CDR_LE
+		{[]byte{0x00, 0x07, 0x00, 0x00}, false}, // XCDR2 (D_CDR2_LE)
+		{[]byte{0x00, 0x10, 0x00, 0x00}, false}, // unknown: hex dumps in every Cyclone receiver
+		{[]byte{0x00, 0xff, 0x00, 0x00}, false},
+		{[]byte{0x01, 0x01, 0x00, 0x00}, false},
+		{[]byte{0xde, 0xad, 0xbe, 0xef}, false},
+		{[]byte{0x00, 0x01, 0x12, 0x34}, false}, // options that are no padding count
+		{[]byte{0x00, 0x01, 0x00, 0x04}, false},
+		{[]byte{0x00, 0x01}, false}, // no header
+	} {
+		payload := c.hdr
+		if len(c.hdr) == 4 {
+			payload = append(append([]byte(nil), c.hdr...), body...)
+		}
+		err := w.Write(payload)
+		if c.ok && err != nil {
+			t.Errorf("header % x refused: %v", c.hdr, err)
+		}
+		if !c.ok && !errors.Is(err, ErrEncapsulation) {
+			t.Errorf("header % x: Write = %v, want ErrEncapsulation", c.hdr, err)
+		}
+	}
+	// A padding count beyond the body is no padding count.
+	if err := w.Write([]byte{0x00, 0x01, 0x00, 0x02, 0x00}); !errors.Is(err, ErrEncapsulation) {
+		t.Errorf("padding 2 with a 1-byte body: %v", err)
 	}
 }

@@ -14,6 +14,10 @@ import (
 // Reader.
 var ErrClosed = errors.New("dds: closed")
 
+// ErrEncapsulation matches (with errors.Is) the error of a Writer.Write
+// whose payload does not start with a valid XCDR1 encapsulation header.
+var ErrEncapsulation = errors.New("dds: bad encapsulation header")
+
 // ErrTimeout matches (with errors.Is) an *Error whose code is
 // DDS_RETCODE_TIMEOUT, e.g. from Writer.WaitForAcks.
 var ErrTimeout = errors.New("dds: timeout")

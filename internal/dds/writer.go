@@ -79,11 +79,21 @@ func (w *Writer) GUID() GUID { return w.guid }
 func (w *Writer) Handle() InstanceHandle { return w.handle }
 
 // Write publishes one serialized sample. payload must hold the complete
-// sample including the 4-byte encapsulation header; it is copied before
-// Write returns. A reliable writer blocks while its history is full.
+// sample including the 4-byte encapsulation header, which must be valid
+// (see CheckEncapsulation); it is copied before Write returns. A reliable
+// writer blocks while its history is full.
 func (w *Writer) Write(payload []byte) error {
-	if len(payload) < 4 {
-		return fmt.Errorf("dds: Write on %q: payload of %d bytes has no encapsulation header", w.t.name, len(payload))
+	if err := CheckEncapsulation(payload); err != nil {
+		return fmt.Errorf("dds: Write on %q: %w", w.t.name, err)
+	}
+	return w.write(payload)
+}
+
+// write is Write without the header check: tests use it to put what a
+// foreign writer might send on the wire.
+func (w *Writer) write(payload []byte) error {
+	if len(payload) == 0 {
+		return fmt.Errorf("dds: Write on %q: empty payload", w.t.name)
 	}
 	if len(payload) > math.MaxUint32-8 {
 		return fmt.Errorf("dds: Write on %q: payload of %d bytes is too large", w.t.name, len(payload))
@@ -96,6 +106,34 @@ func (w *Writer) Write(payload []byte) error {
 	rc := C.fsm_write(w.ent, w.t.st, unsafe.Pointer(&payload[0]), C.uint32_t(len(payload)))
 	if rc < 0 {
 		return fmt.Errorf("dds: Write on %q: %w", w.t.name, newError("dds_writecdr", rc))
+	}
+	return nil
+}
+
+// CheckEncapsulation reports (as an error matching ErrEncapsulation) a
+// payload that does not start with an encapsulation header a ROS 2 peer
+// reads as rmw_cyclonedds_cpp writes it: 00 00 (CDR_BE) or 00 01 (CDR_LE),
+// the only representation the raw-CDR type announces (XCDR1), then the
+// options: 00 00 as rmw_cyclonedds_cpp writes them, or 00 01..00 03, the
+// count of trailing padding bytes Cyclone's own serializer puts there (at
+// most the body's length).
+//
+// Every Writer.Write checks it: one sample with another identifier makes
+// every Cyclone receiver of the topic reject the whole RTPS message it came
+// in (with the heartbeats sharing it) and print a hex dump of it, for as
+// long as the writer retransmits, and a reliable reader then never gets
+// past it; XCDR2 or parameter-list identifiers are silently misread as
+// empty messages by rmw_cyclonedds_cpp.
+func CheckEncapsulation(payload []byte) error {
+	if len(payload) < 4 {
+		return fmt.Errorf("%w: payload of %d bytes has no 4-byte header", ErrEncapsulation, len(payload))
+	}
+	if payload[0] != 0 || payload[1] > 1 {
+		return fmt.Errorf("%w: representation %02x %02x is neither CDR_BE (00 00) nor CDR_LE (00 01)", ErrEncapsulation, payload[0], payload[1])
+	}
+	if payload[2] != 0 || payload[3] > 3 || int(payload[3]) > len(payload)-4 {
+		return fmt.Errorf("%w: options %02x %02x are neither 00 00 nor a padding count of at most the body's %d bytes",
+			ErrEncapsulation, payload[2], payload[3], min(len(payload)-4, 3))
 	}
 	return nil
 }
