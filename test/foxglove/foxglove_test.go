@@ -218,7 +218,7 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	}
 	for topic, typ := range map[string]string{
 		"/diffbot/odom": "nav_msgs/msg/Odometry", "/diffbot/scan": "sensor_msgs/msg/LaserScan",
-		"/diffbot/map": "nav_msgs/msg/OccupancyGrid", "/tf": "tf2_msgs/msg/TFMessage",
+		"/diffbot/map": "nav_msgs/msg/OccupancyGrid", "/diffbot/tf": "tf2_msgs/msg/TFMessage",
 		"/diffbot/rsm/operationMode": "rsm_msgs/msg/OperationMode", "/rosout": "rcl_interfaces/msg/Log",
 	} {
 		if topics[topic] != typ {
