@@ -71,11 +71,11 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
 	}
 	idData := "clientid=" + c.id.String() + ";"
-	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
+	rq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.Distro(), respT.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
 	}
-	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
+	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.Distro(), reqT.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
 	}

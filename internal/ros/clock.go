@@ -187,7 +187,7 @@ func newClockReader(n *Node, clk *Clock) (*clockReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ros: /clock: %w", err)
 	}
-	q, err := QoSClock.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), false)
+	q, err := QoSClock.ddsQoS([]byte(typeHashUserData(n.ctx.Distro(), ti.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: /clock: %w", err)
 	}

@@ -29,7 +29,9 @@ type ContextOptions struct {
 	// (optional) DomainID overrides ROS_DOMAIN_ID when non-nil.
 	DomainID *uint32
 	// (optional) Distro overrides ROS_DISTRO ("humble" selects Humble's
-	// 24-byte Gids and no type hashes; anything else is Jazzy).
+	// 24-byte Gids and no type hashes; anything else is Jazzy). When both
+	// are empty, the Context follows the dialect of its peers (see
+	// Context.Distro).
 	Distro string
 	// (optional) LogOutput receives the console log lines of all nodes.
 	// Default os.Stderr, or os.Stdout with RCUTILS_LOGGING_USE_STDOUT=1 (as
@@ -60,16 +62,18 @@ type ContextOptions struct {
 // done; Close closes every node and entity.
 type Context struct {
 	args     *Args
-	distro   Distro
+	dialect  *dialect
 	domainID uint32
 	part     *dds.Participant
 	graph    *graph
 	logOut   *logOutputs // console and log file of all loggers
 	log      *zap.Logger // context-level logger ("rclgo"-like name "ros")
 
-	infoMu     sync.Mutex // serialises building and writing graph info
-	infoWriter *dds.Writer
-	infoReader *dds.Reader
+	infoMu        sync.Mutex // serialises building and writing graph info
+	infoWriter    *dds.Writer
+	infoReader    *dds.Reader
+	infoReady     chan struct{} // closed once infoReader is set
+	infoPublished bool          // under infoMu: graph info was written
 
 	csidCounter atomic.Uint32 // client/service id suffix
 	seq         atomic.Int64  // request sequence numbers (first is 1)
@@ -114,10 +118,11 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		env.DomainID = *opts.DomainID
 	}
 	c := &Context{
-		args:     args,
-		distro:   env.Distro,
-		domainID: env.DomainID,
-		done:     make(chan struct{}),
+		args:      args,
+		dialect:   newDialect(env.Distro, env.DistroSet, env.DomainID),
+		domainID:  env.DomainID,
+		done:      make(chan struct{}),
+		infoReady: make(chan struct{}),
 
 		keepOnPanic: opts.KeepRunningOnPanic,
 		panicked:    make(chan error, 1),
@@ -151,12 +156,16 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			c.part.Close()
 		}
 	}()
-	c.graph = newGraph(c.part.GUID(), c.distro)
+	c.graph = newGraph(c.part.GUID())
 	if err := c.part.WatchDiscovery(c.graph.onDiscovery); err != nil {
 		return nil, fmt.Errorf("ros: NewContext: discovery: %w", err)
 	}
 	if err := c.initDiscoveryInfo(); err != nil {
 		return nil, err
+	}
+	if !env.DistroSet && !c.awaitDialect() {
+		c.log.Debug(fmt.Sprintf("ROS_DISTRO is not set and no ROS 2 peer on domain %d shows its distro yet: "+
+			"speaking %s until one does", c.domainID, dialectDesc(Jazzy)))
 	}
 	if !opts.NoSignals {
 		ch := make(chan os.Signal, 1)
@@ -179,38 +188,74 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 
 // initDiscoveryInfo creates the ros_discovery_info writer (reliable,
 // transient-local, keep last 1) and reader (reliable, transient-local, keep
-// all, ignore local) as rmw_cyclonedds does.
+// all, ignore local) as rmw_cyclonedds does. A Context that follows its
+// peers' dialect marks its writer with "dialect=auto;".
 func (c *Context) initDiscoveryInfo() error {
 	t, err := c.part.Topic(discoveryInfoTopic, discoveryInfoType)
 	if err != nil {
 		return fmt.Errorf("ros: %s topic: %w", discoveryInfoTopic, err)
 	}
-	ud := []byte(typeHashUserData(c.distro, discoveryInfoHash))
-	wq, err := QoSLatched.ddsQoS(ud, false)
+	ud := typeHashUserData(c.Distro(), discoveryInfoHash)
+	wud := ud
+	if !c.dialect.explicit {
+		wud += dialectAutoUserData
+	}
+	wq, err := QoSLatched.ddsQoS([]byte(wud), false)
 	if err != nil {
 		return err
 	}
 	if c.infoWriter, err = c.part.NewWriter(t, wq); err != nil {
 		return fmt.Errorf("ros: %s writer: %w", discoveryInfoTopic, err)
 	}
-	rq, err := QoSLatched.KeepAll().ddsQoS(ud, true)
+	rq, err := QoSLatched.KeepAll().ddsQoS([]byte(ud), true)
 	if err != nil {
 		return err
 	}
-	c.infoReader, err = c.part.NewReader(t, rq, func(batch []dds.Sample) {
-		for _, s := range batch {
-			info, err := decodeParticipantInfo(s.Data, c.distro)
-			if err != nil {
-				c.graph.malformedInfo.Add(1)
-				continue
-			}
-			c.graph.setParticipantInfo(info)
-		}
-	})
+	c.infoReader, err = c.part.NewReader(t, rq, c.onDiscoveryInfo)
+	close(c.infoReady)
 	if err != nil {
 		return fmt.Errorf("ros: %s reader: %w", discoveryInfoTopic, err)
 	}
 	return nil
+}
+
+// onDiscoveryInfo takes ros_discovery_info samples (receive goroutine): it
+// decodes each in the layout that fits, updates the graph, and lets the
+// peers whose dialect is fixed decide or check ours.
+func (c *Context) onDiscoveryInfo(batch []dds.Sample) {
+	<-c.infoReady // the handler may run before NewReader has returned
+	for _, s := range batch {
+		// Only a sample whose writer is still matched can tell a peer's
+		// dialect: its USER_DATA says whether the peer follows others, and
+		// its participant must be the one the sample names.
+		var writerPart dds.GUID
+		known, auto := false, false
+		if c.infoReader != nil {
+			if ep, ok, err := c.infoReader.MatchedWriter(s.PublicationHandle); err == nil && ok {
+				writerPart = ep.ParticipantKey
+				known, auto = true, isAutoDialectWriter(ep.UserData)
+			}
+		}
+		info, peer, ok := sniffParticipantInfo(s.Data, c.Distro(), writerPart)
+		if !ok {
+			c.graph.malformedInfo.Add(1)
+			continue
+		}
+		c.graph.setParticipantInfo(info)
+		if !known || auto {
+			continue
+		}
+		ev := c.dialect.observe(peer, info.GID)
+		switch {
+		case ev.msg == "":
+		case ev.warn:
+			c.log.Warn(ev.msg)
+		case ev.switched && c.republishGraphInfo():
+			c.log.Info(ev.msg + " (switched from " + dialectDesc(peer.other()) + "; nodes re-announced)")
+		default:
+			c.log.Info(ev.msg)
+		}
+	}
 }
 
 // setUpLogging creates the console and log-file outputs of all loggers and
@@ -227,8 +272,12 @@ func (c *Context) Args() *Args { return c.args }
 // DomainID returns the DDS domain id in use.
 func (c *Context) DomainID() uint32 { return c.domainID }
 
-// Distro returns the wire dialect (Jazzy or Humble).
-func (c *Context) Distro() Distro { return c.distro }
+// Distro returns the wire dialect in use (Jazzy or Humble). It is fixed when
+// ROS_DISTRO (or ContextOptions.Distro) is set. Otherwise it is the dialect
+// of the ROS 2 peers found on the domain within NewContext, or Jazzy when
+// none was found; then it switches once, to Humble, if a Humble peer
+// appears later.
+func (c *Context) Distro() Distro { return c.dialect.get() }
 
 // GUID returns the participant's GUID (the participant gid in
 // ros_discovery_info).
@@ -343,9 +392,22 @@ func (c *Context) publishGraphInfo() {
 	}
 	c.mu.Unlock()
 	c.graph.setParticipantInfo(info)
-	if err := c.infoWriter.Write(encodeParticipantInfo(info, c.distro)); err != nil && !errors.Is(err, dds.ErrClosed) {
+	c.infoPublished = true
+	if err := c.infoWriter.Write(encodeParticipantInfo(info, c.Distro())); err != nil && !errors.Is(err, dds.ErrClosed) {
 		c.log.Warn("publishing ros_discovery_info failed", zap.Error(err))
 	}
+}
+
+// republishGraphInfo writes the graph info again (after a dialect switch)
+// if it was written before, and reports whether it was.
+func (c *Context) republishGraphInfo() bool {
+	c.infoMu.Lock()
+	published := c.infoPublished
+	c.infoMu.Unlock()
+	if published {
+		c.publishGraphInfo()
+	}
+	return published
 }
 
 // removeNode forgets a closed node and republishes the graph info.

@@ -41,6 +41,14 @@ func (d Distro) String() string {
 	return "jazzy"
 }
 
+// other returns the other dialect.
+func (d Distro) other() Distro {
+	if d == Humble {
+		return Jazzy
+	}
+	return Humble
+}
+
 // gidSize is RMW_GID_STORAGE_SIZE of the distro.
 func (d Distro) gidSize() int {
 	if d == Humble {
@@ -69,15 +77,19 @@ func putGid(e *cdr.Encoder, g dds.GUID, size int) {
 	}
 }
 
-func getGid(d *cdr.Decoder, size int) dds.GUID {
-	var g dds.GUID
+// getGid reads a Gid of size bytes; padding reports whether the bytes
+// after the 16-byte GUID (Humble) are all zero, as rmw writes them.
+func getGid(d *cdr.Decoder, size int) (g dds.GUID, padding bool) {
+	padding = true
 	for i := 0; i < size; i++ {
 		b := d.Uint8()
 		if i < len(g) {
 			g[i] = b
+		} else if b != 0 {
+			padding = false
 		}
 	}
-	return g
+	return g, padding
 }
 
 // encodeParticipantInfo serializes p (header included) for the distro.
@@ -101,8 +113,12 @@ func encodeParticipantInfo(p participantInfo, distro Distro) []byte {
 	return e.Bytes()
 }
 
-// decodeParticipantInfo parses a ParticipantEntitiesInfo sample. Only the
-// first 16 bytes of a Gid are kept (the rest is zero padding in Humble).
+// decodeParticipantInfo parses a ParticipantEntitiesInfo sample in the
+// distro's layout. Only the first 16 bytes of a Gid are kept (the rest is
+// zero padding in Humble). The decoding is strict, so that the layout of a
+// sample can be told from its bytes (sniffParticipantInfo): the participant
+// Gid's padding must be zero and nothing but up to 3 bytes of padding may
+// follow the last field.
 func decodeParticipantInfo(payload []byte, distro Distro) (participantInfo, error) {
 	var p participantInfo
 	size := distro.gidSize()
@@ -110,7 +126,11 @@ func decodeParticipantInfo(payload []byte, distro Distro) (participantInfo, erro
 	if err != nil {
 		return p, err
 	}
-	p.GID = getGid(d, size)
+	var zeroPad bool
+	p.GID, zeroPad = getGid(d, size)
+	if !zeroPad {
+		return participantInfo{}, fmt.Errorf("decode %s (%s): participant gid padding is not zero", discoveryInfoType, distro)
+	}
 	// A node has at least two strings (5 bytes each) and two counts.
 	n := d.SeqLen(18)
 	if n > 0 {
@@ -122,16 +142,21 @@ func decodeParticipantInfo(payload []byte, distro Distro) (participantInfo, erro
 		ne.Name = d.BoundedString(maxNodeNameField)
 		nr := d.SeqLen(size)
 		for j := 0; j < nr && d.Err() == nil; j++ {
-			ne.Readers = append(ne.Readers, getGid(d, size))
+			g, _ := getGid(d, size)
+			ne.Readers = append(ne.Readers, g)
 		}
 		nw := d.SeqLen(size)
 		for j := 0; j < nw && d.Err() == nil; j++ {
-			ne.Writers = append(ne.Writers, getGid(d, size))
+			g, _ := getGid(d, size)
+			ne.Writers = append(ne.Writers, g)
 		}
 		p.Nodes = append(p.Nodes, ne)
 	}
 	if err := d.Err(); err != nil {
-		return participantInfo{}, fmt.Errorf("decode %s: %w", discoveryInfoType, err)
+		return participantInfo{}, fmt.Errorf("decode %s (%s): %w", discoveryInfoType, distro, err)
+	}
+	if r := d.Remaining(); r > 3 {
+		return participantInfo{}, fmt.Errorf("decode %s (%s): %d bytes left over", discoveryInfoType, distro, r)
 	}
 	return p, nil
 }

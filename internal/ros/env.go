@@ -187,12 +187,22 @@ func distroFromEnv(v string) Distro {
 	return Jazzy
 }
 
+// humbleLocalhostOnly reports whether the environment asks for localhost
+// only with Humble's variable and none of Jazzy's.
+func humbleLocalhostOnly(getenv func(string) string) bool {
+	return getenv("ROS_LOCALHOST_ONLY") == "1" && getenv("ROS_AUTOMATIC_DISCOVERY_RANGE") == "" &&
+		getenv("ROS_STATIC_PEERS") == ""
+}
+
 // envConfig is everything a Context takes from the environment.
 type envConfig struct {
 	DomainID uint32
 	Distro   Distro
-	Config   string
-	Warnings []string
+	// DistroSet is true when ROS_DISTRO (or the override) names a distro;
+	// otherwise Distro is Jazzy and the Context follows its peers.
+	DistroSet bool
+	Config    string
+	Warnings  []string
 }
 
 // readEnv reads the environment; a non-empty distro overrides ROS_DISTRO
@@ -207,11 +217,22 @@ func readEnv(getenv func(string) string, distro string) (envConfig, error) {
 		distro = getenv("ROS_DISTRO")
 	}
 	c.Distro = distroFromEnv(distro)
-	s, err := readDiscoverySettings(getenv, c.Distro)
+	c.DistroSet = strings.TrimSpace(distro) != ""
+	// The discovery variables are read as the distro reads them. Without a
+	// distro (the Context follows its peers' dialect, decided only after
+	// the participant exists), ROS_LOCALHOST_ONLY=1 alone is read as Humble
+	// reads it: it is Humble's variable (Jazzy's are
+	// ROS_AUTOMATIC_DISCOVERY_RANGE and ROS_STATIC_PEERS), and the two
+	// readings do not discover each other.
+	discovery := c.Distro
+	if !c.DistroSet && humbleLocalhostOnly(getenv) {
+		discovery = Humble
+	}
+	s, err := readDiscoverySettings(getenv, discovery)
 	if err != nil {
 		return c, err
 	}
 	c.Warnings = s.Warnings
-	c.Config = cycloneConfig(s, c.Distro, getenv("CYCLONEDDS_URI"), os.Getpid())
+	c.Config = cycloneConfig(s, discovery, getenv("CYCLONEDDS_URI"), os.Getpid())
 	return c, nil
 }

@@ -99,6 +99,25 @@ func TestReadEnv(t *testing.T) {
 	if err != nil || c.Distro != Humble || !strings.Contains(c.Config, "127.0.0.1") {
 		t.Errorf("distro override = %+v, %v; want Humble localhost config", c, err)
 	}
+	// Without ROS_DISTRO, ROS_LOCALHOST_ONLY=1 alone is Humble's localhost
+	// (what a Humble peer with it can discover); with a Jazzy variable
+	// beside it, or with ROS_DISTRO=jazzy, Jazzy's.
+	for _, tc := range []struct {
+		env    map[string]string
+		humble bool
+	}{
+		{map[string]string{"ROS_LOCALHOST_ONLY": "1"}, true},
+		{map[string]string{"ROS_LOCALHOST_ONLY": "1", "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}, false},
+		{map[string]string{"ROS_LOCALHOST_ONLY": "1", "ROS_STATIC_PEERS": "a"}, false},
+		{map[string]string{"ROS_LOCALHOST_ONLY": "1", "ROS_DISTRO": "jazzy"}, false},
+		{map[string]string{"ROS_LOCALHOST_ONLY": "0"}, false},
+	} {
+		c, err := readEnv(envFunc(tc.env), "")
+		if err != nil || c.Distro != Jazzy || strings.Contains(c.Config, "127.0.0.1") != tc.humble ||
+			strings.Contains(c.Config, "localhost") == tc.humble && tc.env["ROS_LOCALHOST_ONLY"] == "1" {
+			t.Errorf("readEnv(%v) = %+v, %v; want Humble's localhost config: %v", tc.env, c, err, tc.humble)
+		}
+	}
 	if _, err := readEnv(envFunc(map[string]string{"ROS_DOMAIN_ID": "x"}), ""); err == nil {
 		t.Error("bad ROS_DOMAIN_ID accepted")
 	}

@@ -86,8 +86,7 @@ type gEndpoint struct {
 
 // graph is the graph cache: built-in discovery plus ros_discovery_info.
 type graph struct {
-	self   dds.GUID
-	distro Distro
+	self dds.GUID
 
 	mu           sync.Mutex
 	participants map[dds.GUID]string // gid -> enclave
@@ -98,10 +97,9 @@ type graph struct {
 	malformedInfo atomic.Uint64
 }
 
-func newGraph(self dds.GUID, distro Distro) *graph {
+func newGraph(self dds.GUID) *graph {
 	return &graph{
 		self:         self,
-		distro:       distro,
 		participants: map[dds.GUID]string{},
 		infos:        map[dds.GUID]participantInfo{},
 		endpoints:    map[dds.GUID]*gEndpoint{},
@@ -161,6 +159,23 @@ func (g *graph) setParticipantInfo(info participantInfo) {
 	defer g.mu.Unlock()
 	g.infos[info.GID] = info
 	g.notifyLocked()
+}
+
+// infoPending reports whether a peer whose dialect is fixed (its
+// ros_discovery_info writer is not marked dialect=auto) has a
+// ros_discovery_info writer but has not sent a sample yet.
+func (g *graph) infoPending() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range g.endpoints {
+		if e.kind != dds.KindWriter || e.local || e.topic != discoveryInfoTopic || isAutoDialectWriter(e.userData) {
+			continue
+		}
+		if _, ok := g.infos[e.part]; !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // changedChan returns the channel closed at the next change.

@@ -30,10 +30,15 @@ func TestMain(m *testing.M) {
 }
 
 // testEnv keeps all test traffic on this machine, whatever the environment
-// of the test run says.
+// of the test run says. It names the distro (Jazzy, the default dialect):
+// a Context without ROS_DISTRO first waits to learn its peers' dialect
+// (dialect_test.go covers that).
 func testEnv(k string) string {
-	if k == "ROS_AUTOMATIC_DISCOVERY_RANGE" {
+	switch k {
+	case "ROS_AUTOMATIC_DISCOVERY_RANGE":
 		return "LOCALHOST"
+	case "ROS_DISTRO":
+		return "jazzy"
 	}
 	return ""
 }

@@ -86,7 +86,7 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publish
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
-	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), false)
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.Distro(), ti.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
@@ -271,7 +271,7 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
-	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), o.ignoreLocal)
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.Distro(), ti.Hash)), o.ignoreLocal)
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}

@@ -61,7 +61,7 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 	if err != nil {
 		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
 	}
-	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.distro, ti.Hash)), o.ignoreLocal)
+	dq, err := qos.ddsQoS([]byte(typeHashUserData(n.ctx.Distro(), ti.Hash)), o.ignoreLocal)
 	if err != nil {
 		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
 	}

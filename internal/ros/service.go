@@ -206,11 +206,11 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 	}
 	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: also}
 	idData := "serviceid=" + s.id.String() + ";"
-	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, respT.Hash)), false)
+	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.Distro(), respT.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
-	rq, err := qos.KeepAll().ddsQoS([]byte(idData+typeHashUserData(n.ctx.distro, reqT.Hash)), false)
+	rq, err := qos.KeepAll().ddsQoS([]byte(idData+typeHashUserData(n.ctx.Distro(), reqT.Hash)), false)
 	if err != nil {
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}

@@ -220,7 +220,7 @@ func individualMsg(d *rosidl.TypeDescription) type_description_interfaces_msg.In
 // ~/get_type_description with the default services QoS, as rcl does.
 // Humble has neither.
 func (n *Node) initTypeDescriptionService() error {
-	if n.ctx.distro == Humble {
+	if n.ctx.Distro() == Humble {
 		return nil
 	}
 	v, err := n.DeclareParameter(startTypeDescriptionParam, true, ParamDescriptor{
