@@ -1,7 +1,7 @@
 // Package rsm is the Robot Statemachine (RSM) of fsmnodes: a Go port of
 // MarcoStb1993/robot_statemachine (ROS 1) without any ROS types in its API.
 //
-// The package holds three independent pieces of behaviour, each driven by a
+// The package holds four independent pieces of behaviour, each driven by a
 // ROS 2 node in internal/rsm/rsmnode:
 //
 //   - StateInterface and the states (Boot, Emergency Stop, Idle,
@@ -13,6 +13,9 @@
 //     run by the robot_control_mux node (robotControlMuxNode).
 //   - Store, the data store of waypoints, navigation goal, exploration and
 //     reverse mode, run by the service_provider node (serviceProviderNode).
+//   - ReverseRelay, the reverse-driving relay of the original's additions
+//     (a second navigation stack's velocities with the linear part
+//     negated), run by the cmd_vel_reverse node.
 //
 // States reach the data store, the boot check and Nav2 through the small
 // interfaces DataStore, BootService and Navigator, so every transition is
@@ -31,5 +34,6 @@
 // (it never did in the original); the mux honours joystick_used (the
 // original always subscribed to the joystick); Calculate Goal no longer
 // overwrites a simple goal that interrupts it; the e-stop locks the
-// operation mode and its release lands in STOPPED.
+// operation mode and its release lands in STOPPED; Navigation gives up on a
+// missing action server after a timeout instead of waiting for ever.
 package rsm

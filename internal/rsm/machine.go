@@ -57,7 +57,15 @@ type NavigationConfig struct {
 	// idle_timer_behavior: when still stuck after the unstuck attempt,
 	// true aborts to Idle, false fails the goal (default false).
 	AbortWhenStuck bool
+	// (optional) action_server_timeout: how long the state waits for the
+	// action server it needs (forward or reverse) before it gives up with
+	// the reason and goes to Idle; default DefaultServerTimeout, negative
+	// waits for ever (the original's behaviour).
+	ServerTimeout time.Duration
 }
+
+// DefaultServerTimeout is the default of NavigationConfig.ServerTimeout.
+const DefaultServerTimeout = 20 * time.Second
 
 // DefaultConfig returns the original's defaults.
 func DefaultConfig() Config {
@@ -72,6 +80,7 @@ func DefaultConfig() Config {
 			PoseTolerance: 0.1,
 			IdleTimer:     10 * time.Second,
 			UnstuckTimer:  5 * time.Second,
+			ServerTimeout: DefaultServerTimeout,
 		},
 	}
 }
@@ -107,6 +116,9 @@ func (c *Config) Validate() error {
 	}
 	if n.UnstuckTimer == 0 {
 		n.UnstuckTimer = d.Navigation.UnstuckTimer
+	}
+	if n.ServerTimeout == 0 {
+		n.ServerTimeout = d.Navigation.ServerTimeout
 	}
 	switch {
 	case c.CalculateGoalTimeout < 0:

@@ -49,6 +49,8 @@ type Navigation struct {
 	unstucking   bool
 	unstuckUntil time.Time
 
+	waitingSince time.Time // since when the action server is missing (zero: not waiting)
+
 	serverReport, poseReport onceReporter
 }
 
@@ -135,13 +137,13 @@ func (s *Navigation) OnActive(ctx context.Context) {
 		return
 	}
 	log := s.si.Log()
+	now := s.si.Now()
 	if !s.nav.Ready(s.action) {
-		s.serverReport.fail(log, "rsm: navigation: action server %q is not available; start Nav2 "+
-			"(bt_navigator serves navigate_to_pose) or set the navigation action parameters; waiting", s.action)
+		s.waitForServer(now)
 		return
 	}
+	s.waitingSince = time.Time{}
 	s.serverReport.ok(log, "rsm: navigation: action server %q is available", s.action)
-	now := s.si.Now()
 	if s.handle == nil {
 		h, err := s.nav.Navigate(ctx, s.action, s.goal.Goal)
 		if err != nil {
@@ -170,6 +172,34 @@ func (s *Navigation) OnActive(ctx context.Context) {
 		return
 	}
 	s.checkStuck(ctx, now)
+}
+
+// waitForServer reports a missing action server once and, after
+// ServerTimeout, gives up: ABORTED (the goal itself did not fail, so no
+// waypoint is marked unreachable and no frontier blacklisted) → Idle, with
+// the reason in the log.
+func (s *Navigation) waitForServer(now time.Time) {
+	log := s.si.Log()
+	hint := "start Nav2 (bt_navigator serves navigate_to_pose) or set navigation_action"
+	if s.action == s.cfg.ReverseAction && s.action != s.cfg.Action {
+		hint = "reverse mode needs a second navigation stack serving it, whose cmd_vel goes through cmd_vel_reverse " +
+			"(docs/rsm.md), or set reverse_navigation_action; or switch reverse mode off (setReverseMode false)"
+	}
+	if s.waitingSince.IsZero() {
+		s.waitingSince = now
+	}
+	timeout := s.cfg.ServerTimeout
+	if timeout < 0 {
+		s.serverReport.fail(log, "rsm: navigation: action server %q is not available; %s; waiting", s.action, hint)
+		return
+	}
+	s.serverReport.fail(log, "rsm: navigation: action server %q is not available; %s; waiting up to %v", s.action, hint, timeout)
+	if now.Sub(s.waitingSince) < timeout {
+		return
+	}
+	log.Errorf("rsm: navigation: giving up: action server %q not available within %v (action_server_timeout); %s; going to Idle",
+		s.action, timeout, hint)
+	s.abort()
 }
 
 // onResult handles a finished goal.
@@ -347,6 +377,8 @@ func (s *Navigation) OnReverseMode(ctx context.Context, reverse bool) {
 	s.reverse, s.unstucking = reverse, false
 	s.action = s.actionFor(reverse)
 	s.handle, s.stillSince, s.havePose = nil, s.si.Now(), false
+	// The other server gets its own wait (and its own report).
+	s.waitingSince, s.serverReport = time.Time{}, onceReporter{}
 }
 
 // running is the refusal text for the current goal mode.

@@ -535,6 +535,79 @@ func TestNavigation_ActionServerMissing_ReportedOnceAndWaits(t *testing.T) {
 	}
 }
 
+// TestNavigation_ActionServerTimeout: a missing action server (forward, or
+// reverse while reverse mode is on) is waited for at most
+// action_server_timeout; then the goal is given up (ABORTED, so no waypoint
+// becomes unreachable) and the state goes to Idle with the reason.
+func TestNavigation_ActionServerTimeout(t *testing.T) {
+	tests := []struct {
+		name       string
+		timeout    time.Duration // 0: default 20 s
+		reverse    bool
+		mode       NavigationMode
+		upAfter    time.Duration // the server appears after this (0: never)
+		wantIdle   bool
+		wantHint   string
+		waitAtMost time.Duration
+	}{
+		{"forward missing, default timeout", 0, false, NavigationWaypointFollowing, 0, true, "start Nav2", 20 * time.Second},
+		{"reverse missing", 0, true, NavigationWaypointFollowing, 0, true, "cmd_vel_reverse", 20 * time.Second},
+		{"reverse missing, exploration", 3 * time.Second, true, NavigationExploration, 0, true, "setReverseMode false", 3 * time.Second},
+		{"simple goal, server missing", 3 * time.Second, false, NavigationSimpleGoal, 0, true, "navigation_action", 3 * time.Second},
+		{"server appears in time", 0, true, NavigationWaypointFollowing, 15 * time.Second, false, "", 0},
+		{"timeout disabled: waits for ever", -1, true, NavigationWaypointFollowing, 0, false, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarnessCfg(t, Config{Navigation: NavigationConfig{ServerTimeout: tt.timeout}})
+			action := "navigate_to_pose"
+			if tt.reverse {
+				action = "navigate_to_pose_reverse"
+				if r, _ := h.store.SetReverseMode(h.ctx, true); !r.Success {
+					t.Fatalf("SetReverseMode: %+v", r)
+				}
+			}
+			h.nav.down[action] = true
+			h.addWaypoints(wp(3, 4, ""))
+			h.setGoal(tt.mode, 0, "")
+			h.makeCurrent(NewNavigation())
+			name := h.current()
+			start := h.clock.Now()
+			for i := 0; i < 2*60*20 && h.current() == name; i++ { // two simulated minutes
+				if tt.upAfter > 0 && h.clock.Now().Sub(start) >= tt.upAfter {
+					h.nav.down[action] = false
+				}
+				h.step()
+			}
+			if !tt.wantIdle {
+				if h.current() != name {
+					t.Fatalf("state %q, want %q still", h.current(), name)
+				}
+				if tt.upAfter > 0 && (len(h.nav.goals) != 1 || h.nav.goals[0].action != action) {
+					t.Errorf("goals %d, want one on %q once the server is up", len(h.nav.goals), action)
+				}
+				return
+			}
+			waited := h.clock.Now().Sub(start)
+			if h.current() != "Idle" || waited < tt.waitAtMost || waited > tt.waitAtMost+3*tickPeriod {
+				t.Fatalf("state %q after %v, want Idle after %v", h.current(), waited, tt.waitAtMost)
+			}
+			if h.log.errorsContaining("giving up") != 1 || h.log.errorsContaining(tt.wantHint) != 2 ||
+				h.log.errorsContaining(action) != 2 {
+				t.Errorf("errors %q: want one report and one giving-up line naming %q with %q", h.log.errors, action, tt.wantHint)
+			}
+			if w := h.store.Waypoints().Waypoints[0]; w.Unreachable || w.Visited {
+				t.Errorf("waypoint changed: %+v", w)
+			}
+			if tt.mode == NavigationExploration {
+				if st := h.store.ExplorationGoalStatus().Status; st != GoalAborted {
+					t.Errorf("exploration goal status %v, want ABORTED", st)
+				}
+			}
+		})
+	}
+}
+
 func TestSimpleGoal_FromIdle_StopAndSuccess(t *testing.T) {
 	h := newHarness(t)
 	h.booted()

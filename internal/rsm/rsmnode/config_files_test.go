@@ -29,7 +29,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"navigation_plugin": "rsm::NavigationState", "mapping_plugin": "rsm::MappingDummyState",
 			"pose_tolerance": 0.1, "idle_timer_duration": 10.0, "unstuck_timer_duration": 5.0,
 			"idle_timer_behavior": false, "navigation_action": "navigate_to_pose",
-			"reverse_navigation_action": "navigate_to_pose_reverse",
+			"reverse_navigation_action": "navigate_to_pose_reverse", "action_server_timeout": 20.0,
 		},
 		"/robotControlMuxNode": {
 			"update_frequency": 20.0, "autonomy_cmd_vel_topic": "/autonomy/cmd_vel",
@@ -42,6 +42,9 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",
 		},
 		"/bootUpNode": {"wait_time": 1.0},
+		"/cmd_vel_reverse": {
+			"autonomy_cmd_vel_topic": "/autonomy/cmd_vel", "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
+		},
 	}
 	for node, params := range want {
 		got := o.For(node)
@@ -64,7 +67,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 // TestLaunchFile_NodesAndArguments loads launch/rsm.launch.xml.
 func TestLaunchFile_NodesAndArguments(t *testing.T) {
 	bin := t.TempDir()
-	for _, e := range []string{"robot_control_mux", "state_interface", "service_provider", "rsm_boot"} {
+	for _, e := range []string{"robot_control_mux", "state_interface", "service_provider", "rsm_boot", "cmd_vel_reverse"} {
 		if err := os.WriteFile(filepath.Join(bin, e), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +80,8 @@ func TestLaunchFile_NodesAndArguments(t *testing.T) {
 	}{
 		{"defaults", nil, []string{"bootUpNode", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
 		{"no boot node", [][2]string{{"start_boot", "false"}}, []string{"robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
+		{"reverse relay", [][2]string{{"cmd_vel_reverse", "true"}, {"autonomy_cmd_vel_topic", "/robot/autonomy/cmd_vel"}},
+			[]string{"bootUpNode", "cmd_vel_reverse", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,10 +101,13 @@ func TestLaunchFile_NodesAndArguments(t *testing.T) {
 						inline[v.Name] = v.Value
 					}
 				}
+				if p.Name == "cmd_vel_reverse" && inline["autonomy_cmd_vel_topic"] != "/robot/autonomy/cmd_vel" {
+					t.Errorf("cmd_vel_reverse: autonomy_cmd_vel_topic = %v, want the mux's", inline["autonomy_cmd_vel_topic"])
+				}
 				if p.Name == "serviceProviderNode" && inline["robot_frame"] != "base_link" {
 					t.Errorf("robot_frame = %v, want the launch argument", inline["robot_frame"])
 				}
-				if p.Name != "bootUpNode" {
+				if p.Name != "bootUpNode" && p.Name != "cmd_vel_reverse" {
 					if f, ok := inline["update_frequency"].(float64); !ok || f != 20 {
 						t.Errorf("%s: update_frequency = %#v, want 20.0 (double)", p.Name, inline["update_frequency"])
 					}

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("RSM_TEST_EXEC"); name != "" {
 		runs := map[string]func(context.Context, []string) error{
 			"robot_control_mux": RunMux, "state_interface": RunStateInterface,
-			"service_provider": RunServiceProvider, "rsm_boot": RunBoot,
+			"service_provider": RunServiceProvider, "rsm_boot": RunBoot, "cmd_vel_reverse": RunCmdVelReverse,
 		}
 		run, ok := runs[name]
 		if !ok {

@@ -191,6 +191,14 @@ func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
 		ros.ParamDescriptor{Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal", ReadOnly: true}); err != nil {
 		return cfg, err
 	}
+	if cfg.Navigation.ServerTimeout, err = seconds(n, "action_server_timeout", rsm.DefaultServerTimeout.Seconds(),
+		"seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) "+
+			"before it gives up and goes to Idle; 0 waits for ever"); err != nil {
+		return cfg, err
+	}
+	if cfg.Navigation.ServerTimeout == 0 {
+		cfg.Navigation.ServerTimeout = -1 // wait for ever
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}

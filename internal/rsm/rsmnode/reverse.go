@@ -1,0 +1,100 @@
+package rsmnode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// CmdVelReverseNodeName is the name of the reverse-driving relay node.
+const CmdVelReverseNodeName = "cmd_vel_reverse"
+
+// SetupCmdVelReverse turns n into the reverse-driving relay of the
+// original's additions node (rsm.ReverseRelay): it subscribes
+// <autonomy_cmd_vel_topic>_reverse, the output of a second navigation
+// stack that drives backwards (reverse_navigation_action), and publishes
+// each command on <autonomy_cmd_vel_topic> with the linear part negated;
+// it serves rsm/setNavigationToReverse ("Mode set") for the service
+// provider's setReverseMode. Commands are checked first: NaN/Inf becomes a
+// stop, finite values beyond max_linear_velocity / max_angular_velocity are
+// clamped (counted as commands_rejected on /diagnostics).
+func SetupCmdVelReverse(n *ros.Node) error {
+	log := n.Logger()
+	topic, err := str(n, "autonomy_cmd_vel_topic", "autonomy/cmd_vel",
+		"the control mux's autonomy input; the reverse stack publishes on this name + \"_reverse\"")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(topic) == "" {
+		return fmt.Errorf("parameter autonomy_cmd_vel_topic: empty topic name")
+	}
+	maxLin, err := ros.DeclareParam(n, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, ros.ParamDescriptor{
+		Description: "m/s: every linear component of a relayed command is clamped to ±this", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	maxAng, err := ros.DeclareParam(n, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, ros.ParamDescriptor{
+		Description: "rad/s: every angular component of a relayed command is clamped to ±this", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	lim := cmdvel.Limits{Linear: maxLin, Angular: maxAng}
+	if err := lim.Validate(); err != nil {
+		return fmt.Errorf("parameter %w", err)
+	}
+	relay, err := rsm.NewReverseRelay(lim)
+	if err != nil {
+		return err
+	}
+	out, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, topic, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	cmdCtr := n.Counter(ros.CounterCommandsRejected)
+	var bad uint64
+	clk := n.Clock()
+	in := topic + "_reverse"
+	if _, err := ros.NewSubscription(n, in, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		tw, report := relay.Command(TwistFromMsg(m), clk.Now())
+		if report != nil {
+			log.Warnf("%v", report)
+		}
+		if c := relay.Rejected() + relay.Clamped(); c > bad {
+			cmdCtr.Add(c - bad)
+			bad = c
+		}
+		msg := TwistToMsg(tw)
+		if err := out.Publish(&msg); err != nil {
+			log.Errorf("publish %s: %v", topic, err)
+		}
+	}); err != nil {
+		return err
+	}
+	_, err = ros.NewService(n, Namespace+"setNavigationToReverse",
+		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+			was := relay.Reverse()
+			r := relay.SetNavigationToReverse(req.Data)
+			if was != req.Data {
+				log.Infof("reverse driving %s (%v)", map[bool]string{true: "on", false: "off"}[req.Data], relay)
+			}
+			return &std_srvs_srv.SetBool_Response{Success: r.Success, Message: r.Message}, nil
+		})
+	if err != nil {
+		return err
+	}
+	log.Infof("relaying %s to %s with the linear part negated", in, topic)
+	return nil
+}
+
+// RunCmdVelReverse runs the cmd_vel_reverse relay until shutdown.
+func RunCmdVelReverse(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, CmdVelReverseNodeName, func(_ context.Context, n *ros.Node) error {
+		return SetupCmdVelReverse(n)
+	})
+}
