@@ -67,8 +67,9 @@ func installClient(t *testing.T) string {
 	return dir
 }
 
-// launch starts testdata/bridge.launch.xml and returns the bridge's port.
-func launch(t *testing.T, domain uint32, bin string) int {
+// launch starts a launch file (relative to this directory) with args and
+// returns the port of the foxglove_bridge it starts.
+func launch(t *testing.T, domain uint32, bin, file string, args ...string) int {
 	t.Helper()
 	root, err := testenv.ModuleRoot()
 	if err != nil {
@@ -79,11 +80,11 @@ func launch(t *testing.T, domain uint32, bin string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launchFile, err := filepath.Abs("testdata/bridge.launch.xml")
+	launchFile, err := filepath.Abs(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", launchFile, "--bin-dir", bin, "--share-dir", root)
+	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), append([]string{"launch", launchFile, "--bin-dir", bin, "--share-dir", root}, args...)...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -179,7 +180,7 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	dir := installClient(t)
 	domain := testenv.Domain(t)
 	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	port := launch(t, domain, bin)
+	port := launch(t, domain, bin, "testdata/bridge.launch.xml")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -57,6 +57,7 @@ type config struct {
 	joints      int
 	grid        int
 	live        int
+	depth       int
 }
 
 func run(args []string, out io.Writer) error {
@@ -67,6 +68,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&c.joints, "joints", 12, "joints in the JointState")
 	fs.IntVar(&c.grid, "grid", 1000, "grid side: the OccupancyGrid has side*side cells (1000: 1 MB)")
 	fs.IntVar(&c.live, "live", 3, "live clients (one more client is stalled)")
+	fs.IntVar(&c.depth, "depth", 10, "keep-last depth of the JointState publisher (10: ROS's default)")
 	extra := fs.String("bridge-args", "", "extra --ros-args for the bridge, space-separated (e.g. \"-p min_qos_depth:=25\")")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -186,7 +188,7 @@ func run(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "bridge RSS: %.1f MB after the first quarter, %.1f MB at the end, %.1f MB max\n",
 			mb(rss[q]), mb(rss[len(rss)-1]), mb(maxOf(rss)))
 	}
-	fmt.Fprintf(out, "\n%-8s %-8s %10s %10s %10s %10s %10s %10s\n", "client", "", "joint/s", "grid/s", "js p50", "js p99", "grid p50", "grid p99")
+	fmt.Fprintf(out, "\n%-8s %-8s %10s %10s %10s %10s %10s %10s %10s\n", "client", "", "joint/s", "js recv", "grid/s", "js p50", "js p99", "grid p50", "grid p99")
 	for i, cl := range clients {
 		kind := "live"
 		if cl.stalled {
@@ -194,11 +196,11 @@ func run(args []string, out io.Writer) error {
 		}
 		js, grid := cl.snapshot()
 		if cl.stalled {
-			fmt.Fprintf(out, "%-8d %-8s %10s %10s  (subscribed, never reads)\n", i, kind, "-", "-")
+			fmt.Fprintf(out, "%-8d %-8s %10s %10s %10s  (subscribed, never reads)\n", i, kind, "-", "-", "-")
 			continue
 		}
-		fmt.Fprintf(out, "%-8d %-8s %10.0f %10.1f %10s %10s %10s %10s\n", i, kind,
-			float64(len(js))/elapsed.Seconds(), float64(len(grid))/elapsed.Seconds(),
+		fmt.Fprintf(out, "%-8d %-8s %10.0f %9.2f%% %10.1f %10s %10s %10s %10s\n", i, kind,
+			float64(len(js))/elapsed.Seconds(), 100*float64(len(js))/float64(max(sentJS, 1)), float64(len(grid))/elapsed.Seconds(),
 			pct(js, 50), pct(js, 99), pct(grid, 50), pct(grid, 99))
 	}
 	fmt.Fprintf(out, "\ndrops reported by the bridge on /diagnostics (during the measured run):\n")
@@ -346,7 +348,7 @@ type publishers struct {
 }
 
 func newPublishers(n *ros.Node, c config) (*publishers, error) {
-	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "/bench/joint_states", ros.QoSDefault)
+	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "/bench/joint_states", ros.QoSDefault.KeepLast(c.depth))
 	if err != nil {
 		return nil, err
 	}
