@@ -149,11 +149,26 @@ func (b *Bridge) nodeParams(ctx context.Context, node string, names []string) ([
 	if err != nil {
 		return nil, fmt.Errorf("getting %d parameter(s) of %s: %w", len(names), node, err)
 	}
-	if len(resp.Values) != len(names) {
-		return nil, fmt.Errorf("%s answered %d values for %d parameters", node, len(resp.Values), len(names))
+	values := resp.Values
+	if len(values) != len(names) {
+		// rclcpp (and our nodes) answer nothing at all when one name is
+		// not declared: ask for each name alone and leave out the unknown.
+		if len(names) == 1 {
+			return nil, nil
+		}
+		values = make([]rcl_interfaces_msg.ParameterValue, len(names))
+		for i, name := range names {
+			r, err := p.get.Call(ctx, &rcl_interfaces_srv.GetParameters_Request{Names: []string{name}})
+			if err != nil {
+				return nil, fmt.Errorf("getting parameter %s of %s: %w", name, node, err)
+			}
+			if len(r.Values) == 1 {
+				values[i] = r.Values[0]
+			}
+		}
 	}
 	out := make([]foxglove.Parameter, 0, len(names))
-	for i, v := range resp.Values {
+	for i, v := range values {
 		if v.Type == rcl_interfaces_msg.ParameterType_PARAMETER_NOT_SET {
 			continue
 		}
