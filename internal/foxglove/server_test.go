@@ -701,6 +701,22 @@ func TestParameters(t *testing.T) {
 	if pv["id"] != "after" {
 		t.Errorf("after unsubscribing, got %v", pv)
 	}
+	// An empty list subscribes to every parameter known now (whitelisted).
+	c.send(map[string]any{"op": "subscribeParameterUpdates", "parameterNames": []any{}})
+	waitFor(t, "the subscription to all parameters", func() bool {
+		h.srv.mu.Lock()
+		defer h.srv.mu.Unlock()
+		for cl := range h.srv.clients {
+			return len(cl.paramSubs) == 4
+		}
+		return false
+	})
+	h.srv.UpdateParameters([]Parameter{{Name: "/mux.joy", Value: true}, {Name: "/secret.key", Value: "w"}})
+	pv = c.expect("parameterValues")
+	got, _ = json.Marshal(pv["parameters"])
+	if string(got) != `[{"name":"/mux.joy","value":true}]` {
+		t.Errorf("update after subscribing to all: %s", got)
+	}
 	h.b.mu.Lock()
 	h.b.setErr = errors.New("parameter timer: rejected by the node")
 	h.b.mu.Unlock()
