@@ -23,10 +23,14 @@ import (
 // ServiceProviderNodeName is the data store's node name.
 const ServiceProviderNodeName = "serviceProviderNode"
 
-// QoS of /tf and /tf_static as tf2_ros uses them.
+// QoS of /tf and /tf_static as tf2_ros's listener uses them. The static
+// reader keeps 100 samples like tf2_ros: every tf_static writer (the
+// simulator's map → odom, robot_state_publisher's fixed joints) latches its
+// own sample, and with a depth of 1 the historical samples of several
+// writers would replace each other before the callback takes them.
 var (
 	tfQoS       = ros.QoSDefault.KeepLast(100)
-	tfStaticQoS = ros.QoSLatched
+	tfStaticQoS = ros.QoSLatched.KeepLast(100)
 )
 
 // SetupServiceProvider declares serviceProviderNode's parameters and wires
