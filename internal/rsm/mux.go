@@ -18,7 +18,7 @@ const MoveThreshold = 0.05
 const (
 	DefaultMaxLinearVelocity  = 1.0 // m/s
 	DefaultMaxAngularVelocity = 2.0 // rad/s
-	DefaultAutonomyTimeout    = time.Second
+	DefaultAutonomyTimeout    = 2 * time.Second
 )
 
 // MuxConfig configures the robot control multiplexer (private parameters

@@ -36,7 +36,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"teleoperation_cmd_vel_topic": "/teleoperation/cmd_vel", "cmd_vel_topic": "/cmd_vel",
 			"joystick_used": false, "joystick_topic": "joy", "teleoperation_idle_timer": 0.5,
 			"initial_operation_mode": int64(0), "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
-			"autonomy_cmd_vel_timeout": 1.0,
+			"autonomy_cmd_vel_timeout": 2.0,
 		},
 		"/serviceProviderNode": {
 			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",

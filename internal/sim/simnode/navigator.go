@@ -161,7 +161,7 @@ var errClientLost = errors.New("action client lost: goal aborted and the robot s
 // odometry means the robot's driver died or hangs, and steering on a stale
 // pose would send it anywhere once the driver is back, so the goal is
 // aborted and the robot stopped.
-const odomTimeout = time.Second
+const odomTimeout = 2 * time.Second
 
 // poseFresh reports whether the pose is recent enough to steer by; the
 // caller holds nv.mu.
