@@ -10,7 +10,7 @@ LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove clean
+.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp clean
 
 all: build
 
@@ -68,6 +68,11 @@ bench:
 # foxglove_bridge: 1 kHz JointState + 10 Hz 1 MB map to 3 live clients and a stalled one.
 bench-foxglove:
 	$(GO) run ./test/bench/foxglove
+
+# internal/ros against rclcpp (rmw_cyclonedds_cpp) of a real ROS 2: pub/sub
+# throughput and round trips (1 KiB, 1 MiB), service calls/s, with ratios.
+bench-rclcpp:
+	$(GO) run ./test/bench/rclcpp
 
 clean:
 	rm -rf $(BIN) build install log

@@ -1,0 +1,182 @@
+// bench_peer: the rclcpp side of fsmnodes' benchmark against ROS 2
+// (test/bench/rclcpp). One process plays one role; the Go driver starts
+// the processes, pairs them with each other or with the Go roles, and
+// parses the lines they print.
+//
+//   bench_peer sub SECONDS             count std_msgs/UInt8MultiArray on
+//                                      /bench_data; print "rate N" each second
+//   bench_peer pub BYTES SECONDS       publish BYTES-byte arrays on
+//                                      /bench_data as fast as possible
+//   bench_peer pong SECONDS            republish /bench_ping on /bench_pong
+//   bench_peer ping BYTES SECONDS      one message in flight: publish on
+//                                      /bench_ping, wait for /bench_pong;
+//                                      print "rtt n N median NS p90 NS p99 NS"
+//   bench_peer server SECONDS          std_srvs/SetBool /bench_srv
+//   bench_peer client SECONDS          call /bench_srv back to back; print
+//                                      "calls N seconds S"
+//
+// Every role uses the default QoS (reliable, volatile, keep last 10) and a
+// SingleThreadedExecutor, as an ordinary rclcpp node does.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rclcpp/rclcpp.hpp"
+#include "std_msgs/msg/u_int8_multi_array.hpp"
+#include "std_srvs/srv/set_bool.hpp"
+
+using Blob = std_msgs::msg::UInt8MultiArray;
+using SetBool = std_srvs::srv::SetBool;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr, "usage: bench_peer sub|pub|pong|ping|server|client [BYTES] SECONDS\n");
+  std::exit(2);
+}
+
+std::chrono::nanoseconds seconds(const std::string & s) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::stod(s)));
+}
+
+// waitFor spins until cond holds or the deadline passes.
+template<typename F>
+bool waitFor(rclcpp::Executor & exec, Clock::time_point deadline, F cond) {
+  while (!cond()) {
+    if (Clock::now() > deadline || !rclcpp::ok()) {
+      return false;
+    }
+    exec.spin_some(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+int64_t pct(std::vector<int64_t> & v, int p) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) * p / 100];
+}
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+  rclcpp::init(argc, argv);
+  auto args = rclcpp::remove_ros_arguments(argc, argv);
+  if (args.size() < 3) {
+    usage();
+  }
+  const std::string role = args[1];
+  size_t bytes = 0;
+  std::string secs = args[2];
+  if (role == "pub" || role == "ping") {
+    if (args.size() < 4) {
+      usage();
+    }
+    bytes = std::stoul(args[2]);
+    secs = args[3];
+  }
+  const auto deadline = Clock::now() + seconds(secs);
+  auto node = std::make_shared<rclcpp::Node>("bench_peer_" + role);
+  rclcpp::executors::SingleThreadedExecutor exec;
+  exec.add_node(node);
+  const rclcpp::QoS qos(10);
+
+  if (role == "sub") {
+    uint64_t count = 0;
+    auto sub = node->create_subscription<Blob>("bench_data", qos, [&count](Blob::ConstSharedPtr) { count++; });
+    uint64_t last = 0;
+    auto timer = node->create_wall_timer(std::chrono::seconds(1), [&]() {
+      std::printf("rate %llu\n", static_cast<unsigned long long>(count - last));
+      std::fflush(stdout);
+      last = count;
+    });
+    exec.spin_until_future_complete(std::promise<void>().get_future(), deadline - Clock::now());
+  } else if (role == "pub") {
+    auto pub = node->create_publisher<Blob>("bench_data", qos);
+    if (!waitFor(exec, deadline, [&]() { return pub->get_subscription_count() > 0; })) {
+      std::fprintf(stderr, "pub: no subscriber\n");
+      return 1;
+    }
+    Blob msg;
+    msg.data.resize(bytes);
+    uint64_t sent = 0;
+    while (Clock::now() < deadline && rclcpp::ok()) {
+      std::memcpy(msg.data.data(), &sent, std::min(bytes, sizeof(sent)));
+      pub->publish(msg);
+      sent++;
+    }
+    std::printf("sent %llu\n", static_cast<unsigned long long>(sent));
+  } else if (role == "pong") {
+    auto pub = node->create_publisher<Blob>("bench_pong", qos);
+    auto sub = node->create_subscription<Blob>("bench_ping", qos, [&pub](Blob::ConstSharedPtr m) { pub->publish(*m); });
+    exec.spin_until_future_complete(std::promise<void>().get_future(), deadline - Clock::now());
+  } else if (role == "ping") {
+    auto pub = node->create_publisher<Blob>("bench_ping", qos);
+    bool got = false;
+    auto sub = node->create_subscription<Blob>("bench_pong", qos, [&got](Blob::ConstSharedPtr) { got = true; });
+    if (!waitFor(exec, deadline, [&]() { return pub->get_subscription_count() > 0 && sub->get_publisher_count() > 0; })) {
+      std::fprintf(stderr, "ping: no pong\n");
+      return 1;
+    }
+    Blob msg;
+    msg.data.resize(bytes);
+    std::vector<int64_t> rtts;
+    while (Clock::now() < deadline && rclcpp::ok()) {
+      got = false;
+      const auto t0 = Clock::now();
+      pub->publish(msg);
+      while (!got && Clock::now() < deadline && rclcpp::ok()) {
+        exec.spin_once(std::chrono::milliseconds(100));
+      }
+      if (got) {
+        rtts.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      }
+    }
+    const size_t n = rtts.size();
+    const int64_t med = pct(rtts, 50), p90 = pct(rtts, 90), p99 = pct(rtts, 99);
+    std::printf("rtt n %zu median %lld p90 %lld p99 %lld\n", n, static_cast<long long>(med),
+      static_cast<long long>(p90), static_cast<long long>(p99));
+  } else if (role == "server") {
+    auto srv = node->create_service<SetBool>("bench_srv",
+      [](const std::shared_ptr<SetBool::Request> req, std::shared_ptr<SetBool::Response> resp) {
+        resp->success = req->data;
+      });
+    exec.spin_until_future_complete(std::promise<void>().get_future(), deadline - Clock::now());
+  } else if (role == "client") {
+    auto cli = node->create_client<SetBool>("bench_srv");
+    if (!cli->wait_for_service(deadline - Clock::now())) {
+      std::fprintf(stderr, "client: no server\n");
+      return 1;
+    }
+    uint64_t calls = 0;
+    const auto t0 = Clock::now();
+    while (Clock::now() < deadline && rclcpp::ok()) {
+      auto req = std::make_shared<SetBool::Request>();
+      req->data = true;
+      auto fut = cli->async_send_request(req);
+      if (exec.spin_until_future_complete(fut, std::chrono::seconds(5)) != rclcpp::FutureReturnCode::SUCCESS) {
+        std::fprintf(stderr, "client: call %llu failed\n", static_cast<unsigned long long>(calls));
+        return 1;
+      }
+      calls++;
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("calls %llu seconds %f\n", static_cast<unsigned long long>(calls), s);
+  } else {
+    usage();
+  }
+  rclcpp::shutdown();
+  return 0;
+}

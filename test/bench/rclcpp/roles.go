@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+// The Go roles mirror bench_peer's (peer/peer.cpp) with internal/ros: the
+// same topic and service names, types, default QoS and output lines, so
+// the driver can pair any two processes and parse either.
+const (
+	dataTopic = "bench_data"
+	pingTopic = "bench_ping"
+	pongTopic = "bench_pong"
+	service   = "bench_srv"
+)
+
+// runRole runs one Go role until dur has passed (bytes: message size of
+// pub and ping).
+func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
+	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	n, err := rc.NewNode("bench_go_"+role, "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	go func() { _ = rc.Spin(ctx) }()
+	switch role {
+	case "sub":
+		return roleSub(ctx, n, out)
+	case "pub":
+		return rolePub(ctx, n, bytes, out)
+	case "pong":
+		return rolePong(ctx, n)
+	case "ping":
+		return rolePing(ctx, n, bytes, out)
+	case "server":
+		return roleServer(ctx, n)
+	case "client":
+		return roleClient(ctx, n, out)
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+func roleSub(ctx context.Context, n *ros.Node, out io.Writer) error {
+	var count atomic.Uint64
+	if _, err := ros.NewSubscription(n, dataTopic, ros.QoSDefault, func(*std_msgs_msg.UInt8MultiArray) { count.Add(1) }); err != nil {
+		return err
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var last uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			c := count.Load()
+			fmt.Fprintf(out, "rate %d\n", c-last)
+			last = c
+		}
+	}
+}
+
+// waitUntil polls cond every millisecond until it holds or ctx is done.
+func waitUntil(ctx context.Context, what string, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func rolePub(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error {
+	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, dataTopic, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	if err := waitUntil(ctx, "a subscriber", func() bool { k, _ := pub.SubscriptionCount(); return k > 0 }); err != nil {
+		return err
+	}
+	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, bytes)}
+	var sent uint64
+	for ctx.Err() == nil {
+		msg.Data[0] = byte(sent)
+		if err := pub.Publish(msg); err != nil {
+			return err
+		}
+		sent++
+	}
+	fmt.Fprintf(out, "sent %d\n", sent)
+	return nil
+}
+
+func rolePong(ctx context.Context, n *ros.Node) error {
+	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, pongTopic, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, pingTopic, ros.QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) { _ = pub.Publish(m) }); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error {
+	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, pingTopic, ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	got := make(chan struct{}, 1)
+	sub, err := ros.NewSubscription(n, pongTopic, ros.QoSDefault, func(*std_msgs_msg.UInt8MultiArray) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := waitUntil(ctx, "the pong", func() bool {
+		k, _ := pub.SubscriptionCount()
+		m, _ := sub.PublisherCount()
+		return k > 0 && m > 0
+	}); err != nil {
+		return err
+	}
+	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, bytes)}
+	var rtts []int64
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		if err := pub.Publish(msg); err != nil {
+			return err
+		}
+		select {
+		case <-got:
+			rtts = append(rtts, int64(time.Since(t0)))
+		case <-ctx.Done():
+		}
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	p := func(q int) int64 {
+		if len(rtts) == 0 {
+			return 0
+		}
+		return rtts[(len(rtts)-1)*q/100]
+	}
+	fmt.Fprintf(out, "rtt n %d median %d p90 %d p99 %d\n", len(rtts), p(50), p(90), p(99))
+	return nil
+}
+
+func roleServer(ctx context.Context, n *ros.Node) error {
+	if _, err := ros.NewService(n, service, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+		return &std_srvs_srv.SetBool_Response{Success: req.Data}, nil
+	}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func roleClient(ctx context.Context, n *ros.Node, out io.Writer) error {
+	cli, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, service)
+	if err != nil {
+		return err
+	}
+	if err := cli.WaitForService(ctx); err != nil {
+		return err
+	}
+	req := &std_srvs_srv.SetBool_Request{Data: true}
+	t0 := time.Now()
+	var calls uint64
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := cli.Call(callCtx, req)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return fmt.Errorf("call %d: %w", calls, err)
+		}
+		calls++
+	}
+	if calls == 0 {
+		return errors.New("no call completed")
+	}
+	fmt.Fprintf(out, "calls %d seconds %f\n", calls, time.Since(t0).Seconds())
+	return nil
+}
