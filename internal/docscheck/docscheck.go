@@ -35,7 +35,8 @@ import (
 
 // AllowedHost reports whether a Markdown link may point to host: the
 // public upstream projects we build on or re-implement (ROS 2 and its
-// documentation, the original robots' repositories, Cyclone DDS, Go).
+// documentation, the original robots' repositories, Cyclone DDS, Go,
+// Foxglove, whose WebSocket protocol foxglove_bridge speaks).
 func AllowedHost(host string) bool { return allowedHosts[strings.ToLower(host)] }
 
 // allowedHosts is read-only.
@@ -48,6 +49,7 @@ var allowedHosts = map[string]bool{
 	"www.ros.org":                        true,
 	"docs.nav2.org":                      true,
 	"cyclonedds.io":                      true,
+	"foxglove.dev":                       true,
 	"emanual.robotis.com":                true,
 	"project-leptan-docs.readthedocs.io": true,
 	"go.dev":                             true,
