@@ -402,17 +402,17 @@ func TestMux_AutonomySilence(t *testing.T) {
 			{0, &v, auto, v, ModeAutonomous}, {500 * ms, &v, nil, v, ModeAutonomous},
 			{1400 * ms, &v, nil, v, ModeAutonomous}, {2300 * ms, nil, nil, v, ModeAutonomous},
 		}, 0, 0},
-		{"a moving source that goes silent: STOPPED after 1 s", 0, []ev{
-			{0, &v, auto, v, ModeAutonomous}, {999 * ms, nil, nil, v, ModeAutonomous},
-			{1000 * ms, nil, nil, zero, ModeStopped}, {5 * time.Second, nil, nil, zero, ModeStopped},
+		{"a moving source that goes silent: STOPPED after the default 2 s", 0, []ev{
+			{0, &v, auto, v, ModeAutonomous}, {1999 * ms, nil, nil, v, ModeAutonomous},
+			{2000 * ms, nil, nil, zero, ModeStopped}, {5 * time.Second, nil, nil, zero, ModeStopped},
 		}, 1, 1},
 		{"a stopped source may stay silent (between navigation goals)", 0, []ev{
 			{0, &v, auto, v, ModeAutonomous}, {100 * ms, &zero, nil, zero, ModeAutonomous},
 			{time.Minute, nil, nil, zero, ModeAutonomous}, {time.Minute + ms, &v, nil, v, ModeAutonomous},
 		}, 0, 0},
 		{"after the fallback a returning source is not obeyed until AUTONOMOUS is selected", 0, []ev{
-			{0, &v, auto, v, ModeAutonomous}, {1500 * ms, nil, nil, zero, ModeStopped},
-			{1600 * ms, &v, nil, zero, ModeStopped}, {1700 * ms, &v, auto, v, ModeAutonomous},
+			{0, &v, auto, v, ModeAutonomous}, {2500 * ms, nil, nil, zero, ModeStopped},
+			{2600 * ms, &v, nil, zero, ModeStopped}, {2700 * ms, &v, auto, v, ModeAutonomous},
 		}, 1, 1},
 		// The release lands in STOPPED (the e-stop lock), so the stale
 		// command is dropped without a fallback from AUTONOMOUS to warn of.
