@@ -120,7 +120,7 @@ func TestQoS_ReliabilityCompatibility(t *testing.T) {
 }
 
 func TestQoS_Invalid(t *testing.T) {
-	p := newTestParticipant(t, 54)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, _ := p.Topic("rt/bad", "test::Bad_")
 	bad := []QoS{
 		{Depth: -1},
@@ -183,7 +183,7 @@ func TestQoS_RoundTripThroughDiscovery(t *testing.T) {
 }
 
 func TestIgnoreLocal(t *testing.T) {
-	p := newTestParticipant(t, 56)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, _ := p.Topic("rt/local", "test::L_")
 	w, _ := p.NewWriter(tp, QoS{})
 	ign := newCollector()
@@ -204,7 +204,8 @@ func TestIgnoreLocal(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	p := newTestParticipant(t, 57)
+	domain := testenv.Domain(t)
+	p := newTestParticipant(t, domain)
 	if _, err := p.Topic("", "x"); err == nil {
 		t.Error("empty topic name accepted")
 	}
@@ -236,10 +237,10 @@ func TestErrors(t *testing.T) {
 	if err := w.WaitForAcks(10 * time.Millisecond); err != nil {
 		t.Errorf("WaitForAcks with no readers: %v", err)
 	}
-	if _, err := NewParticipant(57, loopbackConfig+" ", nil); err == nil {
+	if _, err := NewParticipant(domain, loopbackConfig+" ", nil); err == nil {
 		t.Error("second config for the same domain accepted")
 	}
-	other := newTestParticipant(t, 58)
+	other := newTestParticipant(t, testenv.Domain(t))
 	if _, err := other.NewWriter(tp, QoS{}); err == nil {
 		t.Error("writer on another participant's topic accepted")
 	}
@@ -255,7 +256,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestQoS_AllCombinationsCreate(t *testing.T) {
-	p := newTestParticipant(t, 56)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, _ := p.Topic("rt/combos", "test::Combo_")
 	for _, rel := range []Reliability{Reliable, BestEffort} {
 		for _, dur := range []Durability{Volatile, TransientLocal} {

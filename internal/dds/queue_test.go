@@ -108,7 +108,7 @@ func checkNewest(t *testing.T, b *blockedReader, got []uint32, total uint32, lo,
 }
 
 func TestQueue_KeepLastBoundDropsOldest(t *testing.T) {
-	p := newTestParticipant(t, 90)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, err := p.Topic(topicName(t), "test::Seq_")
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestQueue_KeepLastBoundDropsOldest(t *testing.T) {
 }
 
 func TestQueue_KeepLastByteBound(t *testing.T) {
-	p := newTestParticipant(t, 91)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, err := p.Topic(topicName(t), "test::Seq_")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestQueue_KeepLastByteBound(t *testing.T) {
 }
 
 func TestQueue_KeepAllKeepsEverything(t *testing.T) {
-	p := newTestParticipant(t, 92)
+	p := newTestParticipant(t, testenv.Domain(t))
 	tp, err := p.Topic(topicName(t), "test::Seq_")
 	if err != nil {
 		t.Fatal(err)
@@ -171,8 +171,9 @@ func TestQueue_KeepAllKeepsEverything(t *testing.T) {
 // samples wait in their queues (the queues are freed with the samples in
 // them; -race and valgrind check the rest).
 func TestQueue_CloseWithQueuedSamples(t *testing.T) {
+	domain := testenv.Domain(t)
 	for i := 0; i < 3; i++ {
-		p, err := NewParticipant(93, loopbackConfig, nil)
+		p, err := NewParticipant(domain, loopbackConfig, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
