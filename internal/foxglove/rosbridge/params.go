@@ -216,6 +216,12 @@ func (b *Bridge) GetParameters(ctx context.Context, names []string) ([]foxglove.
 		go func() {
 			defer wg.Done()
 			got, err := b.nodeParams(ctx, node, ps)
+			if err != nil && len(names) == 0 && (errors.Is(err, ros.ErrClosed) || !slices.Contains(b.paramNodes(), node)) {
+				// Asked for everything, and the node left the graph while it
+				// was asked (rsm_boot exits once the robot has booted):
+				// there is nothing of it to report, and no error.
+				err = nil
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
