@@ -249,3 +249,11 @@ func secondsToDuration(n *Node, name string, sec float64) (time.Duration, error)
 	}
 	return time.Duration(math.Round(sec * 1e9)), nil
 }
+
+// NewDeclarer returns the Declarer of n's parameters, the one way the nodes
+// of this project declare them: read-only ones with param.Declare and
+// param.ReadOnly, ones that may change while the node runs with
+// param.DeclareLive (see package param). Its errors name the node.
+func NewDeclarer(n *Node) *param.Declarer {
+	return param.NewDeclarer(n.ext.params.store, "ros: node "+n.fqn)
+}

@@ -40,6 +40,10 @@ type Descriptor struct {
 	// (optional) ReadOnly parameters can be set only by overrides at
 	// declaration time, never through Set.
 	ReadOnly bool
+	// (optional) ReadOnlyReason says why a read-only parameter cannot
+	// change while the node runs; a refused set quotes it. It is not sent
+	// on the wire (put it in Description too; ReadOnly does both).
+	ReadOnlyReason string
 	// (optional) DynamicTyping allows Set to change the type, and allows
 	// undeclaring by setting TypeNotSet. Off by default, as in ROS 2.
 	DynamicTyping bool

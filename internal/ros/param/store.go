@@ -111,8 +111,14 @@ type Store struct {
 	overrides  map[string]Value
 	sources    map[string]string
 	validators []validatorEntry
+	watchers   []watcherEntry
 	nextID     int
 	onEvent    func(Event)
+}
+
+type watcherEntry struct {
+	id int
+	fn func(Event)
 }
 
 // NewStore returns an empty store.
@@ -140,6 +146,23 @@ func (s *Store) OnSet(v Validator) (remove func()) {
 		s.changeMu.Lock()
 		defer s.changeMu.Unlock()
 		s.validators = slices.DeleteFunc(s.validators, func(e validatorEntry) bool { return e.id == id })
+	}
+}
+
+// OnChange adds f, called after every accepted change (not declarations)
+// with the store's change lock held, before StoreOptions.OnEvent and before
+// the change call returns. f must be quick and must not change parameters.
+// It returns a function that removes f.
+func (s *Store) OnChange(f func(Event)) (remove func()) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	s.nextID++
+	id := s.nextID
+	s.watchers = append(s.watchers, watcherEntry{id: id, fn: f})
+	return func() {
+		s.changeMu.Lock()
+		defer s.changeMu.Unlock()
+		s.watchers = slices.DeleteFunc(s.watchers, func(e watcherEntry) bool { return e.id == id })
 	}
 }
 
@@ -416,6 +439,9 @@ func (s *Store) SetAtomically(params []Parameter) error {
 
 func checkSet(p Parameter, e *entry) error {
 	if e.desc.ReadOnly {
+		if r := e.desc.ReadOnlyReason; r != "" {
+			return fmt.Errorf("%w: it can only be set at startup (%s)", ErrReadOnly, r)
+		}
 		return fmt.Errorf("%w: it can only be set at startup", ErrReadOnly)
 	}
 	if !p.Value.IsSet() {
@@ -448,7 +474,15 @@ func (s *Store) runValidators(params []Parameter) error {
 }
 
 func (s *Store) emit(ev Event) {
-	if s.onEvent != nil && (len(ev.New)+len(ev.Changed)+len(ev.Deleted) > 0) {
+	if len(ev.New)+len(ev.Changed)+len(ev.Deleted) == 0 {
+		return
+	}
+	if len(ev.Changed)+len(ev.Deleted) > 0 {
+		for _, w := range s.watchers {
+			w.fn(ev)
+		}
+	}
+	if s.onEvent != nil {
 		s.onEvent(ev)
 	}
 }
