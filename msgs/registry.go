@@ -22,6 +22,7 @@ import (
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	rmw_dds_common_msg "github.com/fsmnodes/fsmnodes/msgs/rmw_dds_common/msg"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
+	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -129,6 +130,7 @@ func Registry() *rosidl.Registry {
 	r.AddService(rsm_msgs_srv.SetWaypointRoutine_ServiceType)
 	r.AddService(rsm_msgs_srv.WaypointUnreachable_ServiceType)
 	r.AddService(rsm_msgs_srv.WaypointVisited_ServiceType)
+	r.AddAction(rsm_msgs_action.RunState_ActionType)
 	r.AddMessage(sensor_msgs_msg.CompressedImage_TypeInfo)
 	r.AddMessage(sensor_msgs_msg.Imu_TypeInfo)
 	r.AddMessage(sensor_msgs_msg.JointState_TypeInfo)

@@ -114,6 +114,7 @@ type harness struct {
 	nav    *fakeNav
 	pose   *fakePose
 	rev    *fakeReverser
+	runner *fakeRunner
 	log    *recLog
 	states []string // names announced on stateInfo
 }
@@ -130,11 +131,12 @@ func newHarnessCfg(t testing.TB, cfg Config) *harness {
 		clock: &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 		boot:  &fakeBoot{}, nav: &fakeNav{down: map[string]bool{}},
 		pose: &fakePose{pose: Pose{Orientation: IdentityQuat}}, rev: &fakeReverser{reply: ok("Mode set")},
-		log: &recLog{},
+		runner: &fakeRunner{down: map[string]bool{}},
+		log:    &recLog{},
 	}
 	h.store = NewStore(StoreConfig{Pose: h.pose, Reverser: h.rev, Log: h.log})
 	si, err := NewStateInterface(cfg, Deps{
-		Store: h.store, Boot: h.boot, Nav: h.nav, Clock: h.clock, Log: h.log,
+		Store: h.store, Boot: h.boot, Nav: h.nav, Runner: h.runner, Clock: h.clock, Log: h.log,
 		OnStateChange: func(name string) { h.states = append(h.states, name) },
 	})
 	if err != nil {

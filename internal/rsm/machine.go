@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -30,6 +31,11 @@ type Config struct {
 	NavigationPlugin string
 	// (optional) mapping_plugin; default "rsm::MappingDummyState".
 	MappingPlugin string
+	// (optional) RoutinePlugins maps a waypoint routine's name to the
+	// plugin that runs it (parameter routine_plugins), e.g. "Stairs" →
+	// "action:/my_robot/stairs"; a routine not listed runs
+	// "rsm::<Name>RoutineState".
+	RoutinePlugins map[string]string
 	// (optional) time Calculate Goal waits for frontier data; default 5 s.
 	CalculateGoalTimeout time.Duration
 	// Navigation configures the Navigation plugin.
@@ -60,7 +66,8 @@ type NavigationConfig struct {
 	// (optional) action_server_timeout: how long the state waits for the
 	// action server it needs (forward or reverse) before it gives up with
 	// the reason and goes to Idle; default DefaultServerTimeout, negative
-	// waits for ever (the original's behaviour).
+	// waits for ever (the original's behaviour). Plugin states served by a
+	// RunState action server (RemoteState) wait as long for theirs.
 	ServerTimeout time.Duration
 }
 
@@ -120,6 +127,21 @@ func (c *Config) Validate() error {
 	if n.ServerTimeout == 0 {
 		n.ServerTimeout = d.Navigation.ServerTimeout
 	}
+	for routine, plugin := range c.RoutinePlugins {
+		if err := checkPluginName(plugin); routine == "" || err != nil {
+			return fmt.Errorf("routine_plugins %q=%q: want <routine>=<plugin> with a plugin name or %s<action> (%v)",
+				routine, plugin, ActionPluginPrefix, err)
+		}
+	}
+	for _, p := range []struct{ param, name string }{
+		{"calculate_goal_plugin", c.CalculateGoalPlugin},
+		{"navigation_plugin", c.NavigationPlugin},
+		{"mapping_plugin", c.MappingPlugin},
+	} {
+		if err := checkPluginName(p.name); err != nil {
+			return fmt.Errorf("%s %q: %w", p.param, p.name, err)
+		}
+	}
 	switch {
 	case c.CalculateGoalTimeout < 0:
 		return fmt.Errorf("calculate goal timeout %v: must be positive", c.CalculateGoalTimeout)
@@ -148,6 +170,9 @@ type Deps struct {
 	Clock Clock
 	// (optional) Log; default discards.
 	Log Logger
+	// (optional) Runner sends the RunState goals of plugins named
+	// "action:<action>"; without it such plugins fall back to Idle.
+	Runner StateRunner
 	// (optional) Registry of plugin states; default DefaultRegistry().
 	Registry *Registry
 	// (optional) OnStateChange is called with the new state's name after
@@ -168,6 +193,7 @@ type StateInterface struct {
 	log  Logger
 
 	current, pending State
+	shown            string // the name last passed to OnStateChange
 	onInterrupt      bool
 	opMode           OperationMode
 	opModeKnown      bool
@@ -274,6 +300,9 @@ func (si *StateInterface) Tick(ctx context.Context) {
 		si.announce()
 	}
 	si.current.OnActive(ctx)
+	if si.current.Name() != si.shown { // renamed while active (a plugin's feedback)
+		si.announce()
+	}
 	if si.pending != nil {
 		si.current.OnExit(ctx)
 		si.current, si.pending = si.pending, nil
@@ -283,42 +312,22 @@ func (si *StateInterface) Tick(ctx context.Context) {
 }
 
 func (si *StateInterface) announce() {
-	si.log.Infof("rsm: state %q", si.current.Name())
+	si.shown = si.current.Name()
+	si.log.Infof("rsm: state %q", si.shown)
 	if si.deps.OnStateChange != nil {
-		si.deps.OnStateChange(si.current.Name())
+		si.deps.OnStateChange(si.shown)
 	}
 }
 
 // Plugin returns a fresh plugin state (getPluginState): kinds 1-3 use the
-// configured plugin names, RoutinePlugin uses "rsm::<name>RoutineState",
-// AnyPlugin uses "rsm::<name>" (or name itself if it has a namespace). An
-// unknown plugin gives Idle and an error log that names the plugin.
+// configured plugin names, RoutinePlugin uses the routine's entry in
+// Config.RoutinePlugins or else "rsm::<name>RoutineState", AnyPlugin uses
+// "rsm::<name>" (or name itself if it has a namespace). A plugin name
+// "action:<action>" gives a RemoteState that runs in that RunState action
+// server. An unknown plugin gives Idle and an error log that names the
+// plugin.
 func (si *StateInterface) Plugin(kind PluginKind, name string) State {
-	var full string
-	switch kind {
-	case CalculateGoalPlugin:
-		full = si.cfg.CalculateGoalPlugin
-	case NavigationPlugin:
-		full = si.cfg.NavigationPlugin
-	case MappingPlugin:
-		full = si.cfg.MappingPlugin
-	case RoutinePlugin:
-		if name == "" {
-			si.log.Errorf("rsm: routine plugin requested without a routine name, going to Idle")
-			return NewIdle()
-		}
-		full = "rsm::" + name + "RoutineState"
-	default:
-		if name == "" {
-			si.log.Errorf("rsm: plugin requested without type or name, going to Idle")
-			return NewIdle()
-		}
-		full = name
-		if !strings.Contains(name, "::") {
-			full = "rsm::" + name
-		}
-	}
-	s, err := si.deps.Registry.New(full)
+	s, err := si.newPlugin(kind, name)
 	if err != nil {
 		si.log.Errorf("rsm: cannot create plugin state, going to Idle: %v", err)
 		return NewIdle()
@@ -326,18 +335,110 @@ func (si *StateInterface) Plugin(kind PluginKind, name string) State {
 	return s
 }
 
+func (si *StateInterface) newPlugin(kind PluginKind, name string) (State, error) {
+	var full, started string
+	switch kind {
+	case CalculateGoalPlugin:
+		full, started = si.cfg.CalculateGoalPlugin, NextCalculateGoal
+	case NavigationPlugin:
+		full, started = si.cfg.NavigationPlugin, NextNavigation
+	case MappingPlugin:
+		full, started = si.cfg.MappingPlugin, NextMapping
+	case RoutinePlugin:
+		if name == "" {
+			return nil, errors.New("routine plugin requested without a routine name")
+		}
+		full, started = si.cfg.RoutinePlugins[name], RoutinePrefix+name
+		if full == "" {
+			full = "rsm::" + name + "RoutineState"
+		}
+	default:
+		if name == "" {
+			return nil, errors.New("plugin requested without type or name")
+		}
+		full, started = name, name
+		if !strings.Contains(name, "::") && !strings.HasPrefix(name, ActionPluginPrefix) {
+			full = "rsm::" + name
+		}
+	}
+	if action, ok := strings.CutPrefix(full, ActionPluginPrefix); ok {
+		if err := checkPluginName(full); err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", full, err)
+		}
+		if si.deps.Runner == nil {
+			return nil, fmt.Errorf("plugin %q: no RunState action client configured", full)
+		}
+		return NewRemoteState(action, started), nil
+	}
+	return si.deps.Registry.New(full)
+}
+
+// checkPluginName rejects an empty name and an "action:" name without an
+// action or with blanks in it.
+func checkPluginName(name string) error {
+	if name == "" {
+		return errors.New("empty plugin name")
+	}
+	if action, ok := strings.CutPrefix(name, ActionPluginPrefix); ok {
+		if action == "" || strings.ContainsAny(action, " \t\n") {
+			return fmt.Errorf("%q: want %s<action name>, e.g. %s/my_robot/stairs", name, ActionPluginPrefix, ActionPluginPrefix)
+		}
+	}
+	return nil
+}
+
+// StateByName returns a fresh state for a RunState result's next_state:
+// NextIdle, NextWaypointFollowing, one of the plugin parameters
+// (NextCalculateGoal, NextNavigation, NextMapping), RoutinePrefix+<name>,
+// or a plugin name as Plugin(AnyPlugin, name) takes it. Anything else
+// (including the interrupt-only states Emergency Stop and Teleoperation and
+// unknown plugins) is an error.
+func (si *StateInterface) StateByName(name string) (State, error) {
+	switch name {
+	case NextIdle:
+		return NewIdle(), nil
+	case NextWaypointFollowing:
+		return NewWaypointFollowing(), nil
+	case NextCalculateGoal:
+		return si.newPlugin(CalculateGoalPlugin, "")
+	case NextNavigation:
+		return si.newPlugin(NavigationPlugin, "")
+	case NextMapping:
+		return si.newPlugin(MappingPlugin, "")
+	case "":
+		return nil, errors.New("next state: empty name")
+	}
+	if routine, ok := strings.CutPrefix(name, RoutinePrefix); ok {
+		return si.newPlugin(RoutinePlugin, routine)
+	}
+	s, err := si.newPlugin(AnyPlugin, name)
+	if err != nil {
+		return nil, fmt.Errorf("next state %q: %w", name, err)
+	}
+	return s, nil
+}
+
 // CheckPlugins reports configured plugin names that are not registered
 // (each would turn into Idle when used), so a node can say so at start.
+// Plugins served by RunState action servers need a Runner; whether their
+// server runs is only known when the state starts.
 func (si *StateInterface) CheckPlugins() error {
 	var errs []error
-	for _, p := range []struct{ param, name string }{
-		{"calculate_goal_plugin", si.cfg.CalculateGoalPlugin},
-		{"navigation_plugin", si.cfg.NavigationPlugin},
-		{"mapping_plugin", si.cfg.MappingPlugin},
-	} {
-		if _, err := si.deps.Registry.New(p.name); err != nil {
-			errs = append(errs, fmt.Errorf("parameter %s: %w", p.param, err))
+	check := func(param string, kind PluginKind, name string) {
+		if _, err := si.newPlugin(kind, name); err != nil {
+			errs = append(errs, fmt.Errorf("parameter %s: %w", param, err))
 		}
+	}
+	check("calculate_goal_plugin", CalculateGoalPlugin, "")
+	check("navigation_plugin", NavigationPlugin, "")
+	check("mapping_plugin", MappingPlugin, "")
+	routines := make([]string, 0, len(si.cfg.RoutinePlugins))
+	for r := range si.cfg.RoutinePlugins {
+		routines = append(routines, r)
+	}
+	sort.Strings(routines)
+	for _, r := range routines {
+		check("routine_plugins", RoutinePlugin, r)
 	}
 	return errors.Join(errs...)
 }

@@ -49,7 +49,12 @@ type Base struct {
 	si          *StateInterface
 	name        string
 	interrupted bool
+	byInterrupt bool // an interrupt of the previous state chose this one
 }
+
+// NewBase returns a Base that shows name; plugin states of other packages
+// embed it (rsm.NewBase("E: My State")).
+func NewBase(name string) Base { return Base{name: name} }
 
 func (b *Base) base() *Base { return b }
 
@@ -66,6 +71,11 @@ func (b *Base) SI() *StateInterface { return b.si }
 
 // Interrupted reports whether an interrupt already chose the next state.
 func (b *Base) Interrupted() bool { return b.interrupted }
+
+// EnteredByInterrupt reports whether an interrupt of the previous state
+// chose this state (a simple goal started the navigation plugin), rather
+// than the previous state's own transition.
+func (b *Base) EnteredByInterrupt() bool { return b.byInterrupt }
 
 // OnSetup does nothing.
 func (b *Base) OnSetup() {}
@@ -93,8 +103,22 @@ func (b *Base) InterruptTo(s State) {
 		return
 	}
 	b.interrupted = true
+	if s != nil && s.base().si == nil {
+		s.base().byInterrupt = true
+	}
 	b.si.Transition(s)
 }
+
+// CommonInterrupt applies the interrupt pattern shared by most states:
+// e-stop → Emergency Stop, teleoperation → Teleoperation, simple goal →
+// navigation plugin. It reports whether it handled i; plugin states call
+// it from OnInterrupt.
+func (b *Base) CommonInterrupt(i Interrupt) bool { return b.commonInterrupt(i) }
+
+// NextPlugin requests the normal transition to a plugin state (see
+// StateInterface.Plugin), creating it only if the transition can still
+// happen.
+func (b *Base) NextPlugin(kind PluginKind, name string) { b.nextPlugin(kind, name) }
 
 // commonInterrupt applies the pattern shared by most states: e-stop →
 // Emergency Stop, teleoperation → Teleoperation, simple goal → navigation
