@@ -209,6 +209,51 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("action: %w", err)
 	}
+	out := &lockedPrinter{app: a}
+	// The topics first, as internal/ros's ActionClient does: the server
+	// answers send_goal only once it knows the client's reply reader, and
+	// endpoints are announced in creation order, so by the time the goal is
+	// accepted the server's feedback writer has matched the feedback reader
+	// and the first feedback is not lost. The status topic is listened to as
+	// every rclcpp/rclpy action client does: servers that stop a robot when
+	// its client goes (a killed send_goal) see this process as the goal's
+	// client.
+	var subs []*ros.Subscription
+	statusT, err := a.Registry.Message("action_msgs/msg/GoalStatusArray")
+	if err != nil {
+		return err
+	}
+	stSub, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/status", statusT, ros.QoSLatched, func(rosidl.Message) {})
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", fqn, err)
+	}
+	subs = append(subs, stSub)
+	showFeedback := p.has("-f", "--feedback")
+	fbSub, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/feedback", at.FeedbackMessage, ros.QoSDefault,
+		func(m rosidl.Message) {
+			if !showFeedback {
+				return
+			}
+			id, err := msgyaml.Field(m, "goal_id")
+			if err != nil {
+				return
+			}
+			if raw, err := msgyaml.Field(id, "uuid"); err != nil || raw != any(uuid) {
+				return
+			}
+			fb, err := msgyaml.Field(m, "feedback")
+			if err != nil {
+				return
+			}
+			text, err := msgyaml.Marshal(fb)
+			if err == nil {
+				out.printf("Feedback:\n    %s\n", text)
+			}
+		})
+	if err != nil {
+		return fmt.Errorf("feedback of %s: %w", fqn, err)
+	}
+	subs = append(subs, fbSub)
 	sendCli, err := ros.NewDynamicClient(s.node, fqn+actionSendGoalSuffix, at.SendGoal)
 	if err != nil {
 		return fmt.Errorf("action client %s: %w", fqn, err)
@@ -219,46 +264,15 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 		return fmt.Errorf("action client %s: %w", fqn, err)
 	}
 	defer resultCli.Close()
-	out := &lockedPrinter{app: a}
-	// Listen to the status topic as every rclcpp/rclpy action client does:
-	// servers that stop a robot when its client goes (a killed send_goal)
-	// see this process as the goal's client.
-	if statusT, err := a.Registry.Message("action_msgs/msg/GoalStatusArray"); err == nil {
-		if _, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/status", statusT, ros.QoSLatched, func(rosidl.Message) {}); err != nil {
-			return fmt.Errorf("status of %s: %w", fqn, err)
-		}
-	}
-	if p.has("-f", "--feedback") {
-		_, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/feedback", at.FeedbackMessage, ros.QoSDefault,
-			func(m rosidl.Message) {
-				id, err := msgyaml.Field(m, "goal_id")
-				if err != nil {
-					return
-				}
-				if raw, err := msgyaml.Field(id, "uuid"); err != nil || raw != any(uuid) {
-					return
-				}
-				fb, err := msgyaml.Field(m, "feedback")
-				if err != nil {
-					return
-				}
-				text, err := msgyaml.Marshal(fb)
-				if err == nil {
-					out.printf("Feedback:\n    %s\n", text)
-				}
-			})
-		if err != nil {
-			return fmt.Errorf("feedback of %s: %w", fqn, err)
-		}
-	}
+	// Wait as ros2 action send_goal does (rcl_action_server_is_available):
+	// the services are ready and the feedback and status topics have
+	// matched the server's publishers.
 	out.printf("Waiting for an action server to become available...\n")
-	for _, c := range []*ros.DynamicClient{sendCli, resultCli} {
-		if err := c.WaitForService(ctx); err != nil {
-			if timedOut() {
-				return fmt.Errorf("action server %s did not become available within the timeout", fqn)
-			}
-			return nilIfCanceled(err)
+	if err := waitActionServer(ctx, []*ros.DynamicClient{sendCli, resultCli}, subs); err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
 		}
+		return nilIfCanceled(err)
 	}
 	goalText, err := msgyaml.Marshal(goal)
 	if err != nil {
@@ -314,6 +328,33 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	st, _ := status.(int8)
 	out.printf("Result:\n    %s\n", text)
 	out.printf("Goal finished with status: %s\n", goalStatusName(st))
+	return nil
+}
+
+// waitActionServer waits until every client's service is ready and every
+// subscription has matched a publisher, or ctx ends.
+func waitActionServer(ctx context.Context, clients []*ros.DynamicClient, subs []*ros.Subscription) error {
+	for _, c := range clients {
+		if err := c.WaitForService(ctx); err != nil {
+			return err
+		}
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for _, sub := range subs {
+		for {
+			if n, err := sub.PublisherCount(); err != nil {
+				return err
+			} else if n > 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,10 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
+	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 )
 
 // cliWait bounds every wait of these tests; reaching it is a failure.
@@ -466,5 +471,53 @@ func TestCLI_PubTimesAndHz(t *testing.T) {
 	got := cliWaitOutput(t, hz, "a rate report", func(s string) bool { return strings.Contains(s, "window: ") })
 	if !strings.Contains(got, "average rate: ") || !strings.Contains(got, "\tmin: ") {
 		t.Errorf("topic hz printed:\n%s", got)
+	}
+}
+
+// TestCLI_ActionSendGoalWaitsForTheServersTopics checks that send_goal waits
+// for the whole action server as ros2 action send_goal does
+// (rcl_action_server_is_available): a peer that offers the send_goal and
+// get_result services but publishes no feedback and status topics yet gets
+// no goal; once it publishes both, the goal is sent. Sending earlier loses
+// the first feedback when the server's feedback writer has not matched the
+// CLI's reader yet.
+func TestCLI_ActionSendGoalWaitsForTheServersTopics(t *testing.T) {
+	domain := testenv.Domain(t)
+	bin := cliBins(t)
+	const action, typ = "/half_server/navigate_to_pose", "nav2_msgs/action/NavigateToPose"
+	c := newContext(t, domain, nil)
+	n := newNode(t, c, "half_server")
+	var goals atomic.Int32
+	if _, err := ros.NewService(n, action+"/_action/send_goal",
+		func(context.Context, *nav2_msgs_action.NavigateToPose_SendGoal_Request) (*nav2_msgs_action.NavigateToPose_SendGoal_Response, error) {
+			goals.Add(1)
+			return &nav2_msgs_action.NavigateToPose_SendGoal_Response{Accepted: false}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ros.NewService(n, action+"/_action/get_result",
+		func(context.Context, *nav2_msgs_action.NavigateToPose_GetResult_Request) (*nav2_msgs_action.NavigateToPose_GetResult_Response, error) {
+			return &nav2_msgs_action.NavigateToPose_GetResult_Response{}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	// Without the topics: the CLI waits until its --timeout and sends nothing.
+	out, errs, code := cliRun(t, bin, domain, "action", "send_goal", action, typ, "{}", "--timeout", "3")
+	if code == 0 || !strings.Contains(errs, "did not become available within the timeout") {
+		t.Errorf("send_goal without feedback and status publishers: exit %d\n%s\n%s", code, out, errs)
+	}
+	if k := goals.Load(); k != 0 {
+		t.Fatalf("the CLI sent %d goals to a server without feedback and status publishers", k)
+	}
+	// With them the goal goes out (and is rejected by this peer).
+	if _, err := ros.NewPublisher[action_msgs_msg.GoalStatusArray](n, action+"/_action/status", ros.QoSLatched); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ros.NewPublisher[nav2_msgs_action.NavigateToPose_FeedbackMessage](n, action+"/_action/feedback", ros.QoSDefault); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = cliRun(t, bin, domain, "action", "send_goal", action, typ, "{}", "--timeout", "60")
+	if code != 0 || !strings.HasSuffix(out, "Goal was rejected.\n") || goals.Load() != 1 {
+		t.Errorf("send_goal to the whole server: exit %d, %d goals received\n%s\n%s", code, goals.Load(), out, errs)
 	}
 }
