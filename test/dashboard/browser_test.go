@@ -24,7 +24,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,48 +84,6 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
-// startProcess starts a child in its own process group, logging to a file
-// that is printed when the test fails, and stops it with SIGINT (SIGKILL
-// after 20 s) when the test ends.
-func startProcess(t *testing.T, name string, env []string, path string, args ...string) {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Errorf("%s did not stop within 20 s of SIGINT", name)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if err := syscall.Kill(-cmd.Process.Pid, 0); err == nil {
-			t.Errorf("processes of %s still run after it stopped", name)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 15000 {
-				b = b[len(b)-15000:]
-			}
-			t.Logf("%s output (tail):\n%s", name, b)
-		}
-	})
-}
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -135,45 +92,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// latest keeps the newest message of a topic and the history of labels.
-type latest[T any] struct {
-	mu      sync.Mutex
-	last    *T
-	history []string
-}
-
-func (l *latest[T]) set(v *T, label string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.last = v
-	if label != "" && (len(l.history) == 0 || l.history[len(l.history)-1] != label) {
-		l.history = append(l.history, label)
-	}
-}
-
-func (l *latest[T]) get() *T {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last
-}
-
-func (l *latest[T]) seen(label string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, h := range l.history {
-		if h == label {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *latest[T]) hist() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.history...)
 }
 
 // browser wraps a chromedp context with the helpers the steps use.
@@ -293,7 +211,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Skip("starts the demo, the bridge and a browser: takes minutes")
 	}
 	chrome := findChromium(t)
-	root, err := filepath.Abs("../..")
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,13 +221,12 @@ func TestDashboardInChromium(t *testing.T) {
 	// The demo as make run starts it, foxglove_bridge included (on a free
 	// port instead of 8765, so parallel runs do not collide).
 	port := freePort(t)
-	startProcess(t, "demo", env, filepath.Join(bin, "fsmnodes"), "launch", filepath.Join(root, "launch/demo.launch.xml"),
-		"--bin-dir", bin, "--share-dir", root, fmt.Sprintf("foxglove_port:=%d", port))
+	testenv.LaunchDemo(t, domain, fmt.Sprintf("foxglove_port:=%d", port))
 	// A second bridge that also offers hidden topics and services (the
 	// actions' …/_action/send_goal, through which the Velma panel sends
 	// joint goals).
 	hiddenPort := freePort(t)
-	startProcess(t, "foxglove_bridge_hidden", env, filepath.Join(bin, "foxglove_bridge"),
+	testenv.Start(t, "foxglove_bridge_hidden", env, filepath.Join(bin, "foxglove_bridge"),
 		"--ros-args", "-r", "__node:=foxglove_bridge_hidden", "-p", fmt.Sprintf("port:=%d", hiddenPort), "-p", "include_hidden:=true")
 
 	// Independent observers over DDS.
@@ -324,29 +241,29 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var state latest[std_msgs_msg.String]
-	var opMode latest[rsm_msgs_msg.OperationMode]
-	var waypoints latest[rsm_msgs_msg.WaypointArray]
-	var odom latest[nav_msgs_msg.Odometry]
-	var hexState latest[std_msgs_msg.String]
-	var csState latest[std_msgs_msg.String]
-	var explorationMode, reverseMode latest[std_msgs_msg.Bool]
-	var hexJoints latest[sensor_msgs_msg.JointState]
+	var state testenv.Latest[std_msgs_msg.String]
+	var opMode testenv.Latest[rsm_msgs_msg.OperationMode]
+	var waypoints testenv.Latest[rsm_msgs_msg.WaypointArray]
+	var odom testenv.Latest[nav_msgs_msg.Odometry]
+	var hexState testenv.Latest[std_msgs_msg.String]
+	var csState testenv.Latest[std_msgs_msg.String]
+	var explorationMode, reverseMode testenv.Latest[std_msgs_msg.Bool]
+	var hexJoints testenv.Latest[sensor_msgs_msg.JointState]
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.set(m, m.Data) }))
-	must(ros.NewSubscription(n, "/diffbot/rsm/operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) { opMode.set(m, "") }))
-	must(ros.NewSubscription(n, "/diffbot/rsm/waypoints", ros.QoSDefault, func(m *rsm_msgs_msg.WaypointArray) { waypoints.set(m, "") }))
-	must(ros.NewSubscription(n, "/diffbot/rsm/explorationMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) { explorationMode.set(m, "") }))
-	must(ros.NewSubscription(n, "/diffbot/rsm/reverseMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) { reverseMode.set(m, "") }))
-	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.set(m, "") }))
-	must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.set(m, m.Data) }))
-	must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { hexJoints.set(m, "") }))
-	must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { csState.set(m, m.Data) }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.Set(m, m.Data) }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) { opMode.Set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/waypoints", ros.QoSDefault, func(m *rsm_msgs_msg.WaypointArray) { waypoints.Set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/explorationMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) { explorationMode.Set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/reverseMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) { reverseMode.Set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }))
+	must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.Set(m, m.Data) }))
+	must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { hexJoints.Set(m, "") }))
+	must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { csState.Set(m, m.Data) }))
 
 	// The browser: a fresh profile, nothing from the network.
 	opts := []chromedp.ExecAllocatorOption{
@@ -434,10 +351,10 @@ func TestDashboardInChromium(t *testing.T) {
 	t.Run("e-stop", func(t *testing.T) {
 		b.t = t
 		b.run("click e-stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
-		testenv.WaitFor(t, 20*time.Second, `"Emergency Stop" on /diffbot/rsm/stateInfo`, func() bool { return state.seen("Emergency Stop") })
+		testenv.WaitFor(t, 20*time.Second, `"Emergency Stop" on /diffbot/rsm/stateInfo`, func() bool { return state.Seen("Emergency Stop") })
 		b.waitText("#rsm-state", "the page to show Emergency Stop", 10*time.Second, func(s string) bool { return s == "Emergency Stop" })
 		testenv.WaitFor(t, 10*time.Second, "operationMode with emergency_stop", func() bool {
-			m := opMode.get()
+			m := opMode.Get()
 			return m != nil && m.EmergencyStop
 		})
 		b.waitText("#rsm-estop", "the e-stop button to show it is on", 5*time.Second, func(s string) bool { return strings.Contains(s, "ON") })
@@ -445,27 +362,27 @@ func TestDashboardInChromium(t *testing.T) {
 		b.run("release e-stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
 		b.waitText("#rsm-state", "Idle after releasing the e-stop", 20*time.Second, func(s string) bool { return s == "Idle" })
 		testenv.WaitFor(t, 10*time.Second, "operationMode without emergency_stop", func() bool {
-			m := opMode.get()
+			m := opMode.Get()
 			return m != nil && !m.EmergencyStop
 		})
 	})
 
 	t.Run("teleop with the arrow keys", func(t *testing.T) {
 		b.t = t
-		x0 := odom.get().Pose.Pose.Position.X
+		x0 := odom.Get().Pose.Pose.Position.X
 		b.run("press ArrowUp", keyEvent(input.KeyRawDown, "ArrowUp", 38))
 		testenv.WaitFor(t, 15*time.Second, "TELEOPERATION while the key is held", func() bool {
-			m := opMode.get()
+			m := opMode.Get()
 			return m != nil && m.Mode == rsm_msgs_msg.OperationMode_TELEOPERATION
 		})
 		testenv.WaitFor(t, 20*time.Second, "the robot to move forward", func() bool {
-			return odom.get().Pose.Pose.Position.X-x0 > 0.2
+			return odom.Get().Pose.Pose.Position.X-x0 > 0.2
 		})
 		b.run("release ArrowUp", keyEvent(input.KeyUp, "ArrowUp", 38))
 		// The pad sends a zero Twist on release; the mux drops back to
 		// STOPPED after its idle timer and RSM to Idle.
 		testenv.WaitFor(t, 15*time.Second, "STOPPED after the key is released", func() bool {
-			m := opMode.get()
+			m := opMode.Get()
 			return m != nil && m.Mode == rsm_msgs_msg.OperationMode_STOPPED
 		})
 		b.waitText("#rsm-state", "Idle after teleoperation", 15*time.Second, func(s string) bool { return s == "Idle" })
@@ -476,7 +393,7 @@ func TestDashboardInChromium(t *testing.T) {
 		// Autonomy first: the robot only drives autonomously in AUTONOMOUS.
 		b.run("select Autonomy", chromedp.Click("#rsm-mode-1", chromedp.ByQuery))
 		testenv.WaitFor(t, 10*time.Second, "AUTONOMOUS on operationMode", func() bool {
-			m := opMode.get()
+			m := opMode.Get()
 			return m != nil && m.Mode == rsm_msgs_msg.OperationMode_AUTONOMOUS && !m.EmergencyStop
 		})
 		b.run("add-waypoint mode", chromedp.Click(`label:has(#map-mode-waypoint)`, chromedp.ByQuery))
@@ -488,10 +405,10 @@ func TestDashboardInChromium(t *testing.T) {
 			b.eval(fmt.Sprintf(`window.fsmDashboard.views.find((v) => v.worldToClient).worldToClient(%v, %v)`, w[0], w[1]), &pt)
 			b.run("click the map", chromedp.MouseClickXY(pt.X, pt.Y))
 			testenv.WaitFor(t, 15*time.Second, fmt.Sprintf("waypoint %d on /diffbot/rsm/waypoints", i+1), func() bool {
-				m := waypoints.get()
+				m := waypoints.Get()
 				return m != nil && len(m.Waypoints) == i+1
 			})
-			got := waypoints.get().Waypoints[i].Pose.Position
+			got := waypoints.Get().Waypoints[i].Pose.Position
 			// One screen pixel is 1/scale metres; the fitted map has > 50 px/m.
 			if d := math.Hypot(got.X-w[0], got.Y-w[1]); d > 0.05 {
 				t.Errorf("waypoint %d at (%.3f, %.3f), clicked at %v", i+1, got.X, got.Y, w)
@@ -501,9 +418,9 @@ func TestDashboardInChromium(t *testing.T) {
 		b.screenshot("rsm-map-waypoints", "#panel-map")
 
 		b.run("start waypoint following", chromedp.Click("#rsm-waypoints", chromedp.ByQuery))
-		testenv.WaitFor(t, 15*time.Second, "W: Waypoint Following on stateInfo", func() bool { return state.seen("W: Waypoint Following") })
+		testenv.WaitFor(t, 15*time.Second, "W: Waypoint Following on stateInfo", func() bool { return state.Seen("W: Waypoint Following") })
 		testenv.WaitFor(t, 3*time.Minute, "the first waypoint to be visited", func() bool {
-			m := waypoints.get()
+			m := waypoints.Get()
 			return m != nil && len(m.Waypoints) == 2 && m.Waypoints[0].Visited
 		})
 		b.waitText("#rsm-waypoint-table tbody", "the list to show it visited", 10*time.Second, func(s string) bool { return strings.Contains(s, "visited") })
@@ -512,14 +429,14 @@ func TestDashboardInChromium(t *testing.T) {
 		b.screenshot("rsm-control", "#panel-rsm")
 		b.screenshot("rsm-map", "#panel-map")
 		testenv.WaitFor(t, 3*time.Minute, "the second waypoint to be visited", func() bool {
-			m := waypoints.get()
+			m := waypoints.Get()
 			return m != nil && len(m.Waypoints) == 2 && m.Waypoints[1].Visited
 		})
 		b.waitText("#rsm-state", "Idle at the end of a SINGLE run", 30*time.Second, func(s string) bool { return s == "Idle" })
-		if p := odom.get().Pose.Pose.Position; math.Hypot(p.X-wps[1][0], p.Y-wps[1][1]) > 0.4 {
+		if p := odom.Get().Pose.Pose.Position; math.Hypot(p.X-wps[1][0], p.Y-wps[1][1]) > 0.4 {
 			t.Errorf("robot at (%.2f, %.2f) after visiting the waypoint at %v", p.X, p.Y, wps[1])
 		}
-		t.Logf("stateInfo history: %v", state.hist())
+		t.Logf("stateInfo history: %v", state.History())
 	})
 
 	t.Run("goal, stop goal, exploration, reverse, waypoint at robot, reset", func(t *testing.T) {
@@ -528,18 +445,18 @@ func TestDashboardInChromium(t *testing.T) {
 		var pt struct{ X, Y float64 }
 		b.eval(`window.fsmDashboard.views.find((v) => v.worldToClient).worldToClient(2.5, 0.5)`, &pt)
 		b.run("click the map", chromedp.MouseClickXY(pt.X, pt.Y))
-		testenv.WaitFor(t, 20*time.Second, "G: Navigation on stateInfo", func() bool { return state.seen("G: Navigation") })
+		testenv.WaitFor(t, 20*time.Second, "G: Navigation on stateInfo", func() bool { return state.Seen("G: Navigation") })
 		b.run("stop 2D nav goal", chromedp.Click("#rsm-stop-goal", chromedp.ByQuery))
 		b.waitText("#rsm-state", "Idle after Stop 2D Nav Goal", 20*time.Second, func(s string) bool { return s == "Idle" })
 
 		b.run("exploration mode Interrupt", chromedp.SetValue("#rsm-exploration-mode", "1", chromedp.ByQuery))
 		b.run("start exploration", chromedp.Click("#rsm-exploration", chromedp.ByQuery))
 		testenv.WaitFor(t, 20*time.Second, "an exploration state on stateInfo", func() bool {
-			m := state.get()
+			m := state.Get()
 			return m != nil && strings.HasPrefix(m.Data, "E:")
 		})
 		testenv.WaitFor(t, 10*time.Second, "explorationMode true (Interrupt)", func() bool {
-			m := explorationMode.get()
+			m := explorationMode.Get()
 			return m != nil && m.Data
 		})
 		b.waitText("#rsm-exploration", "the button to offer Stop", 10*time.Second, func(s string) bool { return s == "Stop" })
@@ -548,12 +465,12 @@ func TestDashboardInChromium(t *testing.T) {
 
 		b.run("reverse on", chromedp.Click("#rsm-reverse", chromedp.ByQuery))
 		testenv.WaitFor(t, 10*time.Second, "reverseMode true", func() bool {
-			m := reverseMode.get()
+			m := reverseMode.Get()
 			return m != nil && m.Data
 		})
 		b.run("reverse off", chromedp.Click("#rsm-reverse", chromedp.ByQuery))
 		testenv.WaitFor(t, 10*time.Second, "reverseMode false", func() bool {
-			m := reverseMode.get()
+			m := reverseMode.Get()
 			return m != nil && !m.Data
 		})
 
@@ -574,28 +491,28 @@ func TestDashboardInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n0 := len(waypoints.get().Waypoints)
+		n0 := len(waypoints.Get().Waypoints)
 		b.run("set waypoint at the robot pose", chromedp.Click("#rsm-set-waypoint", chromedp.ByQuery))
 		if q := pose.Pose.Orientation; q.X == 0 && q.Y == 0 && q.Z == 0 && q.W == 0 {
 			t.Logf("the service provider has no robot pose (no TF map → robot frame): checking the page's refusal")
 			b.waitText("#panel-rsm", "the page to say there is no robot pose", 10*time.Second, func(s string) bool { return strings.Contains(s, "no robot pose yet") })
-			if m := waypoints.get(); len(m.Waypoints) != n0 {
+			if m := waypoints.Get(); len(m.Waypoints) != n0 {
 				t.Fatalf("a waypoint was added without a robot pose: %d waypoints, had %d", len(m.Waypoints), n0)
 			}
 		} else {
 			testenv.WaitFor(t, 10*time.Second, "a waypoint at the robot pose", func() bool {
-				m := waypoints.get()
+				m := waypoints.Get()
 				return len(m.Waypoints) == n0+1
 			})
-			w := waypoints.get().Waypoints[n0].Pose.Position
-			if p := odom.get().Pose.Pose.Position; math.Hypot(p.X-w.X, p.Y-w.Y) > 0.2 {
+			w := waypoints.Get().Waypoints[n0].Pose.Position
+			if p := odom.Get().Pose.Pose.Position; math.Hypot(p.X-w.X, p.Y-w.Y) > 0.2 {
 				t.Errorf("waypoint set at (%.2f, %.2f), robot at (%.2f, %.2f)", w.X, w.Y, p.X, p.Y)
 			}
 		}
-		n1 := len(waypoints.get().Waypoints)
+		n1 := len(waypoints.Get().Waypoints)
 		b.run("reset waypoints", chromedp.Click("#rsm-reset", chromedp.ByQuery))
 		testenv.WaitFor(t, 10*time.Second, "no waypoint visited after Reset", func() bool {
-			for _, w := range waypoints.get().Waypoints {
+			for _, w := range waypoints.Get().Waypoints {
 				if w.Visited || w.Unreachable {
 					return false
 				}
@@ -603,7 +520,7 @@ func TestDashboardInChromium(t *testing.T) {
 			return true
 		})
 		b.run("remove the last waypoint", chromedp.Click(fmt.Sprintf(`button[title="remove waypoint %d"]`, n1), chromedp.ByQuery))
-		testenv.WaitFor(t, 10*time.Second, "the waypoint removed", func() bool { return len(waypoints.get().Waypoints) == n1-1 })
+		testenv.WaitFor(t, 10*time.Second, "the waypoint removed", func() bool { return len(waypoints.Get().Waypoints) == n1-1 })
 	})
 
 	t.Run("hexapod stands up", func(t *testing.T) {
@@ -612,7 +529,7 @@ func TestDashboardInChromium(t *testing.T) {
 		// The state is latched and published on change only; the page shows
 		// it once the bridge delivers it. Start from the DDS view of it.
 		testenv.WaitFor(t, 30*time.Second, "Idle on /hexapod/hexapod_controller/state", func() bool {
-			m := hexState.get()
+			m := hexState.Get()
 			return m != nil && m.Data == "Idle"
 		})
 		b.waitText("#panel-hexapod", "the hexapod panel", 30*time.Second, func(s string) bool { return s != "" })
@@ -620,14 +537,14 @@ func TestDashboardInChromium(t *testing.T) {
 		b.waitText("#hexapod-state", "Sitting after start", 15*time.Second, func(s string) bool { return s == "Sitting" })
 		b.run("stand up", chromedp.Click("#hexapod-stand", chromedp.ByQuery))
 		testenv.WaitFor(t, 20*time.Second, "Standing_up then Walking on ~/state", func() bool {
-			return hexState.seen("Standing_up") && hexState.seen("Walking")
+			return hexState.Seen("Standing_up") && hexState.Seen("Walking")
 		})
 		b.waitText("#hexapod-state", "the page to show Walking", 10*time.Second, func(s string) bool { return s == "Walking" })
 		// Walk forward with the arrow key (the pad publishes /hexapod/cmd_vel).
-		j0 := hexJoints.get()
+		j0 := hexJoints.Get()
 		b.run("press ArrowUp", keyEvent(input.KeyRawDown, "ArrowUp", 38))
 		testenv.WaitFor(t, 10*time.Second, "the legs to move while ArrowUp is held", func() bool {
-			j := hexJoints.get()
+			j := hexJoints.Get()
 			if j == nil || j0 == nil || len(j.Position) != len(j0.Position) {
 				return false
 			}
@@ -689,7 +606,7 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 		// The test's own subscription first: a page that lags behind the
 		// graph is a page bug, a graph without the state is not.
-		testenv.WaitFor(t, 60*time.Second, "cs in safe on /velma/velma_core/cs/state", func() bool { return csState.seen("safe") })
+		testenv.WaitFor(t, 60*time.Second, "cs in safe on /velma/velma_core/cs/state", func() bool { return csState.Seen("safe") })
 		b.waitText("#velma-cs", "the page to show cs in safe", 30*time.Second, func(s string) bool { return s == "safe" })
 		b.run("enable motors", chromedp.Click("#velma-enable", chromedp.ByQuery))
 		b.waitText("#panel-velma .info", "enable to answer", 15*time.Second, func(s string) bool { return s != "" })
@@ -721,7 +638,7 @@ func TestDashboardInChromium(t *testing.T) {
 			chromedp.SetValue(`[aria-label="right_arm_1_joint"]`, fmt.Sprintf("%.3f", v+0.4), chromedp.ByQuery),
 			chromedp.SetValue("#velma-duration", "2", chromedp.ByQuery))
 		b.run("send the goal", chromedp.Click("#velma-send-goal", chromedp.ByQuery))
-		testenv.WaitFor(t, 20*time.Second, "cs in jnt_imp", func() bool { return csState.seen("jnt_imp") })
+		testenv.WaitFor(t, 20*time.Second, "cs in jnt_imp", func() bool { return csState.Seen("jnt_imp") })
 		b.waitText("#velma-goal-info", "the goal to succeed", 60*time.Second, func(s string) bool { return strings.Contains(s, "SUCCESSFUL") })
 		time.Sleep(time.Second)
 		b.screenshot("velma", "#panel-velma")

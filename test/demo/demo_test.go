@@ -11,11 +11,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,91 +32,6 @@ import (
 	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
 )
 
-// latest keeps the newest value of a topic and the history of its changes.
-type latest[T any] struct {
-	mu      sync.Mutex
-	last    *T
-	history []string
-}
-
-func (l *latest[T]) set(v *T, label string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.last = v
-	if label != "" && (len(l.history) == 0 || l.history[len(l.history)-1] != label) {
-		l.history = append(l.history, label)
-	}
-}
-
-func (l *latest[T]) get() *T {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last
-}
-
-func (l *latest[T]) since(i int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i > len(l.history) {
-		return nil
-	}
-	return append([]string(nil), l.history[i:]...)
-}
-
-func (l *latest[T]) mark() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.history)
-}
-
-// launchDemo builds every executable, starts the demo launch file through
-// the CLI and stops it (SIGINT) when the test ends, checking that no
-// process is left behind.
-func launchDemo(t *testing.T, domain uint32) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	logPath := filepath.Join(t.TempDir(), "demo.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", filepath.Join(root, "launch/demo.launch.xml"),
-		"--bin-dir", bin, "--share-dir", root, "foxglove_port:=0")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("launcher did not stop within 20 s of SIGINT")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		// Every node was started by the launcher in its process group.
-		if err := syscall.Kill(-cmd.Process.Pid, 0); err == nil {
-			t.Error("processes of the demo are still running after the launcher stopped")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 20000 {
-				b = b[len(b)-20000:]
-			}
-			t.Logf("demo output (tail):\n%s", b)
-		}
-	})
-}
-
 // TestMain keeps the log files of the launched nodes out of ~/.ros/log.
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
@@ -128,10 +40,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo end-to-end test takes minutes")
 	}
-	// This process and the demo must use the same discovery settings: with
-	// LOCALHOST, participants find each other by unicast on loopback only.
-	t.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-	launchDemo(t, domain)
+	testenv.LaunchDemo(t, domain, "foxglove_port:=0")
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
 	if err != nil {
 		t.Fatal(err)
@@ -146,18 +55,18 @@ func TestDemo(t *testing.T) {
 	defer cancel()
 
 	// Observers.
-	var state latest[std_msgs_msg.String]
-	var odom latest[nav_msgs_msg.Odometry]
-	var cmdOut latest[geometry_msgs_msg.Twist]
+	var state testenv.Latest[std_msgs_msg.String]
+	var odom testenv.Latest[nav_msgs_msg.Odometry]
+	var cmdOut testenv.Latest[geometry_msgs_msg.Twist]
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.set(m, m.Data) }))
-	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.set(m, "") }))
-	must(ros.NewSubscription(n, "/diffbot/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { cmdOut.set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.Set(m, m.Data) }))
+	must(ros.NewSubscription(n, "/diffbot/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }))
+	must(ros.NewSubscription(n, "/diffbot/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) { cmdOut.Set(m, "") }))
 
 	trigger := func(name string) *std_srvs_srv.Trigger_Response {
 		t.Helper()
@@ -209,7 +118,7 @@ func TestDemo(t *testing.T) {
 
 	t.Run("boot to Idle", func(t *testing.T) {
 		testenv.WaitFor(t, 60*time.Second, "RSM in Idle", func() bool { return currentState() == "Idle" })
-		testenv.WaitFor(t, 30*time.Second, "odometry from the simulator", func() bool { return odom.get() != nil })
+		testenv.WaitFor(t, 30*time.Second, "odometry from the simulator", func() bool { return odom.Get() != nil })
 	})
 
 	t.Run("e-stop", func(t *testing.T) {
@@ -219,7 +128,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("exploration started during e-stop: %+v", r)
 		}
 		testenv.WaitFor(t, 5*time.Second, "zero output during e-stop", func() bool {
-			c := cmdOut.get()
+			c := cmdOut.Get()
 			return c != nil && c.Linear.X == 0 && c.Angular.Z == 0
 		})
 		setMode(false, rsm_msgs_msg.OperationMode_STOPPED)
@@ -232,7 +141,7 @@ func TestDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pub.Close()
-		x0 := odom.get().Pose.Pose.Position.X
+		x0 := odom.Get().Pose.Pose.Position.X
 		for i := 0; i < 30; i++ {
 			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.3}})
 			time.Sleep(100 * time.Millisecond)
@@ -240,7 +149,7 @@ func TestDemo(t *testing.T) {
 		if s := currentState(); s != "Teleoperation" {
 			t.Errorf("state %q while teleoperating, want Teleoperation", s)
 		}
-		if dx := odom.get().Pose.Pose.Position.X - x0; dx < 0.3 {
+		if dx := odom.Get().Pose.Pose.Position.X - x0; dx < 0.3 {
 			t.Errorf("robot moved %.2f m in 3 s at 0.3 m/s", dx)
 		}
 		testenv.WaitFor(t, 10*time.Second, "Idle after teleop silence", func() bool { return currentState() == "Idle" })
@@ -283,12 +192,12 @@ func TestDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close()
-		mark := state.mark()
+		mark := state.Mark()
 		if r := setBool("/diffbot/rsm/startStopWaypointFollowing", true); !r.Success {
 			t.Fatalf("start waypoint following: %+v", r)
 		}
 		testenv.WaitFor(t, 3*time.Minute, "waypoint following to end in Idle", func() bool {
-			h := state.since(mark)
+			h := state.Since(mark)
 			return len(h) > 1 && h[len(h)-1] == "Idle"
 		})
 		mu.Lock()
@@ -297,7 +206,7 @@ func TestDemo(t *testing.T) {
 		if got != "[0 1 2]" {
 			t.Errorf("waypoints reached in order %s, want [0 1 2]", got)
 		}
-		h := state.since(mark)
+		h := state.Since(mark)
 		want := "W: Waypoint Following,W: Navigation,W: Waypoint Following,W: Navigation,W: Waypoint Following,W: Navigation,W: Waypoint Following,Idle"
 		if strings.Join(h, ",") != want {
 			t.Errorf("stateInfo sequence %q, want %q", h, want)
@@ -321,21 +230,21 @@ func TestDemo(t *testing.T) {
 	})
 
 	t.Run("exploration completes", func(t *testing.T) {
-		var goals latest[geometry_msgs_msg.PoseArray]
-		sub, err := ros.NewSubscription(n, "/diffbot/rsm/explorationGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) { goals.set(m, "") })
+		var goals testenv.Latest[geometry_msgs_msg.PoseArray]
+		sub, err := ros.NewSubscription(n, "/diffbot/rsm/explorationGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) { goals.Set(m, "") })
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer sub.Close()
-		mark := state.mark()
+		mark := state.Mark()
 		if r := setBool("/diffbot/rsm/startStopExploration", true); !r.Success {
 			t.Fatalf("start exploration: %+v", r)
 		}
 		testenv.WaitFor(t, 5*time.Minute, "exploration to end in Idle", func() bool {
-			h := state.since(mark)
+			h := state.Since(mark)
 			return len(h) > 1 && h[len(h)-1] == "Idle"
 		})
-		h := state.since(mark)
+		h := state.Since(mark)
 		navs := 0
 		for _, s := range h {
 			if strings.HasSuffix(s, "Navigation") {
@@ -346,22 +255,22 @@ func TestDemo(t *testing.T) {
 			t.Errorf("exploration visited %d goals: %q", navs, h)
 		}
 		testenv.WaitFor(t, 10*time.Second, "no frontiers left", func() bool {
-			g := goals.get()
+			g := goals.Get()
 			return g != nil && len(g.Poses) == 0
 		})
 	})
 
 	t.Run("hexapod stands up and walks", func(t *testing.T) {
-		var hexState latest[std_msgs_msg.String]
-		var joints latest[sensor_msgs_msg.JointState]
-		must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.set(m, m.Data) }))
-		must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { joints.set(m, "") }))
-		testenv.WaitFor(t, 20*time.Second, "hexapod joint_states", func() bool { return joints.get() != nil })
-		before := append([]float64(nil), joints.get().Position...)
+		var hexState testenv.Latest[std_msgs_msg.String]
+		var joints testenv.Latest[sensor_msgs_msg.JointState]
+		must(ros.NewSubscription(n, "/hexapod/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { hexState.Set(m, m.Data) }))
+		must(ros.NewSubscription(n, "/hexapod/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { joints.Set(m, "") }))
+		testenv.WaitFor(t, 20*time.Second, "hexapod joint_states", func() bool { return joints.Get() != nil })
+		before := append([]float64(nil), joints.Get().Position...)
 		if r := trigger("/hexapod/hexapod_controller/start_stop"); !r.Success {
 			t.Fatalf("start_stop: %+v", r)
 		}
-		testenv.WaitFor(t, 10*time.Second, "Sitting", func() bool { s := hexState.get(); return s != nil && s.Data == "Sitting" })
+		testenv.WaitFor(t, 10*time.Second, "Sitting", func() bool { s := hexState.Get(); return s != nil && s.Data == "Sitting" })
 		if r := trigger("/hexapod/hexapod_controller/stand_up"); !r.Success {
 			t.Fatalf("stand_up: %+v", r)
 		}
@@ -372,10 +281,10 @@ func TestDemo(t *testing.T) {
 		defer pub.Close()
 		testenv.WaitFor(t, 30*time.Second, "Walking", func() bool {
 			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.05}})
-			s := hexState.get()
+			s := hexState.Get()
 			return s != nil && s.Data == "Walking"
 		})
-		after := joints.get().Position
+		after := joints.Get().Position
 		moved := 0.0
 		for i := range before {
 			if i < len(after) {
@@ -385,32 +294,32 @@ func TestDemo(t *testing.T) {
 		if moved < 0.01 {
 			t.Errorf("joint_states barely changed (max %.4f rad)", moved)
 		}
-		t.Logf("hexapod states: %q", hexState.since(0))
+		t.Logf("hexapod states: %q", hexState.Since(0))
 	})
 
 	t.Run("velma follows a joint trajectory in jnt_imp", func(t *testing.T) {
-		var cs latest[std_msgs_msg.String]
-		var joints latest[sensor_msgs_msg.JointState]
-		must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { cs.set(m, m.Data) }))
+		var cs testenv.Latest[std_msgs_msg.String]
+		var joints testenv.Latest[sensor_msgs_msg.JointState]
+		must(ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { cs.Set(m, m.Data) }))
 		must(ros.NewSubscription(n, "/velma/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) {
 			if len(m.Name) > 0 && m.Name[0] == "torso_0_joint" {
-				joints.set(m, "")
+				joints.Set(m, "")
 			}
 		}))
-		var status latest[velma_msgs_msg.Status]
-		must(ros.NewSubscription(n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) { status.set(m, "") }))
-		testenv.WaitFor(t, 30*time.Second, "cs in safe", func() bool { s := cs.get(); return s != nil && s.Data == "safe" })
+		var status testenv.Latest[velma_msgs_msg.Status]
+		must(ros.NewSubscription(n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) { status.Set(m, "") }))
+		testenv.WaitFor(t, 30*time.Second, "cs in safe", func() bool { s := cs.Get(); return s != nil && s.Data == "safe" })
 		for _, s := range []string{"motors/enable", "motors/hp/home", "motors/ht/home"} {
 			if r := trigger("/velma/velma_core/" + s); !r.Success {
 				t.Fatalf("%s: %+v", s, r)
 			}
 		}
 		testenv.WaitFor(t, 60*time.Second, "Velma's motors ready (enabled and homed)", func() bool {
-			s := status.get()
+			s := status.Get()
 			return s != nil && s.MotorsReady
 		})
-		testenv.WaitFor(t, 10*time.Second, "Velma joint_states", func() bool { return joints.get() != nil })
-		js := joints.get()
+		testenv.WaitFor(t, 10*time.Second, "Velma joint_states", func() bool { return joints.Get() != nil })
+		js := joints.Get()
 		body := []string{"torso_0_joint",
 			"right_arm_0_joint", "right_arm_1_joint", "right_arm_2_joint", "right_arm_3_joint", "right_arm_4_joint", "right_arm_5_joint", "right_arm_6_joint",
 			"left_arm_0_joint", "left_arm_1_joint", "left_arm_2_joint", "left_arm_3_joint", "left_arm_4_joint", "left_arm_5_joint", "left_arm_6_joint"}
@@ -436,12 +345,12 @@ func TestDemo(t *testing.T) {
 		if err := cli.WaitForServer(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mark := cs.mark()
+		mark := cs.Mark()
 		res, st, err := cli.Execute(ctx, goal, nil)
 		if err != nil || st != action.StatusSucceeded {
 			t.Fatalf("trajectory: status %v err %v result %+v", st, err, res)
 		}
-		if h := cs.since(mark); !contains(h, "jnt_imp") {
+		if h := cs.Since(mark); !contains(h, "jnt_imp") {
 			t.Errorf("cs states during the trajectory %q lack jnt_imp", h)
 		}
 	})

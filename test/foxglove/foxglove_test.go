@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,59 +66,15 @@ func installClient(t *testing.T) string {
 	return dir
 }
 
-// launch starts a launch file (relative to this directory) with args and
-// returns the port of the foxglove_bridge it starts.
-func launch(t *testing.T, domain uint32, bin, file string, args ...string) int {
+// bridgePort waits for the foxglove_bridge started by launch to listen and
+// returns its port.
+func bridgePort(t *testing.T, launch *testenv.Process) int {
 	t.Helper()
-	root, err := testenv.ModuleRoot()
+	m := launch.WaitOutput(t, 60*time.Second, regexp.MustCompile(`listening on ws://127\.0\.0\.1:(\d+)`))
+	port, err := strconv.Atoi(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(t.TempDir(), "launch.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	launchFile, err := filepath.Abs(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), append([]string{"launch", launchFile, "--bin-dir", bin, "--share-dir", root}, args...)...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("launcher did not stop within 20 s of SIGINT")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 30000 {
-				b = b[len(b)-30000:]
-			}
-			t.Logf("launch output (tail):\n%s", b)
-		}
-	})
-	re := regexp.MustCompile(`listening on ws://127\.0\.0\.1:(\d+)`)
-	var port int
-	testenv.WaitFor(t, 60*time.Second, "foxglove_bridge to listen", func() bool {
-		b, _ := os.ReadFile(logPath)
-		if m := re.FindSubmatch(b); m != nil {
-			fmt.Sscan(string(m[1]), &port)
-			return true
-		}
-		return false
-	})
 	return port
 }
 
@@ -180,7 +135,7 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	dir := installClient(t)
 	domain := testenv.Domain(t)
 	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	port := launch(t, domain, bin, "testdata/bridge.launch.xml")
+	port := bridgePort(t, testenv.Launch(t, domain, "test/foxglove/testdata/bridge.launch.xml"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

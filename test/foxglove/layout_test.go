@@ -227,8 +227,7 @@ func TestLayoutMatchesDemo(t *testing.T) {
 		t.Skip("the rest starts the whole demo")
 	}
 	domain := testenv.Domain(t)
-	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	port := launch(t, domain, bin, "../../launch/demo.launch.xml", "foxglove_port:=0")
+	port := bridgePort(t, testenv.LaunchDemo(t, domain, "foxglove_port:=0"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -92,10 +91,6 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 		t.Skip("multi-process DDS test")
 	}
 	domain := testenv.Domain(t)
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fifo := filepath.Join(t.TempDir(), "js0")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -120,7 +115,7 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 		}
 	}
 
-	running := launchHexapod(t, root, domain, "joy_dev:="+fifo)
+	launch := testenv.Launch(t, domain, "launch/hexapod.launch.xml", "joy_dev:="+fifo)
 
 	w := &hexapodWatch{geo: hexapod.DefaultGeometry()}
 	n := newNode(t, domain, "hexapod_joy_test")
@@ -141,7 +136,7 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 60*time.Second, "the hexapod in Idle", func() bool { running(); return w.lastState() == "Idle" })
+	testenv.WaitFor(t, 60*time.Second, "the hexapod in Idle", func() bool { launch.MustRun(t); return w.lastState() == "Idle" })
 	// The driver republishes even an empty state at 20 Hz once the pad is
 	// open.
 	testenv.WaitFor(t, 30*time.Second, "joy messages", func() bool {
@@ -271,61 +266,5 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 		stop.Round(time.Millisecond), settle.Round(time.Millisecond))
 	if stop > 3*time.Second {
 		t.Fatalf("the body stopped only %v after the release", stop)
-	}
-}
-
-// launchHexapod runs `fsmnodes launch launch/hexapod.launch.xml args...` in
-// domain until the test ends, then stops it with SIGINT and checks that no
-// process is left. The returned function fails the test at once, with the
-// launch output, if the launcher has exited.
-func launchHexapod(t *testing.T, root string, domain uint32, args ...string) (checkRunning func()) {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "hexapod.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmdArgs := append([]string{"launch", filepath.Join(root, "launch", "hexapod.launch.xml")}, args...)
-	// Every node: the launch file may start more than the two this test
-	// drives (robot_state_publisher), and the launcher resolves them all.
-	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	cmdArgs = append(cmdArgs, "--bin-dir", bin, "--share-dir", root)
-	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), cmdArgs...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	exited := make(chan struct{})
-	var exitErr error
-	go func() { exitErr = <-done; close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			t.Error("launcher did not stop within 20 s of SIGINT")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		if err := syscall.Kill(-cmd.Process.Pid, 0); err == nil {
-			t.Error("processes of the launch are still running after the launcher stopped")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("launch output:\n%s", b)
-		}
-	})
-	return func() {
-		t.Helper()
-		select {
-		case <-exited:
-			t.Fatalf("the launcher exited early: %v", exitErr)
-		default:
-		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,45 +88,13 @@ func TestDemoTF(t *testing.T) {
 		t.Skip("launches the whole demo")
 	}
 	domain := testenv.Domain(t)
-	t.Setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
-	logPath := filepath.Join(t.TempDir(), "demo.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.LaunchDemo(t, domain, "foxglove:=false")
 	env := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	cmd := exec.Command(filepath.Join(bin, "fsmnodes"), "launch", filepath.Join(root, "launch/demo.launch.xml"),
-		"--bin-dir", bin, "--share-dir", root, "foxglove:=false")
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("launcher did not stop within 30 s of SIGINT")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 20000 {
-				b = b[len(b)-20000:]
-			}
-			t.Logf("demo output (tail):\n%s", b)
-		}
-	})
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true})
 	if err != nil {
