@@ -23,6 +23,11 @@ type Clock struct {
 	simTime time.Time     // zero until the first /clock message
 	changed chan struct{} // closed and replaced on every update
 	wall    func() time.Time
+	// source counts the switches between system and sim time; before is
+	// the time the clock showed just before the last switch (timers keep
+	// the rest of their period across a switch, as rcl's do).
+	source uint64
+	before time.Time
 }
 
 // NewClock returns a ROS clock that follows wall (time.Now if nil) until
@@ -66,6 +71,8 @@ func (c *Clock) SetSimTime(on bool) {
 	if c.sim == on {
 		return
 	}
+	c.before = c.nowLocked()
+	c.source++
 	c.sim = on
 	c.broadcastLocked()
 }
@@ -83,6 +90,25 @@ func (c *Clock) SetTime(t time.Time) {
 	c.simTime = t
 	c.broadcastLocked()
 }
+
+// clockState is one reading of a Clock for a waiter.
+type clockState struct {
+	now     time.Time
+	sim     bool
+	changed <-chan struct{} // closed at the next update
+	source  uint64          // count of system/sim switches
+	before  time.Time       // the time just before the last switch
+}
+
+func (c *Clock) state() clockState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clockState{now: c.nowLocked(), sim: c.sim, changed: c.changed, source: c.source, before: c.before}
+}
+
+// uninitialized reports whether t is the sim time shown before the first
+// /clock message (0, as rcl's "clock not yet set").
+func uninitialized(t time.Time) bool { return t.Equal(time.Unix(0, 0)) }
 
 func (c *Clock) broadcastLocked() {
 	close(c.changed)
@@ -124,49 +150,6 @@ func (c *Clock) WaitUntil(ctx context.Context, t time.Time) error {
 // Sleep waits for d of ROS time (see WaitUntil).
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return c.WaitUntil(ctx, c.Now().Add(d))
-}
-
-// Ticker calls f every period of ROS time until ctx is done, on the calling
-// goroutine. Missed periods are skipped. If the ROS time jumps backwards (a
-// restarted simulation) the schedule restarts from the new time.
-func (c *Clock) Ticker(ctx context.Context, period time.Duration, f func()) error {
-	if period <= 0 {
-		period = time.Millisecond
-	}
-	last := c.Now()
-	next := last.Add(period)
-	for {
-		c.mu.Lock()
-		now, sim, ch := c.nowLocked(), c.sim, c.changed
-		c.mu.Unlock()
-		if now.Before(last) {
-			next = now.Add(period)
-		}
-		last = now
-		if !now.Before(next) {
-			f()
-			next = next.Add((now.Sub(next)/period + 1) * period)
-			continue
-		}
-		var timer *time.Timer
-		var fire <-chan time.Time
-		if !sim {
-			timer = time.NewTimer(next.Sub(now))
-			fire = timer.C
-		}
-		select {
-		case <-ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
-			return ctx.Err()
-		case <-ch:
-		case <-fire:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-	}
 }
 
 // Clock returns the node's ROS clock (sim-time aware; see Clock).
@@ -219,61 +202,3 @@ func newClockReader(n *Node, clk *Clock) (*clockReader, error) {
 
 func (c *clockReader) gids() (readers, writers []dds.GUID) { return []dds.GUID{c.r.GUID()}, nil }
 func (c *clockReader) close() error                        { return c.r.Close() }
-
-// ROSTimer calls a function every period of the node's ROS time, on the
-// node's callback goroutine: with use_sim_time it follows /clock (a paused
-// simulation pauses it), otherwise the system clock. At most one call is
-// pending at a time; missed periods are skipped.
-type ROSTimer struct {
-	n       *Node
-	cancel  context.CancelFunc
-	done    chan struct{}
-	pending atomic.Bool
-}
-
-// NewROSTimer creates a timer on the node's ROS clock (rclcpp's
-// create_timer on the node clock). The first call is one period from now.
-func (n *Node) NewROSTimer(period time.Duration, cb func()) (*ROSTimer, error) {
-	if period <= 0 {
-		return nil, fmt.Errorf("ros: NewROSTimer: period %v must be positive", period)
-	}
-	if cb == nil {
-		return nil, fmt.Errorf("ros: NewROSTimer: nil callback")
-	}
-	ctx, cancel := context.WithCancel(n.runCtx)
-	t := &ROSTimer{n: n, cancel: cancel, done: make(chan struct{})}
-	run := func() {
-		t.pending.Store(false)
-		cb()
-	}
-	if err := n.addEntity(t); err != nil {
-		cancel()
-		return nil, err
-	}
-	go func() {
-		defer close(t.done)
-		_ = n.ext.clock.Ticker(ctx, period, func() {
-			if t.pending.CompareAndSwap(false, true) {
-				if n.Post(run) != nil {
-					t.pending.Store(false)
-				}
-			}
-		})
-	}()
-	return t, nil
-}
-
-func (t *ROSTimer) gids() (readers, writers []dds.GUID) { return nil, nil }
-
-func (t *ROSTimer) close() error {
-	t.cancel()
-	<-t.done
-	return nil
-}
-
-// Close stops the timer.
-func (t *ROSTimer) Close() error {
-	err := t.close()
-	t.n.removeEntity(t)
-	return err
-}

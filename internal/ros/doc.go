@@ -13,5 +13,15 @@
 // responses are delivered on the Context's receive goroutine, not on the
 // node's. Publish, Call and the graph queries are safe for concurrent use.
 //
+// Time: every Node has a ROS clock (Node.Clock) that reads the system clock,
+// or /clock while the node's use_sim_time parameter is true. Node.NewTimer
+// makes a timer on that clock (rclcpp's create_timer): under sim time it
+// stands still while the simulation is paused, fires once per period of sim
+// time however fast /clock runs, and restarts its schedule when time jumps
+// back past its last call. Node.NewWallTimer makes a timer on the monotonic
+// wall clock (create_wall_timer) for what must run whatever the simulation
+// does: heartbeats, watchdogs of other processes, device polling, and the
+// simulators that publish /clock themselves. docs/sim-time.md has the rules.
+//
 // See docs/client-library.md for a tour.
 package ros

@@ -344,7 +344,7 @@ func TestSimTime_ClockAndROSTimerFollowClockTopic(t *testing.T) {
 		t.Fatalf("sim time before any /clock = %v, want 0", got)
 	}
 	ticks := make(chan time.Time, 100)
-	if _, err := n.NewROSTimer(time.Second, func() { ticks <- n.Clock().Now() }); err != nil {
+	if _, err := n.NewTimer(time.Second, func() { ticks <- n.Clock().Now() }); err != nil {
 		t.Fatal(err)
 	}
 	pubNode := extNode(t, extContext(t, domainClock), "clock_pub")

@@ -30,7 +30,7 @@ func (b *Bridge) startDiagnostics(period time.Duration) error {
 		return fmt.Errorf("diagnostics publisher: %w", err)
 	}
 	var lastDropped uint64
-	_, err = b.node.NewTimer(period, func() {
+	_, err = b.node.NewWallTimer(period, func() {
 		st := b.srv.Stats()
 		rosDropped := b.subscriptionDrops()
 		kv := func(k string, v any) diagnostic_msgs_msg.KeyValue {

@@ -127,7 +127,7 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	}
 	log := n.Logger()
-	_, err = n.NewTimer(period, func() {
+	_, err = n.NewWallTimer(period, func() {
 		now := time.Now()
 		r := a.Tick(now)
 		msg := sensor_msgs_msg.JointState{

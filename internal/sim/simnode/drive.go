@@ -154,7 +154,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	simTime := time.Unix(0, 0)
 	var sinceMap, sinceScan time.Duration
 	scanEvery := 100 * time.Millisecond
-	_, err = n.NewTimer(step, func() {
+	_, err = n.NewWallTimer(step, func() {
 		robot.Step(dt)
 		simTime = simTime.Add(step)
 		t := n.Clock().Now()

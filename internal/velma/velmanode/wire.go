@@ -102,7 +102,7 @@ func NewBridge(n *ros.Node) (*Bridge, error) {
 		return nil, fmt.Errorf("velma_core: %w", err)
 	}
 	period := time.Duration(float64(time.Second) / p.Interface.StatusRate)
-	if _, err := n.NewTimer(period, b.publishStatus); err != nil {
+	if _, err := n.NewWallTimer(period, b.publishStatus); err != nil {
 		return nil, err
 	}
 	if err := b.services(); err != nil {

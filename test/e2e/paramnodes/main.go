@@ -144,7 +144,7 @@ func sim(rc *ros.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = n.NewROSTimer(time.Second, func() {
+	_, err = n.NewTimer(time.Second, func() {
 		now := n.Clock().Now()
 		if err := pub.Publish(&std_msgs_msg.Float64{Data: float64(now.UnixNano()) / 1e9}); err != nil {
 			n.Logger().Errorf("publish: %v", err)
