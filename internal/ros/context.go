@@ -17,6 +17,11 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/dds"
 )
 
+// repeatSignalGrace is how long after a first SIGINT/SIGTERM further ones
+// are taken as copies of it (ros2 launch forwards the terminal's Ctrl-C
+// that its children got already) rather than as a request to exit at once.
+const repeatSignalGrace = time.Second
+
 // ErrClosed is returned by operations on a closed Context, Node or entity.
 var ErrClosed = errors.New("ros: closed")
 
@@ -46,7 +51,9 @@ type ContextOptions struct {
 	// hermetic).
 	Getenv func(string) string
 	// (optional) NoSignals disables the SIGINT/SIGTERM handler that shuts
-	// the Context down.
+	// the Context down. With the handler, signals within a second of the
+	// first are ignored (ros2 launch repeats the terminal's Ctrl-C); a later
+	// one ends the process at once.
 	NoSignals bool
 	// (optional) KeepRunningOnPanic keeps the nodes running after a
 	// callback panicked. A panic is always logged with its stack and
@@ -174,11 +181,26 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		go func() {
 			select {
 			case <-ch:
-				// A second signal gets the default behaviour (exit), in
-				// case shutting down hangs.
-				signal.Stop(ch)
 				c.Shutdown()
 			case <-stop:
+				return
+			}
+			// Ctrl-C in a terminal reaches every process of the
+			// foreground group, and `ros2 launch` forwards it to its
+			// children as well: a repeat right after the first signal is
+			// that copy. Later, a second signal gets the default
+			// behaviour (exit), in case shutting down hangs.
+			grace := time.NewTimer(repeatSignalGrace)
+			defer grace.Stop()
+			for {
+				select {
+				case <-ch:
+				case <-grace.C:
+					signal.Stop(ch)
+					return
+				case <-stop:
+					return
+				}
 			}
 		}()
 		c.stopSignals = func() { signal.Stop(ch); close(stop) }

@@ -16,7 +16,9 @@
 //	                            every 10 ms
 //
 // Further arguments (--ros-args ...) go to the ROS context. The domain and
-// discovery come from the environment (ROS_DOMAIN_ID, ...).
+// discovery come from the environment (ROS_DOMAIN_ID, ...). With
+// TESTNODES_EXIT_DELAY (a Go duration) set, shutting down prints
+// "testnodes: shutting down" and then takes that long.
 package main
 
 import (
@@ -83,7 +85,12 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	return rc.Spin(context.Background())
+	err = rc.Spin(context.Background())
+	if d, _ := time.ParseDuration(os.Getenv("TESTNODES_EXIT_DELAY")); d > 0 {
+		fmt.Println("testnodes: shutting down")
+		time.Sleep(d)
+	}
+	return err
 }
 
 func echo(rc *ros.Context, types []string) error {
