@@ -10,7 +10,7 @@ LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp clean
+.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp clean ros2-peer
 
 all: build
 
@@ -73,6 +73,11 @@ bench-foxglove:
 # throughput and round trips (1 KiB, 1 MiB), service calls/s, with ratios.
 bench-rclcpp:
 	$(GO) run ./test/bench/rclcpp
+
+# Builds ROS 2 Humble (rclcpp, rclpy, ros2 CLI) into /opt/ros2-humble from the
+# shared/ros2 snapshot beside the repo, for test/ros2; skipped when built.
+ros2-peer:
+	scripts/ros2-peer.sh
 
 clean:
 	rm -rf $(BIN) build install log

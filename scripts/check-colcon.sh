@@ -3,18 +3,32 @@
 # checks that the install tree holds what `ros2 launch fsmnodes …` needs:
 # the executables under lib/fsmnodes/, the ament index marker, package.xml,
 # launch files, parameters, URDFs and the world under share/fsmnodes/.
+#
+#   check-colcon.sh [WORKSPACE]   with WORKSPACE, builds there and keeps it
+#                                 (test/ros2 launches from it); else a
+#                                 temporary one, removed afterwards
+#
+# Only the fsmnodes package is built: the interface packages msgs/rsm_msgs
+# and msgs/velma_msgs need rosidl from a ROS 2 installation (test/ros2
+# builds them against one).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 if ! command -v colcon >/dev/null; then
   if [ "${CI:-}" = true ]; then echo "colcon missing: .ci/run must install it" >&2; exit 1; fi
   echo "colcon not installed; skipping the colcon check (CI runs it)"; exit 0
 fi
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+if [ -n "${1:-}" ]; then
+  mkdir -p "$1"
+  ws=$(cd "$1" && pwd)
+else
+  ws=$(mktemp -d)
+  trap 'rm -rf "$ws"' EXIT
+fi
 # ament's CMake helpers import ament_package/catkin_pkg from Debian's python3,
 # not from a pyenv python that may come first on PATH.
 export PATH=/usr/bin:/usr/local/go/bin:$PATH
-( cd "$ws" && colcon build --base-paths "$src" --build-base "$ws/build" --install-base "$ws/install" \
+( cd "$ws" && colcon build --base-paths "$src" --packages-select fsmnodes \
+    --build-base "$ws/build" --install-base "$ws/install" \
     --cmake-args -DPython3_EXECUTABLE=/usr/bin/python3 >"$ws/colcon.log" 2>&1 ) || {
   cat "$ws/colcon.log"; find "$ws/log" -name 'stdout_stderr.log' -exec tail -40 {} \; 2>/dev/null; exit 1; }
 inst=$ws/install/fsmnodes

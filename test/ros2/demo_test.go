@@ -1,0 +1,269 @@
+package ros2
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
+)
+
+// demoNodes are the nodes demo.launch.xml starts.
+var demoNodes = []string{
+	"/diffbot/diff_drive_sim", "/diffbot/navigator", "/diffbot/frontier_detector",
+	"/diffbot/robotControlMuxNode", "/diffbot/rsmNode", "/diffbot/serviceProviderNode",
+	"/hexapod/hexapod_controller", "/velma/velma_core",
+}
+
+// `ros2 launch fsmnodes demo.launch.xml` from a colcon overlay of this repo
+// on Humble: every node comes up in its namespace; the ros2 CLI reads the
+// robots' topics (rsm_msgs, velma_msgs, Odometry, JointState, Twist), calls
+// their services (rsm_msgs, Trigger, SetBool), works their parameters,
+// drives Velma's joint trajectory action; SIGINT stops everything.
+func TestDemoLaunchedByROS2(t *testing.T) {
+	d := newDom(t)
+	ws := filepath.Join(d.dir, "ws")
+	d.run(d.rosEnv(), "bash", filepath.Join(peer.repo, "scripts/check-colcon.sh"), ws)
+	env := d.sourced(d.rosEnv(), filepath.Join(ws, "install", "setup.bash"))
+	launch := d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "demo.launch.xml")
+
+	// The test's own Context waits for the graph and watches Velma.
+	c := d.context()
+	waitGraph(t, c, "the demo's nodes", func() bool { return hasNodes(c, demoNodes...) })
+	n, err := c.NewNode("demo_watch", "/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var motorsReady, transparent atomic.Bool
+	var csState atomic.Value
+	csState.Store("")
+	if _, err := ros.NewSubscription(n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) {
+		motorsReady.Store(m.MotorsReady)
+		transparent.Store(strings.HasPrefix(m.VeBodyState, "transp"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ros.NewSubscription(n, "/velma/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) {
+		csState.Store(m.Data)
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	nd := []string{"--no-daemon", "--spin-time", "3"}
+	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
+	paramFile := filepath.Join(d.dir, "mux.yaml")
+	if err := os.WriteFile(paramFile, []byte("/**:\n  ros__parameters:\n    max_angular_velocity: 0.75\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := d.ros2(
+		with("node", "list"),
+		with("node", "info", "/velma/velma_core"),
+		with("topic", "list", "-t"),
+		with("topic", "info", "-v", "/diffbot/rsm/operationMode"),
+		with("topic", "echo", "--once", "/diffbot/rsm/operationMode"),
+		with("topic", "echo", "--once", "/diffbot/odom"),
+		with("topic", "echo", "--once", "/velma/velma_core/status"),
+		with("topic", "echo", "--once", "--no-arr", "/hexapod/joint_states"),
+		with("topic", "echo", "--once", "/diffbot/rsm/waypoints"),
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/addWaypoint", "rsm_msgs/srv/AddWaypoint",
+			"{waypoint: {pose: {position: {x: 2.0, y: 0.5}, orientation: {w: 1.0}}}, position: -1}"}},
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/getWaypoints", "rsm_msgs/srv/GetWaypoints"}},
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setOperationMode", "rsm_msgs/srv/SetOperationMode",
+			"{operation_mode: {emergency_stop: false, mode: 2}}"}},
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setExplorationMode", "std_srvs/srv/SetBool", "{data: true}"}},
+		ros2Cmd{Argv: []string{"service", "call", "/hexapod/hexapod_controller/start_stop", "std_srvs/srv/Trigger"}},
+		with("param", "list", "/diffbot/robotControlMuxNode"),
+		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
+		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "1.5"), // read-only
+		with("param", "describe", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
+		// The simulator's velocity limits may change at run time.
+		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "0.8"),
+		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "-1.0"), // refused
+		with("param", "get", "/diffbot/diff_drive_sim", "max_linear_velocity"),
+		with("param", "load", "/diffbot/diff_drive_sim", paramFile),
+		with("param", "dump", "/diffbot/diff_drive_sim"),
+	)
+	for _, r := range res {
+		if !r.ok() {
+			t.Errorf("failed: %v", r)
+		}
+	}
+	mustContain(t, "ros2 node list", res[0].Stdout, demoNodes...)
+	mustContain(t, "ros2 node info /velma/velma_core", res[1].Stdout, "/velma/velma_core",
+		"/velma/velma_core/status: velma_msgs/msg/Status", "/velma/velma_core/motors/enable: std_srvs/srv/Trigger",
+		"Action Servers:", "/velma/velma_core/spline_trajectory_action_joint: control_msgs/action/FollowJointTrajectory",
+		"velma_msgs/action/CartesianTrajectory")
+	mustContain(t, "ros2 topic list -t", res[2].Stdout,
+		"/diffbot/rsm/operationMode [rsm_msgs/msg/OperationMode]", "/diffbot/cmd_vel [geometry_msgs/msg/Twist]",
+		"/diffbot/odom [nav_msgs/msg/Odometry]", "/velma/velma_core/status [velma_msgs/msg/Status]",
+		"/hexapod/joint_states [sensor_msgs/msg/JointState]", "/diffbot/rsm/waypoints [rsm_msgs/msg/WaypointArray]")
+	mustContain(t, "ros2 topic info -v", res[3].Stdout, "Type: rsm_msgs/msg/OperationMode",
+		"Node name: robotControlMuxNode", "Node namespace: /diffbot", "Reliability: RELIABLE")
+	mustContain(t, "ros2 topic echo rsm_msgs/OperationMode", res[4].Stdout, "emergency_stop: false", "mode: 0")
+	mustContain(t, "ros2 topic echo Odometry", res[5].Stdout, "child_frame_id: base_footprint", "pose:", "twist:")
+	mustContain(t, "ros2 topic echo velma_msgs/Status", res[6].Stdout, "ve_body_state:", "cs_state:", "motors_ready:")
+	mustContain(t, "ros2 topic echo JointState", res[7].Stdout, "header:", "frame_id:")
+	mustContain(t, "ros2 topic echo WaypointArray", res[8].Stdout, "waypoints_size:")
+	mustContain(t, "ros2 service call addWaypoint", res[9].Stdout, "success=True", "Added waypoint successfully at the end")
+	mustContain(t, "ros2 service call getWaypoints", res[10].Stdout, "x=2.0", "y=0.5")
+	mustContain(t, "ros2 service call setOperationMode", res[11].Stdout, "success=True", "Operation mode set")
+	mustContain(t, "ros2 service call setExplorationMode", res[12].Stdout, "success=True", "Exploration mode set")
+	mustContain(t, "ros2 service call start_stop", res[13].Stdout, "success=True")
+	mustContain(t, "ros2 param list", res[14].Stdout, "  teleoperation_idle_timer", "  update_frequency", "  use_sim_time")
+	mustContain(t, "ros2 param get", res[15].Stdout, "Double value is: 0.5")
+	mustContain(t, "ros2 param set read-only", res[16].Stdout+res[16].Stderr, "Setting parameter failed", "read-only")
+	mustContain(t, "ros2 param describe", res[17].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double", "Read only: true")
+	mustContain(t, "ros2 param set", res[18].Stdout, "Set parameter successful")
+	mustContain(t, "ros2 param set refused", res[19].Stdout+res[19].Stderr, "Setting parameter failed", "must be a positive finite number")
+	mustContain(t, "ros2 param get", res[20].Stdout, "Double value is: 0.8")
+	mustContain(t, "ros2 param load", res[21].Stdout, "Set parameter max_angular_velocity successful")
+	mustContain(t, "ros2 param dump", res[22].Stdout, "/diffbot/diff_drive_sim:", "max_linear_velocity: 0.8", "max_angular_velocity: 0.75")
+
+	hz := d.start("ros2 topic hz", d.rosEnv(), "ros2", "topic", "hz", "/diffbot/rsm/operationMode")
+	t.Logf("ros2 topic hz /diffbot/rsm/operationMode: %s (update_frequency 20)", hz.waitLine("average rate:"))
+	hz.stop()
+
+	// Teleoperation with ros2 topic pub: the mux passes the Twist on.
+	cmdVel := d.start("ros2 topic echo cmd_vel", d.rosEnv(), "ros2", "topic", "echo", "/diffbot/cmd_vel",
+		"geometry_msgs/msg/Twist", "--no-daemon", "--field", "linear.x")
+	pub := d.start("ros2 topic pub", d.rosEnv(), "ros2", "topic", "pub", "-r", "10", "/diffbot/teleoperation/cmd_vel",
+		"geometry_msgs/msg/Twist", "{linear: {x: 0.3}}")
+	cmdVel.waitLine("0.3")
+	pub.stop()
+
+	// Velma: enable and home the motors with ros2 service call, then a
+	// head trajectory with ros2 action send_goal --feedback.
+	testenv.WaitFor(t, deadline, "Velma's cs in safe", func() bool { return csState.Load() == "safe" })
+	res = d.ros2(
+		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/enable", "std_srvs/srv/Trigger"}},
+		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/hp/home", "std_srvs/srv/Trigger"}},
+		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/ht/home", "std_srvs/srv/Trigger"}},
+	)
+	for _, r := range res {
+		if !r.ok() || !strings.Contains(r.Stdout, "success=True") {
+			t.Errorf("Velma motors: %v", r)
+		}
+	}
+	testenv.WaitFor(t, deadline, "Velma's motors ready and ve_body transparent", func() bool {
+		return motorsReady.Load() && transparent.Load()
+	})
+	if r := d.ros2(ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/relax", "std_srvs/srv/Trigger"}})[0]; !strings.Contains(r.Stdout, "success=True") {
+		t.Fatalf("Velma relax: %v", r)
+	}
+	testenv.WaitFor(t, deadline, "Velma's cs in relax", func() bool { return csState.Load() == "relax" })
+	goal := d.ros2(ros2Cmd{Argv: []string{"action", "send_goal", "--feedback", "/velma/velma_core/head_spline_trajectory_action_joint",
+		"control_msgs/action/FollowJointTrajectory",
+		"{trajectory: {joint_names: [head_pan_joint, head_tilt_joint], points: [{positions: [0.3, 0.1], time_from_start: {sec: 1}}]}}"}})[0]
+	mustContain(t, "ros2 action send_goal to Velma", goal.Stdout, "Goal accepted", "Feedback:", "head_pan_joint",
+		"Goal finished with status: SUCCEEDED")
+
+	// SIGINT (Ctrl-C) stops the launch and every process it started.
+	pids := launchedPIDs(launch)
+	if len(pids) < len(demoNodes) {
+		t.Errorf("ros2 launch started %d processes for %d nodes", len(pids), len(demoNodes))
+	}
+	launch.interrupt()
+	if err := launch.wait(); err != nil {
+		t.Logf("ros2 launch exit: %v", err)
+	}
+	for _, pid := range pids {
+		if processAlive(pid) {
+			t.Errorf("node process %d still runs after ros2 launch got SIGINT", pid)
+		}
+	}
+	if n := strings.Count(launch.output(), "process has finished cleanly"); n != len(pids) {
+		t.Errorf("%d of %d processes finished cleanly on SIGINT:\n%s", n, len(pids), launch.output())
+	}
+}
+
+// sourced returns env after sourcing script in bash.
+func (d *dom) sourced(env []string, script string) []string {
+	d.t.Helper()
+	cmd := exec.Command("bash", "-c", fmt.Sprintf(". %q && env -0", script))
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		d.t.Fatalf("sourcing %s: %v", script, err)
+	}
+	var res []string
+	for _, kv := range strings.Split(string(out), "\x00") {
+		if kv != "" {
+			res = append(res, kv)
+		}
+	}
+	return res
+}
+
+// context returns a spinning Context of the test process on the test's
+// domain, speaking Humble on loopback like the other processes.
+func (d *dom) context() *ros.Context {
+	d.t.Helper()
+	vars := map[string]string{"ROS_DISTRO": "humble"}
+	for _, kv := range d.net {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	id := d.id
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &id, Getenv: func(k string) string { return vars[k] },
+		NoSignals: true, LogOutput: testenv.LogWriter{T: d.t, Prefix: "[test] "}})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Spin(ctx) }()
+	d.t.Cleanup(func() {
+		cancel()
+		<-done
+		c.Close()
+	})
+	return c
+}
+
+func hasNodes(c *ros.Context, fqns ...string) bool {
+	have := map[string]bool{}
+	for _, n := range c.NodeNames() {
+		have[n.FullyQualifiedName()] = true
+	}
+	for _, f := range fqns {
+		if !have[f] {
+			return false
+		}
+	}
+	return true
+}
+
+// launchedPIDs reads the node processes' pids from ros2 launch's
+// "process started with pid [N]" lines.
+func launchedPIDs(launch *proc) []int {
+	var pids []int
+	for _, m := range regexp.MustCompile(`process started with pid \[(\d+)\]`).FindAllStringSubmatch(launch.output(), -1) {
+		var pid int
+		fmt.Sscan(m[1], &pid)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// processAlive reports whether pid still runs (and is not a zombie).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}

@@ -1,0 +1,197 @@
+// Command ournodes is our side of the test/ros2 tests where no node of the
+// robots fits: small nodes on internal/ros that real ROS 2 talks to. It runs
+// one mode until SIGINT/SIGTERM; ROS arguments (--ros-args ...) follow the
+// mode's own arguments:
+//
+//	ournodes talker        node "ours_talker": std_msgs/String "ours <n>" on
+//	                       /ours/chatter every 100 ms (reliable, volatile,
+//	                       keep last 10); "latched from ours" once on
+//	                       /ours/latched (transient local, keep last 1);
+//	                       every String on /ours/to_ours is printed and
+//	                       logged at info ("got: <text>") and at warn
+//	                       ("warned: <text>")
+//	ournodes server        node "ours_server": ~/set (std_srvs/SetBool,
+//	                       success = data, message "set <data>"), ~/trigger
+//	                       (std_srvs/Trigger, message "triggered <n>"),
+//	                       ~/fibonacci (example_interfaces/action/Fibonacci:
+//	                       one feedback per step every 100 ms, cancelable;
+//	                       negative orders rejected), parameters speed
+//	                       (double 1.5, 0..10), label ("ours"), enabled
+//	                       (true), limit (int 7, read-only)
+//	ournodes nodes FQN...  one bare node per fully qualified name
+//
+// The domain and discovery come from the environment (ROS_DOMAIN_ID, ...).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	example_interfaces_action "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/action"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ournodes:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: ournodes talker|server|nodes ... [--ros-args ...]")
+	}
+	mode, rest := args[0], args[1:]
+	var plain, rosArgs []string
+	for i, a := range rest {
+		if a == "--ros-args" {
+			plain, rosArgs = rest[:i], rest[i:]
+			break
+		}
+	}
+	if rosArgs == nil {
+		plain = rest
+	}
+	rc, err := ros.NewContext(ros.ContextOptions{Args: rosArgs})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	switch mode {
+	case "talker":
+		err = talker(rc)
+	case "server":
+		err = server(rc)
+	case "nodes":
+		err = nodes(rc, plain)
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Println("ournodes ready")
+	return rc.Spin(context.Background())
+}
+
+func talker(rc *ros.Context) error {
+	n, err := rc.NewNode("ours_talker", "")
+	if err != nil {
+		return err
+	}
+	pub, err := ros.NewPublisher[std_msgs_msg.String](n, "/ours/chatter", ros.QoSDefault)
+	if err != nil {
+		return err
+	}
+	count := 0
+	if _, err := n.NewTimer(100*time.Millisecond, func() {
+		count++
+		if err := pub.Publish(&std_msgs_msg.String{Data: fmt.Sprintf("ours %d", count)}); err != nil {
+			n.Logger().Errorf("publish: %v", err)
+		}
+	}); err != nil {
+		return err
+	}
+	latched, err := ros.NewPublisher[std_msgs_msg.String](n, "/ours/latched", ros.QoSLatched)
+	if err != nil {
+		return err
+	}
+	if err := latched.Publish(&std_msgs_msg.String{Data: "latched from ours"}); err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, "/ours/to_ours", ros.QoSDefault, func(m *std_msgs_msg.String) {
+		fmt.Println("got: " + m.Data)
+		n.Logger().Infof("got: %s", m.Data)
+		n.Logger().Warnf("warned: %s", m.Data)
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+type (
+	fibGoal     = example_interfaces_action.Fibonacci_Goal
+	fibResult   = example_interfaces_action.Fibonacci_Result
+	fibFeedback = example_interfaces_action.Fibonacci_Feedback
+)
+
+func server(rc *ros.Context) error {
+	n, err := rc.NewNode("ours_server", "")
+	if err != nil {
+		return err
+	}
+	if _, err := ros.NewService(n, "~/set", func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+		fmt.Printf("set %v\n", req.Data)
+		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: fmt.Sprintf("set %v", req.Data)}, nil
+	}); err != nil {
+		return err
+	}
+	count := 0
+	if _, err := ros.NewService(n, "~/trigger", func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+		count++ // callbacks of one node never run concurrently
+		return &std_srvs_srv.Trigger_Response{Success: true, Message: fmt.Sprintf("triggered %d", count)}, nil
+	}); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		def  any
+		d    ros.ParamDescriptor
+	}{
+		{"speed", 1.5, ros.ParamDescriptor{Description: "metres per second",
+			FloatRange: &param.FloatRange{From: 0, To: 10}}},
+		{"label", "ours", ros.ParamDescriptor{Description: "a name"}},
+		{"enabled", true, ros.ParamDescriptor{}},
+		{"limit", int64(7), ros.ParamDescriptor{ReadOnly: true}},
+	} {
+		if _, err := n.DeclareParameter(p.name, p.def, p.d); err != nil {
+			return err
+		}
+	}
+	_, err = ros.NewActionServer(n, "~/fibonacci", example_interfaces_action.Fibonacci_ActionType,
+		func(ctx context.Context, g *ros.ServerGoal[fibGoal, fibFeedback]) (*fibResult, error) {
+			seq := []int32{0, 1}
+			for i := 1; i < int(g.Goal().Order); i++ {
+				seq = append(seq, seq[i]+seq[i-1])
+				if err := g.PublishFeedback(&fibFeedback{Sequence: append([]int32(nil), seq...)}); err != nil {
+					return nil, err
+				}
+				select {
+				case <-ctx.Done():
+					fmt.Println("fibonacci canceled")
+					return &fibResult{Sequence: seq}, ros.ErrGoalCanceled
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			fmt.Println("fibonacci succeeded")
+			return &fibResult{Sequence: seq}, nil
+		},
+		ros.ActionServerOptions[fibGoal]{AcceptGoal: func(_ action.GoalID, g *fibGoal) error {
+			fmt.Printf("fibonacci goal %d\n", g.Order)
+			if g.Order < 0 {
+				return errors.New("negative order")
+			}
+			return nil
+		}})
+	return err
+}
+
+func nodes(rc *ros.Context, names []string) error {
+	for _, fqn := range names {
+		ns, name := path.Split(fqn)
+		if _, err := rc.NewNode(name, strings.TrimSuffix(ns, "/")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
