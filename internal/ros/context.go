@@ -178,9 +178,11 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		stop := make(chan struct{})
+		var signaled atomic.Bool
 		go func() {
 			select {
 			case <-ch:
+				signaled.Store(true)
 				c.Shutdown()
 			case <-stop:
 				return
@@ -188,7 +190,8 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			// Ctrl-C in a terminal reaches every process of the
 			// foreground group, and `ros2 launch` forwards it to its
 			// children as well: a repeat right after the first signal is
-			// that copy. Later, a second signal gets the default
+			// that copy, even when it comes after Close, while main is
+			// returning. Later, a second signal gets the default
 			// behaviour (exit), in case shutting down hangs.
 			grace := time.NewTimer(repeatSignalGrace)
 			defer grace.Stop()
@@ -198,12 +201,16 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 				case <-grace.C:
 					signal.Stop(ch)
 					return
-				case <-stop:
-					return
 				}
 			}
 		}()
-		c.stopSignals = func() { signal.Stop(ch); close(stop) }
+		c.stopSignals = func() {
+			// After a signal, the grace period runs on past Close.
+			if !signaled.Load() {
+				signal.Stop(ch)
+				close(stop)
+			}
+		}
 	}
 	return c, nil
 }

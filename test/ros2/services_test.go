@@ -37,6 +37,10 @@ func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	events := d.start("ros2 topic echo /parameter_events", d.rosEnv(), "ros2", "topic", "echo", "/parameter_events",
 		"rcl_interfaces/msg/ParameterEvent", "--no-daemon")
 
+	// ros2 action list and info have no --no-daemon: the daemon of the
+	// test's domain starts now, to have the whole graph by the time they
+	// ask it (it is stopped when the test ends).
+	d.ros2One("daemon", "start")
 	nd := []string{"--no-daemon", "--spin-time", "2"}
 	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
 	res := d.ros2(
