@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,9 +30,13 @@ var demoNodes = []string{
 // drives Velma's joint trajectory action; SIGINT stops everything.
 func TestDemoLaunchedByROS2(t *testing.T) {
 	d := newDom(t)
-	ws := filepath.Join(d.dir, "ws")
-	d.run(d.rosEnv(), "bash", filepath.Join(peer.repo, "scripts/check-colcon.sh"), ws)
-	env := d.sourced(d.rosEnv(), filepath.Join(ws, "install", "setup.bash"))
+	if peer.colconErr != nil {
+		t.Fatal(peer.colconErr)
+	}
+	env, err := sourceEnv(d.rosEnv(), filepath.Join(peer.ws, "install", "setup.bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	launch := d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "demo.launch.xml")
 
 	// The test's own Context waits for the graph and watches Velma.
@@ -165,6 +168,9 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 		"{trajectory: {joint_names: [head_pan_joint, head_tilt_joint], points: [{positions: [0.3, 0.1], time_from_start: {sec: 1}}]}}"}})[0]
 	mustContain(t, "ros2 action send_goal to Velma", goal.Stdout, "Goal accepted", "Feedback:", "head_pan_joint",
 		"Goal finished with status: SUCCEEDED")
+	// A slow one, canceled with Ctrl-C.
+	d.cancelWithCtrlC(c, "/velma/velma_core/head_spline_trajectory_action_joint", "control_msgs/action/FollowJointTrajectory",
+		"{trajectory: {joint_names: [head_pan_joint, head_tilt_joint], points: [{positions: [-0.5, -0.2], time_from_start: {sec: 20}}]}}")
 
 	// SIGINT (Ctrl-C) stops the launch and every process it started.
 	pids := launchedPIDs(launch)
@@ -183,24 +189,6 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	if n := strings.Count(launch.output(), "process has finished cleanly"); n != len(pids) {
 		t.Errorf("%d of %d processes finished cleanly on SIGINT:\n%s", n, len(pids), launch.output())
 	}
-}
-
-// sourced returns env after sourcing script in bash.
-func (d *dom) sourced(env []string, script string) []string {
-	d.t.Helper()
-	cmd := exec.Command("bash", "-c", fmt.Sprintf(". %q && env -0", script))
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		d.t.Fatalf("sourcing %s: %v", script, err)
-	}
-	var res []string
-	for _, kv := range strings.Split(string(out), "\x00") {
-		if kv != "" {
-			res = append(res, kv)
-		}
-	}
-	return res
 }
 
 // context returns a spinning Context of the test process on the test's

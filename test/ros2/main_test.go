@@ -41,6 +41,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
 )
 
 // deadline bounds every wait; reaching it is a failure, never a result.
@@ -53,6 +54,10 @@ var peer struct {
 	baseEnv []string // environment of our processes, without ROS_* variables
 	bin     string   // our executables
 	overlay string   // build-peer.sh output: install/ (interfaces), bin/ros2_peer
+	ws      string   // colcon workspace of this repo (install/setup.bash)
+	// colconErr is why the colcon build of the repo failed (only the
+	// launch test needs it).
+	colconErr error
 	repo    string
 	tmp     string
 }
@@ -113,11 +118,24 @@ func setUp() int {
 	}
 	cache = filepath.Join(cache, "fsmnodes", "ros2-peer")
 
-	// Our executables and the ROS side build at the same time.
+	baseEnv, err := sourceEnv(nil, filepath.Join(prefix, "env.sh"))
+	if err != nil {
+		return fail(err)
+	}
+
+	// Our executables (then the colcon overlay of the repo, whose go build
+	// finds them in the build cache) and the ROS side build at the same
+	// time.
 	var wg sync.WaitGroup
 	var goErr, peerErr error
 	wg.Add(2)
-	go func() { defer wg.Done(); goErr = buildOurs() }()
+	go func() {
+		defer wg.Done()
+		if goErr = buildOurs(); goErr != nil {
+			return
+		}
+		peer.colconErr = buildColcon(baseEnv)
+	}()
 	go func() {
 		defer wg.Done()
 		out, err := exec.Command("bash", filepath.Join(peer.repo, "test/ros2/build-peer.sh"), cache).Output()
@@ -138,13 +156,12 @@ func setUp() int {
 	if peerErr != nil {
 		return fail(peerErr)
 	}
-	script := fmt.Sprintf(". %q && . %q && env -0", filepath.Join(prefix, "env.sh"), filepath.Join(peer.overlay, "install", "setup.bash"))
-	out, err := exec.Command("bash", "-c", script).Output()
+	env, err := sourceEnv(baseEnv, filepath.Join(peer.overlay, "install", "setup.bash"))
 	if err != nil {
-		return fail(fmt.Errorf("sourcing ROS 2: %v", err))
+		return fail(err)
 	}
-	for _, kv := range strings.Split(string(out), "\x00") {
-		if kv != "" && !perTestVar(kv) {
+	for _, kv := range env {
+		if !perTestVar(kv) {
 			peer.rosEnv = append(peer.rosEnv, kv)
 		}
 	}
@@ -154,6 +171,36 @@ func setUp() int {
 		}
 	}
 	return 0
+}
+
+// sourceEnv returns the environment after sourcing script in bash, started
+// with env (nil: this process's).
+func sourceEnv(env []string, script string) ([]string, error) {
+	cmd := exec.Command("bash", "-c", fmt.Sprintf(". %q && env -0", script))
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("sourcing %s: %v", script, err)
+	}
+	var res []string
+	for _, kv := range strings.Split(string(out), "\x00") {
+		if kv != "" {
+			res = append(res, kv)
+		}
+	}
+	return res, nil
+}
+
+// buildColcon builds the repo as a colcon package (scripts/check-colcon.sh)
+// against ROS 2 into peer.tmp/ws, for ros2 launch.
+func buildColcon(rosEnv []string) error {
+	peer.ws = filepath.Join(peer.tmp, "ws")
+	cmd := exec.Command("bash", filepath.Join(peer.repo, "scripts/check-colcon.sh"), peer.ws)
+	cmd.Env = rosEnv
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("scripts/check-colcon.sh against ROS 2: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // perTestVar reports whether kv is a variable each test sets itself.
@@ -179,7 +226,9 @@ func buildOurs() error {
 	for _, n := range nodes {
 		pkgs = append(pkgs, "./nodes/"+filepath.Base(n))
 	}
-	cmd := exec.Command(goTool, append([]string{"build", "-o", peer.bin + "/"}, pkgs...)...)
+	// -trimpath as the colcon build does, so that it finds every package
+	// compiled already.
+	cmd := exec.Command(goTool, append([]string{"build", "-trimpath", "-o", peer.bin + "/"}, pkgs...)...)
 	cmd.Dir = peer.repo
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
@@ -563,5 +612,48 @@ func waitGraph(t *testing.T, c *ros.Context, what string, cond func() bool) {
 	defer cancel()
 	if err := c.WaitForGraph(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// cancelWithCtrlC runs `ros2 action send_goal --feedback` with goal, presses
+// Ctrl-C once the goal executes, and waits for the server to report the
+// goal CANCELED on the action's status topic (watched by c). Humble's CLI
+// then prints "Exception while canceling goal: None": its SIGINT handler
+// has shut rclpy down before the answer arrives (with rclcpp servers too).
+func (d *dom) cancelWithCtrlC(c *ros.Context, action, typ, goal string) {
+	d.t.Helper()
+	n, err := c.NewNode("cancel_watch_"+strings.NewReplacer("/", "_").Replace(strings.Trim(action, "/")), "/test")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	canceled := make(chan string, 10)
+	if _, err := ros.NewSubscription(n, action+"/_action/status", ros.QoSLatched.KeepLast(1),
+		func(m *action_msgs_msg.GoalStatusArray) {
+			for _, st := range m.StatusList {
+				if st.Status == action_msgs_msg.GoalStatus_STATUS_CANCELED {
+					canceled <- fmt.Sprintf("%x", st.GoalInfo.GoalId.Uuid)
+				}
+			}
+		}); err != nil {
+		d.t.Fatal(err)
+	}
+	sg := d.start("ros2 action send_goal "+action, d.rosEnv(), "ros2", "action", "send_goal", "--feedback", action, typ, goal)
+	id := strings.TrimPrefix(sg.waitLine("Goal accepted with ID: "), "Goal accepted with ID: ")
+	// Ctrl-C only cancels once the CLI has seen the goal executing (on the
+	// status topic); a few feedback messages later it has.
+	sg.waitMatch("a third feedback", func(string) bool { return strings.Count(sg.output(), "Feedback:") >= 3 })
+	sg.interrupt()
+	sg.waitLine("Canceling goal...")
+	timeout := time.After(deadline)
+	for {
+		select {
+		case got := <-canceled:
+			if got == id {
+				sg.wait()
+				return
+			}
+		case <-timeout:
+			d.t.Fatalf("goal %s of %s never reported CANCELED on the status topic", id, action)
+		}
 	}
 }
