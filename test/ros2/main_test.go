@@ -58,8 +58,8 @@ var peer struct {
 	// colconErr is why the colcon build of the repo failed (only the
 	// launch test needs it).
 	colconErr error
-	repo    string
-	tmp     string
+	repo      string
+	tmp       string
 }
 
 func TestMain(m *testing.M) {
