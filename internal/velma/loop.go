@@ -55,14 +55,15 @@ type LoopStats struct {
 	Iterations uint64
 	Overruns   uint64 // iterations whose step ended after the next deadline
 	P50, P99   time.Duration
+	P999       time.Duration
 	Max        time.Duration
 	MaxStep    time.Duration // longest step duration
 }
 
 // String formats the stats.
 func (s LoopStats) String() string {
-	return fmt.Sprintf("iterations=%d overruns=%d period p50=%v p99=%v max=%v step max=%v",
-		s.Iterations, s.Overruns, s.P50, s.P99, s.Max, s.MaxStep)
+	return fmt.Sprintf("iterations=%d overruns=%d period p50=%v p99=%v p99.9=%v max=%v step max=%v",
+		s.Iterations, s.Overruns, s.P50, s.P99, s.P999, s.Max, s.MaxStep)
 }
 
 // Loop calls a step function at a fixed period and measures the period
@@ -73,6 +74,7 @@ type Loop struct {
 	period  time.Duration
 	clock   Clock
 	samples []time.Duration // ring of the last measured periods
+	sorted  []time.Duration // scratch of Stats (no allocation per call)
 	next    int
 	full    bool
 	stats   LoopStats
@@ -90,7 +92,7 @@ func NewLoop(period time.Duration, clock Clock, window int) (*Loop, error) {
 	if clock == nil {
 		clock = RealClock{}
 	}
-	return &Loop{period: period, clock: clock, samples: make([]time.Duration, window)}, nil
+	return &Loop{period: period, clock: clock, samples: make([]time.Duration, window), sorted: make([]time.Duration, window)}, nil
 }
 
 // Run calls step every period until ctx is done or step returns false.
@@ -142,7 +144,8 @@ func (l *Loop) Counts() (iterations, overruns uint64) {
 }
 
 // Stats returns the statistics so far; percentiles cover the window. Call
-// it from the loop goroutine (inside step) or after Run returned.
+// it from the loop goroutine (inside step) or after Run returned. It
+// allocates nothing (but sorts the window: call it seldom).
 func (l *Loop) Stats() LoopStats {
 	s := l.stats
 	n := l.next
@@ -150,10 +153,12 @@ func (l *Loop) Stats() LoopStats {
 		n = len(l.samples)
 	}
 	if n > 0 {
-		w := slices.Clone(l.samples[:n])
+		w := l.sorted[:n]
+		copy(w, l.samples[:n])
 		slices.Sort(w)
 		s.P50 = w[n/2]
 		s.P99 = w[min(n-1, n*99/100)]
+		s.P999 = w[min(n-1, n*999/1000)]
 	}
 	return s
 }

@@ -1,0 +1,132 @@
+// Package rt holds the real-time measures a control loop process takes on
+// Linux: locking its memory, running its loop thread under SCHED_FIFO,
+// pre-faulting the loop goroutine's stack and tuning the garbage
+// collector. Each measure reports whether it took effect, so a node can
+// log clearly what it has and what it lacks (an unprivileged process
+// usually gets neither mlockall nor SCHED_FIFO).
+package rt
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options select the measures.
+type Options struct {
+	// LockMemory calls mlockall(MCL_CURRENT|MCL_FUTURE): no page of the
+	// process is swapped out or faulted in lazily during the loop.
+	LockMemory bool
+	// Priority > 0 runs the calling (loop) thread under SCHED_FIFO at that
+	// priority (1…99); 0 leaves it under the normal scheduler.
+	Priority int
+	// GCPercent is passed to debug.SetGCPercent when ≠ 0 (a loop that
+	// allocates nothing leaves the collector little to do; a higher value
+	// makes its rare cycles rarer).
+	GCPercent int
+	// MemoryLimit is passed to debug.SetMemoryLimit when > 0.
+	MemoryLimit int64
+	// StackBytes pre-faults that much of the calling goroutine's stack so
+	// the loop never grows (copies) it mid-iteration.
+	StackBytes int
+}
+
+// Result says what each measure did; a nil error means it took effect or
+// was not asked for.
+type Result struct {
+	MemoryLocked bool
+	MemoryErr    error
+	FIFO         bool
+	FIFOErr      error
+	GCPercent    int // the previous setting when changed
+	StackBytes   int
+}
+
+// String describes the result for a log line.
+func (r Result) String() string {
+	s := "mlockall: "
+	switch {
+	case r.MemoryLocked:
+		s += "locked"
+	case r.MemoryErr != nil:
+		s += "NOT locked (" + r.MemoryErr.Error() + ")"
+	default:
+		s += "off"
+	}
+	s += "; SCHED_FIFO: "
+	switch {
+	case r.FIFO:
+		s += "on"
+	case r.FIFOErr != nil:
+		s += "NOT available (" + r.FIFOErr.Error() + ")"
+	default:
+		s += "off (normal scheduler)"
+	}
+	return s + fmt.Sprintf("; stack pre-faulted %d KiB", r.StackBytes/1024)
+}
+
+// Prepare must be called on the loop goroutine, which it locks to its OS
+// thread (the thread then keeps its scheduling policy); the caller should
+// defer runtime.UnlockOSThread only if it wants the thread back.
+func Prepare(o Options) Result {
+	runtime.LockOSThread()
+	var r Result
+	if o.LockMemory {
+		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+			r.MemoryErr = fmt.Errorf("mlockall: %w (needs CAP_IPC_LOCK or a RLIMIT_MEMLOCK large enough)", err)
+		} else {
+			r.MemoryLocked = true
+		}
+	}
+	if o.Priority > 0 {
+		if err := SetFIFO(o.Priority); err != nil {
+			r.FIFOErr = err
+		} else {
+			r.FIFO = true
+		}
+	}
+	if o.GCPercent != 0 {
+		r.GCPercent = debug.SetGCPercent(o.GCPercent)
+	}
+	if o.MemoryLimit > 0 {
+		debug.SetMemoryLimit(o.MemoryLimit)
+	}
+	if o.StackBytes > 0 {
+		PrefaultStack(o.StackBytes)
+		r.StackBytes = o.StackBytes
+	}
+	return r
+}
+
+// SetFIFO puts the calling OS thread under SCHED_FIFO with the given
+// priority. Lock the goroutine to its thread first.
+func SetFIFO(priority int) error {
+	if priority < 1 || priority > 99 {
+		return fmt.Errorf("SCHED_FIFO priority %d, want 1…99", priority)
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(priority)}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return fmt.Errorf("sched_setattr SCHED_FIFO %d: %w (needs CAP_SYS_NICE or RLIMIT_RTPRIO)", priority, err)
+	}
+	return nil
+}
+
+// stackChunk is the frame size of one PrefaultStack level.
+const stackChunk = 4096
+
+// PrefaultStack grows the calling goroutine's stack to at least n bytes by
+// recursing with large frames; Go keeps the grown stack (it shrinks only
+// at a GC when less than a quarter is used, so call this again after long
+// pauses if it matters).
+//
+//go:noinline
+func PrefaultStack(n int) byte {
+	var buf [stackChunk]byte
+	buf[0] = byte(n)
+	if n > stackChunk {
+		buf[1] = PrefaultStack(n - stackChunk)
+	}
+	return buf[0] + buf[1]
+}

@@ -1,0 +1,249 @@
+package subsys
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/rt"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/sim"
+)
+
+// rig runs the four loops as goroutines over real buffer files.
+type rig struct {
+	t      *testing.T
+	bufs   Buffers
+	body   *VeBody
+	cs     *CS
+	sim    *Sim
+	client *Client
+	stopCS context.CancelFunc
+	wg     sync.WaitGroup
+	csDone chan struct{}
+}
+
+func opts(b Buffers) (VeBodyOptions, CSOptions) {
+	return VeBodyOptions{Buffers: b, Period: 2 * time.Millisecond, StatusTimeout: 2 * time.Millisecond, CommandTimeout: 5 * time.Millisecond},
+		CSOptions{Buffers: b, StatusTimeout: 20 * time.Millisecond, TaskTimeout: 500 * time.Millisecond}
+}
+
+func newRig(t *testing.T, safeIterations int) *rig {
+	b := Buffers{Prefix: filepath.Join(t.TempDir(), "velma")}
+	vo, _ := opts(b)
+	cfg := velma.DefaultAgentConfig()
+	cfg.VeBody.SafeIterations = safeIterations
+	s, err := NewSim(sim.DefaultConfig(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := NewVeBody(cfg.VeBody, vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, bufs: b, body: body, sim: s, client: cl}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		if r.stopCS != nil {
+			r.stopCS()
+		}
+		r.wg.Wait()
+		body.Close()
+		s.Close()
+		cl.Close()
+	})
+	r.wg.Add(2)
+	go func() {
+		defer r.wg.Done()
+		realtime()
+		for ctx.Err() == nil {
+			s.Step(20 * time.Millisecond)
+		}
+	}()
+	go func() {
+		defer r.wg.Done()
+		realtime()
+		body.Loop().Run(ctx, body.Step)
+	}()
+	r.startCS()
+	return r
+}
+
+func (r *rig) startCS() {
+	_, co := opts(r.bufs)
+	cs, err := NewCS(velma.DefaultCSConfig(), co)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cs, r.stopCS, r.csDone = cs, cancel, make(chan struct{})
+	r.wg.Add(1)
+	done := r.csDone
+	go func() {
+		defer r.wg.Done()
+		defer close(done)
+		defer cs.Close()
+		realtime()
+		for ctx.Err() == nil {
+			cs.Step()
+		}
+	}()
+}
+
+// realtime locks the calling goroutine to its thread and, where the
+// process may, puts the thread under SCHED_FIFO, as the nodes do: the
+// scenarios then survive a loaded machine. The goroutine ends locked, so
+// its thread ends with it.
+func realtime() {
+	runtime.LockOSThread()
+	_ = rt.SetFIFO(10)
+}
+
+// killCS stops cs between two iterations (as a crash would, its buffers
+// stay as they were).
+func (r *rig) killCS() {
+	r.stopCS()
+	<-r.csDone
+	r.stopCS = nil
+}
+
+// until exchanges with cs (heartbeats, task) until cond holds on a report.
+func (r *rig) until(what string, timeout time.Duration, task *velma.TaskCommand, cond func(*velma.Report) bool) *velma.Report {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		rep, _, ok := r.client.Exchange(task, 10*time.Millisecond)
+		task = nil
+		if ok && cond(rep) {
+			return rep
+		}
+	}
+	r.t.Fatalf("timed out waiting for %s; ve_body %+v", what, r.body.Report())
+	return nil
+}
+
+func TestProcessesStartMoveAndCSCrash(t *testing.T) {
+	r := newRig(t, 50)
+	r.until("cs safe, ve_body transparent", 30*time.Second, nil, func(rep *velma.Report) bool {
+		return rep.CS.State == velma.CSSafe && !rep.BodyState.IsSafe()
+	})
+	r.until("motors ready", 30*time.Second, &velma.TaskCommand{Motors: velma.MotorRequests{TorsoEnable: true, HeadPanEnable: true, HeadTiltEnable: true}}, func(rep *velma.Report) bool {
+		return rep.Status.HeadPan.Enabled && rep.Status.HeadTilt.Enabled
+	})
+	r.until("homed", 30*time.Second, &velma.TaskCommand{Motors: velma.MotorRequests{HeadPanHome: true, HeadTiltHome: true}}, func(rep *velma.Report) bool {
+		return rep.CS.MotorsReady
+	})
+	rep := r.until("status", time.Second, nil, func(*velma.Report) bool { return true })
+	q, _ := rep.Status.BodyQ()
+	goal := q
+	goal[1] += 0.6
+	jnt := &velma.JointTrajectoryCommand{ID: 7, Points: []velma.JointPoint{{Positions: goal[:], TimeFromStart: 3 * time.Second}}}
+	r.until("jnt_imp moving", 10*time.Second, &velma.TaskCommand{Jnt: jnt}, func(rep *velma.Report) bool {
+		_, dq := rep.Status.BodyQ()
+		return rep.CS.State == velma.CSJntImp && dq[1] > 0.05
+	})
+	r.killCS()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b := r.body.Report()
+		if b.SafeEntry != 0 && b.MaxJointSpeed < 0.02 {
+			t.Logf("cs gone after iteration %d; ve_body safe at iteration %d; arm at rest (%.4f rad/s) at iteration %d",
+				b.SafeEntryLast, b.SafeEntry, b.MaxJointSpeed, b.Iteration)
+			if b.SafeEntry-b.SafeEntryLast > 2 {
+				t.Fatalf("ve_body went safe %d iterations after cs's last command", b.SafeEntry-b.SafeEntryLast)
+			}
+			if b.Iteration-b.SafeEntry > 500 {
+				t.Fatalf("arm at rest only %d iterations after safe", b.Iteration-b.SafeEntry)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ve_body not safe and at rest: %+v", b)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	// restart cs: idle → (ve_body leaves safe) → safe
+	r.startCS()
+	r.until("cs back in safe with ve_body transparent", 30*time.Second, nil, func(rep *velma.Report) bool {
+		return rep.CS.State == velma.CSSafe && !rep.BodyState.IsSafe()
+	})
+}
+
+func TestTaskSourceSilence(t *testing.T) {
+	r := newRig(t, 50)
+	r.until("cs safe, ve_body transparent", 30*time.Second, nil, func(rep *velma.Report) bool {
+		return rep.CS.State == velma.CSSafe && !rep.BodyState.IsSafe()
+	})
+	r.until("motors enabled", 30*time.Second, &velma.TaskCommand{Motors: velma.MotorRequests{TorsoEnable: true, HeadPanEnable: true, HeadTiltEnable: true}}, func(rep *velma.Report) bool {
+		return rep.Status.HeadPan.Enabled && rep.Status.HeadTilt.Enabled
+	})
+	r.until("homed", 30*time.Second, &velma.TaskCommand{Motors: velma.MotorRequests{HeadPanHome: true, HeadTiltHome: true}}, func(rep *velma.Report) bool { return rep.CS.MotorsReady })
+	rep := r.until("status", time.Second, nil, func(*velma.Report) bool { return true })
+	q, _ := rep.Status.BodyQ()
+	goal := q
+	goal[1] += 0.6
+	jnt := &velma.JointTrajectoryCommand{ID: 9, Points: []velma.JointPoint{{Positions: goal[:], TimeFromStart: 5 * time.Second}}}
+	r.until("jnt_imp", 10*time.Second, &velma.TaskCommand{Jnt: jnt}, func(rep *velma.Report) bool { return rep.CS.State == velma.CSJntImp })
+	// the interface falls silent (no heartbeats)
+	deadline := time.Now().Add(10 * time.Second)
+	for r.cs.Report().SourceLost == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("cs did not notice the silent task source: %+v %+v", r.cs.Report(), r.cs.cs.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if id := r.cs.Report().LastLostID; id != 9 {
+		t.Fatalf("lost motion %d, want 9", id)
+	}
+	r.until("cs safe after the lost source", 10*time.Second, nil, func(rep *velma.Report) bool { return rep.CS.State == velma.CSSafe })
+}
+
+func TestStepsAllocateNothing(t *testing.T) {
+	b := Buffers{Prefix: filepath.Join(t.TempDir(), "velma")}
+	vo, co := opts(b)
+	vo.StatusTimeout, vo.CommandTimeout, co.StatusTimeout = time.Millisecond, time.Millisecond, time.Millisecond
+	s, err := NewSim(sim.DefaultConfig(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	body, err := NewVeBody(velma.DefaultVeBodyConfig(), vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	cs, err := NewCS(velma.DefaultCSConfig(), co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cl, err := NewClient(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	s.Step(time.Millisecond)
+	body.connect()
+	cs.connect()
+	// one lock-step iteration of all three, in the order of the loop
+	iterate := func() {
+		now := time.Now()
+		body.Step(now) // publishes status, waits for cs (times out: cs runs after)
+		cs.Step()
+		s.Step(time.Millisecond)
+	}
+	for range 50 {
+		iterate()
+	}
+	if a := testing.AllocsPerRun(200, iterate); a != 0 {
+		t.Fatalf("%v allocations per iteration of ve_body, cs and sim", a)
+	}
+}

@@ -1,0 +1,240 @@
+package subsys
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/iobuf"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+)
+
+// Ring lengths of the buffers.
+const (
+	loopSlots = 8  // per-iteration buffers
+	taskSlots = 32 // task commands (100 Hz heartbeats and bursts of goals)
+)
+
+// reconnectEvery is how many iterations pass between attempts to open a
+// buffer whose writer has not created it yet.
+const reconnectEvery = 100
+
+// VeBodyOptions configure the ve_body process loop.
+type VeBodyOptions struct {
+	Buffers Buffers
+	Period  time.Duration
+	// StatusTimeout is how long an iteration waits for a new effector
+	// status, CommandTimeout how long it waits for cs's command after
+	// passing the status up (the original's buffer timeouts: 2 ms).
+	StatusTimeout, CommandTimeout time.Duration
+	Window                        int // periods kept for percentiles
+}
+
+// VeBodyReport is ve_body's state for introspection (the node's diag
+// topic). Iteration numbers let tests reason in iterations rather than
+// wall-clock time.
+type VeBodyReport struct {
+	Iteration       uint64
+	State           velma.BodyState
+	SC              velma.StatusSC
+	LastCmd         uint64  // last iteration that had a valid cs command
+	CmdLostAt       uint64  // first iteration of the current run without one (0: none)
+	SafeEntry       uint64  // last iteration in which ve_body left transp for safe
+	SafeEntryLast   uint64  // LastCmd at that moment
+	LastStatus      uint64  // last iteration with a new effector status
+	MaxJointSpeed   float64 // largest |q̇| of the 15 body joints in the last status
+	CmdMissed       uint64
+	StatusMissed    uint64
+	CSConnected     bool
+	SimConnected    bool
+	Loop            velma.LoopStats
+	CmdWaitMax      time.Duration // longest wait for cs's command (since start)
+	CmdWaitLast     time.Duration
+	EffStatusAnswer uint64 // iteration the last effector status answered
+}
+
+// VeBody is the velma_core_ve_body process loop: it owns the clock and
+// runs ve_body twice an iteration between the effectors' and cs's buffers.
+type VeBody struct {
+	opt  VeBodyOptions
+	body *velma.VeBody
+	loop *velma.Loop
+
+	stW  *iobuf.Writer[BodyStatus]
+	effW *iobuf.Writer[EffCommand]
+	effR *iobuf.Reader[EffStatus]
+	cmdR *iobuf.Reader[BodyCommand]
+
+	lastEff, lastCmd uint64
+	effRec           EffStatus
+	stRec            BodyStatus
+	cmdRec           BodyCommand
+	outRec           EffCommand
+	diag             BodyDiag
+	lastStats        time.Time
+	prevState        velma.BodyState
+
+	mu  sync.Mutex
+	rep VeBodyReport
+}
+
+// NewVeBody creates ve_body's output buffers; the inputs are opened as
+// their writers appear.
+func NewVeBody(cfg velma.VeBodyConfig, opt VeBodyOptions) (*VeBody, error) {
+	if opt.Period <= 0 || opt.StatusTimeout < 0 || opt.CommandTimeout < 0 {
+		return nil, fmt.Errorf("ve_body: period %v and timeouts %v, %v must be > 0", opt.Period, opt.StatusTimeout, opt.CommandTimeout)
+	}
+	if opt.Window <= 0 {
+		opt.Window = int(10 * time.Second / opt.Period)
+	}
+	l, err := velma.NewLoop(opt.Period, nil, opt.Window)
+	if err != nil {
+		return nil, fmt.Errorf("ve_body: %w", err)
+	}
+	v := &VeBody{opt: opt, body: velma.NewVeBody(cfg), loop: l, prevState: velma.BodyIdle}
+	if v.stW, err = iobuf.Create[BodyStatus](opt.Buffers.Path(BodyStatusFile), loopSlots); err != nil {
+		return nil, fmt.Errorf("ve_body: %w", err)
+	}
+	if v.effW, err = iobuf.Create[EffCommand](opt.Buffers.Path(EffCommandFile), loopSlots); err != nil {
+		v.stW.Close()
+		return nil, fmt.Errorf("ve_body: %w", err)
+	}
+	v.connect()
+	return v, nil
+}
+
+// Loop returns the loop (for Run).
+func (v *VeBody) Loop() *velma.Loop { return v.loop }
+
+func (v *VeBody) connect() {
+	if v.effR == nil {
+		if r, err := iobuf.Open[EffStatus](v.opt.Buffers.Path(EffStatusFile)); err == nil {
+			v.effR, v.lastEff = r, r.Head()
+		}
+	}
+	if v.cmdR == nil {
+		if r, err := iobuf.Open[BodyCommand](v.opt.Buffers.Path(BodyCommandFile)); err == nil {
+			v.cmdR, v.lastCmd = r, r.Head()
+		}
+	}
+}
+
+// Close closes the buffers.
+func (v *VeBody) Close() {
+	v.stW.Close()
+	v.effW.Close()
+	if v.effR != nil {
+		v.effR.Close()
+	}
+	if v.cmdR != nil {
+		v.cmdR.Close()
+	}
+}
+
+// Report returns ve_body's current state (any goroutine).
+func (v *VeBody) Report() VeBodyReport {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.rep
+}
+
+// Step is one iteration (the loop's step function; it allocates nothing
+// once both inputs are connected).
+func (v *VeBody) Step(now time.Time) bool {
+	it := v.diag.Loop.Iterations + 1
+	if (v.effR == nil || v.cmdR == nil) && it%reconnectEvery == 1 {
+		v.connect()
+	}
+	// status run: a new effector status since the last iteration
+	ok := false
+	if v.effR != nil && v.effR.Wait(v.lastEff, v.opt.StatusTimeout) {
+		if s := v.effR.Latest(&v.effRec); s > v.lastEff {
+			v.lastEff, ok = s, v.effRec.Valid
+		}
+	}
+	if !ok {
+		v.diag.StatusMissed++
+	}
+	bs := v.body.RunStatus(v.effRec.Status, ok)
+	v.diag.StatusState = v.body.State()
+	v.stRec.Iteration = it
+	v.stRec.Status = bs
+	v.stRec.Effector = v.body.LastStatus()
+	v.stRec.SC = v.body.SC()
+	v.stRec.Diag = v.diag
+	v.stW.Write(&v.stRec)
+
+	// command run: cs's answer to this iteration's status
+	var cmd velma.BodyCommand
+	waitStart := time.Now()
+	if v.cmdR != nil {
+		for {
+			left := v.opt.CommandTimeout - time.Since(waitStart)
+			if !v.cmdR.Wait(v.lastCmd, left) {
+				break
+			}
+			s := v.cmdR.Latest(&v.cmdRec)
+			if s <= v.lastCmd {
+				break // damaged record: treat as missing
+			}
+			v.lastCmd = s
+			if v.cmdRec.Iteration == it {
+				cmd = v.cmdRec.Command
+				break
+			}
+			// an answer to an older iteration (cs was late): keep waiting
+		}
+	}
+	wait := time.Since(waitStart)
+	if !cmd.Valid {
+		v.diag.CmdMissed++
+	}
+	out, send := v.body.RunCommand(cmd)
+	v.outRec.Iteration, v.outRec.Send, v.outRec.Command = it, send, out
+	v.effW.Write(&v.outRec)
+
+	state := v.body.State()
+	v.diag.State, v.diag.Sent, v.diag.Command = state, send, out
+	v.diag.Loop.Iterations, v.diag.Loop.Overruns = v.loop.Counts()
+	v.diag.Loop.Iterations++ // this one
+	var stats velma.LoopStats
+	fullStats := now.Sub(v.lastStats) >= time.Second
+	if fullStats {
+		stats, v.lastStats = v.loop.Stats(), now
+		v.diag.Loop = LoopFiguresOf(stats)
+		v.diag.Loop.Iterations = it
+	}
+	_, dq := v.body.LastStatus().BodyQ()
+	speed := 0.0
+	for _, x := range dq {
+		speed = math.Max(speed, math.Abs(x))
+	}
+
+	v.mu.Lock()
+	r := &v.rep
+	r.Iteration, r.State, r.SC = it, state, v.body.SC()
+	if cmd.Valid {
+		r.LastCmd, r.CmdLostAt = it, 0
+	} else if r.CmdLostAt == 0 {
+		r.CmdLostAt = it
+	}
+	if state == velma.BodySafe && (v.prevState == velma.BodyTransp || v.diag.StatusState == velma.BodyTranspSt) {
+		r.SafeEntry, r.SafeEntryLast = it, r.LastCmd
+	}
+	if ok {
+		r.LastStatus, r.EffStatusAnswer = it, v.effRec.Answer
+	}
+	r.MaxJointSpeed = speed
+	r.CmdMissed, r.StatusMissed = v.diag.CmdMissed, v.diag.StatusMissed
+	r.CSConnected, r.SimConnected = v.cmdR != nil, v.effR != nil
+	if fullStats {
+		r.Loop = stats
+	}
+	r.Loop.Iterations, r.Loop.Overruns = it, v.diag.Loop.Overruns
+	r.CmdWaitLast = wait
+	r.CmdWaitMax = max(r.CmdWaitMax, wait)
+	v.mu.Unlock()
+	v.prevState = state
+	return true
+}
