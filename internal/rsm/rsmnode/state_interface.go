@@ -57,7 +57,7 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 		return nil, err
 	}
 	si, err := rsm.NewStateInterface(cfg, rsm.Deps{
-		Store: store, Boot: bootClient{bootCli}, Nav: nav, Clock: n.Clock(), Log: log,
+		Store: store, Boot: bootClient{bootCli}, Nav: nav, Runner: NewActionStateRunner(ctx, n), Clock: n.Clock(), Log: log,
 		OnStateChange: func(name string) {
 			if err := infoPub.Publish(&std_msgs_msg.String{Data: name}); err != nil {
 				log.Errorf("publish stateInfo: %v", err)
@@ -157,6 +157,10 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 	return si, nil
 }
 
+// pluginHint ends the descriptions of the plugin parameters.
+const pluginHint = ": a registered plugin name, or " + rsm.ActionPluginPrefix +
+	"<action> for a plugin node serving rsm_msgs/action/RunState there (docs/rsm.md#plugins)"
+
 // stateInterfaceConfig reads rsmNode's parameters.
 func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
 	cfg := rsm.DefaultConfig()
@@ -166,9 +170,9 @@ func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
 		name, def string
 		desc      string
 	}{
-		{&cfg.CalculateGoalPlugin, "calculate_goal_plugin", rsm.CalculateGoalStateName, "plugin state that computes exploration goals"},
-		{&cfg.NavigationPlugin, "navigation_plugin", rsm.NavigationStateName, "plugin state that drives to goals"},
-		{&cfg.MappingPlugin, "mapping_plugin", rsm.MappingDummyStateName, "plugin state run at reached exploration goals"},
+		{&cfg.CalculateGoalPlugin, "calculate_goal_plugin", rsm.CalculateGoalStateName, "plugin state that computes exploration goals" + pluginHint},
+		{&cfg.NavigationPlugin, "navigation_plugin", rsm.NavigationStateName, "plugin state that drives to goals" + pluginHint},
+		{&cfg.MappingPlugin, "mapping_plugin", rsm.MappingDummyStateName, "plugin state run at reached exploration goals" + pluginHint},
 		{&cfg.Navigation.Action, "navigation_action", "navigate_to_pose", "Nav2 NavigateToPose action for forward driving"},
 		{&cfg.Navigation.ReverseAction, "reverse_navigation_action", "navigate_to_pose_reverse", "NavigateToPose action for reverse driving"},
 	}
@@ -176,6 +180,15 @@ func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
 		if *s.dst, err = str(n, s.name, s.def, s.desc); err != nil {
 			return cfg, err
 		}
+	}
+	routines, err := ros.DeclareParam(n, "routine_plugins", []string{}, ros.ParamDescriptor{
+		Description: "plugins of waypoint routines, entries <routine>=<plugin> (e.g. Stairs=action:/my_robot/stairs); " +
+			"a routine not listed runs rsm::<routine>RoutineState", ReadOnly: true})
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.RoutinePlugins, err = ParseRoutinePlugins(routines); err != nil {
+		return cfg, err
 	}
 	if cfg.Navigation.PoseTolerance, err = ros.DeclareParam(n, "pose_tolerance", 0.1,
 		ros.ParamDescriptor{Description: "m (and rad) of movement below which the robot counts as standing still", ReadOnly: true}); err != nil {
@@ -193,7 +206,7 @@ func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
 	}
 	if cfg.Navigation.ServerTimeout, err = seconds(n, "action_server_timeout", rsm.DefaultServerTimeout.Seconds(),
 		"seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) "+
-			"before it gives up and goes to Idle; 0 waits for ever"); err != nil {
+			"(or a plugin's missing RunState server) before it gives up and goes to Idle; 0 waits for ever"); err != nil {
 		return cfg, err
 	}
 	if cfg.Navigation.ServerTimeout == 0 {

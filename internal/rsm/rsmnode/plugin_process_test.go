@@ -1,0 +1,190 @@
+package rsmnode
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"reflect"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
+)
+
+// TestExamplePlugin_Process drives the example plugin node end to end:
+// state_interface (calculate_goal_plugin action:goal_list), the service
+// provider, rsm_boot and the example_rsm_plugin executable run as
+// processes, a fake Nav2 serves navigate_to_pose.
+//
+//   - startStopExploration starts "E: Goal List 1/2" (the plugin's
+//     feedback on /rsm/stateInfo); stopping it cancels the goal, and the
+//     list keeps its place.
+//   - Started again, exploration visits the two goals of the plugin's
+//     goals parameter through Navigation and Mapping Dummy, and ends in
+//     Idle when the plugin says all goals are visited.
+//   - With the plugin node stopped, exploration waits
+//     action_server_timeout for its server and goes to Idle.
+func TestExamplePlugin_Process(t *testing.T) {
+	domain := testenv.Domain(t)
+	if testing.Short() {
+		t.Skip("multi-process DDS test; skipped with -short")
+	}
+	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link")
+	start(t, domain, "state_interface", "--ros-args",
+		"-p", "calculate_goal_plugin:=action:goal_list", "-p", "action_server_timeout:=2.0")
+	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
+	plugin := exec.Command(testenv.Executable(t, "nodes/example_rsm_plugin"), "--ros-args",
+		"-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
+	plugin.Env = testEnv(domain)
+	plugin.Stdout = testenv.LogWriter{T: t, Prefix: "example_rsm_plugin: "}
+	plugin.Stderr = plugin.Stdout
+	if err := plugin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pluginDone := make(chan error, 1)
+	go func() { pluginDone <- plugin.Wait() }()
+	t.Cleanup(func() {
+		_ = plugin.Process.Kill()
+		<-pluginDone
+	})
+
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	n, err := rc.NewNode("rsm_plugin_test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	nav := &fakeNav2{results: map[[16]byte]int8{}}
+	nav.serve(t, n, "/navigate_to_pose")
+	states := &recorder[string]{}
+	if _, err := ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { states.add(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, "/tf_static", ros.QoSLatched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tfm := tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{ChildFrameId: "base_link"}}}
+	tfm.Transforms[0].Header.FrameId = "map"
+	tfm.Transforms[0].Transform.Rotation.W = 1
+	if err := tfStatic.Publish(&tfm); err != nil {
+		t.Fatal(err)
+	}
+	explore, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopExploration")
+	stateSrv, _ := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
+	pluginCli, err := ros.NewActionClient[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback](
+		n, "/goal_list", rsm_msgs_action.RunState_ActionType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = rc.Spin(ctx) }()
+	for _, c := range []interface{ WaitForService(context.Context) error }{explore, stateSrv} {
+		cctx, cc := context.WithTimeout(ctx, waitLimit)
+		if err := c.WaitForService(cctx); err != nil {
+			cc()
+			t.Fatalf("wait for service: %v", err)
+		}
+		cc()
+	}
+	wctx, wc := context.WithTimeout(ctx, waitLimit)
+	if err := pluginCli.WaitForServer(wctx); err != nil {
+		wc()
+		t.Fatalf("the example plugin's RunState server /goal_list: %v", err)
+	}
+	wc()
+	current := func() string {
+		cctx, cc := context.WithTimeout(ctx, 10*time.Second)
+		defer cc()
+		r, err := stateSrv.Call(cctx, &std_srvs_srv.Trigger_Request{})
+		if err != nil {
+			t.Fatalf("stateInfo: %v", err)
+		}
+		return r.Message
+	}
+	setExploration := func(on bool) *std_srvs_srv.SetBool_Response {
+		cctx, cc := context.WithTimeout(ctx, 10*time.Second)
+		defer cc()
+		r, err := explore.Call(cctx, &std_srvs_srv.SetBool_Request{Data: on})
+		if err != nil {
+			t.Fatalf("startStopExploration(%v): %v", on, err)
+		}
+		return r
+	}
+	testenv.WaitFor(t, waitLimit, "Idle after boot", func() bool { return current() == "Idle" })
+
+	// Started, shown by the plugin, stopped: the goal is canceled before
+	// the plugin stored a goal, so nothing is driven.
+	states.clear()
+	if r := setExploration(true); !r.Success || r.Message != "Exploration started" {
+		t.Fatalf("start exploration: %+v", r)
+	}
+	testenv.WaitFor(t, waitLimit, `"E: Goal List 1/2" from the plugin's feedback`, func() bool {
+		return current() == "E: Goal List 1/2"
+	})
+	if r := setExploration(false); !r.Success || r.Message != "Exploration stopped" {
+		t.Fatalf("stop exploration: %+v", r)
+	}
+	testenv.WaitFor(t, waitLimit, "Idle after the stop", func() bool { return current() == "Idle" })
+	time.Sleep(2 * time.Second) // longer than the dwell: a goal not canceled would now be stored and driven
+	if xs := nav.xs(); len(xs) != 0 || current() != "Idle" {
+		t.Fatalf("after the stop: navigation goals %v, state %q", xs, current())
+	}
+
+	// Started again: the list resumes at goal 1 and runs to its end.
+	states.clear()
+	if r := setExploration(true); !r.Success {
+		t.Fatalf("start exploration: %+v", r)
+	}
+	want := []string{"E: goal_list", "E: Goal List 1/2", "E: Navigation", "E: Mapping Dummy",
+		"E: goal_list", "E: Goal List 2/2", "E: Navigation", "E: Mapping Dummy", "E: goal_list", "Idle"}
+	testenv.WaitFor(t, waitLimit, "the two goals visited, then Idle", func() bool {
+		return slices.Contains(states.get(), "Idle")
+	})
+	if got := states.get(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("stateInfo %q\nwant      %q", got, want)
+	}
+	nav.mu.Lock()
+	goals := fmt.Sprint(nav.goals)
+	var xy [][2]float64
+	for _, g := range nav.goals {
+		xy = append(xy, [2]float64{g.Position.X, g.Position.Y})
+	}
+	nav.mu.Unlock()
+	if !reflect.DeepEqual(xy, [][2]float64{{2, 0}, {2, 2}}) {
+		t.Fatalf("navigation goals %s, want (2,0) then (2,2)", goals)
+	}
+
+	// The plugin node stops: the next exploration waits for its server,
+	// then gives up.
+	_ = plugin.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-pluginDone:
+	case <-time.After(waitLimit):
+		t.Fatal("example_rsm_plugin did not stop on SIGTERM")
+	}
+	pluginDone <- nil // for the cleanup
+	testenv.WaitFor(t, waitLimit, "the plugin's server gone from the graph", func() bool { return !pluginCli.ServerIsReady() })
+	states.clear()
+	if r := setExploration(true); !r.Success {
+		t.Fatalf("start exploration: %+v", r)
+	}
+	testenv.WaitFor(t, waitLimit, "Idle after action_server_timeout", func() bool {
+		return slices.Contains(states.get(), "Idle")
+	})
+	if got, want := states.get(), []string{"E: goal_list", "Idle"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stateInfo %q, want %q", got, want)
+	}
+}

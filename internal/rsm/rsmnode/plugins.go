@@ -1,0 +1,234 @@
+package rsmnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	"github.com/fsmnodes/fsmnodes/internal/rsm/goallist"
+	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
+)
+
+// runStateClient is the action client of one RunState server.
+type runStateClient = ros.ActionClient[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback]
+
+// ActionStateRunner is rsm.StateRunner over rsm_msgs/action/RunState: one
+// action client per action name, created on first use. Ready and Run are
+// called on the node's callback goroutine; the goals' results are awaited
+// on goroutines of their own until the goal ends, is canceled or ctx ends.
+type ActionStateRunner struct {
+	n       *ros.Node
+	ctx     context.Context
+	clients map[string]*runStateClient
+}
+
+// NewActionStateRunner returns the RunState client side of rsmNode.
+func NewActionStateRunner(ctx context.Context, n *ros.Node) *ActionStateRunner {
+	return &ActionStateRunner{n: n, ctx: ctx, clients: map[string]*runStateClient{}}
+}
+
+func (r *ActionStateRunner) client(name string) (*runStateClient, error) {
+	if c, ok := r.clients[name]; ok {
+		return c, nil
+	}
+	c, err := ros.NewActionClient[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback](
+		r.n, name, rsm_msgs_action.RunState_ActionType)
+	if err != nil {
+		return nil, err
+	}
+	r.clients[name] = c
+	return c, nil
+}
+
+// Ready reports whether a RunState server serves name.
+func (r *ActionStateRunner) Ready(name string) bool {
+	c, err := r.client(name)
+	if err != nil {
+		r.n.Logger().Errorf("rsm: %v", err)
+		return false
+	}
+	return c.ServerIsReady()
+}
+
+// Run sends req and returns once the server has accepted it (at most
+// CallTimeout). The result is awaited in the background.
+func (r *ActionStateRunner) Run(ctx context.Context, name string, req rsm.RunRequest) (rsm.RemoteRun, error) {
+	c, err := r.client(name)
+	if err != nil {
+		return nil, err
+	}
+	if !c.ServerIsReady() {
+		return nil, fmt.Errorf("action %s: %w", c.Name(), rsm.ErrUnavailable)
+	}
+	goal := &rsm_msgs_action.RunState_Goal{StateName: req.StateName, Goal: PoseToMsg(req.Goal), Interrupt: req.Interrupt}
+	run := &actionRun{}
+	sctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	g, err := c.SendGoal(sctx, goal, func(f *rsm_msgs_action.RunState_Feedback) {
+		run.mu.Lock()
+		run.shown = f.StateName
+		run.mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	waitCtx, stop := context.WithCancel(r.ctx)
+	run.goal, run.stop = g, stop
+	go func() {
+		defer stop()
+		res, st, err := g.Result(waitCtx)
+		run.mu.Lock()
+		defer run.mu.Unlock()
+		switch {
+		case waitCtx.Err() != nil:
+			// Canceled by the state, or shutdown: nobody asks any more.
+		case err != nil:
+			run.status, run.res.Reason = rsm.RunLost, err.Error()
+		case st == action.StatusSucceeded:
+			run.status, run.res = rsm.RunSucceeded, rsm.RunResult{NextState: res.NextState, Reason: res.Reason}
+		case st == action.StatusCanceled:
+			run.status, run.res = rsm.RunCanceled, rsm.RunResult{NextState: res.NextState, Reason: res.Reason}
+		case st == action.StatusAborted:
+			run.status, run.res = rsm.RunAborted, rsm.RunResult{NextState: res.NextState, Reason: res.Reason}
+		default:
+			run.status, run.res.Reason = rsm.RunLost, fmt.Sprintf("get_result answered status %v", st)
+		}
+	}()
+	return run, nil
+}
+
+// actionRun is one RunState goal of ActionStateRunner.
+type actionRun struct {
+	goal *ros.ClientGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback]
+	stop context.CancelFunc
+
+	mu     sync.Mutex
+	status rsm.RunStatus
+	res    rsm.RunResult
+	shown  string
+}
+
+// Status returns the goal's state and result.
+func (a *actionRun) Status() (rsm.RunStatus, rsm.RunResult) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.status, a.res
+}
+
+// ShownName returns the latest feedback's state name.
+func (a *actionRun) ShownName() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.shown
+}
+
+// Cancel stops waiting for the result and asks the server to cancel the
+// goal (at most CallTimeout). A goal that has just ended is no error.
+func (a *actionRun) Cancel(ctx context.Context) error {
+	a.stop()
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	err := a.goal.Cancel(ctx)
+	if errors.Is(err, ros.ErrGoalTerminated) || errors.Is(err, ros.ErrUnknownGoal) {
+		return nil
+	}
+	return err
+}
+
+// ParseRoutinePlugins reads the routine_plugins parameter: entries
+// "<routine>=<plugin>", e.g. "Stairs=action:/my_robot/stairs".
+func ParseRoutinePlugins(entries []string) (map[string]string, error) {
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		routine, plugin, ok := strings.Cut(e, "=")
+		routine, plugin = strings.TrimSpace(routine), strings.TrimSpace(plugin)
+		if !ok || routine == "" || plugin == "" {
+			return nil, fmt.Errorf("parameter routine_plugins: entry %q: want <routine>=<plugin>, e.g. Stairs=action:/my_robot/stairs", e)
+		}
+		if _, dup := out[routine]; dup {
+			return nil, fmt.Errorf("parameter routine_plugins: routine %q listed twice", routine)
+		}
+		out[routine] = plugin
+	}
+	return out, nil
+}
+
+// StateServer runs the states of a plugin process: one RunState goal at a
+// time each (rsm_msgs/action/RunState). ctx ends when state_interface
+// cancels the goal (the state was interrupted or stopped) or the node
+// closes; show sends a feedback with the name to show on /rsm/stateInfo.
+// A returned error aborts the goal with the error as its reason (the
+// state machine then goes to Idle); after ctx has ended, returning
+// ctx.Err() reports the goal canceled.
+type StateServer interface {
+	RunState(ctx context.Context, req rsm.RunRequest, show func(name string)) (rsm.RunResult, error)
+}
+
+// ServeRunState serves the RunState action name on n with s. Goals run on
+// goroutines of their own; each carries its own context.
+func ServeRunState(n *ros.Node, name string, s StateServer) error {
+	log := n.Logger()
+	_, err := ros.NewActionServer(n, name, rsm_msgs_action.RunState_ActionType,
+		func(ctx context.Context, g *ros.ServerGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Feedback]) (*rsm_msgs_action.RunState_Result, error) {
+			goal := g.Goal()
+			req := rsm.RunRequest{StateName: goal.StateName, Goal: PoseFromMsg(&goal.Goal), Interrupt: goal.Interrupt}
+			show := func(name string) {
+				if err := g.PublishFeedback(&rsm_msgs_action.RunState_Feedback{StateName: name}); err != nil {
+					log.Warnf("rsm plugin: feedback %q: %v", name, err)
+				}
+			}
+			res, err := s.RunState(ctx, req, show)
+			out := &rsm_msgs_action.RunState_Result{NextState: res.NextState, Reason: res.Reason}
+			if err != nil {
+				if out.Reason == "" {
+					out.Reason = err.Error()
+				}
+				return out, err
+			}
+			return out, nil
+		}, ros.ActionServerOptions[rsm_msgs_action.RunState_Goal]{})
+	if err != nil {
+		return fmt.Errorf("RunState server %s: %w", name, err)
+	}
+	return nil
+}
+
+// ExamplePluginNodeName is the example plugin node's name.
+const ExamplePluginNodeName = "example_rsm_plugin"
+
+// ExamplePluginAction is the RunState action the example plugin serves,
+// relative to its namespace: state_interface selects it with
+// calculate_goal_plugin "action:goal_list" in the same namespace.
+const ExamplePluginAction = "goal_list"
+
+// RunExamplePlugin runs the example plugin node until shutdown: the
+// goal-list calculate-goal state (internal/rsm/goallist) served as
+// RunState action goal_list. Parameters: goals (x, y pairs in map),
+// dwell (seconds each goal's name is shown, 1.0).
+func RunExamplePlugin(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, ExamplePluginNodeName, func(_ context.Context, n *ros.Node) error {
+		xy, err := ros.DeclareParam(n, "goals", []float64{}, ros.ParamDescriptor{
+			Description: "goals to visit in order, x, y pairs in the map frame", ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		dwell, err := seconds(n, "dwell", 1, "seconds each goal's name is shown before it is handed to navigation")
+		if err != nil {
+			return err
+		}
+		store, err := newRemoteStore(n)
+		if err != nil {
+			return err
+		}
+		list, err := goallist.New(store, xy, dwell)
+		if err != nil {
+			return fmt.Errorf("parameters goals/dwell: %w", err)
+		}
+		return ServeRunState(n, ExamplePluginAction, list)
+	})
+}
