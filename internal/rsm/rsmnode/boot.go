@@ -12,8 +12,10 @@ import (
 const BootNodeName = "bootUpNode"
 
 // SetupBoot serves rsm/bootUpFinished on n: success=false "Still booting
-// ..." until wait_time (s) has passed since start, then success=true
-// "Finished". With exit_when_finished (default true, as the original) done
+// ..." until wait_time (s) of the node clock has passed since start, then
+// success=true "Finished". Under use_sim_time the wait is sim time, counted
+// from the first /clock time the node has seen (and again from the new time
+// if the simulation jumps back before booting ends). With exit_when_finished (default true, as the original) done
 // is called once "Finished" has been answered, so the process can end.
 func SetupBoot(n *ros.Node, done func()) error {
 	wait, err := seconds(n, "wait_time", 1.0, "seconds until the robot counts as booted")
@@ -25,14 +27,26 @@ func SetupBoot(n *ros.Node, done func()) error {
 	if err != nil {
 		return err
 	}
-	ready := time.Now().Add(wait)
+	clk := n.Clock()
+	var since time.Time // zero while the node clock has no time yet
+	booting := func(now time.Time) bool {
+		if now.Equal(time.Unix(0, 0)) {
+			return true // sim time before the first /clock
+		}
+		if since.IsZero() || now.Before(since) {
+			since = now
+		}
+		return now.Sub(since) < wait
+	}
+	booting(clk.Now())
 	_, err = ros.NewService(n, Namespace+"bootUpFinished",
 		func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
-			if time.Now().Before(ready) {
+			if booting(clk.Now()) {
 				return &std_srvs_srv.SetBool_Response{Success: false, Message: "Still booting ..."}, nil
 			}
 			if exit && done != nil {
-				// Let the response go out before the node ends.
+				// Let the response go out before the node ends (wall
+				// time: this is about I/O, not the robot's behaviour).
 				time.AfterFunc(500*time.Millisecond, done)
 			}
 			return &std_srvs_srv.SetBool_Response{Success: true, Message: "Finished"}, nil

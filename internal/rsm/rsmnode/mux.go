@@ -145,7 +145,7 @@ func SetupMux(n *ros.Node) error {
 		}); err != nil {
 		return err
 	}
-	_, err = n.NewWallTimer(period, func() {
+	_, err = n.NewTimer(period, func() {
 		tw, op := mux.Tick(clk.Now())
 		count()
 		t, o := TwistToMsg(tw), OperationModeToMsg(op)

@@ -124,7 +124,7 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	}
 	var lastMarkers []viz.Marker
 	var pubErr burst
-	_, err = n.NewWallTimer(period, func() {
+	_, err = n.NewTimer(period, func() {
 		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
 			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
 				pubErr.fail(log, "rsm: publish: %v", err)

@@ -150,7 +150,7 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 			return nil, err
 		}
 	}
-	if _, err := n.NewWallTimer(period, func() { si.Tick(ctx) }); err != nil {
+	if _, err := n.NewTimer(period, func() { si.Tick(ctx) }); err != nil {
 		return nil, err
 	}
 	si.Start()
