@@ -14,10 +14,11 @@ import (
 // RunState_Goal is the ROS 2 type rsm_msgs/action/RunState_Goal.
 type RunState_Goal struct {
 	// state_name: the name under which state_interface started this state, the
-	// same strings next_state takes: the plugin parameter that named the action
-	// (calculate_goal_plugin, navigation_plugin, mapping_plugin), "routine:<Name>"
-	// for the waypoint routine <Name> (parameter routine_plugins), or the plugin
-	// name another plugin gave as its next_state.
+	// same strings next_state takes (constants in the result): the plugin
+	// parameter that named the action (calculate_goal_plugin, navigation_plugin,
+	// mapping_plugin), "routine:<Name>" for the waypoint routine <Name>
+	// (parameter routine_plugins), or the plugin name another plugin gave as its
+	// next_state.
 	StateName string `ros:"state_name" rostype:"string"`
 	// goal: the service provider's current navigation goal (getNavigationGoal),
 	// in frame map; the identity pose at (0,0) before any goal was set.
@@ -26,16 +27,6 @@ type RunState_Goal struct {
 	// the navigation plugin), false when the previous state's own transition did.
 	Interrupt bool `ros:"interrupt" rostype:"bool"`
 }
-
-// Constants of rsm_msgs/action/RunState_Goal.
-const (
-	// Values of state_name for the three plugin parameters; a routine's is
-	// ROUTINE_PREFIX + its name.
-	RunState_Goal_CALCULATE_GOAL string = "calculate_goal_plugin"
-	RunState_Goal_NAVIGATION     string = "navigation_plugin"
-	RunState_Goal_MAPPING        string = "mapping_plugin"
-	RunState_Goal_ROUTINE_PREFIX string = "routine:"
-)
 
 // desc_RunState_Goal is the REP-2011 type description of rsm_msgs/action/RunState_Goal.
 var desc_RunState_Goal = &rosidl.TypeDescription{
@@ -62,17 +53,12 @@ var RunState_Goal_TypeInfo = &rosidl.TypeInfo{
 # state_interface cancels the goal when an interrupt or a stop request ends
 # the state first.
 
-# Values of state_name for the three plugin parameters; a routine's is
-# ROUTINE_PREFIX + its name.
-string CALCULATE_GOAL=calculate_goal_plugin
-string NAVIGATION=navigation_plugin
-string MAPPING=mapping_plugin
-string ROUTINE_PREFIX=routine:
 # state_name: the name under which state_interface started this state, the
-# same strings next_state takes: the plugin parameter that named the action
-# (calculate_goal_plugin, navigation_plugin, mapping_plugin), "routine:<Name>"
-# for the waypoint routine <Name> (parameter routine_plugins), or the plugin
-# name another plugin gave as its next_state.
+# same strings next_state takes (constants in the result): the plugin
+# parameter that named the action (calculate_goal_plugin, navigation_plugin,
+# mapping_plugin), "routine:<Name>" for the waypoint routine <Name>
+# (parameter routine_plugins), or the plugin name another plugin gave as its
+# next_state.
 string state_name
 # goal: the service provider's current navigation goal (getNavigationGoal),
 # in frame map; the identity pose at (0,0) before any goal was set.
@@ -142,12 +128,15 @@ type RunState_Result struct {
 
 // Constants of rsm_msgs/action/RunState_Result.
 const (
-	// Values of next_state besides a plugin name.
+	// Values of next_state (and of the goal's state_name) besides plugin names;
+	// a routine's is ROUTINE_PREFIX + its name. (Only the result has constants:
+	// Humble's C generator fails on a constant that goal and result both define.)
 	RunState_Result_IDLE               string = "Idle"
 	RunState_Result_WAYPOINT_FOLLOWING string = "WaypointFollowing"
 	RunState_Result_CALCULATE_GOAL     string = "calculate_goal_plugin"
 	RunState_Result_NAVIGATION         string = "navigation_plugin"
 	RunState_Result_MAPPING            string = "mapping_plugin"
+	RunState_Result_ROUTINE_PREFIX     string = "routine:"
 )
 
 // desc_RunState_Result is the REP-2011 type description of rsm_msgs/action/RunState_Result.
@@ -165,12 +154,15 @@ var RunState_Result_TypeInfo = &rosidl.TypeInfo{
 	Name:    "rsm_msgs/action/RunState_Result",
 	DDSName: "rsm_msgs::action::dds_::RunState_Result_",
 	Hash:    "RIHS01_42eb5ae2f78be821267ddf93434a03ca83e97b9962149be28e0cf498013817ad",
-	Definition: `# Values of next_state besides a plugin name.
+	Definition: `# Values of next_state (and of the goal's state_name) besides plugin names;
+# a routine's is ROUTINE_PREFIX + its name. (Only the result has constants:
+# Humble's C generator fails on a constant that goal and result both define.)
 string IDLE=Idle
 string WAYPOINT_FOLLOWING=WaypointFollowing
 string CALCULATE_GOAL=calculate_goal_plugin
 string NAVIGATION=navigation_plugin
 string MAPPING=mapping_plugin
+string ROUTINE_PREFIX=routine:
 # next_state: the state to go to: IDLE, WAYPOINT_FOLLOWING, one of the plugin
 # parameters (CALCULATE_GOAL, NAVIGATION, MAPPING), "routine:<Name>", or a
 # plugin name ("rsm::MappingDummyState", "action:/my_robot/stairs"). Anything
@@ -758,17 +750,12 @@ var desc_RunState = &rosidl.TypeDescription{
 # state_interface cancels the goal when an interrupt or a stop request ends
 # the state first.
 
-# Values of state_name for the three plugin parameters; a routine's is
-# ROUTINE_PREFIX + its name.
-string CALCULATE_GOAL=calculate_goal_plugin
-string NAVIGATION=navigation_plugin
-string MAPPING=mapping_plugin
-string ROUTINE_PREFIX=routine:
 # state_name: the name under which state_interface started this state, the
-# same strings next_state takes: the plugin parameter that named the action
-# (calculate_goal_plugin, navigation_plugin, mapping_plugin), "routine:<Name>"
-# for the waypoint routine <Name> (parameter routine_plugins), or the plugin
-# name another plugin gave as its next_state.
+# same strings next_state takes (constants in the result): the plugin
+# parameter that named the action (calculate_goal_plugin, navigation_plugin,
+# mapping_plugin), "routine:<Name>" for the waypoint routine <Name>
+# (parameter routine_plugins), or the plugin name another plugin gave as its
+# next_state.
 string state_name
 # goal: the service provider's current navigation goal (getNavigationGoal),
 # in frame map; the identity pose at (0,0) before any goal was set.
@@ -777,12 +764,15 @@ geometry_msgs/Pose goal
 # the navigation plugin), false when the previous state's own transition did.
 bool interrupt
 ---
-# Values of next_state besides a plugin name.
+# Values of next_state (and of the goal's state_name) besides plugin names;
+# a routine's is ROUTINE_PREFIX + its name. (Only the result has constants:
+# Humble's C generator fails on a constant that goal and result both define.)
 string IDLE=Idle
 string WAYPOINT_FOLLOWING=WaypointFollowing
 string CALCULATE_GOAL=calculate_goal_plugin
 string NAVIGATION=navigation_plugin
 string MAPPING=mapping_plugin
+string ROUTINE_PREFIX=routine:
 # next_state: the state to go to: IDLE, WAYPOINT_FOLLOWING, one of the plugin
 # parameters (CALCULATE_GOAL, NAVIGATION, MAPPING), "routine:<Name>", or a
 # plugin name ("rsm::MappingDummyState", "action:/my_robot/stairs"). Anything
