@@ -50,6 +50,16 @@ type NavigationConfig struct {
 	// (optional) action name for reverse driving; default
 	// "navigate_to_pose_reverse".
 	ReverseAction string
+	// NavigationTuning may change while the machine runs
+	// (StateInterface.SetNavigationTuning).
+	NavigationTuning
+}
+
+// NavigationTuning holds the Navigation plugin's stuck detection and
+// server wait, the part of NavigationConfig that may change while the
+// state machine runs (live parameters of rsmNode); the Navigation state
+// reads it at every tick.
+type NavigationTuning struct {
 	// (optional) pose_tolerance: movement (m, and rad of yaw) below which
 	// the robot counts as standing still; default 0.1.
 	PoseTolerance float64
@@ -71,6 +81,20 @@ type NavigationConfig struct {
 	ServerTimeout time.Duration
 }
 
+// SetNavigationTuning changes the Navigation plugin's tuning (checked and
+// completed as by Config.Validate; invalid values are refused with the
+// reason and change nothing). A running Navigation state uses it from its
+// next tick. Call it on the goroutine that ticks the machine.
+func (si *StateInterface) SetNavigationTuning(t NavigationTuning) error {
+	c := si.cfg
+	c.Navigation.NavigationTuning = t
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	si.cfg = c
+	return nil
+}
+
 // DefaultServerTimeout is the default of NavigationConfig.ServerTimeout.
 const DefaultServerTimeout = 20 * time.Second
 
@@ -84,10 +108,12 @@ func DefaultConfig() Config {
 		Navigation: NavigationConfig{
 			Action:        "navigate_to_pose",
 			ReverseAction: "navigate_to_pose_reverse",
-			PoseTolerance: 0.1,
-			IdleTimer:     10 * time.Second,
-			UnstuckTimer:  5 * time.Second,
-			ServerTimeout: DefaultServerTimeout,
+			NavigationTuning: NavigationTuning{
+				PoseTolerance: 0.1,
+				IdleTimer:     10 * time.Second,
+				UnstuckTimer:  5 * time.Second,
+				ServerTimeout: DefaultServerTimeout,
+			},
 		},
 	}
 }

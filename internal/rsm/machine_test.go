@@ -284,7 +284,7 @@ func TestRegistry_Register_DuplicateAndEmptyRejected(t *testing.T) {
 }
 
 func TestConfig_Validate(t *testing.T) {
-	c := Config{Navigation: NavigationConfig{IdleTimer: 2 * time.Second, UnstuckTimer: 5 * time.Second}}
+	c := Config{Navigation: NavigationConfig{NavigationTuning: NavigationTuning{IdleTimer: 2 * time.Second, UnstuckTimer: 5 * time.Second}}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestConfig_Validate(t *testing.T) {
 	if c.NavigationPlugin != NavigationStateName || c.Navigation.Action != "navigate_to_pose" {
 		t.Errorf("defaults not applied: %+v", c)
 	}
-	bad := Config{Navigation: NavigationConfig{PoseTolerance: nan()}}
+	bad := Config{Navigation: NavigationConfig{NavigationTuning: NavigationTuning{PoseTolerance: nan()}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "pose_tolerance") {
 		t.Errorf("NaN pose_tolerance: err = %v", err)
 	}

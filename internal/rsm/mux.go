@@ -116,6 +116,50 @@ func NewMux(cfg MuxConfig) (*Mux, error) {
 	return &Mux{cfg: cfg, op: cfg.Initial, autoGuard: autoGuard, teleGuard: teleGuard}, nil
 }
 
+// MuxTuning is the part of MuxConfig that may change while the mux runs
+// (the node's live parameters teleoperation_idle_timer,
+// max_linear_velocity, max_angular_velocity and autonomy_cmd_vel_timeout).
+// Zero values mean the defaults, as in MuxConfig.
+type MuxTuning struct {
+	TeleopIdle      time.Duration
+	Limits          cmdvel.Limits
+	AutonomyTimeout time.Duration
+}
+
+// Tuning returns the tuning in force (defaults filled in).
+func (m *Mux) Tuning() MuxTuning {
+	return MuxTuning{TeleopIdle: m.cfg.TeleopIdle, Limits: m.cfg.Limits, AutonomyTimeout: m.cfg.AutonomyTimeout}
+}
+
+// SetTuning changes the tuning; invalid values are refused with the reason
+// and change nothing. A running idle timer keeps its start and gets the new
+// length (it may expire at the next Tick); new limits apply to the next
+// input command; a new autonomy timeout applies at the next Tick.
+func (m *Mux) SetTuning(t MuxTuning) error {
+	if t.TeleopIdle == 0 {
+		t.TeleopIdle = 500 * time.Millisecond
+	}
+	if t.TeleopIdle < 0 {
+		return fmt.Errorf("teleoperation_idle_timer %v: must be positive", t.TeleopIdle)
+	}
+	if t.AutonomyTimeout == 0 {
+		t.AutonomyTimeout = DefaultAutonomyTimeout
+	}
+	if t.Limits == (cmdvel.Limits{}) {
+		t.Limits = cmdvel.Limits{Linear: DefaultMaxLinearVelocity, Angular: DefaultMaxAngularVelocity}
+	}
+	if err := t.Limits.Validate(); err != nil {
+		return err
+	}
+	_ = m.autoGuard.SetLimits(t.Limits) // validated above
+	_ = m.teleGuard.SetLimits(t.Limits)
+	if m.timerOn {
+		m.deadline = m.deadline.Add(t.TeleopIdle - m.cfg.TeleopIdle)
+	}
+	m.cfg.TeleopIdle, m.cfg.Limits, m.cfg.AutonomyTimeout = t.TeleopIdle, t.Limits, t.AutonomyTimeout
+	return nil
+}
+
 // OperationMode returns the current operation mode.
 func (m *Mux) OperationMode() OperationMode { return m.op }
 

@@ -458,3 +458,65 @@ func TestMux_AutonomySilence(t *testing.T) {
 		})
 	}
 }
+
+func TestMux_SetTuning(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tests := []struct {
+		name string
+		tune MuxTuning
+		// after a teleop command at t0 and the tuning change at t0+100ms
+		stoppedAt  time.Duration // first Tick offset that reads STOPPED
+		clampedLin float64       // a 5 m/s autonomy command after the change
+		wantErr    string
+	}{
+		{"longer idle timer extends the running timer", MuxTuning{TeleopIdle: ms(2000)}, ms(2000), DefaultMaxLinearVelocity, ""},
+		{"shorter idle timer expires at the next tick", MuxTuning{TeleopIdle: ms(50)}, ms(100), DefaultMaxLinearVelocity, ""},
+		{"lower linear limit clamps the next command", MuxTuning{Limits: cmdvel.Limits{Linear: 0.3, Angular: 1}}, ms(500), 0.3, ""},
+		{"negative idle refused", MuxTuning{TeleopIdle: -ms(1)}, ms(500), DefaultMaxLinearVelocity, "must be positive"},
+		{"NaN limit refused", MuxTuning{Limits: cmdvel.Limits{Linear: math.NaN(), Angular: 1}}, ms(500), DefaultMaxLinearVelocity, "max_linear_velocity"},
+		{"zero angular limit refused", MuxTuning{Limits: cmdvel.Limits{Linear: 1, Angular: 0}}, ms(500), DefaultMaxLinearVelocity, "max_angular_velocity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newTestMux(t, false)
+			_ = m.OnTeleop(lin(0.2), t0)
+			before := m.Tuning()
+			err := m.SetTuning(tt.tune)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("SetTuning = %v, want %q", err, tt.wantErr)
+				}
+				if m.Tuning() != before {
+					t.Errorf("refused tuning changed %+v to %+v", before, m.Tuning())
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			for at := ms(100); at <= ms(3000); at += ms(50) {
+				if _, op := m.Tick(t0.Add(at)); op.Mode == ModeStopped {
+					if at != tt.stoppedAt {
+						t.Errorf("STOPPED at +%v, want +%v", at, tt.stoppedAt)
+					}
+					break
+				}
+			}
+			m.SetOperationMode(OperationMode{Mode: ModeAutonomous})
+			_ = m.OnAutonomy(lin(5), t0.Add(ms(3100)))
+			if tw, _ := m.Tick(t0.Add(ms(3100))); tw.Linear.X != tt.clampedLin {
+				t.Errorf("5 m/s command gives %v, want %v", tw.Linear.X, tt.clampedLin)
+			}
+		})
+	}
+}
+
+func TestMux_SetTuning_AutonomyTimeout(t *testing.T) {
+	m := newTestMux(t, false)
+	m.SetOperationMode(OperationMode{Mode: ModeAutonomous})
+	_ = m.OnAutonomy(lin(0.5), t0)
+	if err := m.SetTuning(MuxTuning{AutonomyTimeout: 100 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, op := m.Tick(t0.Add(150 * time.Millisecond)); op.Mode != ModeStopped {
+		t.Errorf("mode %v after 150 ms of silence with a 100 ms timeout, want STOPPED", op.Mode)
+	}
+}

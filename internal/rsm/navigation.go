@@ -136,6 +136,7 @@ func (s *Navigation) OnActive(ctx context.Context) {
 	if s.Leaving() || !s.entered {
 		return
 	}
+	s.cfg.NavigationTuning = s.si.Config().Navigation.NavigationTuning // live parameters, per tick
 	log := s.si.Log()
 	now := s.si.Now()
 	if !s.nav.Ready(s.action) {

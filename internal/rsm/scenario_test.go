@@ -415,7 +415,7 @@ func TestNavigation_Stuck_UnstuckAttempt_ThenFailed(t *testing.T) {
 }
 
 func TestNavigation_StuckTwice_AbortWhenStuck_Idle(t *testing.T) {
-	cfg := Config{Navigation: NavigationConfig{AbortWhenStuck: true}}
+	cfg := Config{Navigation: NavigationConfig{NavigationTuning: NavigationTuning{AbortWhenStuck: true}}}
 	h, _ := navigating(t, cfg, ModeAutonomous)
 	h.runUntil(1000, "Idle", h.inState("Idle"))
 	w := h.store.Waypoints().Waypoints[0]
@@ -559,7 +559,7 @@ func TestNavigation_ActionServerTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarnessCfg(t, Config{Navigation: NavigationConfig{ServerTimeout: tt.timeout}})
+			h := newHarnessCfg(t, Config{Navigation: NavigationConfig{NavigationTuning: NavigationTuning{ServerTimeout: tt.timeout}}})
 			action := "navigate_to_pose"
 			if tt.reverse {
 				action = "navigate_to_pose_reverse"
@@ -680,5 +680,35 @@ func TestSimpleGoal_FromEveryState_DrivesToTheSimpleGoal(t *testing.T) {
 				t.Errorf("stored navigation goal = %+v, want the simple goal", g)
 			}
 		})
+	}
+}
+
+// TestNavigation_TuningChangedWhileNavigating: a shorter idle timer set
+// while the robot stands still takes effect at the next tick; a refused
+// tuning changes nothing.
+func TestNavigation_TuningChangedWhileNavigating(t *testing.T) {
+	h, _ := navigating(t, Config{}, ModeAutonomous)
+	start := h.clock.Now()
+	for i := 0; i < 20; i++ { // 1 s standing still, far below the 10 s default
+		h.step()
+	}
+	if err := h.si.SetNavigationTuning(NavigationTuning{PoseTolerance: nan()}); err == nil ||
+		!strings.Contains(err.Error(), "pose_tolerance") {
+		t.Errorf("NaN pose_tolerance: %v, want refused naming it", err)
+	}
+	if err := h.si.SetNavigationTuning(NavigationTuning{IdleTimer: 2 * time.Second, UnstuckTimer: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.si.Config().Navigation.IdleTimer; got != 2*time.Second {
+		t.Fatalf("idle timer %v after the change", got)
+	}
+	h.runUntil(400, "unstuck goal", func() bool { return len(h.nav.goals) == 2 })
+	if d := h.clock.Now().Sub(start); d > 2*time.Second+6*tickPeriod {
+		t.Errorf("stuck detected after %v, want about 2 s (the new idle_timer_duration)", d)
+	}
+	unstuck := h.clock.Now()
+	h.runUntil(400, "goal resent", func() bool { return len(h.nav.goals) == 3 })
+	if d := h.clock.Now().Sub(unstuck); d > time.Second+3*tickPeriod {
+		t.Errorf("unstuck lasted %v, want the new 1 s", d)
 	}
 }
