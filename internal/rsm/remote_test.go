@@ -177,7 +177,7 @@ func TestRemoteState_ServerMissing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{Navigation: NavigationConfig{ServerTimeout: c.timeout}}
+			cfg := Config{Navigation: NavigationConfig{NavigationTuning: NavigationTuning{ServerTimeout: c.timeout}}}
 			cfg.CalculateGoalPlugin = ActionPluginPrefix + goalsAction
 			h := newHarnessCfg(t, cfg)
 			h.runner.down[goalsAction] = true

@@ -81,6 +81,11 @@ func (r *ReverseRelay) Relayed() (off, on uint64) { return r.relayed[0], r.relay
 // Rejected returns how many commands had a NaN/Inf component.
 func (r *ReverseRelay) Rejected() uint64 { return r.guard.Rejected() }
 
+// SetLimits changes the velocity limits (parameters max_linear_velocity and
+// max_angular_velocity) for the next command; invalid limits are refused
+// with the reason and change nothing.
+func (r *ReverseRelay) SetLimits(lim cmdvel.Limits) error { return r.guard.SetLimits(lim) }
+
 // Clamped returns how many commands were clamped to the limits.
 func (r *ReverseRelay) Clamped() uint64 { return r.guard.Clamped() }
 

@@ -281,7 +281,7 @@ func Positive(x float64) error {
 		return ErrNotFinite
 	}
 	if x <= 0 {
-		return fmt.Errorf("%g must be above 0", x)
+		return errors.New("must be above 0")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
@@ -18,13 +19,12 @@ const BootNodeName = "bootUpNode"
 // if the simulation jumps back before booting ends). With exit_when_finished (default true, as the original) done
 // is called once "Finished" has been answered, so the process can end.
 func SetupBoot(n *ros.Node, done func()) error {
-	wait, err := seconds(n, "wait_time", 1.0, "seconds until the robot counts as booted")
-	if err != nil {
-		return err
-	}
-	exit, err := ros.DeclareParam(n, "exit_when_finished", true,
-		ros.ParamDescriptor{Description: "end the node after answering Finished once", ReadOnly: true})
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	wait := param.DeclareDuration(d, "wait_time", time.Second,
+		param.ReadOnly("seconds until the robot counts as booted", "the boot time is counted from start-up"), nil)
+	exit := param.Declare(d, "exit_when_finished", true,
+		param.ReadOnly("end the node after answering Finished once", "read once at start-up"), nil)
+	if err := d.Err(); err != nil {
 		return err
 	}
 	clk := n.Clock()
@@ -39,7 +39,7 @@ func SetupBoot(n *ros.Node, done func()) error {
 		return now.Sub(since) < wait
 	}
 	booting(clk.Now())
-	_, err = ros.NewService(n, Namespace+"bootUpFinished",
+	_, err := ros.NewService(n, Namespace+"bootUpFinished",
 		func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			if booting(clk.Now()) {
 				return &std_srvs_srv.SetBool_Response{Success: false, Message: "Still booting ..."}, nil

@@ -2,8 +2,8 @@ package rsmnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 )
 
@@ -94,34 +95,71 @@ func (r *refusals) check(service string, rep rsm.Reply) rsm.Reply {
 	return rep
 }
 
-// rate declares update_frequency (Hz) and returns the timer period.
-func rate(n *ros.Node) (time.Duration, error) {
-	hz, err := ros.DeclareParam(n, "update_frequency", 20.0,
-		ros.ParamDescriptor{Description: "Hz of the node's cycle", ReadOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	if math.IsNaN(hz) || math.IsInf(hz, 0) || hz <= 0 || hz > 10000 {
-		return 0, fmt.Errorf("parameter update_frequency = %v: must be in (0, 10000] Hz", hz)
-	}
-	return time.Duration(float64(time.Second) / hz), nil
+// declareRate declares update_frequency (Hz), a live parameter: tickAt
+// restarts the node's cycle timer at a new rate.
+func declareRate(d *param.Declarer) *param.Live[float64] {
+	return param.DeclareLive(d, "update_frequency", 20.0, param.Descriptor{
+		Description: "Hz of the node's cycle (live: the next cycle runs at the new rate)",
+		FloatRange:  param.Floats(0, 1000)}, param.Positive)
 }
 
-// seconds declares a duration parameter given in seconds (double).
-func seconds(n *ros.Node, name string, def float64, desc string) (time.Duration, error) {
-	s, err := ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 || s > 1e6 {
-		return 0, fmt.Errorf("parameter %s = %v: must be a finite number of seconds ≥ 0", name, s)
-	}
-	return time.Duration(s * float64(time.Second)), nil
+// declareLimits declares max_linear_velocity and max_angular_velocity
+// (live); what says what is clamped ("an input command", "a relayed
+// command").
+func declareLimits(d *param.Declarer, what string) (lin, ang *param.Live[float64]) {
+	lin = param.DeclareLive(d, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, param.Descriptor{
+		Description: "m/s: every linear component of " + what + " is clamped to ±this (live)",
+		FloatRange:  param.Floats(0, 1000)}, param.Positive)
+	ang = param.DeclareLive(d, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, param.Descriptor{
+		Description: "rad/s: every angular component of " + what + " is clamped to ±this (live)",
+		FloatRange:  param.Floats(0, 1000)}, param.Positive)
+	return lin, ang
 }
 
-// str declares a read-only string parameter.
-func str(n *ros.Node, name, def, desc string) (string, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
+// nonEmpty checks a topic, frame or action name parameter.
+func nonEmpty(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+// positiveDuration checks a duration parameter that 0 would make useless.
+func positiveDuration(d time.Duration) error {
+	if d <= 0 {
+		return errors.New("must be above 0 s")
+	}
+	return nil
+}
+
+// hzPeriod converts a rate checked by declareRate to a timer period.
+func hzPeriod(hz float64) time.Duration { return time.Duration(float64(time.Second) / hz) }
+
+// tickAt calls cb on n's callback goroutine at hz Hz. When hz changes, the
+// tick that sees the change replaces the timer by one at the new rate, so
+// the next cycle runs at it.
+func tickAt(n *ros.Node, hz *param.Live[float64], cb func()) error {
+	var seen uint64
+	var t *ros.Timer
+	var tick func()
+	tick = func() {
+		cb()
+		f, changed := hz.Changed(&seen)
+		if !changed {
+			return
+		}
+		nt, err := n.NewTimer(hzPeriod(f), tick)
+		if err != nil {
+			n.Logger().Errorf("update_frequency %g Hz: %v; keeping %v", f, err, t.Period())
+			return
+		}
+		_ = t.Close()
+		t = nt
+		n.Logger().Infof("update_frequency now %g Hz", f)
+	}
+	var err error
+	t, err = n.NewTimer(hzPeriod(hz.Get()), tick)
+	return err
 }
 
 // ExpandPath resolves a file parameter: a leading "$ROS_HOME" or

@@ -2,10 +2,11 @@ package rsmnode
 
 import (
 	"context"
-	"fmt"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -24,70 +25,44 @@ const MuxNodeName = "robotControlMuxNode"
 // and rsm/operationMode outputs every cycle, and rsm/setOperationMode.
 func SetupMux(n *ros.Node) error {
 	log := n.Logger()
-	period, err := rate(n)
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	hz := declareRate(d)
+	fixedTopic := func(name, def, what string) string {
+		return param.Declare(d, name, def, param.ReadOnly(what, "the topic is subscribed or advertised at start-up"), nonEmpty)
+	}
+	autoTopic := fixedTopic("autonomy_cmd_vel_topic", "autonomy/cmd_vel", "Twist input used in AUTONOMOUS")
+	teleTopic := fixedTopic("teleoperation_cmd_vel_topic", "teleoperation/cmd_vel", "Twist input used in TELEOPERATION")
+	outTopic := fixedTopic("cmd_vel_topic", "cmd_vel", "multiplexed Twist output")
+	joyUsed := param.Declare(d, "joystick_used", false, param.ReadOnly("whether the joystick switches to TELEOPERATION",
+		"the joystick is subscribed at start-up only when used"), nil)
+	joyTopic := fixedTopic("joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
+	idle := param.DeclareLiveDuration(d, "teleoperation_idle_timer", 500*time.Millisecond, param.Descriptor{
+		Description: "seconds without teleoperation input until STOPPED (live: a running timer gets the new length)",
+		FloatRange:  param.Floats(0, 3600)}, positiveDuration)
+	initial := param.Declare(d, "initial_operation_mode", int64(0), param.Descriptor{
+		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION " +
+			"(read-only: it only applies at start-up; change the mode with rsm/setOperationMode)",
+		ReadOnly: true, ReadOnlyReason: "it only applies at start-up; change the mode with rsm/setOperationMode",
+		IntegerRange: param.Ints(0, 2)}, nil)
+	maxLin, maxAng := declareLimits(d, "an input command")
+	autoTimeout := param.DeclareLiveDuration(d, "autonomy_cmd_vel_timeout", rsm.DefaultAutonomyTimeout, param.Descriptor{
+		Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
+			"to STOPPED (0 disables; live)",
+		FloatRange: param.Floats(0, 3600)}, nil)
+	if err := d.Err(); err != nil {
 		return err
 	}
-	autoTopic, err := str(n, "autonomy_cmd_vel_topic", "autonomy/cmd_vel", "Twist input used in AUTONOMOUS")
-	if err != nil {
-		return err
+	tuning := func() rsm.MuxTuning {
+		t := rsm.MuxTuning{TeleopIdle: idle.Get(), Limits: cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()},
+			AutonomyTimeout: autoTimeout.Get()}
+		if t.AutonomyTimeout == 0 {
+			t.AutonomyTimeout = -1 // disabled
+		}
+		return t
 	}
-	teleTopic, err := str(n, "teleoperation_cmd_vel_topic", "teleoperation/cmd_vel", "Twist input used in TELEOPERATION")
-	if err != nil {
-		return err
-	}
-	outTopic, err := str(n, "cmd_vel_topic", "cmd_vel", "multiplexed Twist output")
-	if err != nil {
-		return err
-	}
-	joyUsed, err := ros.DeclareParam(n, "joystick_used", false,
-		ros.ParamDescriptor{Description: "whether the joystick switches to TELEOPERATION", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	joyTopic, err := str(n, "joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
-	if err != nil {
-		return err
-	}
-	idle, err := seconds(n, "teleoperation_idle_timer", 0.5, "seconds without teleoperation input until STOPPED")
-	if err != nil {
-		return err
-	}
-	if idle == 0 {
-		return fmt.Errorf("parameter teleoperation_idle_timer must be > 0")
-	}
-	initial, err := ros.DeclareParam(n, "initial_operation_mode", int64(0), ros.ParamDescriptor{
-		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	if initial < 0 || initial > 2 {
-		return fmt.Errorf("parameter initial_operation_mode = %d: want 0 STOPPED, 1 AUTONOMOUS or 2 TELEOPERATION", initial)
-	}
-	maxLin, err := ros.DeclareParam(n, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, ros.ParamDescriptor{
-		Description: "m/s: every linear component of an input command is clamped to ±this", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	maxAng, err := ros.DeclareParam(n, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, ros.ParamDescriptor{
-		Description: "rad/s: every angular component of an input command is clamped to ±this", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	limits := cmdvel.Limits{Linear: maxLin, Angular: maxAng}
-	if err := limits.Validate(); err != nil {
-		return fmt.Errorf("parameter %w", err)
-	}
-	autoTimeout, err := seconds(n, "autonomy_cmd_vel_timeout", rsm.DefaultAutonomyTimeout.Seconds(),
-		"seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back to STOPPED (0 disables)")
-	if err != nil {
-		return err
-	}
-	if autoTimeout == 0 {
-		autoTimeout = -1 // disabled
-	}
-	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: idle, JoystickUsed: joyUsed,
-		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}, Limits: limits, AutonomyTimeout: autoTimeout, Log: log})
+	tune := tuning()
+	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: tune.TeleopIdle, JoystickUsed: joyUsed,
+		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}, Limits: tune.Limits, AutonomyTimeout: tune.AutonomyTimeout, Log: log})
 	if err != nil {
 		return err
 	}
@@ -145,7 +120,15 @@ func SetupMux(n *ros.Node) error {
 		}); err != nil {
 		return err
 	}
-	_, err = n.NewTimer(period, func() {
+	return tickAt(n, hz, func() {
+		// Live parameters changed since the last cycle apply from this one.
+		if t := tuning(); t != tune {
+			if err := mux.SetTuning(t); err != nil {
+				log.Errorf("new tuning refused: %v", err) // the parameter checks make this unreachable
+			} else {
+				tune = t
+			}
+		}
 		tw, op := mux.Tick(clk.Now())
 		count()
 		t, o := TwistToMsg(tw), OperationModeToMsg(op)
@@ -156,5 +139,4 @@ func SetupMux(n *ros.Node) error {
 			log.Errorf("publish operationMode: %v", err)
 		}
 	})
-	return err
 }

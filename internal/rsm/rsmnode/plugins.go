@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/goallist"
 	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
@@ -212,13 +214,12 @@ const ExamplePluginAction = "goal_list"
 // dwell (seconds each goal's name is shown, 1.0).
 func RunExamplePlugin(ctx context.Context, args []string) error {
 	return ros.Run(ctx, args, ExamplePluginNodeName, func(_ context.Context, n *ros.Node) error {
-		xy, err := ros.DeclareParam(n, "goals", []float64{}, ros.ParamDescriptor{
-			Description: "goals to visit in order, x, y pairs in the map frame", ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		dwell, err := seconds(n, "dwell", 1, "seconds each goal's name is shown before it is handed to navigation")
-		if err != nil {
+		d := ros.NewDeclarer(n)
+		xy := param.Declare(d, "goals", []float64{}, param.ReadOnly("goals to visit in order, x, y pairs in the map frame",
+			"the goal list is built at start-up"), nil)
+		dwell := param.DeclareDuration(d, "dwell", time.Second, param.ReadOnly(
+			"seconds each goal's name is shown before it is handed to navigation", "the goal list is built at start-up"), nil)
+		if err := d.Err(); err != nil {
 			return err
 		}
 		store, err := newRemoteStore(n)

@@ -2,11 +2,10 @@ package rsmnode
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -26,28 +25,16 @@ const CmdVelReverseNodeName = "cmd_vel_reverse"
 // clamped (counted as commands_rejected on /diagnostics).
 func SetupCmdVelReverse(n *ros.Node) error {
 	log := n.Logger()
-	topic, err := str(n, "autonomy_cmd_vel_topic", "autonomy/cmd_vel",
-		"the control mux's autonomy input; the reverse stack publishes on this name + \"_reverse\"")
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	topic := param.Declare(d, "autonomy_cmd_vel_topic", "autonomy/cmd_vel",
+		param.ReadOnly("the control mux's autonomy input; the reverse stack publishes on this name + \"_reverse\"",
+			"the topics are subscribed and advertised at start-up"), nonEmpty)
+	maxLin, maxAng := declareLimits(d, "a relayed command")
+	if err := d.Err(); err != nil {
 		return err
 	}
-	if strings.TrimSpace(topic) == "" {
-		return fmt.Errorf("parameter autonomy_cmd_vel_topic: empty topic name")
-	}
-	maxLin, err := ros.DeclareParam(n, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, ros.ParamDescriptor{
-		Description: "m/s: every linear component of a relayed command is clamped to ±this", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	maxAng, err := ros.DeclareParam(n, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, ros.ParamDescriptor{
-		Description: "rad/s: every angular component of a relayed command is clamped to ±this", ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	lim := cmdvel.Limits{Linear: maxLin, Angular: maxAng}
-	if err := lim.Validate(); err != nil {
-		return fmt.Errorf("parameter %w", err)
-	}
+	limits := func() cmdvel.Limits { return cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()} }
+	lim := limits()
 	relay, err := rsm.NewReverseRelay(lim)
 	if err != nil {
 		return err
@@ -61,6 +48,12 @@ func SetupCmdVelReverse(n *ros.Node) error {
 	clk := n.Clock()
 	in := topic + "_reverse"
 	if _, err := ros.NewSubscription(n, in, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		if l := limits(); l != lim { // live parameters apply from the next command
+			if err := relay.SetLimits(l); err != nil {
+				log.Errorf("new limits refused: %v", err) // the parameter checks make this unreachable
+			}
+			lim = l
+		}
 		tw, report := relay.Command(TwistFromMsg(m), clk.Now())
 		if report != nil {
 			log.Warnf("%v", report)

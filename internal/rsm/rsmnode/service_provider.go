@@ -2,11 +2,12 @@ package rsmnode
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"os"
 	"reflect"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/tf"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
@@ -42,27 +43,26 @@ var (
 // buffer for getRobotPose, and the rsm/setNavigationToReverse client.
 func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	log := n.Logger()
-	period, err := rate(n)
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	hz := declareRate(d)
+	robotFrame := param.Declare(d, "robot_frame", "/base_link",
+		param.ReadOnly("TF frame of the robot; the pose is map -> robot_frame", "the pose source is built at start-up"),
+		func(f string) error {
+			if tf.Frame(f) == "" {
+				return errors.New("empty frame id")
+			}
+			return nil
+		})
+	routines := param.Declare(d, "waypoint_routines", []string{},
+		param.ReadOnly("routine names (rsm::<Name>RoutineState) offered for waypoints",
+			"stored waypoints refer to them; they are checked at start-up"), nil)
+	file := param.Declare(d, "waypoints_file", "",
+		param.ReadOnly("YAML file that keeps the waypoints across restarts (\"\" = memory only; a leading $ROS_HOME or ~ is expanded)",
+			"the waypoints are loaded from it at start-up"), nil)
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	robotFrame, err := str(n, "robot_frame", "/base_link", "TF frame of the robot; the pose is map -> robot_frame")
-	if err != nil {
-		return nil, err
-	}
-	if tf.Frame(robotFrame) == "" {
-		return nil, fmt.Errorf("parameter robot_frame %q: empty frame id", robotFrame)
-	}
-	routines, err := ros.DeclareParam(n, "waypoint_routines", []string{},
-		ros.ParamDescriptor{Description: "routine names (rsm::<Name>RoutineState) offered for waypoints", ReadOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	file, err := str(n, "waypoints_file", "",
-		"YAML file that keeps the waypoints across restarts (\"\" = memory only; a leading $ROS_HOME or ~ is expanded)")
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	if file, err = ExpandPath(file, os.Getenv); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	}
 	var lastMarkers []viz.Marker
 	var pubErr burst
-	_, err = n.NewTimer(period, func() {
+	err = tickAt(n, hz, func() {
 		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
 			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
 				pubErr.fail(log, "rsm: publish: %v", err)

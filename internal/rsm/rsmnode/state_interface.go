@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -29,12 +30,15 @@ type NavigatorFactory func(ctx context.Context, n *ros.Node) (rsm.Navigator, err
 // service calls. The machine starts in Boot.
 func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorFactory) (*rsm.StateInterface, error) {
 	log := n.Logger()
-	period, err := rate(n)
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	hz := declareRate(d)
+	cfg, tuning := stateInterfaceConfig(d)
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	cfg, err := stateInterfaceConfig(n)
-	if err != nil {
+	tune := tuning()
+	cfg.Navigation.NavigationTuning = tune
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	store, err := newRemoteStore(n)
@@ -150,7 +154,16 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 			return nil, err
 		}
 	}
-	if _, err := n.NewTimer(period, func() { si.Tick(ctx) }); err != nil {
+	if err := tickAt(n, hz, func() {
+		// Live parameters changed since the last cycle apply from this one.
+		if t := tuning(); t != tune {
+			if err := si.SetNavigationTuning(t); err != nil {
+				log.Errorf("new navigation tuning refused: %v", err) // the parameter checks make this unreachable
+			}
+			tune = t
+		}
+		si.Tick(ctx)
+	}); err != nil {
 		return nil, err
 	}
 	si.Start()
@@ -161,59 +174,61 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 const pluginHint = ": a registered plugin name, or " + rsm.ActionPluginPrefix +
 	"<action> for a plugin node serving rsm_msgs/action/RunState there (docs/rsm.md#plugins)"
 
-// stateInterfaceConfig reads rsmNode's parameters.
-func stateInterfaceConfig(n *ros.Node) (rsm.Config, error) {
-	cfg := rsm.DefaultConfig()
-	var err error
+// stateInterfaceConfig declares rsmNode's parameters: the plugins and
+// action names are read-only, the Navigation plugin's stuck detection and
+// server wait are live (tuning returns their current values).
+func stateInterfaceConfig(d *param.Declarer) (cfg rsm.Config, tuning func() rsm.NavigationTuning) {
+	cfg = rsm.DefaultConfig()
 	strs := []struct {
 		dst       *string
 		name, def string
-		desc      string
+		desc, why string
 	}{
-		{&cfg.CalculateGoalPlugin, "calculate_goal_plugin", rsm.CalculateGoalStateName, "plugin state that computes exploration goals" + pluginHint},
-		{&cfg.NavigationPlugin, "navigation_plugin", rsm.NavigationStateName, "plugin state that drives to goals" + pluginHint},
-		{&cfg.MappingPlugin, "mapping_plugin", rsm.MappingDummyStateName, "plugin state run at reached exploration goals" + pluginHint},
-		{&cfg.Navigation.Action, "navigation_action", "navigate_to_pose", "Nav2 NavigateToPose action for forward driving"},
-		{&cfg.Navigation.ReverseAction, "reverse_navigation_action", "navigate_to_pose_reverse", "NavigateToPose action for reverse driving"},
+		{&cfg.CalculateGoalPlugin, "calculate_goal_plugin", rsm.CalculateGoalStateName,
+			"plugin state that computes exploration goals" + pluginHint, "plugins are checked at start-up"},
+		{&cfg.NavigationPlugin, "navigation_plugin", rsm.NavigationStateName,
+			"plugin state that drives to goals" + pluginHint, "plugins are checked at start-up"},
+		{&cfg.MappingPlugin, "mapping_plugin", rsm.MappingDummyStateName,
+			"plugin state run at reached exploration goals" + pluginHint, "plugins are checked at start-up"},
+		{&cfg.Navigation.Action, "navigation_action", "navigate_to_pose", "Nav2 NavigateToPose action for forward driving",
+			"the action client is created at start-up"},
+		{&cfg.Navigation.ReverseAction, "reverse_navigation_action", "navigate_to_pose_reverse", "NavigateToPose action for reverse driving",
+			"the action client is created at start-up"},
 	}
 	for _, s := range strs {
-		if *s.dst, err = str(n, s.name, s.def, s.desc); err != nil {
-			return cfg, err
+		*s.dst = param.Declare(d, s.name, s.def, param.ReadOnly(s.desc, s.why), nil)
+	}
+	// The check parses the entries into cfg.RoutinePlugins.
+	param.Declare(d, "routine_plugins", []string{}, param.ReadOnly(
+		"plugins of waypoint routines, entries <routine>=<plugin> (e.g. Stairs=action:/my_robot/stairs); "+
+			"a routine not listed runs rsm::<routine>RoutineState", "plugins are checked at start-up"),
+		func(r []string) error {
+			var err error
+			cfg.RoutinePlugins, err = ParseRoutinePlugins(r)
+			return err
+		})
+	def := cfg.Navigation.NavigationTuning
+	poseTol := param.DeclareLive(d, "pose_tolerance", def.PoseTolerance, param.Descriptor{
+		Description: "m (and rad) of movement below which the robot counts as standing still (live)",
+		FloatRange:  param.Floats(0, 100)}, nil)
+	idle := param.DeclareLiveDuration(d, "idle_timer_duration", def.IdleTimer, param.Descriptor{
+		Description: "seconds standing still while AUTONOMOUS until stuck; at least unstuck_timer_duration + 1 (live)",
+		FloatRange:  param.Floats(0, 86400)}, positiveDuration)
+	unstuck := param.DeclareLiveDuration(d, "unstuck_timer_duration", def.UnstuckTimer, param.Descriptor{
+		Description: "seconds driving with the opposite action to get unstuck (live)",
+		FloatRange:  param.Floats(0, 86400)}, positiveDuration)
+	abort := param.DeclareLive(d, "idle_timer_behavior", false, param.Descriptor{
+		Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal (live)"}, nil)
+	server := param.DeclareLiveDuration(d, "action_server_timeout", def.ServerTimeout, param.Descriptor{
+		Description: "seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) " +
+			"(or a plugin's missing RunState server) before it gives up and goes to Idle; 0 waits for ever (live)",
+		FloatRange: param.Floats(0, 86400)}, nil)
+	return cfg, func() rsm.NavigationTuning {
+		t := rsm.NavigationTuning{PoseTolerance: poseTol.Get(), IdleTimer: idle.Get(), UnstuckTimer: unstuck.Get(),
+			AbortWhenStuck: abort.Get(), ServerTimeout: server.Get()}
+		if t.ServerTimeout == 0 {
+			t.ServerTimeout = -1 // wait for ever
 		}
+		return t
 	}
-	routines, err := ros.DeclareParam(n, "routine_plugins", []string{}, ros.ParamDescriptor{
-		Description: "plugins of waypoint routines, entries <routine>=<plugin> (e.g. Stairs=action:/my_robot/stairs); " +
-			"a routine not listed runs rsm::<routine>RoutineState", ReadOnly: true})
-	if err != nil {
-		return cfg, err
-	}
-	if cfg.RoutinePlugins, err = ParseRoutinePlugins(routines); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.PoseTolerance, err = ros.DeclareParam(n, "pose_tolerance", 0.1,
-		ros.ParamDescriptor{Description: "m (and rad) of movement below which the robot counts as standing still", ReadOnly: true}); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.IdleTimer, err = seconds(n, "idle_timer_duration", 10, "seconds standing still while AUTONOMOUS until stuck"); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.UnstuckTimer, err = seconds(n, "unstuck_timer_duration", 5, "seconds driving with the opposite action to get unstuck"); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.AbortWhenStuck, err = ros.DeclareParam(n, "idle_timer_behavior", false,
-		ros.ParamDescriptor{Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal", ReadOnly: true}); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.ServerTimeout, err = seconds(n, "action_server_timeout", rsm.DefaultServerTimeout.Seconds(),
-		"seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) "+
-			"(or a plugin's missing RunState server) before it gives up and goes to Idle; 0 waits for ever"); err != nil {
-		return cfg, err
-	}
-	if cfg.Navigation.ServerTimeout == 0 {
-		cfg.Navigation.ServerTimeout = -1 // wait for ever
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
 }
