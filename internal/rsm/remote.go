@@ -399,3 +399,14 @@ func (s *RemoteState) OnInterrupt(_ context.Context, i Interrupt) {
 		s.InterruptTo(NewIdle())
 	}
 }
+
+// StateServer runs the states of a plugin process, one RunState goal at a
+// time each (rsm_msgs/action/RunState); rsmnode.ServeRunState serves it.
+// ctx ends when state_interface cancels the goal (the state was
+// interrupted or stopped) or the node closes; show sends a feedback with
+// the name to show on /rsm/stateInfo. A returned error aborts the goal
+// with the error as its reason (the state machine then goes to Idle);
+// after ctx has ended, returning ctx.Err() reports the goal canceled.
+type StateServer interface {
+	RunState(ctx context.Context, req RunRequest, show func(name string)) (RunResult, error)
+}

@@ -121,3 +121,5 @@ func (g *GoalList) RunState(ctx context.Context, req rsm.RunRequest, show func(n
 	return rsm.RunResult{NextState: rsm.NextNavigation,
 		Reason: fmt.Sprintf("goal %d of %d at (%.2f, %.2f)", g.next, n, p.X, p.Y)}, nil
 }
+
+var _ rsm.StateServer = (*GoalList)(nil)

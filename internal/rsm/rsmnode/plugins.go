@@ -160,16 +160,8 @@ func ParseRoutinePlugins(entries []string) (map[string]string, error) {
 	return out, nil
 }
 
-// StateServer runs the states of a plugin process: one RunState goal at a
-// time each (rsm_msgs/action/RunState). ctx ends when state_interface
-// cancels the goal (the state was interrupted or stopped) or the node
-// closes; show sends a feedback with the name to show on /rsm/stateInfo.
-// A returned error aborts the goal with the error as its reason (the
-// state machine then goes to Idle); after ctx has ended, returning
-// ctx.Err() reports the goal canceled.
-type StateServer interface {
-	RunState(ctx context.Context, req rsm.RunRequest, show func(name string)) (rsm.RunResult, error)
-}
+// StateServer is rsm.StateServer (kept here for the node-side API).
+type StateServer = rsm.StateServer
 
 // ServeRunState serves the RunState action name on n with s. Goals run on
 // goroutines of their own; each carries its own context.
@@ -231,5 +223,32 @@ func RunExamplePlugin(ctx context.Context, args []string) error {
 			return fmt.Errorf("parameters goals/dwell: %w", err)
 		}
 		return ServeRunState(n, ExamplePluginAction, list)
+	})
+}
+
+// RunPlugin runs a plugin node named node until shutdown: it serves the
+// RunState action (relative to the node's namespace unless absolute) with
+// the StateServer newServer makes; store reaches the service provider's
+// /rsm services.
+func RunPlugin(ctx context.Context, args []string, node, action string, newServer func(store rsm.DataStore) (StateServer, error)) error {
+	return ros.Run(ctx, args, node, func(_ context.Context, n *ros.Node) error {
+		store, err := newRemoteStore(n)
+		if err != nil {
+			return err
+		}
+		s, err := newServer(store)
+		if err != nil {
+			return err
+		}
+		return ServeRunState(n, action, s)
+	})
+}
+
+// RunStateInterfaceWith runs rsmNode until shutdown with the plugin states
+// of reg (nil: the built-in ones).
+func RunStateInterfaceWith(ctx context.Context, args []string, reg *rsm.Registry) error {
+	return ros.Run(ctx, args, StateInterfaceNodeName, func(ctx context.Context, n *ros.Node) error {
+		_, err := SetupStateInterfaceWith(ctx, n, StateInterfaceOptions{Registry: reg})
+		return err
 	})
 }

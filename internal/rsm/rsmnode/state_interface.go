@@ -29,6 +29,24 @@ type NavigatorFactory func(ctx context.Context, n *ros.Node) (rsm.Navigator, err
 // rsm/bootUpFinished; and the tick timer. ctx is passed to the states'
 // service calls. The machine starts in Boot.
 func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorFactory) (*rsm.StateInterface, error) {
+	return SetupStateInterfaceWith(ctx, n, StateInterfaceOptions{Navigator: navFactory})
+}
+
+// StateInterfaceOptions are the optional parts of SetupStateInterfaceWith.
+type StateInterfaceOptions struct {
+	// (optional) Navigator makes the Nav2 client; nil selects
+	// NewActionNavigator.
+	Navigator NavigatorFactory
+	// (optional) Registry holds the plugin states that run in this
+	// process; nil selects rsm.DefaultRegistry (the built-in ones).
+	Registry *rsm.Registry
+}
+
+// SetupStateInterfaceWith is SetupStateInterface with options: a program
+// that registers its own Go plugin states passes its registry here
+// (rsmplugin.RunStateInterface does).
+func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfaceOptions) (*rsm.StateInterface, error) {
+	navFactory := opts.Navigator
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)
@@ -61,7 +79,8 @@ func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorF
 		return nil, err
 	}
 	si, err := rsm.NewStateInterface(cfg, rsm.Deps{
-		Store: store, Boot: bootClient{bootCli}, Nav: nav, Runner: NewActionStateRunner(ctx, n), Clock: n.Clock(), Log: log,
+		Store: store, Boot: bootClient{bootCli}, Nav: nav, Runner: NewActionStateRunner(ctx, n), Registry: opts.Registry,
+		Clock: n.Clock(), Log: log,
 		OnStateChange: func(name string) {
 			if err := infoPub.Publish(&std_msgs_msg.String{Data: name}); err != nil {
 				log.Errorf("publish stateInfo: %v", err)
