@@ -5,13 +5,19 @@ import (
 	"log"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // A participant with a reliable, transient-local ("latched") writer and a
 // reader of the same topic. Handlers run on the participant's receive
 // goroutine and must copy what they keep.
 func Example() {
-	p, err := dds.NewParticipant(42, "", []byte("enclave=/;"))
+	domain, release, err := testenv.ReserveDomain() // a real program takes ROS_DOMAIN_ID
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer release()
+	p, err := dds.NewParticipant(domain, "", []byte("enclave=/;"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,4 +47,5 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Printf("% x\n", (<-got)[:11])
+	// Output: 00 01 00 00 03 00 00 00 68 69 00
 }

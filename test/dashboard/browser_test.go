@@ -191,6 +191,16 @@ func (b *browser) show(hash string) {
 }
 
 // screenshot saves the element sel as name.png.
+// pause lets the demo go on for d before a screenshot, for a better
+// picture (why). Only the pictures of the docs need it: without
+// -update-docs-img it returns at once, since no check depends on it.
+func (b *browser) pause(d time.Duration, why string) {
+	if *updateDocs {
+		b.t.Logf("waiting %v for the picture: %s", d, why)
+		time.Sleep(d)
+	}
+}
+
 func (b *browser) screenshot(name, sel string) {
 	b.t.Helper()
 	var buf []byte
@@ -425,7 +435,7 @@ func TestDashboardInChromium(t *testing.T) {
 		})
 		b.waitText("#rsm-waypoint-table tbody", "the list to show it visited", 10*time.Second, func(s string) bool { return strings.Contains(s, "visited") })
 		// On the way to the second one: visited, pending and the goal on the map.
-		time.Sleep(1500 * time.Millisecond)
+		b.pause(1500*time.Millisecond, "the robot under way to the second waypoint")
 		b.screenshot("rsm-control", "#panel-rsm")
 		b.screenshot("rsm-map", "#panel-map")
 		testenv.WaitFor(t, 3*time.Minute, "the second waypoint to be visited", func() bool {
@@ -555,7 +565,7 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 			return false
 		})
-		time.Sleep(700 * time.Millisecond) // mid-stride for the picture
+		b.pause(700*time.Millisecond, "mid-stride")
 		b.screenshot("hexapod", "#panel-hexapod")
 		b.run("release ArrowUp", keyEvent(input.KeyUp, "ArrowUp", 38))
 	})
@@ -567,7 +577,7 @@ func TestDashboardInChromium(t *testing.T) {
 		b.waitText("#topic-table", "rates in the topic list", 20*time.Second, func(s string) bool { return strings.Contains(s, "/diffbot/odom") && strings.Contains(s, "Hz") })
 		b.run("select /diffbot/odom", chromedp.Click(`#topic-table tr[data-topic="/diffbot/odom"]`, chromedp.ByQuery))
 		b.waitText("#topics-detail", "the last odom message", 10*time.Second, func(s string) bool { return strings.Contains(s, "child_frame_id") })
-		time.Sleep(3 * time.Second) // a full rate window
+		b.pause(3*time.Second, "a full rate window")
 		b.screenshot("topics", "#panel-topics")
 		b.show("ns=/diffbot&view=log")
 		// Make rsmNode log: it logs every state change at INFO.
@@ -581,10 +591,13 @@ func TestDashboardInChromium(t *testing.T) {
 		for _, estop := range []bool{true, false} {
 			req := &rsm_msgs_srv.SetOperationMode_Request{}
 			req.OperationMode.EmergencyStop = estop
+			mark := state.Mark()
 			if _, err := c.Call(ctx, req); err != nil {
 				t.Fatalf("setOperationMode: %v", err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("a state change on stateInfo after e-stop %v", estop), func() bool {
+				return len(state.Since(mark)) > 0
+			})
 		}
 		b.waitText("#log-table tbody", "rsmNode's state changes from /rosout", 20*time.Second, func(s string) bool {
 			return strings.Contains(s, "diffbot.rsmNode") && strings.Contains(s, `"Emergency Stop"`)
@@ -626,7 +639,7 @@ func TestDashboardInChromium(t *testing.T) {
 			b.eval(`document.querySelector('#velma-send-goal').disabled`, &disabled)
 			return !disabled
 		})
-		time.Sleep(2 * time.Second) // some history in the plots
+		b.pause(2*time.Second, "some history in the plots")
 		b.run("fill the form", chromedp.Click("#velma-fill", chromedp.ByQuery))
 		var cur string
 		b.eval(`document.querySelector('[aria-label="right_arm_1_joint"]').value`, &cur)
@@ -640,7 +653,7 @@ func TestDashboardInChromium(t *testing.T) {
 		b.run("send the goal", chromedp.Click("#velma-send-goal", chromedp.ByQuery))
 		testenv.WaitFor(t, 20*time.Second, "cs in jnt_imp", func() bool { return csState.Seen("jnt_imp") })
 		b.waitText("#velma-goal-info", "the goal to succeed", 60*time.Second, func(s string) bool { return strings.Contains(s, "SUCCESSFUL") })
-		time.Sleep(time.Second)
+		b.pause(time.Second, "the arm at its goal in the plots")
 		b.screenshot("velma", "#panel-velma")
 	})
 	b.t = t

@@ -149,15 +149,21 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 	waitFor(t, ctx, "the first counters", func() bool { mu.Lock(); defer mu.Unlock(); return oversized != "" })
 	rss0, hwm0 := rssKiB(t, bridge.Process.Pid)
 
-	goal := hostileGoal()
-	sendCtx, cancelSend := context.WithTimeout(ctx, 15*time.Second)
-	_, err = cli.SendGoal(sendCtx, goal, nil)
+	// The goal gets no answer: the bridge drops the request unread. Once
+	// /diagnostics has counted the drop nothing is left that could accept
+	// it, so the send is given up then (or after 60 s).
+	sendCtx, cancelSend := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelSend()
+	sent := make(chan error, 1)
+	go func() {
+		_, err := cli.SendGoal(sendCtx, hostileGoal(), nil)
+		sent <- err
+	}()
+	waitFor(t, ctx, "oversized_samples 1 on /diagnostics", func() bool { mu.Lock(); defer mu.Unlock(); return oversized == "1" })
 	cancelSend()
-	if err == nil {
+	if err = <-sent; err == nil {
 		t.Fatal("the 48 MB goal was accepted")
 	}
-	goal = nil
-	waitFor(t, ctx, "oversized_samples 1 on /diagnostics", func() bool { mu.Lock(); defer mu.Unlock(); return oversized == "1" })
 	answers("after")
 	rss1, hwm1 := rssKiB(t, bridge.Process.Pid)
 	t.Logf("velma_bridge RSS around a 48 MB goal: before %d MiB (peak %d MiB), after %d MiB (peak %d MiB); send_goal: %v",
