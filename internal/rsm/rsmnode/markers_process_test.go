@@ -31,27 +31,14 @@ func TestWaypointMarkers_Process(t *testing.T) {
 	cli := testenv.Executable(t, "cmd/fsmnodes")
 	start(t, domain, "service_provider")
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("waypoint_markers_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLimit)
+	n, nodeCtx := testNode(t, domain, "waypoint_markers_test")
+	ctx, cancel := context.WithTimeout(nodeCtx, 2*waitLimit)
 	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	addWp, _ := ros.NewClient[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](n, "/rsm/addWaypoint")
 	visited, _ := ros.NewClient[rsm_msgs_srv.WaypointVisited_Request, rsm_msgs_srv.WaypointVisited_Response](n, "/rsm/waypointVisited")
 	unreachable, _ := ros.NewClient[rsm_msgs_srv.WaypointUnreachable_Request, rsm_msgs_srv.WaypointUnreachable_Response](n, "/rsm/waypointUnreachable")
 	remove, _ := ros.NewClient[rsm_msgs_srv.RemoveWaypoint_Request, rsm_msgs_srv.RemoveWaypoint_Response](n, "/rsm/removeWaypoint")
-	for _, c := range []interface{ WaitForService(context.Context) error }{addWp, visited, unreachable, remove} {
-		if err := c.WaitForService(ctx); err != nil {
-			t.Fatalf("wait for service: %v", err)
-		}
-	}
+	waitServices(t, ctx, addWp, visited, unreachable, remove)
 	ok := func(success bool, msg string, err error) {
 		t.Helper()
 		if err != nil || !success {

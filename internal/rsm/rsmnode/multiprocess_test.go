@@ -87,6 +87,75 @@ func start(t *testing.T, domain uint32, exe string, args ...string) {
 	})
 }
 
+// testNode creates the test's own node on domain, spinning until the test
+// ends, and a context that ends with the test.
+func testNode(t *testing.T, domain uint32, name string) (*ros.Node, context.Context) {
+	t.Helper()
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	n, err := rc.NewNode(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = rc.Spin(ctx) }()
+	return n, ctx
+}
+
+// publishRobotAtOrigin latches map → base_link as the identity on
+// /tf_static: the robot pose the RSM nodes look up.
+func publishRobotAtOrigin(t *testing.T, n *ros.Node) {
+	t.Helper()
+	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, "/tf_static", ros.QoSLatched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tfm := tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{ChildFrameId: "base_link"}}}
+	tfm.Transforms[0].Header.FrameId = "map"
+	tfm.Transforms[0].Transform.Rotation.W = 1
+	if err := tfStatic.Publish(&tfm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitServices waits, waitLimit at most, for the service of every client.
+func waitServices(t *testing.T, ctx context.Context, clients ...interface{ WaitForService(context.Context) error }) {
+	t.Helper()
+	for _, c := range clients {
+		cctx, cc := context.WithTimeout(ctx, waitLimit)
+		err := c.WaitForService(cctx)
+		cc()
+		if err != nil {
+			t.Fatalf("wait for service: %v", err)
+		}
+	}
+}
+
+// stateInfo returns a function that asks /rsm/stateInfo for the current
+// state.
+func stateInfo(t *testing.T, ctx context.Context, n *ros.Node) func() string {
+	t.Helper()
+	c, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitServices(t, ctx, c)
+	return func() string {
+		t.Helper()
+		cctx, cc := context.WithTimeout(ctx, 10*time.Second)
+		defer cc()
+		r, err := c.Call(cctx, &std_srvs_srv.Trigger_Request{})
+		if err != nil {
+			t.Fatalf("stateInfo: %v", err)
+		}
+		return r.Message
+	}
+}
+
 // fakeNav2 is a NavigateToPose action server on the plain action services:
 // every goal is finished at once, failed if fail(goal) says so.
 type fakeNav2 struct {
@@ -182,17 +251,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 			t.Setenv(k, v)
 		}
 	}
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("rsm_multiprocess_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	n, ctx := testNode(t, domain, "rsm_multiprocess_test")
 
 	nav := &fakeNav2{results: map[[16]byte]int8{}}
 	nav.serve(t, n, "/navigate_to_pose")
@@ -220,16 +279,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, "/tf_static", ros.QoSLatched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tfm := tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{ChildFrameId: "base_link"}}}
-	tfm.Transforms[0].Header.FrameId = "map"
-	tfm.Transforms[0].Transform.Rotation.W = 1
-	if err := tfStatic.Publish(&tfm); err != nil {
-		t.Fatal(err)
-	}
+	publishRobotAtOrigin(t, n)
 	setMode, _ := ros.NewClient[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](n, "/rsm/setOperationMode")
 	addWp, _ := ros.NewClient[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](n, "/rsm/addWaypoint")
 	getWps, _ := ros.NewClient[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](n, "/rsm/getWaypoints")
@@ -237,33 +287,16 @@ func TestMultiProcess_RSM(t *testing.T) {
 	resetWps, _ := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/resetWaypoints")
 	startWp, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopWaypointFollowing")
 	startExp, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopExploration")
-	stateSrv, _ := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
-	go func() { _ = rc.Spin(ctx) }()
 
 	callCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Second) }
-	for _, c := range []interface{ WaitForService(context.Context) error }{setMode, addWp, getWps, wpMode, resetWps, startWp, startExp, stateSrv} {
-		cctx, cc := context.WithTimeout(ctx, waitLimit)
-		if err := c.WaitForService(cctx); err != nil {
-			cc()
-			t.Fatalf("wait for service: %v", err)
-		}
-		cc()
-	}
+	waitServices(t, ctx, setMode, addWp, getWps, wpMode, resetWps, startWp, startExp)
+	current := stateInfo(t, ctx, n)
 	last := func() string {
 		s := states.get()
 		if len(s) == 0 {
 			return ""
 		}
 		return s[len(s)-1]
-	}
-	current := func() string {
-		cctx, cc := callCtx()
-		defer cc()
-		r, err := stateSrv.Call(cctx, &std_srvs_srv.Trigger_Request{})
-		if err != nil {
-			t.Fatalf("stateInfo: %v", err)
-		}
-		return r.Message
 	}
 
 	// Boot waits for /rsm/bootUpFinished; then Idle.

@@ -14,7 +14,6 @@ import (
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
-	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
 )
 
 // TestReverseDriving_Process runs the RSM nodes and cmd_vel_reverse as
@@ -35,17 +34,7 @@ func TestReverseDriving_Process(t *testing.T) {
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
 	start(t, domain, "cmd_vel_reverse", "--ros-args", "-p", "autonomy_cmd_vel_topic:=/autonomy/cmd_vel")
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("rsm_reverse_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	n, ctx := testNode(t, domain, "rsm_reverse_test")
 	// Only the forward action server: the reverse one is missing.
 	nav := &fakeNav2{results: map[[16]byte]int8{}}
 	nav.serve(t, n, "/navigate_to_pose")
@@ -65,40 +54,14 @@ func TestReverseDriving_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, "/tf_static", ros.QoSLatched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tfm := tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{ChildFrameId: "base_link"}}}
-	tfm.Transforms[0].Header.FrameId = "map"
-	tfm.Transforms[0].Transform.Rotation.W = 1
-	if err := tfStatic.Publish(&tfm); err != nil {
-		t.Fatal(err)
-	}
+	publishRobotAtOrigin(t, n)
 	setReverse, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/setReverseMode")
 	addWp, _ := ros.NewClient[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](n, "/rsm/addWaypoint")
 	getWps, _ := ros.NewClient[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](n, "/rsm/getWaypoints")
 	startWp, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopWaypointFollowing")
-	stateSrv, _ := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
-	go func() { _ = rc.Spin(ctx) }()
-	for _, c := range []interface{ WaitForService(context.Context) error }{setReverse, addWp, getWps, startWp, stateSrv} {
-		cctx, cc := context.WithTimeout(ctx, waitLimit)
-		if err := c.WaitForService(cctx); err != nil {
-			cc()
-			t.Fatalf("wait for service: %v", err)
-		}
-		cc()
-	}
+	waitServices(t, ctx, setReverse, addWp, getWps, startWp)
+	current := stateInfo(t, ctx, n)
 	callCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Second) }
-	current := func() string {
-		cctx, cc := callCtx()
-		defer cc()
-		r, err := stateSrv.Call(cctx, &std_srvs_srv.Trigger_Request{})
-		if err != nil {
-			t.Fatalf("stateInfo: %v", err)
-		}
-		return r.Message
-	}
 	testenv.WaitFor(t, waitLimit, "Idle after boot", func() bool { return current() == "Idle" })
 
 	// The reverse stack's commands: linear negated, angular kept, up to
