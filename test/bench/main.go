@@ -29,7 +29,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -44,6 +43,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/test/bench/internal/benchproc"
 )
 
 // loopbackConfigFmt is the Cyclone configuration used by every process.
@@ -146,32 +146,20 @@ func run(args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "summary (median over rounds):")
 	for i, r := range tputRuns {
-		v := median(tputs[i])
+		v := benchproc.Median(tputs[i])
 		fmt.Fprintf(out, "  throughput %-22s %9.0f samples/s %6.0f Mb/s\n", r.name, v, v*payloadBody*8/1e6)
 	}
 	for i, r := range latRuns {
-		fmt.Fprintf(out, "  round trip %-22s median %6.1f us\n", r.name, median(lats[i])/1e3)
+		fmt.Fprintf(out, "  round trip %-22s median %6.1f us\n", r.name, benchproc.Median(lats[i])/1e3)
 	}
 	// ddsperf's default mode (listener) against ours with the same write
 	// batching ddsperf uses; keep-all for information, keep-last last.
-	fmt.Fprintf(out, "keep-all ratio throughput=%.2f\n", median(tputs[5])/median(tputs[4]))
+	fmt.Fprintf(out, "keep-all ratio throughput=%.2f\n", benchproc.Median(tputs[5])/benchproc.Median(tputs[4]))
 	// For information: against ddsperf's waitset mode, whose threading
 	// (handler on an application thread, not Cyclone's) is ours.
-	fmt.Fprintf(out, "waitset-mode ratio throughput=%.2f latency=%.2f\n", median(tputs[2])/median(tputs[1]), median(lats[2])/median(lats[1]))
-	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", median(tputs[2])/median(tputs[0]), median(lats[2])/median(lats[0]))
+	fmt.Fprintf(out, "waitset-mode ratio throughput=%.2f latency=%.2f\n", benchproc.Median(tputs[2])/benchproc.Median(tputs[1]), benchproc.Median(lats[2])/benchproc.Median(lats[1]))
+	fmt.Fprintf(out, "ratio throughput=%.2f latency=%.2f\n", benchproc.Median(tputs[2])/benchproc.Median(tputs[0]), benchproc.Median(lats[2])/benchproc.Median(lats[0]))
 	return nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
@@ -182,41 +170,11 @@ type throughput struct {
 	lost int64
 }
 
-// proc is a started helper process whose stdout is scanned line by line.
-type proc struct {
-	cmd   *exec.Cmd
-	lines chan string
-}
-
-func start(ctx context.Context, name string, args ...string) (*proc, error) {
+func start(ctx context.Context, name string, args ...string) (*benchproc.Proc, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "CYCLONEDDS_URI="+loopbackConfig())
 	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
-	go func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-	}()
-	return p, nil
-}
-
-// collect returns all output lines and waits for the process.
-func (p *proc) collect() ([]string, error) {
-	var ls []string
-	for l := range p.lines {
-		ls = append(ls, l)
-	}
-	return ls, p.cmd.Wait()
+	return benchproc.Start(cmd)
 }
 
 var (
@@ -253,10 +211,10 @@ func ddsperfThroughput(domain int, dur time.Duration, mode string, depth int) (t
 	if err != nil {
 		return throughput{}, err
 	}
-	if _, err := pub.collect(); err != nil {
+	if _, err := pub.Collect(); err != nil {
 		return throughput{}, fmt.Errorf("ddsperf pub: %w", err)
 	}
-	lines, err := sub.collect()
+	lines, err := sub.Collect()
 	if err != nil {
 		return throughput{}, fmt.Errorf("ddsperf sub: %w", err)
 	}
@@ -287,11 +245,11 @@ func ddsperfLatency(domain int, dur time.Duration, mode string) (latency, error)
 	if err != nil {
 		return latency{}, err
 	}
-	lines, err := ping.collect()
+	lines, err := ping.Collect()
 	if err != nil {
 		return latency{}, fmt.Errorf("ddsperf ping: %w", err)
 	}
-	if _, err := pong.collect(); err != nil {
+	if _, err := pong.Collect(); err != nil {
 		return latency{}, fmt.Errorf("ddsperf pong: %w", err)
 	}
 	// ddsperf reports (now - sent)/2 per pong: double it for round trips.
@@ -319,7 +277,7 @@ func ddsperfLatency(domain int, dur time.Duration, mode string) (latency, error)
 }
 
 // self starts this program in a helper role.
-func self(ctx context.Context, role string, domain int, dur time.Duration, extra ...string) (*proc, error) {
+func self(ctx context.Context, role string, domain int, dur time.Duration, extra ...string) (*benchproc.Proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -343,10 +301,10 @@ func oursThroughput(domain int, dur time.Duration, batch bool, depth int) (throu
 	if err != nil {
 		return throughput{}, err
 	}
-	if _, err := pub.collect(); err != nil {
+	if _, err := pub.Collect(); err != nil {
 		return throughput{}, fmt.Errorf("pub: %w", err)
 	}
-	lines, err := sub.collect()
+	lines, err := sub.Collect()
 	if err != nil {
 		return throughput{}, fmt.Errorf("sub: %w", err)
 	}
@@ -383,11 +341,11 @@ func oursLatency(domain int, dur time.Duration) (latency, error) {
 	if err != nil {
 		return latency{}, err
 	}
-	lines, err := ping.collect()
+	lines, err := ping.Collect()
 	if err != nil {
 		return latency{}, fmt.Errorf("ping: %w", err)
 	}
-	if _, err := pong.collect(); err != nil {
+	if _, err := pong.Collect(); err != nil {
 		return latency{}, fmt.Errorf("pong: %w", err)
 	}
 	for _, l := range lines {

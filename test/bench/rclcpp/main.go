@@ -31,7 +31,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,12 +42,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/test/bench/internal/benchproc"
 )
 
 func main() {
@@ -166,9 +165,9 @@ func run(args []string, out io.Writer) error {
 	for i, m := range metrics {
 		var b strings.Builder
 		for j, p := range pairs {
-			fmt.Fprintf(&b, "  %s %.1f", label(p), median(res[i][j]))
+			fmt.Fprintf(&b, "  %s %.1f", label(p), benchproc.Median(res[i][j]))
 		}
-		ratio := median(res[i][0]) / median(res[i][1])
+		ratio := benchproc.Median(res[i][0]) / benchproc.Median(res[i][1])
 		better := ratio >= 1
 		if !m.higher {
 			better = ratio <= 1
@@ -191,41 +190,15 @@ type impl struct {
 	args func(role string, bytes int, d time.Duration) []string
 }
 
-// proc is a started role process whose stdout is collected line by line.
-type proc struct {
-	cmd   *exec.Cmd
-	lines chan string
-}
-
-func (i impl) start(ctx context.Context, role string, bytes int, d time.Duration) (*proc, error) {
+func (i impl) start(ctx context.Context, role string, bytes int, d time.Duration) (*benchproc.Proc, error) {
 	cmd := exec.CommandContext(ctx, i.path, i.args(role, bytes, d)...)
 	cmd.Env = i.env
 	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
+	p, err := benchproc.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", i.name, role, err)
 	}
-	p := &proc{cmd: cmd, lines: make(chan string, 256)}
-	go func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-	}()
 	return p, nil
-}
-
-// collect returns the output lines once the process has exited.
-func (p *proc) collect() ([]string, error) {
-	var ls []string
-	for l := range p.lines {
-		ls = append(ls, l)
-	}
-	return ls, p.cmd.Wait()
 }
 
 // throughput runs pub (a) and sub (b) and returns the subscriber's steady
@@ -242,10 +215,10 @@ func throughput(pub, sub impl, bytes int, dur time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := p.collect(); err != nil {
+	if _, err := p.Collect(); err != nil {
 		return 0, fmt.Errorf("pub: %w", err)
 	}
-	lines, err := s.collect()
+	lines, err := s.Collect()
 	if err != nil {
 		return 0, fmt.Errorf("sub: %w", err)
 	}
@@ -266,7 +239,7 @@ func throughput(pub, sub impl, bytes int, dur time.Duration) (float64, error) {
 	if len(rates) == 0 {
 		return 0, errors.New("the subscriber received nothing")
 	}
-	return median(rates), nil
+	return benchproc.Median(rates), nil
 }
 
 // roundTrip runs ping (a) and pong (b) and returns the median round trip
@@ -282,11 +255,11 @@ func roundTrip(ping, pong impl, bytes int, dur time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	lines, err := pi.collect()
+	lines, err := pi.Collect()
 	if err != nil {
 		return 0, fmt.Errorf("ping: %w", err)
 	}
-	if _, err := po.collect(); err != nil {
+	if _, err := po.Collect(); err != nil {
 		return 0, fmt.Errorf("pong: %w", err)
 	}
 	for _, l := range lines {
@@ -313,11 +286,11 @@ func calls(client, server impl, dur time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	lines, err := c.collect()
+	lines, err := c.Collect()
 	if err != nil {
 		return 0, fmt.Errorf("client: %w", err)
 	}
-	if _, err := s.collect(); err != nil {
+	if _, err := s.Collect(); err != nil {
 		return 0, fmt.Errorf("server: %w", err)
 	}
 	for _, l := range lines {
@@ -327,18 +300,6 @@ func calls(client, server impl, dur time.Duration) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no calls line in %q", lines)
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 // envs are the environments of both sides: the same domain and loopback
