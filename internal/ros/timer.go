@@ -45,8 +45,12 @@ type Timer struct {
 	stopped bool
 
 	kick   chan struct{} // capacity 1: re-read the schedule (Reset)
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// tick, if set (Ticker), gets the due calls instead of post and cb.
+	tick func(now time.Time)
 
 	// observed, if set (tests), is called after each reading of the clock
 	// with the time read and whether a call was due.
@@ -91,16 +95,20 @@ func startTimer(parent context.Context, clock *Clock, period time.Duration, cb f
 }
 
 func startTimerObserved(parent context.Context, clock *Clock, period time.Duration, cb func(), post func(func()) error, observed func(time.Time, bool)) *Timer {
-	ctx, cancel := context.WithCancel(parent)
-	t := &Timer{
-		clock: clock, period: period, cb: cb, post: post,
-		kick: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}),
-		observed: observed,
-	}
+	t := newTimerOn(parent, clock, period)
+	t.cb, t.post, t.observed = cb, post, observed
+	go t.loop(t.ctx)
+	return t
+}
+
+// newTimerOn returns a Timer on clock whose schedule starts now; the
+// caller sets how calls are delivered and starts loop.
+func newTimerOn(parent context.Context, clock *Clock, period time.Duration) *Timer {
+	t := &Timer{clock: clock, period: period, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(parent)
 	st := clock.state()
 	t.sched = schedule{period: period, source: st.source}
 	t.sched.reset(st.now)
-	go t.loop(ctx)
 	return t
 }
 
@@ -116,11 +124,14 @@ func (t *Timer) loop(ctx context.Context) {
 			return
 		}
 		due := t.sched.observe(st)
-		if due && !t.pending && t.post(t.run) == nil {
+		if due && t.tick == nil && !t.pending && t.post(t.run) == nil {
 			t.pending = true
 		}
 		next := t.sched.next
 		t.mu.Unlock()
+		if due && t.tick != nil {
+			t.tick(st.now)
+		}
 		if t.observed != nil {
 			t.observed(st.now, due)
 		}
@@ -217,6 +228,43 @@ func (t *Timer) Close() error {
 	}
 	return err
 }
+
+// Ticker is time.Ticker on a ROS clock, for loops that run on goroutines of
+// their own (an action server's execute function, for example) rather
+// than on the node's callback goroutine. It follows the same rules as a
+// Timer on that clock; a tick that the receiver is not ready for is
+// dropped.
+type Ticker struct {
+	// C delivers the clock's time of each tick.
+	C <-chan time.Time
+	t *Timer
+}
+
+// NewTicker returns a Ticker on c (Node.Clock() follows use_sim_time) that
+// ticks every period (> 0), the first time one period from now. Stop it
+// when done.
+func (c *Clock) NewTicker(period time.Duration) (*Ticker, error) {
+	if period <= 0 {
+		return nil, fmt.Errorf("ros: NewTicker: period %v must be positive", period)
+	}
+	ch := make(chan time.Time, 1)
+	t := newTimerOn(context.Background(), c, period)
+	t.tick = func(now time.Time) {
+		select {
+		case ch <- now:
+		default:
+		}
+	}
+	go t.loop(t.ctx)
+	return &Ticker{C: ch, t: t}, nil
+}
+
+// Reset restarts the ticker: the next tick is one period from now.
+func (k *Ticker) Reset() { k.t.Reset() }
+
+// Stop ends the ticker; C delivers no further ticks (one already in the
+// channel stays there, as with time.Ticker).
+func (k *Ticker) Stop() { _ = k.t.close() }
 
 // schedule is the timing rule of a Timer, kept apart from goroutines and
 // clocks so that it can be checked step by step. It follows rcl's timer:

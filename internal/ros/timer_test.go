@@ -274,3 +274,48 @@ func TestTimer_WallTimerIgnoresSimTime(t *testing.T) {
 		t.Fatal("nil callback accepted")
 	}
 }
+
+// A Ticker on a sim-time clock ticks per period of sim time, not while the
+// time stands still, and one period after a jump back.
+func TestTicker_SimTime(t *testing.T) {
+	c := NewClock(nil)
+	c.SetSimTime(true)
+	c.SetTime(sec(100))
+	k, err := c.NewTicker(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	expect := func(at float64) {
+		t.Helper()
+		select {
+		case got := <-k.C:
+			if !got.Equal(sec(at)) {
+				t.Fatalf("tick at %v, want %v", got.Sub(sec(0)).Seconds(), at)
+			}
+		case <-time.After(failAfter):
+			t.Fatalf("no tick at sim time %v", at)
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		select {
+		case got := <-k.C:
+			t.Fatalf("tick at %v while sim time stood still", got.Sub(sec(0)).Seconds())
+		case <-time.After(50 * time.Millisecond): // best effort: a late tick fails a later expect
+		}
+	}
+	c.SetTime(sec(100.5))
+	quiet()
+	c.SetTime(sec(101))
+	expect(101)
+	c.SetTime(sec(101.2))
+	quiet()
+	c.SetTime(sec(5)) // the simulation restarts
+	quiet()
+	c.SetTime(sec(6))
+	expect(6)
+	if _, err := c.NewTicker(0); err == nil {
+		t.Fatal("period 0 accepted")
+	}
+}

@@ -45,7 +45,7 @@ func Setup(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	servos, closer := openServos(s, log)
+	servos, closer := openServos(s, log, n.Clock().Now)
 	n.Context().OnShutdown(func() error {
 		err := servos.SetTorque(false)
 		if closer != nil {
@@ -66,8 +66,9 @@ func Setup(_ context.Context, n *ros.Node) error {
 
 // openServos returns the configured servo driver. When the serial port
 // cannot be opened it logs the error and runs on simulated servos, as the
-// original kept running without its servo bus.
-func openServos(s Settings, log Logger) (hexapod.ServoDriver, io.Closer) {
+// original kept running without its servo bus. Simulated servos move in the
+// node's time (now), like the gait that drives them.
+func openServos(s Settings, log Logger, now func() time.Time) (hexapod.ServoDriver, io.Closer) {
 	if s.ServoDriver == "dynamixel" {
 		port, err := dynamixel.OpenSerial(s.SerialPort, s.BaudRate)
 		if err == nil {
@@ -80,11 +81,15 @@ func openServos(s Settings, log Logger) (hexapod.ServoDriver, io.Closer) {
 		}
 		log.Errorf("servo bus unavailable, using simulated servos: %v", err)
 	}
-	return hexapod.NewSimServos(time.Now, hexapod.Joints{}), nil
+	return hexapod.NewSimServos(now, hexapod.Joints{}), nil
 }
 
 // wire creates the node's topics, services and timer around the adapter.
+// The gait and the command and stick timeouts run on the node clock, so
+// under use_sim_time the hexapod walks in sim time (a paused simulation
+// pauses the gait; the servos keep their last goal positions).
 func wire(n *ros.Node, a *Adapter, period time.Duration) error {
+	clk := n.Clock()
 	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
 	if err != nil {
 		return err
@@ -104,14 +109,14 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	}
 	if _, err := ros.NewSubscription(n, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, time.Now())
+		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, clk.Now())
 		count()
 	}); err != nil {
 		return err
 	}
 	if _, err := ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
 		stamp := float64(m.Header.Stamp.Sec) + float64(m.Header.Stamp.Nanosec)/1e9
-		_ = a.Joy(hexapod.Joy{Stamp: stamp, Axes: m.Axes, Buttons: m.Buttons}, time.Now())
+		_ = a.Joy(hexapod.Joy{Stamp: stamp, Axes: m.Axes, Buttons: m.Buttons}, clk.Now())
 		count()
 	}); err != nil {
 		return err
@@ -127,8 +132,8 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	}
 	log := n.Logger()
-	_, err = n.NewWallTimer(period, func() {
-		now := time.Now()
+	_, err = n.NewTimer(period, func() {
+		now := clk.Now()
 		r := a.Tick(now)
 		msg := sensor_msgs_msg.JointState{
 			Header:   std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(now)},

@@ -123,7 +123,7 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	}); err != nil {
 		return err
 	}
-	_, err = n.NewWallTimer(every, func() {
+	_, err = n.NewTimer(every, func() {
 		if grid == nil {
 			return
 		}

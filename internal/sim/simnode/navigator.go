@@ -53,8 +53,9 @@ type navigator struct {
 // max_angular_velocity (may be changed at run time). Goals it cannot reach
 // are aborted with a reason in error_msg. A new goal preempts the running
 // one, as Nav2 does. A goal whose action client goes away
-// (action.ClientWatch), or whose /odom stops for a second (the robot's
-// driver died or hangs), is aborted and the robot stopped. Every path it
+// (action.ClientWatch), or whose /odom stops for 2 s (the robot's driver
+// died or hangs), is aborted and the robot stopped. The control loop and
+// these checks run on the node clock (sim time under use_sim_time). Every path it
 // plans goes out on plan (nav_msgs/Path, frame map, transient local), and
 // an empty path when the goal ends. It also serves
 // rsm/setNavigationToReverse for RSM's service provider.
@@ -111,7 +112,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		}
 		nv.mu.Lock()
 		nv.pose = sim.Pose2D{X: p.Position.X, Y: p.Position.Y, Theta: yaw}
-		nv.poseAt = time.Now()
+		nv.poseAt = n.Clock().Now()
 		nv.mu.Unlock()
 	}); err != nil {
 		return err
@@ -157,10 +158,10 @@ func (nv *navigator) stop() { _ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{}) 
 // errClientLost aborts a goal whose action client has gone.
 var errClientLost = errors.New("action client lost: goal aborted and the robot stopped")
 
-// odomTimeout is how old the last /odom may be while a goal runs: older
-// odometry means the robot's driver died or hangs, and steering on a stale
-// pose would send it anywhere once the driver is back, so the goal is
-// aborted and the robot stopped.
+// odomTimeout is how old (in node time) the last /odom may be while a goal
+// runs: older odometry means the robot's driver died or hangs, and steering
+// on a stale pose would send it anywhere once the driver is back, so the
+// goal is aborted and the robot stopped.
 const odomTimeout = 2 * time.Second
 
 // poseFresh reports whether the pose is recent enough to steer by; the
@@ -201,11 +202,14 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
 	log := nv.n.Logger()
 
-	// Wait (bounded) for a map and a fresh pose.
+	// Wait (bounded, in wall time: this is about the other processes being
+	// there) for a map and a pose that is fresh in node time (a paused
+	// simulation keeps it fresh).
+	clk := nv.n.Clock()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		nv.mu.Lock()
-		ready := nv.grid != nil && nv.poseFresh(time.Now())
+		ready := nv.grid != nil && nv.poseFresh(clk.Now())
 		nv.mu.Unlock()
 		if ready {
 			break
@@ -232,8 +236,15 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	plans := nav.Plans()
 	nv.publishPlan(sim.PlanPoses(sim.Point{X: start0.X, Y: start0.Y}, nav.Path()))
 	log.Infof("navigating to (%.2f, %.2f)%s", target.X, target.Y, map[bool]string{true: " in reverse"}[reverse])
-	start := time.Now()
-	tick := time.NewTicker(nv.rate)
+	// The control loop, the odometry and client checks and the feedback run
+	// on the node clock: under use_sim_time the loop runs control_rate
+	// times per sim second, stands still while the simulation is paused,
+	// and a paused simulation (no /odom) is not a lost robot.
+	start := clk.Now()
+	tick, err := clk.NewTicker(nv.rate)
+	if err != nil {
+		return nil, err
+	}
 	defer tick.Stop()
 	lastFeedback := time.Time{}
 	// Supervision: a goal whose client died (e.g. RSM's state machine was
@@ -283,11 +294,11 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		}
 		_ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{
 			Linear: geometry_msgs_msg.Vector3{X: v}, Angular: geometry_msgs_msg.Vector3{Z: w}})
-		if time.Since(lastFeedback) >= 500*time.Millisecond {
-			lastFeedback = time.Now()
-			fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(time.Since(start)),
+		if now.Sub(lastFeedback) >= 500*time.Millisecond || now.Before(lastFeedback) {
+			lastFeedback = now
+			fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(now.Sub(start)),
 				DistanceRemaining: float32(nav.DistanceRemaining(pose))}
-			fb.CurrentPose.Header = header(nv.n.Clock().Now(), sim.FrameMap)
+			fb.CurrentPose.Header = header(now, sim.FrameMap)
 			fb.CurrentPose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}
 			fb.CurrentPose.Pose.Orientation = yawQuat(pose.Theta)
 			_ = g.PublishFeedback(fb)
