@@ -74,6 +74,34 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Tuning is the part of Config that may change while the controller runs
+// (live parameters of motion_control): the gait's speeds and swing lift
+// height and the body posing gains.
+type Tuning struct {
+	// DistancePerStep is gait.distance_per_step (walking speed).
+	DistancePerStep float64
+	// DphiMaxStanding is gait.dphi_max_standing (turning speed).
+	DphiMaxStanding float64
+	// LiftHeight is LEG_LIFT_HEIGHT (swing foot height).
+	LiftHeight float64
+	// PitchGain, RollGain and YawGain are pose_pitch_gain, pose_roll_gain
+	// and pose_yaw_gain.
+	PitchGain, RollGain, YawGain float64
+}
+
+// Tuning returns the tuning part of c.
+func (c Config) Tuning() Tuning {
+	return Tuning{DistancePerStep: c.Gait.DistancePerStep, DphiMaxStanding: c.Gait.DphiMaxStanding,
+		LiftHeight: c.Gait.LiftHeight, PitchGain: c.PitchGain, RollGain: c.RollGain, YawGain: c.YawGain}
+}
+
+// WithTuning returns c with t applied.
+func (c Config) WithTuning(t Tuning) Config {
+	c.Gait.DistancePerStep, c.Gait.DphiMaxStanding, c.Gait.LiftHeight = t.DistancePerStep, t.DphiMaxStanding, t.LiftHeight
+	c.PitchGain, c.RollGain, c.YawGain = t.PitchGain, t.RollGain, t.YawGain
+	return c
+}
+
 // Output is the result of one control tick.
 type Output struct {
 	State State     // state after the tick
@@ -132,6 +160,27 @@ func NewController(cfg Config, servos ServoDriver) (*Controller, error) {
 
 // State returns the current FSM state.
 func (c *Controller) State() State { return c.state }
+
+// Config returns the configuration (with the latest tuning; the gait takes
+// a change of its constants at its next half cycle, see Gait.SetConfig).
+func (c *Controller) Config() Config { return c.cfg }
+
+// SetTuning changes the tuning while the controller runs. An invalid tuning
+// (a non-finite or non-positive speed, a lift height the half cycle has no
+// time for) is refused with the reason and changes nothing. The posing
+// gains apply at the next tick; the gait constants at once in Standing and
+// at the gait's next half cycle while walking.
+func (c *Controller) SetTuning(t Tuning) error {
+	cfg := c.cfg.WithTuning(t)
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("hexapod: tuning: %w", err)
+	}
+	if err := c.gait.SetConfig(cfg.Gait); err != nil {
+		return fmt.Errorf("hexapod: tuning: %w", err)
+	}
+	c.cfg = cfg
+	return nil
+}
 
 // Flags returns the command flags.
 func (c *Controller) Flags() Flags { return c.flags }

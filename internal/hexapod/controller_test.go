@@ -346,3 +346,35 @@ func BenchmarkSolveIK(b *testing.B) {
 		}
 	}
 }
+
+func TestController_SetTuning(t *testing.T) {
+	c, _ := newTestController(t, DefaultConfig())
+	before := c.Config()
+	tu := before.Tuning()
+	for name, bad := range map[string]func(*Tuning){
+		"NaN gain":       func(t *Tuning) { t.PitchGain = math.NaN() },
+		"zero speed":     func(t *Tuning) { t.DistancePerStep = 0 },
+		"Inf turn":       func(t *Tuning) { t.DphiMaxStanding = math.Inf(1) },
+		"lift too high":  func(t *Tuning) { t.LiftHeight = 0.5 },
+		"negative speed": func(t *Tuning) { t.DistancePerStep = -0.001 },
+	} {
+		x := tu
+		bad(&x)
+		if err := c.SetTuning(x); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	if c.Config() != before {
+		t.Fatal("refused tunings changed the config")
+	}
+	tu.PitchGain, tu.DistancePerStep = 0.2, 0.006
+	if err := c.SetTuning(tu); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Config().Tuning(); got != tu {
+		t.Errorf("tuning %+v, want %+v", got, tu)
+	}
+	if got := c.gait.Config().MaxLinearSpeed(); math.Abs(got-0.006/math.Sqrt2*100) > 1e-12 {
+		t.Errorf("gait max speed %v: the idle gait should take the new speed at once", got)
+	}
+}

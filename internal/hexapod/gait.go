@@ -183,6 +183,8 @@ type Gait struct {
 	half   float64     // ticks from touch-down to the middle of the ground track
 	lower  int         // first tick of Swing_lower
 	rest   float64     // ground ticks left for the stance tripod when cutting to lower
+
+	pending *GaitConfig // set by SetConfig while walking; applied at the next half cycle
 }
 
 // NewGait returns a standing gait with all feet at neutral.
@@ -258,8 +260,41 @@ func (g *Gait) buildTables() {
 	g.cap = c.DistancePerStep * scaling
 }
 
+// Config returns the gait constants in force (a change scheduled by
+// SetConfig shows once applied).
+func (g *Gait) Config() GaitConfig { return g.cfg }
+
+// SetConfig changes the gait constants while the robot runs (live
+// parameters: speeds, lift height). An invalid configuration, or one that
+// changes Rate or SubSteps (the length of a half cycle), is refused with the
+// reason. In Standing the change applies at once; while walking it applies
+// at the start of the next half cycle, when every foot of the new swing
+// tripod is on the ground, so no foot jumps mid-swing.
+func (g *Gait) SetConfig(cfg GaitConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Rate != g.cfg.Rate || cfg.SubSteps != g.cfg.SubSteps {
+		return fmt.Errorf("gait: Rate and SubSteps cannot change while running (%v Hz, %d sub-steps)", g.cfg.Rate, g.cfg.SubSteps)
+	}
+	g.pending = &cfg
+	if g.phase == GaitStanding {
+		g.applyPending()
+	}
+	return nil
+}
+
+func (g *Gait) applyPending() {
+	if g.pending == nil {
+		return
+	}
+	g.cfg, g.pending = *g.pending, nil
+	g.buildTables()
+}
+
 // Reset puts every foot at neutral on the ground and the gait in Standing.
 func (g *Gait) Reset() {
+	g.applyPending()
 	for i := range g.feet {
 		g.feet[i] = g.geom.Neutral(i, 0)
 	}
@@ -357,6 +392,9 @@ func (g *Gait) Step(v Velocity) Feet {
 	if v.Validate() != nil {
 		v = Velocity{}
 	}
+	if g.phase == GaitStanding {
+		g.applyPending()
+	}
 	v, _ = g.Limit(v)
 	if g.phase == GaitStanding {
 		if !v.IsZero() {
@@ -401,6 +439,7 @@ func (g *Gait) Step(v Velocity) Feet {
 	}
 	// end of the half cycle: swap the tripods
 	g.sub = 0
+	g.applyPending()
 	g.group = 1 - g.group
 	g.phase = GaitStanceToSwing
 	if v.IsZero() && g.atNeutral() {

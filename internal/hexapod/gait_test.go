@@ -355,3 +355,76 @@ func TestGaitConfig_Validate_RejectsShortHalfCycle(t *testing.T) {
 		t.Fatal("NaN HeightPerStep accepted")
 	}
 }
+
+// TestGait_SetConfig_WhileWalking: a new lift height and speed set in the
+// middle of a swing wait for the next half cycle (no foot jumps), then
+// apply; bad configurations are refused and change nothing.
+func TestGait_SetConfig_WhileWalking(t *testing.T) {
+	g := newTestGait(t)
+	v := Velocity{X: 0.1}
+	for i := 0; i < 60; i++ { // past the first half cycle
+		g.Step(v)
+	}
+	for i := 0; i < 100 && g.Phase() != GaitSwingPlateau; i++ {
+		g.Step(v)
+	}
+	if g.Phase() != GaitSwingPlateau {
+		t.Fatalf("phase %v, want the swing plateau", g.Phase())
+	}
+	old := g.Config()
+	bad := []GaitConfig{old, old, old, old}
+	bad[0].LiftHeight = math.NaN()
+	bad[1].DistancePerStep = 0
+	bad[2].LiftHeight = 0.2 // needs more sub-steps than a half cycle has
+	bad[3].SubSteps = 60
+	for i, c := range bad {
+		if err := g.SetConfig(c); err == nil {
+			t.Errorf("bad config %d accepted", i)
+		}
+	}
+	next := old
+	next.LiftHeight, next.DistancePerStep = 0.07, 0.004
+	if err := g.SetConfig(next); err != nil {
+		t.Fatal(err)
+	}
+	if g.Config() != old {
+		t.Fatal("config changed in the middle of a swing")
+	}
+	maxZ := 0.0
+	prev := g.feet
+	for g.sub != 0 { // rest of this half cycle: the old lift height
+		g.Step(v)
+		for i := range g.feet {
+			if dz := math.Abs(g.feet[i].Z - prev[i].Z); dz > old.HeightPerStep+1e-12 {
+				t.Fatalf("foot %d moved %v in z in one tick", i, dz)
+			}
+			maxZ = math.Max(maxZ, g.feet[i].Z)
+		}
+		prev = g.feet
+	}
+	if math.Abs(maxZ-old.LiftHeight) > 1e-12 || g.Config() != next {
+		t.Fatalf("before the switch: max z %v (want %v), config applied %v", maxZ, old.LiftHeight, g.Config() == next)
+	}
+	maxZ = 0
+	for i := 0; i < old.SubSteps; i++ {
+		g.Step(v)
+		for _, f := range g.feet {
+			maxZ = math.Max(maxZ, f.Z)
+		}
+	}
+	if math.Abs(maxZ-0.07) > 1e-12 {
+		t.Errorf("next half cycle lifts to %v, want the new 0.07", maxZ)
+	}
+	if got := g.Config().MaxLinearSpeed(); math.Abs(got-0.004/math.Sqrt2*100) > 1e-12 {
+		t.Errorf("max linear speed %v after the change", got)
+	}
+}
+
+func TestGait_SetConfig_StandingAppliesAtOnce(t *testing.T) {
+	g := newTestGait(t)
+	c := g.Config()
+	c.DphiMaxStanding = 0.02
+	if err := g.SetConfig(c); err != nil || g.Config().MaxAngularSpeed() != 2 {
+		t.Fatalf("SetConfig = %v, max angular speed %v; want 2 rad/s at once", err, g.Config().MaxAngularSpeed())
+	}
+}

@@ -76,6 +76,12 @@ func NewJoystick(m JoyMapping, gait GaitConfig) (*Joystick, error) {
 		pressed: map[int]bool{}, lastFired: map[int]float64{}}, nil
 }
 
+// SetGait takes new gait speeds: full stick then means the new
+// MaxLinearSpeed and MaxAngularSpeed.
+func (j *Joystick) SetGait(gait GaitConfig) {
+	j.maxLinear, j.maxAngular = gait.MaxLinearSpeed(), gait.MaxAngularSpeed()
+}
+
 // Update processes one Joy message. It returns the commands to apply in
 // order, and the velocity of the sticks; err is non-nil when the axes or the
 // stamp are unusable (NaN/Inf): then vel is zero and must not be applied,
