@@ -77,6 +77,26 @@ func NewAdapter(s Settings, servos hexapod.ServoDriver, log Logger) (*Adapter, e
 		names: append([]string(nil), s.JointNames...), state: ctrl.State(), warned: map[string]time.Time{}}, nil
 }
 
+// SetTunables applies a change of the live parameters: controller tuning
+// (see hexapod.Controller.SetTuning), input timeouts and velocity limits,
+// all or nothing. An invalid change is refused with the reason.
+func (a *Adapter) SetTunables(t Tunables) error {
+	if err := t.Limits.Validate(); err != nil {
+		return fmt.Errorf("hexapod node: %w", err)
+	}
+	if t.CmdVelTimeout < 0 || t.JoyTimeout <= 0 {
+		return fmt.Errorf("hexapod node: timeouts cmd_vel %v, joy %v: want cmd_vel ≥ 0 and joy > 0", t.CmdVelTimeout, t.JoyTimeout)
+	}
+	if err := a.ctrl.SetTuning(t.Controller); err != nil {
+		return err
+	}
+	a.joy.SetGait(a.ctrl.Config().Gait)
+	_ = a.cmdGuard.SetLimits(t.Limits) // validated above
+	_ = a.joyGuard.SetLimits(t.Limits)
+	a.vel.Timeout, a.vel.JoyTimeout = t.CmdVelTimeout, t.JoyTimeout
+	return nil
+}
+
 // State returns the FSM state.
 func (a *Adapter) State() hexapod.State { return a.ctrl.State() }
 

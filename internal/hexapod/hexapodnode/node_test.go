@@ -13,10 +13,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 )
 
 // yamlOverrides reads the hexapod_controller block of params/hexapod.yaml
-// into MapDeclarer overrides with nested keys joined by dots.
+// into parameter overrides with nested keys joined by dots.
 func yamlOverrides(t *testing.T) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile("../../../params/hexapod.yaml")
@@ -73,19 +74,42 @@ func yamlOverrides(t *testing.T) map[string]any {
 	return out
 }
 
+// declarer returns a Declarer over a bare parameter store with overrides
+// (Go values of the parameter types), as a node's --params-file gives.
+func declarer(t *testing.T, over map[string]any) (*param.Declarer, *param.Store) {
+	t.Helper()
+	ov := map[string]param.Value{}
+	for k, v := range over {
+		x, err := param.FromAny(v)
+		if err != nil {
+			t.Fatalf("override %s: %v", k, err)
+		}
+		ov[k] = x
+	}
+	s := param.NewStore(param.StoreOptions{Overrides: ov})
+	return param.NewDeclarer(s, "node /hexapod_controller"), s
+}
+
+// loadSettings is LoadSettings over a bare store with overrides.
+func loadSettings(t *testing.T, over map[string]any) (Settings, error) {
+	t.Helper()
+	d, _ := declarer(t, over)
+	return LoadSettings(d)
+}
+
 func TestParamsFile_MatchesDeclaredParametersAndDefaults(t *testing.T) {
-	def := &MapDeclarer{}
+	def, defStore := declarer(t, nil)
 	want, err := LoadSettings(def)
 	if err != nil {
 		t.Fatal(err)
 	}
 	over := yamlOverrides(t)
-	fromFile := &MapDeclarer{Overrides: over}
-	got, err := LoadSettings(fromFile)
+	got, err := loadSettings(t, over)
 	if err != nil {
 		t.Fatalf("params/hexapod.yaml: %v", err)
 	}
-	declared := append([]string(nil), def.Declared...)
+	got.Live, want.Live = nil, nil // handles, compared through the values
+	declared := defStore.Names()
 	var inFile []string
 	for k := range over {
 		inFile = append(inFile, k)
@@ -137,7 +161,7 @@ func TestLoadSettings_RejectsBadParameters(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := LoadSettings(&MapDeclarer{Overrides: c.over})
+			_, err := loadSettings(t, c.over)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("LoadSettings = %v, want an error mentioning %q", err, c.want)
 			}
@@ -153,7 +177,7 @@ func (l *logRec) Errorf(f string, a ...any) { l.lines = append(l.lines, "E "+fmt
 
 func newTestAdapter(t *testing.T) (*Adapter, *logRec) {
 	t.Helper()
-	s, err := LoadSettings(&MapDeclarer{})
+	s, err := loadSettings(t, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +356,7 @@ const DefaultTestJoyTimeout = 500 * time.Millisecond
 // Issue 13: absurd finite commands are clamped to max_linear_velocity and
 // max_angular_velocity, said once per episode and counted every time.
 func TestAdapter_CmdVelAndJoyClampedToLimits(t *testing.T) {
-	s, err := LoadSettings(&MapDeclarer{Overrides: map[string]any{"max_linear_velocity": 0.1, "max_angular_velocity": 0.5}})
+	s, err := loadSettings(t, map[string]any{"max_linear_velocity": 0.1, "max_angular_velocity": 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
-	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -29,8 +28,10 @@ const NodeName = "hexapod_controller"
 // ~/stand_walk (std_srvs/Trigger, success=false with the reason when the FSM
 // ignores the command); publications joint_states (sensor_msgs/JointState,
 // 18 joints, every tick) and ~/state (std_msgs/String, transient local, on
-// change). Parameters are declared read-only on the node, with values from
-// --params-file and -p (see params/hexapod.yaml).
+// change). Parameters take their values from --params-file and -p (see
+// params/hexapod.yaml); the gait speeds and lift height, posing gains, input
+// timeouts and velocity limits may be set while the node runs (Live), the
+// rest are read-only.
 func Run(ctx context.Context, args []string) error {
 	return ros.Run(ctx, args, NodeName, Setup)
 }
@@ -41,7 +42,7 @@ func Run(ctx context.Context, args []string) error {
 // the topics, services and the gait timer.
 func Setup(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
-	s, err := LoadSettings(nodeDeclarer{n})
+	s, err := LoadSettings(ros.NewDeclarer(n))
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func Setup(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := wire(n, a, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+	if err := wire(n, a, s.Live, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
 		return err
 	}
 	log.Infof("hexapod controller running at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
@@ -88,7 +89,7 @@ func openServos(s Settings, log Logger, now func() time.Time) (hexapod.ServoDriv
 // The gait and the command and stick timeouts run on the node clock, so
 // under use_sim_time the hexapod walks in sim time (a paused simulation
 // pauses the gait; the servos keep their last goal positions).
-func wire(n *ros.Node, a *Adapter, period time.Duration) error {
+func wire(n *ros.Node, a *Adapter, live *Live, period time.Duration) error {
 	clk := n.Clock()
 	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
 	if err != nil {
@@ -132,8 +133,16 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	}
 	log := n.Logger()
+	tune := live.Tunables()
 	_, err = n.NewTimer(period, func() {
 		now := clk.Now()
+		// Live parameters changed since the last tick apply from this one.
+		if t := live.Tunables(); t != tune {
+			if err := a.SetTunables(t); err != nil {
+				log.Errorf("new tuning refused: %v", err) // the parameter checks make this unreachable
+			}
+			tune = t
+		}
 		r := a.Tick(now)
 		msg := sensor_msgs_msg.JointState{
 			Header:   std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(now)},
@@ -150,35 +159,4 @@ func wire(n *ros.Node, a *Adapter, period time.Duration) error {
 		}
 	})
 	return err
-}
-
-// nodeDeclarer declares the parameters on the ROS node as read-only
-// parameters: their values come from --params-file and -p at start-up, and
-// `ros2 param get/list/describe` show them; a later set is refused because
-// the controller reads them only once.
-type nodeDeclarer struct {
-	n *ros.Node
-}
-
-func declare[T param.Kind](d nodeDeclarer, name string, def T, desc string) (T, error) {
-	return ros.DeclareParam(d.n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true})
-}
-
-func (d nodeDeclarer) Float64(name string, def float64, desc string) (float64, error) {
-	return declare(d, name, def, desc)
-}
-func (d nodeDeclarer) Int64(name string, def int64, desc string) (int64, error) {
-	return declare(d, name, def, desc)
-}
-func (d nodeDeclarer) String(name string, def string, desc string) (string, error) {
-	return declare(d, name, def, desc)
-}
-func (d nodeDeclarer) Float64s(name string, def []float64, desc string) ([]float64, error) {
-	return declare(d, name, def, desc)
-}
-func (d nodeDeclarer) Int64s(name string, def []int64, desc string) ([]int64, error) {
-	return declare(d, name, def, desc)
-}
-func (d nodeDeclarer) Strings(name string, def []string, desc string) ([]string, error) {
-	return declare(d, name, def, desc)
 }

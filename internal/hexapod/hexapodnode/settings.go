@@ -11,20 +11,8 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 )
-
-// Declarer declares one parameter with a default and a description and
-// returns its effective value (the default overridden by a parameter file
-// or -p). The ROS node implements it with read-only parameters; tests use
-// MapDeclarer.
-type Declarer interface {
-	Float64(name string, def float64, desc string) (float64, error)
-	Int64(name string, def int64, desc string) (int64, error)
-	String(name string, def string, desc string) (string, error)
-	Float64s(name string, def []float64, desc string) ([]float64, error)
-	Int64s(name string, def []int64, desc string) ([]int64, error)
-	Strings(name string, def []string, desc string) ([]string, error)
-}
 
 // Settings is everything the node reads from its parameters.
 type Settings struct {
@@ -43,106 +31,182 @@ type Settings struct {
 	BaudRate    int
 	Servos      dynamixel.Config
 	JointNames  []string
+	// Live holds the parameters that may change while the node runs; nil
+	// when the settings were not declared on a node.
+	Live *Live
 }
 
-// LoadSettings declares every parameter of params/hexapod.yaml with the
-// original's defaults and builds and validates the settings. Errors name
-// the parameter.
-func LoadSettings(d Declarer) (Settings, error) {
+// Live are the live parameters of hexapod_controller: gait speeds, swing
+// lift height, posing gains, input timeouts and velocity limits. The tick
+// reads them (Tunables) and hands a change to the Adapter.
+type Live struct {
+	DistancePerStep, DphiMaxStanding, LiftHeight *param.Live[float64]
+	PitchGain, RollGain, YawGain                 *param.Live[float64]
+	CmdVelTimeout, JoyTimeout                    *param.Live[time.Duration]
+	MaxLinear, MaxAngular                        *param.Live[float64]
+}
+
+// Tunables returns the current values of the live parameters.
+func (l *Live) Tunables() Tunables {
+	return Tunables{
+		Controller: hexapod.Tuning{DistancePerStep: l.DistancePerStep.Get(), DphiMaxStanding: l.DphiMaxStanding.Get(),
+			LiftHeight: l.LiftHeight.Get(), PitchGain: l.PitchGain.Get(), RollGain: l.RollGain.Get(), YawGain: l.YawGain.Get()},
+		CmdVelTimeout: l.CmdVelTimeout.Get(), JoyTimeout: l.JoyTimeout.Get(),
+		Limits: cmdvel.Limits{Linear: l.MaxLinear.Get(), Angular: l.MaxAngular.Get()},
+	}
+}
+
+// Tunables is what may change while the node runs (Adapter.SetTunables).
+type Tunables struct {
+	Controller    hexapod.Tuning
+	CmdVelTimeout time.Duration
+	JoyTimeout    time.Duration
+	Limits        cmdvel.Limits
+}
+
+// Reasons given for the read-only parameters.
+const (
+	whyGeometry = "the leg geometry and the gait timing are built into the controller at start-up"
+	whyServo    = "the servo bus is opened at start-up"
+	whyStart    = "read once at start-up"
+)
+
+// LoadSettings declares every parameter of params/hexapod.yaml on d with
+// the original's defaults and builds and validates the settings. Errors
+// name the parameter. The parameters in Live may be set while the node
+// runs; a set is checked against the whole controller configuration.
+func LoadSettings(d *param.Declarer) (Settings, error) {
 	l := loader{d: d}
 	var s Settings
 	c := hexapod.DefaultConfig()
 	g := &c.Geometry
 	deg := math.Pi / 180
 
-	if n := l.int("NUMBER_OF_LEGS", 6, "number of legs; must be 6"); n != 6 && l.err == nil {
-		l.fail(fmt.Errorf("parameter NUMBER_OF_LEGS = %d: only 6 legs are supported", n))
+	if n := l.int("NUMBER_OF_LEGS", 6, "number of legs; must be 6", whyGeometry); n != 6 && d.Err() == nil {
+		d.Fail(fmt.Errorf("parameter NUMBER_OF_LEGS = %d: only 6 legs are supported", n))
 	}
-	g.CoxaLength = l.float("COXA_LENGTH", g.CoxaLength, "coxa link length (m)")
-	g.FemurLength = l.float("FEMUR_LENGTH", g.FemurLength, "femur link length (m)")
-	g.TibiaLength = l.float("TIBIA_LENGTH", g.TibiaLength, "tibia link length (m)")
-	l.float("TARSUS_LENGTH", 0, "declared by the original, unused (3-DOF legs)")
+	g.CoxaLength = l.float("COXA_LENGTH", g.CoxaLength, "coxa link length (m)", whyGeometry)
+	g.FemurLength = l.float("FEMUR_LENGTH", g.FemurLength, "femur link length (m)", whyGeometry)
+	g.TibiaLength = l.float("TIBIA_LENGTH", g.TibiaLength, "tibia link length (m)", whyGeometry)
+	l.float("TARSUS_LENGTH", 0, "declared by the original, unused (3-DOF legs)", whyGeometry)
 	g.CoxaX = l.six("COXA_TO_CENTER_X", g.CoxaX, 1, "coxa joint x per leg, RR RM RF LR LM LF (m)")
 	g.CoxaY = l.six("COXA_TO_CENTER_Y", g.CoxaY, 1, "coxa joint y per leg (m)")
 	g.InitCoxaAngle = l.six("INIT_COXA_ANGLE", g.InitCoxaAngle, deg, "coxa mounting angle per leg (degrees)")
 	g.NeutralX = l.six("INIT_FOOT_POS_X", g.NeutralX, 1, "neutral foot x per leg (m)")
 	g.NeutralY = l.six("INIT_FOOT_POS_Y", g.NeutralY, 1, "neutral foot y per leg (m)")
-	g.WalkingHeight = l.float("INIT_FOOT_POS_Z", g.WalkingHeight, "walking height: coxa plane above the feet (m)")
+	g.WalkingHeight = l.float("INIT_FOOT_POS_Z", g.WalkingHeight, "walking height: coxa plane above the feet (m)",
+		"changing it would move the body while it stands on its legs")
 
-	c.Gait.SubSteps = int(l.int("SUB_STEPS", int64(c.Gait.SubSteps), "ticks per half gait cycle"))
-	c.Gait.LiftHeight = l.float("LEG_LIFT_HEIGHT", c.Gait.LiftHeight, "swing foot height (m)")
-	c.Gait.Rate = l.float("rate", c.Gait.Rate, "control rate (Hz)")
-	c.Gait.DistancePerStep = l.float("gait.distance_per_step", c.Gait.DistancePerStep, "stance travel per tick at full stick (m)")
-	c.Gait.HeightPerStep = l.float("gait.height_per_step", c.Gait.HeightPerStep, "swing rise/fall per tick (m)")
-	c.Gait.StabilityRadius = l.float("gait.stability_radius", c.Gait.StabilityRadius, "neutral tolerance to stop walking (m)")
-	c.Gait.DphiMaxStanding = l.float("gait.dphi_max_standing", c.Gait.DphiMaxStanding, "turn per tick in place at full stick (rad)")
+	c.Gait.SubSteps = int(l.int("SUB_STEPS", int64(c.Gait.SubSteps), "ticks per half gait cycle", whyGeometry))
+	c.Gait.Rate = l.float("rate", c.Gait.Rate, "control rate (Hz)", "every gait constant is per tick; a new rate would change all speeds")
+	c.Gait.HeightPerStep = l.float("gait.height_per_step", c.Gait.HeightPerStep, "swing rise/fall per tick (m)", whyGeometry)
+	c.Gait.StabilityRadius = l.float("gait.stability_radius", c.Gait.StabilityRadius, "neutral tolerance to stop walking (m)", whyStart)
 	c.Gait.TransitionXY = l.three("gait.transition_xy", c.Gait.TransitionXY, "stance-to-swing xy table")
 	c.Gait.TransitionZ = l.three("gait.transition_z", c.Gait.TransitionZ, "stance-to-swing z table")
 
-	c.SittingHeight = l.float("sitting_height", c.SittingHeight, "feet above the coxa plane while sitting (m)")
-	c.SitStep = l.float("sit_step_height", c.SitStep, "height change per tick standing up / sitting down (m)")
-	c.SittingServoSpeed = l.float("sitting_servo_speed", c.SittingServoSpeed, "servo speed fraction while sitting")
-	c.PitchGain = l.float("pose_pitch_gain", c.PitchGain, "body pitch per unit stick in Standing (rad)")
-	c.RollGain = l.float("pose_roll_gain", c.RollGain, "body roll per unit stick in Standing (rad)")
-	c.YawGain = l.float("pose_yaw_gain", c.YawGain, "body yaw per unit stick in Standing (rad)")
+	c.SittingHeight = l.float("sitting_height", c.SittingHeight, "feet above the coxa plane while sitting (m)", whyStart)
+	c.SitStep = l.float("sit_step_height", c.SitStep, "height change per tick standing up / sitting down (m)", whyStart)
+	c.SittingServoSpeed = l.float("sitting_servo_speed", c.SittingServoSpeed, "servo speed fraction while sitting", whyStart)
+
+	// Live: each set is checked as part of the whole configuration.
+	base := c
+	var lv Live
+	var cur func() hexapod.Tuning
+	tuned := func(name string, def float64, desc string, set func(*hexapod.Tuning, float64)) *param.Live[float64] {
+		return param.DeclareLive(d, name, def, param.Descriptor{Description: desc + " (live)"}, func(x float64) error {
+			t := base.Tuning()
+			if cur != nil {
+				t = cur()
+			}
+			set(&t, x)
+			if err := base.WithTuning(t).Validate(); err != nil {
+				return err
+			}
+			return nil
+		})
+	}
+	lv.LiftHeight = tuned("LEG_LIFT_HEIGHT", c.Gait.LiftHeight, "swing foot height (m); applies from the next step",
+		func(t *hexapod.Tuning, x float64) { t.LiftHeight = x })
+	lv.DistancePerStep = tuned("gait.distance_per_step", c.Gait.DistancePerStep,
+		"stance travel per tick at full stick (m), i.e. the walking speed; applies from the next step",
+		func(t *hexapod.Tuning, x float64) { t.DistancePerStep = x })
+	lv.DphiMaxStanding = tuned("gait.dphi_max_standing", c.Gait.DphiMaxStanding,
+		"turn per tick in place at full stick (rad), i.e. the turning speed; applies from the next step",
+		func(t *hexapod.Tuning, x float64) { t.DphiMaxStanding = x })
+	lv.PitchGain = tuned("pose_pitch_gain", c.PitchGain, "body pitch per unit stick in Standing (rad)",
+		func(t *hexapod.Tuning, x float64) { t.PitchGain = x })
+	lv.RollGain = tuned("pose_roll_gain", c.RollGain, "body roll per unit stick in Standing (rad)",
+		func(t *hexapod.Tuning, x float64) { t.RollGain = x })
+	lv.YawGain = tuned("pose_yaw_gain", c.YawGain, "body yaw per unit stick in Standing (rad)",
+		func(t *hexapod.Tuning, x float64) { t.YawGain = x })
+	cur = func() hexapod.Tuning {
+		return hexapod.Tuning{DistancePerStep: lv.DistancePerStep.Get(), DphiMaxStanding: lv.DphiMaxStanding.Get(),
+			LiftHeight: lv.LiftHeight.Get(), PitchGain: lv.PitchGain.Get(), RollGain: lv.RollGain.Get(), YawGain: lv.YawGain.Get()}
+	}
+	if d.Err() == nil {
+		c = c.WithTuning(cur())
+	}
 	s.Controller = c
 
-	timeout := l.float("cmd_vel_timeout", 0.5, "age after which cmd_vel counts as zero (s); 0 disables")
-	if l.err == nil && (timeout < 0 || timeout > 3600) {
-		l.fail(fmt.Errorf("parameter cmd_vel_timeout = %v outside [0, 3600] s", timeout))
-	}
-	s.CmdVelTimeout = time.Duration(timeout * float64(time.Second))
+	lv.CmdVelTimeout = param.DeclareLiveDuration(d, "cmd_vel_timeout", 500*time.Millisecond, param.Descriptor{
+		Description: "age after which cmd_vel counts as zero (s); 0 disables (live)", FloatRange: param.Floats(0, 3600)}, nil)
+	s.CmdVelTimeout = lv.CmdVelTimeout.Get()
 	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
 	// full stick is never cut; smaller values slow the robot down.
-	s.Limits.Linear = l.float("max_linear_velocity", 0.25,
-		"cmd_vel and joystick: each linear component clamped to ±this (m/s)")
-	s.Limits.Angular = l.float("max_angular_velocity", 1.2,
-		"cmd_vel and joystick: each angular component clamped to ±this (rad/s)")
-	if err := s.Limits.Validate(); err != nil && l.err == nil {
-		l.fail(fmt.Errorf("parameter %w", err))
-	}
+	lv.MaxLinear = param.DeclareLive(d, "max_linear_velocity", 0.25, param.Descriptor{
+		Description: "cmd_vel and joystick: each linear component clamped to ±this (m/s) (live)",
+		FloatRange:  param.Floats(0, 100)}, param.Positive)
+	lv.MaxAngular = param.DeclareLive(d, "max_angular_velocity", 1.2, param.Descriptor{
+		Description: "cmd_vel and joystick: each angular component clamped to ±this (rad/s) (live)",
+		FloatRange:  param.Floats(0, 100)}, param.Positive)
+	s.Limits = cmdvel.Limits{Linear: lv.MaxLinear.Get(), Angular: lv.MaxAngular.Get()}
 
 	j := hexapod.DefaultJoyMapping()
-	j.StandUp = int(l.int("joy.button_stand_up", int64(j.StandUp), "Joy button index of stand_up"))
-	j.SitDown = int(l.int("joy.button_sit_down", int64(j.SitDown), "Joy button index of sit_down"))
-	j.StandWalk = int(l.int("joy.button_stand_walk", int64(j.StandWalk), "Joy button index of stand_walk"))
-	j.StartStop = int(l.int("joy.button_start_stop", int64(j.StartStop), "Joy button index of start_stop"))
-	j.LinearX = int(l.int("joy.axis_linear_x", int64(j.LinearX), "Joy axis index of linear.x"))
-	j.LinearY = int(l.int("joy.axis_linear_y", int64(j.LinearY), "Joy axis index of linear.y"))
-	j.AngularZ = int(l.int("joy.axis_angular_z", int64(j.AngularZ), "Joy axis index of angular.z (2 on a Raspberry Pi)"))
-	j.Debounce = l.float("joy.debounce", j.Debounce, "seconds between two accepted presses of one button")
+	btn := func(name string, def int, desc string) int { return int(l.int(name, int64(def), desc, whyStart)) }
+	j.StandUp = btn("joy.button_stand_up", j.StandUp, "Joy button index of stand_up")
+	j.SitDown = btn("joy.button_sit_down", j.SitDown, "Joy button index of sit_down")
+	j.StandWalk = btn("joy.button_stand_walk", j.StandWalk, "Joy button index of stand_walk")
+	j.StartStop = btn("joy.button_start_stop", j.StartStop, "Joy button index of start_stop")
+	j.LinearX = btn("joy.axis_linear_x", j.LinearX, "Joy axis index of linear.x")
+	j.LinearY = btn("joy.axis_linear_y", j.LinearY, "Joy axis index of linear.y")
+	j.AngularZ = btn("joy.axis_angular_z", j.AngularZ, "Joy axis index of angular.z (2 on a Raspberry Pi)")
+	j.Debounce = l.float("joy.debounce", j.Debounce, "seconds between two accepted presses of one button", whyStart)
 	s.Joy = j
-	joyTimeout := l.float("joy.timeout", hexapod.DefaultJoyTimeout.Seconds(),
-		"age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate")
-	if l.err == nil && !(joyTimeout > 0 && joyTimeout <= 60) {
-		l.fail(fmt.Errorf("parameter joy.timeout = %v outside (0, 60] s", joyTimeout))
-	}
-	s.JoyTimeout = time.Duration(joyTimeout * float64(time.Second))
+	lv.JoyTimeout = param.DeclareLiveDuration(d, "joy.timeout", hexapod.DefaultJoyTimeout, param.Descriptor{
+		Description: "age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate (live)",
+		FloatRange:  param.Floats(0, 60)}, func(t time.Duration) error {
+		if t <= 0 {
+			return errors.New("must be above 0 s: a stick must not hold for ever")
+		}
+		return nil
+	})
+	s.JoyTimeout = lv.JoyTimeout.Get()
+	s.Live = &lv
 
 	s.ServoDriver = l.str("servo.driver", "sim", `"sim" or "dynamixel"`)
 	s.SerialPort = l.str("servo.port", "/dev/ttyUSB0", "serial port of the Dynamixel adapter")
-	s.BaudRate = int(l.int("servo.baud_rate", 1000000, "serial baud rate"))
+	s.BaudRate = int(l.int("servo.baud_rate", 1000000, "serial baud rate", whyServo))
 	dx := dynamixel.DefaultConfig()
-	dx.Timeout = time.Duration(l.float("servo.timeout", dx.Timeout.Seconds(), "status packet timeout (s)") * float64(time.Second))
-	dx.FullSpeed = int(l.int("servo.full_speed", int64(dx.FullSpeed), "moving-speed register value at speed fraction 1"))
+	dx.Timeout = time.Duration(l.float("servo.timeout", dx.Timeout.Seconds(), "status packet timeout (s)", whyServo) * float64(time.Second))
+	dx.FullSpeed = int(l.int("servo.full_speed", int64(dx.FullSpeed), "moving-speed register value at speed fraction 1", whyServo))
 	s.JointNames = l.strs("SERVO_NAMES", hexapod.JointNames(), "the 18 joint names in joint_states order")
 	limits := [3][2]int64{}
 	for k, name := range []string{"LIMIT_COXA", "LIMIT_FEMUR", "LIMIT_TIBIA"} {
 		def := dynamixel.DefaultLimits[k]
 		v := l.ints(name, []int64{int64(def[0]), int64(def[1])}, "goal tick range [min, max], exclusive")
-		if l.err == nil && len(v) != 2 {
-			l.fail(fmt.Errorf("parameter %s has %d entries, want 2", name, len(v)))
+		if d.Err() == nil && len(v) != 2 {
+			d.Fail(fmt.Errorf("parameter %s has %d entries, want 2", name, len(v)))
 		}
 		if len(v) == 2 {
 			limits[k] = [2]int64{v[0], v[1]}
 		}
 	}
-	if l.err == nil {
+	if d.Err() == nil {
 		l.servoTable(&dx, s.JointNames, limits)
 	}
 	s.Servos = dx
-	if l.err != nil {
-		return Settings{}, l.err
+	if err := d.Err(); err != nil {
+		return Settings{}, err
 	}
 	var errs []error
 	if err := s.Controller.Validate(); err != nil {
@@ -193,7 +257,7 @@ func (l *loader) servoTable(dx *dynamixel.Config, names []string, limits [3][2]i
 		def := dx.Servos[i]
 		v := l.ints(name, []int64{int64(i), int64(def.ID), int64(def.Ticks), int64(def.Center), int64(def.MaxDegree),
 			int64(def.Sign), 0}, "[NR, ID, Ticks, Center, Max_Degree, Sign, Offset(deg)]")
-		if l.err != nil {
+		if !l.ok() {
 			return
 		}
 		if len(v) != 7 {
@@ -210,101 +274,51 @@ func (l *loader) servoTable(dx *dynamixel.Config, names []string, limits [3][2]i
 	}
 }
 
-// loader keeps the first error so that the declarations read in a row.
+// loader declares the read-only parameters on its Declarer, which keeps
+// the first error so that the declarations read in a row.
 type loader struct {
-	d   Declarer
-	err error
+	d *param.Declarer
 }
 
-func (l *loader) fail(err error) {
-	if l.err == nil {
-		l.err = err
-	}
+func (l *loader) fail(err error) { l.d.Fail(err) }
+
+func (l *loader) ok() bool { return l.d.Err() == nil }
+
+func (l *loader) float(name string, def float64, desc, why string) float64 {
+	return param.Declare(l.d, name, def, param.ReadOnly(desc, why), func(v float64) error {
+		if math.IsInf(v, 0) {
+			return param.ErrNotFinite
+		}
+		return nil
+	})
 }
 
-func (l *loader) float(name string, def float64, desc string) float64 {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.Float64(name, def, desc)
-	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-		err = fmt.Errorf("parameter %s = %v is not finite", name, v)
-	}
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
-}
-
-func (l *loader) int(name string, def int64, desc string) int64 {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.Int64(name, def, desc)
-	if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
-		err = fmt.Errorf("parameter %s = %d out of range", name, v)
-	}
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
+func (l *loader) int(name string, def int64, desc, why string) int64 {
+	return param.Declare(l.d, name, def, param.Descriptor{Description: desc + " (read-only: " + why + ")",
+		ReadOnly: true, ReadOnlyReason: why, IntegerRange: param.Ints(math.MinInt32, math.MaxInt32)}, nil)
 }
 
 func (l *loader) str(name, def, desc string) string {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.String(name, def, desc)
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
+	return param.Declare(l.d, name, def, param.ReadOnly(desc, whyServo), nil)
 }
 
 func (l *loader) strs(name string, def []string, desc string) []string {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.Strings(name, def, desc)
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
+	return param.Declare(l.d, name, def, param.ReadOnly(desc, whyServo), nil)
 }
 
 func (l *loader) ints(name string, def []int64, desc string) []int64 {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.Int64s(name, def, desc)
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
+	return param.Declare(l.d, name, def, param.ReadOnly(desc, whyServo), nil)
 }
 
 func (l *loader) floats(name string, def []float64, desc string) []float64 {
-	if l.err != nil {
-		return def
-	}
-	v, err := l.d.Float64s(name, def, desc)
-	if err == nil {
+	return param.Declare(l.d, name, def, param.ReadOnly(desc, whyGeometry), func(v []float64) error {
 		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				err = fmt.Errorf("parameter %s contains %v", name, x)
+			if math.IsInf(x, 0) {
+				return fmt.Errorf("contains %v", x)
 			}
 		}
-	}
-	if err != nil {
-		l.fail(err)
-		return def
-	}
-	return v
+		return nil
+	})
 }
 
 func (l *loader) six(name string, def [hexapod.NumLegs]float64, scale float64, desc string) [hexapod.NumLegs]float64 {
@@ -313,7 +327,7 @@ func (l *loader) six(name string, def [hexapod.NumLegs]float64, scale float64, d
 		d[i] = x / scale
 	}
 	v := l.floats(name, d, desc)
-	if l.err != nil {
+	if !l.ok() {
 		return def
 	}
 	if len(v) != hexapod.NumLegs {
@@ -329,7 +343,7 @@ func (l *loader) six(name string, def [hexapod.NumLegs]float64, scale float64, d
 
 func (l *loader) three(name string, def [3]float64, desc string) [3]float64 {
 	v := l.floats(name, def[:], desc)
-	if l.err != nil {
+	if !l.ok() {
 		return def
 	}
 	if len(v) != 3 {
@@ -337,56 +351,4 @@ func (l *loader) three(name string, def [3]float64, desc string) [3]float64 {
 		return def
 	}
 	return [3]float64{v[0], v[1], v[2]}
-}
-
-// MapDeclarer is a Declarer over a map of overrides (for tests and for
-// running without a ROS parameter service). Values must have the Go type of
-// the parameter (float64, int64, string, []float64, []int64, []string);
-// Declared records every declared name.
-type MapDeclarer struct {
-	Overrides map[string]any
-	Declared  []string
-}
-
-func mapGet[T any](m *MapDeclarer, name string, def T) (T, error) {
-	m.Declared = append(m.Declared, name)
-	v, ok := m.Overrides[name]
-	if !ok {
-		return def, nil
-	}
-	t, ok := v.(T)
-	if !ok {
-		return def, fmt.Errorf("parameter %s: value %v has type %T, want %T", name, v, v, def)
-	}
-	return t, nil
-}
-
-// Float64 implements Declarer.
-func (m *MapDeclarer) Float64(name string, def float64, _ string) (float64, error) {
-	return mapGet(m, name, def)
-}
-
-// Int64 implements Declarer.
-func (m *MapDeclarer) Int64(name string, def int64, _ string) (int64, error) {
-	return mapGet(m, name, def)
-}
-
-// String implements Declarer.
-func (m *MapDeclarer) String(name string, def string, _ string) (string, error) {
-	return mapGet(m, name, def)
-}
-
-// Float64s implements Declarer.
-func (m *MapDeclarer) Float64s(name string, def []float64, _ string) ([]float64, error) {
-	return mapGet(m, name, def)
-}
-
-// Int64s implements Declarer.
-func (m *MapDeclarer) Int64s(name string, def []int64, _ string) ([]int64, error) {
-	return mapGet(m, name, def)
-}
-
-// Strings implements Declarer.
-func (m *MapDeclarer) Strings(name string, def []string, _ string) ([]string, error) {
-	return mapGet(m, name, def)
 }
