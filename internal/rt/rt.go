@@ -31,6 +31,11 @@ type Options struct {
 	// StackBytes pre-faults that much of the calling goroutine's stack so
 	// the loop never grows (copies) it mid-iteration.
 	StackBytes int
+	// ReserveP adds one to GOMAXPROCS. A loop goroutine blocked in a system
+	// call (a futex or nanosleep wait) keeps its P as long as the runtime
+	// has idle Ps, and gets it back at once on wake-up; without an idle P
+	// it must queue for one behind the process's other goroutines.
+	ReserveP bool
 }
 
 // Result says what each measure did; a nil error means it took effect or
@@ -92,6 +97,9 @@ func Prepare(o Options) Result {
 	}
 	if o.MemoryLimit > 0 {
 		debug.SetMemoryLimit(o.MemoryLimit)
+	}
+	if o.ReserveP {
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	}
 	if o.StackBytes > 0 {
 		PrefaultStack(o.StackBytes)

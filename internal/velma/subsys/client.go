@@ -38,6 +38,17 @@ func NewClient(bufs Buffers) (*Client, error) {
 	return &Client{bufs: bufs, taskW: w}, nil
 }
 
+// State describes the status buffer for a log line: the last record taken,
+// the buffer's head and whether its writer (cs) is alive. Call it from the
+// goroutine that calls Exchange.
+func (c *Client) State() string {
+	if c.stR == nil {
+		return "cs status buffer not created yet"
+	}
+	return fmt.Sprintf("last cs status record %d, buffer head %d, torn reads %d, velma_core_cs alive: %v",
+		c.last, c.stR.Head(), c.stR.Torn(), c.stR.WriterAlive())
+}
+
 // Close closes the buffers.
 func (c *Client) Close() {
 	c.taskW.Close()

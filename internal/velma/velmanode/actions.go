@@ -93,6 +93,9 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 			return velma.TrajAborted, ctx.Err()
 		case now := <-tk.C:
 			tick()
+			if b.runner.Snapshot().Stale {
+				return velma.TrajAborted, errCSLost
+			}
 			if client.Lost(listeners(), now) {
 				return velma.TrajAborted, errClientLost
 			}
@@ -101,6 +104,10 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 }
 
 var errClientLost = errors.New("action client lost")
+
+// errCSLost ends a goal whose motion nobody runs any more: the interface
+// process no longer hears from velma_core_cs.
+var errCSLost = errors.New("no status from velma_core_cs: the control subsystem stopped")
 
 // codeOf returns the result code of a goal conversion error.
 func codeOf(err error) int32 {

@@ -36,7 +36,7 @@ func TestParamsFile_MatchesDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	flat := map[string]any{}
-	flatten("", doc["velma_core"]["ros__parameters"], flat)
+	flatten("", doc["/**"]["ros__parameters"], flat)
 	p := DefaultParams()
 	for name, v := range flat {
 		if err := p.Set(name, v); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/sim"
+	"github.com/fsmnodes/fsmnodes/internal/velma/subsys"
 )
 
 // TrajKind selects which trajectory a tracker follows.
@@ -31,6 +32,10 @@ type Snapshot struct {
 	// BodyCycle are the ve_body states of the last completed report
 	// window (1/StateMaxRate), in the order they were first entered.
 	BodyCycle []velma.BodyState
+	// Stale is set by an interface runner (NewRemoteRunner) while cs's
+	// status stops arriving: the rest of the snapshot is old.
+	Stale    bool
+	StaleWhy string // the state of cs's status buffer when it became stale
 }
 
 // Hooks are called from the loop goroutine after an iteration; they must
@@ -64,6 +69,8 @@ type Runner struct {
 	agent  *velma.Agent
 	loop   *velma.Loop
 	hooks  Hooks
+	remote *subsys.Client // set: the agent runs in other processes
+	heard  time.Time      // last status from cs (remote)
 
 	mu       sync.Mutex
 	pending  velma.TaskCommand
@@ -105,6 +112,22 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 		bodyWindow: []velma.BodyState{velma.BodyIdle}, bodySet: 1 << uint(velma.BodyIdle), lastBody: -1}, nil
 }
 
+// staleAfter is how long an interface runner waits for cs's status before
+// its snapshot counts as stale.
+const staleAfter = 100 * time.Millisecond
+
+// NewRemoteRunner returns the runner of the ROS interface process
+// (velma_task_cs_ros_interface): commands go to cs through c, and the
+// snapshot follows the status cs sends back (one per cs iteration) instead
+// of an agent iterating in this process.
+func NewRemoteRunner(p Params, hooks Hooks, c *subsys.Client) (*Runner, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{params: p, hooks: hooks, remote: c, lastCS: -1,
+		bodyWindow: []velma.BodyState{velma.BodyIdle}, bodySet: 1 << uint(velma.BodyIdle), lastBody: -1}, nil
+}
+
 // Params returns the validated parameters.
 func (r *Runner) Params() Params { return r.params }
 
@@ -121,28 +144,7 @@ func (r *Runner) NextID() uint32 {
 func (r *Runner) Submit(c *velma.TaskCommand) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := &r.pending
-	for s := range 2 {
-		if c.Cart[s] != nil {
-			p.Cart[s] = c.Cart[s]
-		}
-	}
-	if c.Jnt != nil {
-		p.Jnt = c.Jnt
-	}
-	if c.Head != nil {
-		p.Head = c.Head
-	}
-	p.Relax = p.Relax || c.Relax
-	if c.SourceLost != 0 {
-		p.SourceLost = c.SourceLost
-	}
-	m := &p.Motors
-	m.TorsoEnable = m.TorsoEnable || c.Motors.TorsoEnable
-	m.HeadPanEnable = m.HeadPanEnable || c.Motors.HeadPanEnable
-	m.HeadTiltEnable = m.HeadTiltEnable || c.Motors.HeadTiltEnable
-	m.HeadPanHome = m.HeadPanHome || c.Motors.HeadPanHome
-	m.HeadTiltHome = m.HeadTiltHome || c.Motors.HeadTiltHome
+	subsys.MergeTask(&r.pending, c)
 }
 
 // Track returns a channel that receives the final state of command id of
@@ -166,6 +168,12 @@ func (r *Runner) Snapshot() Snapshot {
 // Run runs the loop until ctx is done, on a goroutine locked to its OS
 // thread (fewer migrations, steadier period).
 func (r *Runner) Run(ctx context.Context) error {
+	if r.remote != nil {
+		for ctx.Err() == nil {
+			r.stepRemote()
+		}
+		return ctx.Err()
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return r.loop.Run(ctx, func(now time.Time) bool {
@@ -185,16 +193,53 @@ func (r *Runner) Step(now time.Time) {
 		tp = &task
 	}
 	rep := r.agent.Iterate(tp)
+	r.record(now, rep, nil)
+}
 
+// stepRemote sends the pending command (or a heartbeat) to cs and takes
+// cs's next status, if one comes within 10 ms.
+func (r *Runner) stepRemote() {
+	r.mu.Lock()
+	task := r.pending
+	r.pending = velma.TaskCommand{}
+	r.mu.Unlock()
+	var tp *velma.TaskCommand
+	if !task.Empty() {
+		tp = &task
+	}
+	rep, loop, ok := r.remote.Exchange(tp, 10*time.Millisecond)
+	now := time.Now()
+	if !ok {
+		if r.heard.IsZero() || now.Sub(r.heard) > staleAfter {
+			r.mu.Lock()
+			if !r.snap.Stale {
+				r.snap.StaleWhy = r.remote.State()
+			}
+			r.snap.Stale = true
+			r.mu.Unlock()
+		}
+		return
+	}
+	r.heard = now
+	r.record(now, rep, &loop)
+}
+
+// record keeps one iteration's report in the snapshot, resolves trackers
+// and calls the hooks. loop (remote runners) gives ve_body's loop figures.
+func (r *Runner) record(now time.Time, rep *velma.Report, loop *velma.LoopStats) {
 	r.mu.Lock()
 	r.snap.Time = now
+	r.snap.Stale = false
 	r.snap.Report = *rep
 	r.snap.Report.CS = nil
 	r.snap.CS = *rep.CS
-	// percentiles sort the whole window: refresh them once a second only
-	if now.Sub(r.lastStats) >= time.Second {
+	switch {
+	case loop != nil:
+		r.snap.Loop = *loop
+	case now.Sub(r.lastStats) >= time.Second:
+		// percentiles sort the whole window: refresh them once a second only
 		r.snap.Loop, r.lastStats = r.loop.Stats(), now
-	} else {
+	default:
 		r.snap.Loop.Iterations, r.snap.Loop.Overruns = r.loop.Counts()
 	}
 	r.checkTrackers(rep.CS)

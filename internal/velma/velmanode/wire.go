@@ -10,6 +10,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/subsys"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -67,7 +68,14 @@ func DeclareParams(n *ros.Node) (Params, error) {
 }
 
 // NewBridge builds the node's interface on n. Call Run to start the loop.
-func NewBridge(n *ros.Node) (*Bridge, error) {
+func NewBridge(n *ros.Node) (*Bridge, error) { return newBridge(n, nil) }
+
+// NewInterface builds the same interface for the ROS interface process
+// (velma_task_cs_ros_interface): its runner talks to velma_core_cs through
+// c instead of running the agent. Run follows cs's status.
+func NewInterface(n *ros.Node, c *subsys.Client) (*Bridge, error) { return newBridge(n, c) }
+
+func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 	p, err := DeclareParams(n)
 	if err != nil {
 		return nil, fmt.Errorf("velma_core: %w", err)
@@ -86,7 +94,7 @@ func NewBridge(n *ros.Node) (*Bridge, error) {
 		return nil, err
 	}
 	log := n.Logger()
-	b.runner, err = NewRunner(p, velma.RealClock{}, Hooks{
+	hooks := Hooks{
 		CSState: func(s velma.CSState) {
 			if err := b.csState.Publish(&std_msgs_msg.String{Data: s.String()}); err != nil {
 				log.Warnf("publish cs state: %v", err)
@@ -97,7 +105,12 @@ func NewBridge(n *ros.Node) (*Bridge, error) {
 				log.Warnf("publish ve_body state: %v", err)
 			}
 		},
-	})
+	}
+	if remote != nil {
+		b.runner, err = NewRemoteRunner(p, hooks, remote)
+	} else {
+		b.runner, err = NewRunner(p, velma.RealClock{}, hooks)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("velma_core: %w", err)
 	}
@@ -126,8 +139,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 
 func (b *Bridge) publishStatus() {
 	snap := b.runner.Snapshot()
-	if snap.Report.Iteration == 0 {
-		return
+	if snap.Report.Iteration == 0 || snap.Stale {
+		return // nothing yet, or cs is gone: old joint states would mislead
 	}
 	stamp := builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
 	JointStateOf(&snap, stamp, &b.js)
@@ -146,6 +159,9 @@ func trigger(ok bool, msg string) *std_srvs_srv.Trigger_Response {
 
 // transparent explains why commands cannot reach the effectors, or "".
 func transparent(s *Snapshot) string {
+	if s.Stale {
+		return "no status from velma_core_cs: the control subsystem is not running"
+	}
 	if s.Report.BodyState.IsSafe() || s.CS.State == velma.CSIdle {
 		return fmt.Sprintf("ve_body is %v and cs is %v: commands do not reach the effectors yet", s.Report.BodyState, s.CS.State)
 	}

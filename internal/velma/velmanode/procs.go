@@ -1,0 +1,371 @@
+package velmanode
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/rt"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
+	"github.com/fsmnodes/fsmnodes/internal/velma/subsys"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+)
+
+// Node names of the separate-process core agent (the original's
+// subsystem names). The ROS interface keeps NodeName (velma_core), so the
+// public interface stays /velma_core/....
+const (
+	VeBodyNodeName = "velma_core_ve_body"
+	CSNodeName     = "velma_core_cs"
+	SimNodeName    = "velma_sim"
+)
+
+// DefaultBufferDir is where the io buffers live unless the buffers
+// parameter says otherwise.
+const DefaultBufferDir = "/dev/shm"
+
+// diagRate is how often each process publishes ~/diag.
+const diagRate = 50
+
+// ProcParams are the parameters of the separate processes beyond Params.
+type ProcParams struct {
+	Buffers            string        // buffer file prefix ("": DefaultBufferDir/fsmnodes_velma + namespace)
+	BodyStatusTimeout  time.Duration // ve_body.status_timeout
+	BodyCommandTimeout time.Duration // ve_body.command_timeout
+	CSStatusTimeout    time.Duration // cs.status_timeout
+	CSTaskTimeout      time.Duration // cs.task_timeout
+	RTLockMemory       bool          // rt.lock_memory
+	RTPriority         int           // rt.priority (0: normal scheduler)
+	RTGCPercent        int           // rt.gc_percent
+	RTStackBytes       int           // rt.stack_bytes
+}
+
+// BufferPrefix returns the buffer prefix for a node namespace: every
+// process of one agent (one namespace) finds the same files.
+func BufferPrefix(param, namespace string) string {
+	if param != "" {
+		return param
+	}
+	ns := strings.Trim(namespace, "/")
+	if ns == "" {
+		return DefaultBufferDir + "/fsmnodes_velma"
+	}
+	return DefaultBufferDir + "/fsmnodes_velma_" + strings.ReplaceAll(ns, "/", "_")
+}
+
+// declareProc declares the process parameters (read-only) that the node
+// uses: timeouts of its own subsystem and, with rtParams, the real-time
+// measures.
+func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
+	ro := ros.ParamDescriptor{ReadOnly: true}
+	var pp ProcParams
+	var err error
+	d := func(name string, def float64, desc string) time.Duration {
+		if err != nil {
+			return 0
+		}
+		var v float64
+		v, err = ros.DeclareParam(n, name, def, ros.ParamDescriptor{ReadOnly: true, Description: desc})
+		if err == nil && !(v > 0 && v <= 10) {
+			err = fmt.Errorf("parameter %s: %g s, want > 0 and ≤ 10", name, v)
+		}
+		return time.Duration(v * float64(time.Second))
+	}
+	if pp.Buffers, err = ros.DeclareParam(n, "buffers", "", ro); err != nil {
+		return pp, err
+	}
+	pp.Buffers = BufferPrefix(pp.Buffers, n.Namespace())
+	switch who {
+	case VeBodyNodeName:
+		pp.BodyStatusTimeout = d("ve_body.status_timeout", 0.002, "wait for the effectors' status each iteration [s]")
+		pp.BodyCommandTimeout = d("ve_body.command_timeout", 0.002, "wait for cs's command each iteration [s]; beyond it ¬recvCommand")
+	case CSNodeName:
+		pp.CSStatusTimeout = d("cs.status_timeout", 0.02, "run without ve_body's status after this [s] (¬veBodyStatusValid)")
+		pp.CSTaskTimeout = d("cs.task_timeout", 0.5, "a running body motion whose task source is silent this long lost its source [s]")
+	}
+	if err != nil || !rtParams {
+		return pp, err
+	}
+	if pp.RTLockMemory, err = ros.DeclareParam(n, "rt.lock_memory", true, ro); err != nil {
+		return pp, err
+	}
+	prio, err := ros.DeclareParam(n, "rt.priority", int64(0), ros.ParamDescriptor{ReadOnly: true,
+		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler"})
+	if err != nil {
+		return pp, err
+	}
+	if prio < 0 || prio > 99 {
+		return pp, fmt.Errorf("parameter rt.priority: %d, want 0…99", prio)
+	}
+	gc, err := ros.DeclareParam(n, "rt.gc_percent", int64(400), ro)
+	if err != nil {
+		return pp, err
+	}
+	stack, err := ros.DeclareParam(n, "rt.stack_bytes", int64(256<<10), ro)
+	if err != nil {
+		return pp, err
+	}
+	pp.RTPriority, pp.RTGCPercent, pp.RTStackBytes = int(prio), int(gc), int(max(0, min(stack, 8<<20)))
+	return pp, nil
+}
+
+func (pp ProcParams) rtOptions() rt.Options {
+	return rt.Options{LockMemory: pp.RTLockMemory, Priority: pp.RTPriority, GCPercent: pp.RTGCPercent, StackBytes: pp.RTStackBytes, ReserveP: true}
+}
+
+// logRT logs what the real-time measures achieved, clearly when one is not
+// available.
+func logRT(n *ros.Node, r rt.Result, o rt.Options) {
+	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) {
+		n.Logger().Warnf("real-time measures incomplete: %v", r)
+		return
+	}
+	n.Logger().Infof("real-time measures: %v", r)
+}
+
+// diagPublisher publishes one DiagnosticStatus on ~/diag.
+type diagPublisher struct {
+	n   *ros.Node
+	pub *ros.Publisher[diagnostic_msgs_msg.DiagnosticArray]
+	msg diagnostic_msgs_msg.DiagnosticArray
+}
+
+func newDiag(n *ros.Node) (*diagPublisher, error) {
+	p, err := ros.NewPublisher[diagnostic_msgs_msg.DiagnosticArray](n, "~/diag", ros.QoSDefault)
+	if err != nil {
+		return nil, err
+	}
+	return &diagPublisher{n: n, pub: p}, nil
+}
+
+func (d *diagPublisher) publish(level byte, message string, kv ...string) {
+	st := diagnostic_msgs_msg.DiagnosticStatus{Level: level, Name: d.n.Name(), Message: message, HardwareId: "velma"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		st.Values = append(st.Values, diagnostic_msgs_msg.KeyValue{Key: kv[i], Value: kv[i+1]})
+	}
+	d.msg.Header.Stamp = builtin_interfaces_msg.TimeOf(d.n.Clock().Now())
+	d.msg.Status = append(d.msg.Status[:0], st)
+	if err := d.pub.Publish(&d.msg); err != nil {
+		d.n.Logger().Warnf("publish diag: %v", err)
+	}
+}
+
+func u(v uint64) string        { return strconv.FormatUint(v, 10) }
+func f(v float64) string       { return strconv.FormatFloat(v, 'g', 6, 64) }
+func s(d time.Duration) string { return f(d.Seconds()) }
+
+// RunVeBody runs the velma_core_ve_body node: ve_body's loop, the clock of
+// the agent.
+func RunVeBody(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, VeBodyNodeName, setupVeBody)
+}
+
+func setupVeBody(_ context.Context, n *ros.Node) error {
+	p, err := DeclareParams(n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", VeBodyNodeName, err)
+	}
+	pp, err := declareProc(n, VeBodyNodeName, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", VeBodyNodeName, err)
+	}
+	period := time.Duration(p.Period * float64(time.Second))
+	v, err := subsys.NewVeBody(p.Agent.VeBody, subsys.VeBodyOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
+		Period: period, StatusTimeout: pp.BodyStatusTimeout, CommandTimeout: pp.BodyCommandTimeout})
+	if err != nil {
+		return err
+	}
+	n.Context().OnShutdown(func() error { v.Close(); return nil })
+	d, err := newDiag(n)
+	if err != nil {
+		return err
+	}
+	log := n.Logger()
+	var last subsys.VeBodyReport
+	if _, err := n.NewTimer(time.Second/diagRate, func() {
+		r := v.Report()
+		level, msg := byte(diagnostic_msgs_msg.DiagnosticStatus_OK), r.State.String()
+		switch {
+		case r.SC.FaultType&velma.FaultCommHW != 0:
+			level, msg = diagnostic_msgs_msg.DiagnosticStatus_ERROR, r.State.String()+": no status from the effectors (velma_sim)"
+		case r.CmdLostAt != 0 && r.State.IsSafe():
+			level, msg = diagnostic_msgs_msg.DiagnosticStatus_WARN, fmt.Sprintf("%v: no command from velma_core_cs since iteration %d", r.State, r.CmdLostAt)
+		}
+		d.publish(level, msg, "state", r.State.String(), "iteration", u(r.Iteration),
+			"last_cmd_iteration", u(r.LastCmd), "cmd_lost_iteration", u(r.CmdLostAt),
+			"safe_entry_iteration", u(r.SafeEntry), "safe_entry_last_cmd", u(r.SafeEntryLast),
+			"last_status_iteration", u(r.LastStatus), "max_joint_speed", f(r.MaxJointSpeed),
+			"cmd_missed", u(r.CmdMissed), "status_missed", u(r.StatusMissed),
+			"fault_type", strconv.Itoa(int(r.SC.FaultType)), "faulty_module_id", strconv.Itoa(int(r.SC.FaultyModuleID)),
+			"cs_connected", strconv.FormatBool(r.CSConnected), "sim_connected", strconv.FormatBool(r.SimConnected),
+			"overruns", u(r.Loop.Overruns), "period_p50", s(r.Loop.P50), "period_p99", s(r.Loop.P99),
+			"period_p999", s(r.Loop.P999), "period_max", s(r.Loop.Max), "step_max", s(r.Loop.MaxStep),
+			"cmd_wait_max", s(r.CmdWaitMax))
+		// log the faults a user must know about, once per occurrence
+		if r.SafeEntry != last.SafeEntry && r.SafeEntry != 0 {
+			log.Warnf("ve_body left transp for safe at iteration %d (last command from cs at iteration %d)", r.SafeEntry, r.SafeEntryLast)
+		}
+		if r.SC.FaultType&velma.FaultCommHW != 0 && last.SC.FaultType&velma.FaultCommHW == 0 {
+			log.Errorf("no status from the effectors (velma_sim) since iteration %d: ve_body %v, nothing commanded", r.LastStatus, r.State)
+		}
+		if r.SC.FaultType&velma.FaultCommHW == 0 && last.SC.FaultType&velma.FaultCommHW != 0 && last.Iteration != 0 {
+			log.Infof("effector status back at iteration %d", r.Iteration)
+		}
+		last = r
+	}); err != nil {
+		return err
+	}
+	o := pp.rtOptions()
+	n.Context().Go(func(ctx context.Context) error {
+		res := rt.Prepare(o)
+		logRT(n, res, o)
+		err := v.Loop().Run(ctx, v.Step)
+		log.Infof("ve_body loop stopped: %v", v.Report().Loop)
+		return err
+	})
+	log.Infof("ve_body running at %.0f Hz over %s.*", 1/p.Period, pp.Buffers)
+	return nil
+}
+
+// RunCS runs the velma_core_cs node: cs's loop, driven by ve_body.
+func RunCS(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, CSNodeName, setupCS)
+}
+
+func setupCS(_ context.Context, n *ros.Node) error {
+	p, err := DeclareParams(n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", CSNodeName, err)
+	}
+	pp, err := declareProc(n, CSNodeName, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", CSNodeName, err)
+	}
+	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
+		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout})
+	if err != nil {
+		return err
+	}
+	n.Context().OnShutdown(func() error { c.Close(); return nil })
+	d, err := newDiag(n)
+	if err != nil {
+		return err
+	}
+	log := n.Logger()
+	var last subsys.CSReport
+	if _, err := n.NewTimer(time.Second/diagRate, func() {
+		r := c.Report()
+		level, msg := byte(diagnostic_msgs_msg.DiagnosticStatus_OK), r.State.String()
+		if !r.BodyConnected || r.NoStatus > last.NoStatus {
+			level, msg = diagnostic_msgs_msg.DiagnosticStatus_WARN, r.State.String()+": no status from velma_core_ve_body"
+		}
+		d.publish(level, msg, "state", r.State.String(), "runs", u(r.Runs), "body_iteration", u(r.BodyIteration),
+			"no_status", u(r.NoStatus), "task_seq", u(r.TaskSeq), "task_lost", u(r.TaskLost),
+			"source_lost", u(r.SourceLost), "last_lost_id", u(uint64(r.LastLostID)))
+		if r.SourceLost > last.SourceLost {
+			log.Warnf("the task source (velma_task_cs_ros_interface) is silent: motion %d lost its command source, cs leaves it through IN_ERROR", r.LastLostID)
+		}
+		last = r
+	}); err != nil {
+		return err
+	}
+	o := pp.rtOptions()
+	n.Context().Go(func(ctx context.Context) error {
+		res := rt.Prepare(o)
+		logRT(n, res, o)
+		for ctx.Err() == nil {
+			c.Step()
+		}
+		return ctx.Err()
+	})
+	log.Infof("cs running over %s.* (cs idle)", pp.Buffers)
+	return nil
+}
+
+// RunSim runs the velma_sim node: the simulated effectors in lock-step
+// with ve_body.
+func RunSim(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, SimNodeName, setupSim)
+}
+
+func setupSim(_ context.Context, n *ros.Node) error {
+	p, err := DeclareParams(n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", SimNodeName, err)
+	}
+	pp, err := declareProc(n, SimNodeName, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", SimNodeName, err)
+	}
+	sm, err := subsys.NewSim(p.Sim, subsys.Buffers{Prefix: pp.Buffers})
+	if err != nil {
+		return err
+	}
+	n.Context().OnShutdown(func() error { sm.Close(); return nil })
+	d, err := newDiag(n)
+	if err != nil {
+		return err
+	}
+	if _, err := n.NewTimer(time.Second/diagRate, func() {
+		r := sm.Report()
+		d.publish(diagnostic_msgs_msg.DiagnosticStatus_OK, "running", "steps", u(r.Steps), "answer", u(r.Answer),
+			"connected", strconv.FormatBool(r.Connected))
+	}); err != nil {
+		return err
+	}
+	o := pp.rtOptions()
+	n.Context().Go(func(ctx context.Context) error {
+		res := rt.Prepare(o)
+		logRT(n, res, o)
+		for ctx.Err() == nil {
+			sm.Step(20 * time.Millisecond)
+		}
+		return ctx.Err()
+	})
+	n.Logger().Infof("simulated effectors over %s.*", pp.Buffers)
+	return nil
+}
+
+// RunInterface runs the ROS interface agent velma_task_cs_ros_interface
+// as the node velma_core: the actions, services and topics of velma_bridge,
+// served over velma_core_cs's buffers.
+func RunInterface(ctx context.Context, args []string) error {
+	return ros.Run(ctx, args, NodeName, setupInterface)
+}
+
+func setupInterface(_ context.Context, n *ros.Node) error {
+	pp, err := declareProc(n, NodeName, false)
+	if err != nil {
+		return fmt.Errorf("velma_task_cs_ros_interface: %w", err)
+	}
+	c, err := subsys.NewClient(subsys.Buffers{Prefix: pp.Buffers})
+	if err != nil {
+		return err
+	}
+	b, err := NewInterface(n, c)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	n.Context().OnShutdown(func() error { c.Close(); return nil })
+	stale := false
+	if _, err := n.NewTimer(100*time.Millisecond, func() {
+		snap := b.runner.Snapshot()
+		switch {
+		case snap.Stale && !stale:
+			n.Logger().Warnf("no status from velma_core_cs (%s): goals end, services refuse, joint_states paused", snap.StaleWhy)
+		case !snap.Stale && stale:
+			n.Logger().Infof("velma_core_cs status back (cs %v, ve_body %v)", snap.CS.State, snap.Report.BodyState)
+		}
+		stale = snap.Stale
+	}); err != nil {
+		return err
+	}
+	n.Context().Go(b.Run)
+	n.Logger().Infof("ROS interface of the velma core agent over %s.*", pp.Buffers)
+	return nil
+}
