@@ -3,7 +3,6 @@ package rsmnode
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,22 +107,7 @@ func testRSMSimTime(t *testing.T, factor float64) {
 		idle = 2 * time.Second // teleoperation_idle_timer, sim time
 	)
 	domain := testenv.Domain(t)
-	for _, kv := range testEnv(domain) {
-		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") {
-			t.Setenv(k, v)
-		}
-	}
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("rsm_simtime_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	n, ctx := testNode(t, domain, "rsm_simtime_test")
 	clock := &simClock{factor: factor}
 	clock.run(ctx, t, n)
 
@@ -144,7 +128,6 @@ func testRSMSimTime(t *testing.T, factor float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = rc.Spin(ctx) }()
 
 	simArgs := []string{"--ros-args", "-p", "use_sim_time:=true", "-p", fmt.Sprintf("update_frequency:=%.1f", hz)}
 	start(t, domain, "robot_control_mux", append(simArgs, "-p", fmt.Sprintf("teleoperation_idle_timer:=%.1f", idle.Seconds()))...)
