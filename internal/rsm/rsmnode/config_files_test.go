@@ -276,3 +276,49 @@ func TestLaunchFiles_WaypointRoutines(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchFiles_SimTime: rsm_sim.launch.xml use_sim_time:=true makes
+// diff_drive_sim publish /clock and hands use_sim_time to every other node;
+// by default nothing runs on sim time.
+func TestLaunchFiles_SimTime(t *testing.T) {
+	bin := t.TempDir()
+	nodes, err := os.ReadDir(filepath.Join(repoRoot, "nodes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range nodes { // a stand-in for every executable
+		if err := os.WriteFile(filepath.Join(bin, e.Name()), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, on := range []bool{false, true} {
+		args := [][2]string{{"joystick", "true"}}
+		if on {
+			args = append(args, [2]string{"use_sim_time", "true"})
+		}
+		d, err := launch.Load(filepath.Join(repoRoot, "launch", "rsm_sim.launch.xml"), launch.Options{BinDir: bin, Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Processes) < 9 {
+			t.Fatalf("%d processes", len(d.Processes))
+		}
+		for _, p := range d.Processes {
+			want := "use_sim_time"
+			if p.Name == "diff_drive_sim" {
+				want = "publish_clock" // the simulator is the clock
+			}
+			var got any
+			for _, src := range p.Params {
+				for _, v := range src.Inline {
+					if v.Name == want {
+						got = v.Value // the last one wins, as for the node
+					}
+				}
+			}
+			if got != on {
+				t.Errorf("use_sim_time:=%v: %s has %s = %v", on, p.Name, want, got)
+			}
+		}
+	}
+}
