@@ -334,8 +334,8 @@ func (s *suite) parameters(t *testing.T) {
 		{nodeNav, "control_rate", "5.0", "read-only"},
 		{nodeNav, "cmd_vel_topic", "elsewhere", "read-only"},
 		{nodeFrontier, "min_frontier_size", "1", "read-only"},
-		{nodeSim, "max_linear_velocity", "-1.0", "must be a positive finite number"},
-		{nodeNav, "max_angular_velocity", "0.0", "must be a positive finite number"},
+		{nodeSim, "max_linear_velocity", "-1.0", "outside the floating point range"},
+		{nodeNav, "max_angular_velocity", "0.0", "must be above 0"},
 	} {
 		if out, code := set(c.node, c.name, c.value); code != 1 || !strings.Contains(out, c.why) {
 			t.Errorf("param set %s %s %s: exit %d %q, want refused: %s", c.node, c.name, c.value, code, out, c.why)

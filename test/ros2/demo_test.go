@@ -86,14 +86,18 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 		ros2Cmd{Argv: []string{"service", "call", "/hexapod/hexapod_controller/start_stop", "std_srvs/srv/Trigger"}},
 		with("param", "list", "/diffbot/robotControlMuxNode"),
 		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
-		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "1.5"), // read-only
-		with("param", "describe", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
+		with("param", "set", "/diffbot/robotControlMuxNode", "cmd_vel_topic", "elsewhere"), // read-only
+		with("param", "describe", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "cmd_vel_topic"),
 		// The simulator's velocity limits may change at run time.
 		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "0.8"),
 		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "-1.0"), // refused
 		with("param", "get", "/diffbot/diff_drive_sim", "max_linear_velocity"),
 		with("param", "load", "/diffbot/diff_drive_sim", paramFile),
 		with("param", "dump", "/diffbot/diff_drive_sim"),
+		// The mux's idle timer is live: a running node takes it.
+		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "1.5"),
+		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "0.0"), // refused
+		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
 	)
 	for _, r := range res {
 		if !r.ok() {
@@ -123,13 +127,19 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	mustContain(t, "ros2 service call start_stop", res[13].Stdout, "success=True")
 	mustContain(t, "ros2 param list", res[14].Stdout, "  teleoperation_idle_timer", "  update_frequency", "  use_sim_time")
 	mustContain(t, "ros2 param get", res[15].Stdout, "Double value is: 0.5")
-	mustContain(t, "ros2 param set read-only", res[16].Stdout+res[16].Stderr, "Setting parameter failed", "read-only")
-	mustContain(t, "ros2 param describe", res[17].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double", "Read only: true")
+	mustContain(t, "ros2 param set read-only", res[16].Stdout+res[16].Stderr, "Setting parameter failed", "read-only",
+		"the topic is subscribed or advertised at start-up")
+	mustContain(t, "ros2 param describe", res[17].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double",
+		"Read only: false", "(live", "Parameter name: cmd_vel_topic", "Read only: true",
+		"read-only: the topic is subscribed or advertised at start-up")
 	mustContain(t, "ros2 param set", res[18].Stdout, "Set parameter successful")
-	mustContain(t, "ros2 param set refused", res[19].Stdout+res[19].Stderr, "Setting parameter failed", "must be a positive finite number")
+	mustContain(t, "ros2 param set refused", res[19].Stdout+res[19].Stderr, "Setting parameter failed", "outside the floating point range")
 	mustContain(t, "ros2 param get", res[20].Stdout, "Double value is: 0.8")
 	mustContain(t, "ros2 param load", res[21].Stdout, "Set parameter max_angular_velocity successful")
 	mustContain(t, "ros2 param dump", res[22].Stdout, "/diffbot/diff_drive_sim:", "max_linear_velocity: 0.8", "max_angular_velocity: 0.75")
+	mustContain(t, "ros2 param set live", res[23].Stdout, "Set parameter successful")
+	mustContain(t, "ros2 param set live refused", res[24].Stdout+res[24].Stderr, "Setting parameter failed", "must be above 0 s")
+	mustContain(t, "ros2 param get live", res[25].Stdout, "Double value is: 1.5")
 
 	hz := d.start("ros2 topic hz", d.rosEnv(), "ros2", "topic", "hz", "/diffbot/rsm/operationMode")
 	t.Logf("ros2 topic hz /diffbot/rsm/operationMode: %s (update_frequency 20)", hz.waitLine("average rate:"))

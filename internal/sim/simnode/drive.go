@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -34,63 +35,40 @@ const DriveNodeName = "diff_drive_sim"
 // per episode, at most every 5 s.
 func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
-	rate, err := declareFloat(n, "rate", 50, "simulation steps per second")
-	if err != nil {
-		return err
-	}
-	step, err := period(rate, "rate")
-	if err != nil {
-		return err
-	}
-	mapRate, err := declareFloat(n, "map_rate", 2, "/map publications per second")
-	if err != nil {
-		return err
-	}
-	mapEvery, err := period(mapRate, "map_rate")
-	if err != nil {
-		return err
-	}
-	startX, err := declareFloat(n, "start_x", 0, "start position x in the map frame, m")
-	if err != nil {
-		return err
-	}
-	startY, err := declareFloat(n, "start_y", 0, "start position y in the map frame, m")
-	if err != nil {
-		return err
-	}
-	startYaw, err := declareFloat(n, "start_yaw", 0, "start heading, rad")
-	if err != nil {
-		return err
-	}
-	pubClock, err := declareBool(n, "publish_clock", false, "publish /clock from the simulation time (for use_sim_time)")
-	if err != nil {
-		return err
-	}
+	d := ros.NewDeclarer(n)
+	step := rate(d, "rate", 50, "simulation steps per second")
+	mapEvery := rate(d, "map_rate", 2, "/map publications per second")
+	startX := param.Declare(d, "start_x", 0.0, fixed("start position x in the map frame, m"), nil)
+	startY := param.Declare(d, "start_y", 0.0, fixed("start position y in the map frame, m"), nil)
+	startYaw := param.Declare(d, "start_yaw", 0.0, fixed("start heading, rad"), nil)
+	pubClock := param.Declare(d, "publish_clock", false, fixed("publish /clock from the simulation time (for use_sim_time)"), nil)
 	cfg := sim.DefaultDiffDrive()
-	var robot *sim.DiffDrive
-	var guard *cmdvel.Guard
-	limits, err := declareLimits(n, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "every cmd_vel component",
-		func(l cmdvel.Limits) {
-			if robot == nil {
-				return // the declaration itself
-			}
-			if err := guard.SetLimits(l); err != nil {
-				log.Errorf("%v", err)
-				return
-			}
-			_ = robot.SetLimits(l.Linear, l.Angular) // validated like the guard's
-			log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
-		})
-	if err != nil {
+	limits := declareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "every cmd_vel component")
+	if err := d.Err(); err != nil {
 		return err
 	}
-	if guard, err = cmdvel.NewGuard("cmd_vel", limits); err != nil {
+	guard, err := cmdvel.NewGuard("cmd_vel", limits.last)
+	if err != nil {
 		return fmt.Errorf("parameter %w", err)
 	}
-	cfg.MaxLinear, cfg.MaxAngular = limits.Linear, limits.Angular
-	robot, err = sim.NewDiffDrive(cfg, sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
+	cfg.MaxLinear, cfg.MaxAngular = limits.last.Linear, limits.last.Angular
+	robot, err := sim.NewDiffDrive(cfg, sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
 	if err != nil {
 		return err
+	}
+	// Live limits changed since the last command or step apply from this one
+	// (both run on the node's callback goroutine).
+	applyLimits := func() {
+		l, ok := limits.changed()
+		if !ok {
+			return
+		}
+		if err := guard.SetLimits(l); err != nil {
+			log.Errorf("%v", err) // the parameter checks make this unreachable
+			return
+		}
+		_ = robot.SetLimits(l.Linear, l.Angular) // validated like the guard's
+		log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
 	}
 
 	odomPub, err := ros.NewPublisher[nav_msgs_msg.Odometry](n, sim.TopicOdom, ros.QoSDefault)
@@ -126,6 +104,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 
 	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
 	if _, err := ros.NewSubscription(n, sim.TopicCmdVel, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+		applyLimits()
 		r := guard.Check(twistOf(m), time.Now())
 		if r.Verdict != cmdvel.Accepted {
 			cmdCtr.Inc()
@@ -155,6 +134,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	var sinceMap, sinceScan time.Duration
 	scanEvery := 100 * time.Millisecond
 	_, err = n.NewWallTimer(step, func() {
+		applyLimits()
 		robot.Step(dt)
 		simTime = simTime.Add(step)
 		t := n.Clock().Now()

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 	"github.com/fsmnodes/fsmnodes/internal/viz/viznode"
@@ -37,26 +38,15 @@ const FrontierNodeName = "frontier_detector"
 // ACTIVE), so RSM's Navigation state gives the explored goal up and
 // re-plans (sim.GoalWatch).
 func SetupFrontier(_ context.Context, n *ros.Node) error {
-	minSize, err := ros.DeclareParam(n, "min_frontier_size", int64(5), ros.ParamDescriptor{
-		Description: "smallest frontier, in cells, that becomes a goal", ReadOnly: true, AdditionalConstraints: startupOnly})
-	if err != nil {
-		return err
-	}
-	clearance, err := declareFloat(n, "clearance", 0.25, "minimum distance of a goal from obstacles, m")
-	if err != nil {
-		return err
-	}
-	hz, err := declareFloat(n, "rate", 1, "goal publications per second")
-	if err != nil {
-		return err
-	}
-	every, err := period(hz, "rate")
-	if err != nil {
-		return err
-	}
-	tol, err := declareFloat(n, "exploration_goal_tolerance", sim.DefaultGoalTolerance,
-		"m, in x and in y: an exploration goal with no frontier cell this close counts as explored (rsm/goalObsolete)")
-	if err != nil {
+	d := ros.NewDeclarer(n)
+	minSize := param.Declare(d, "min_frontier_size", int64(5), param.Descriptor{
+		Description: "smallest frontier, in cells, that becomes a goal (read-only: " + startupOnly + ")",
+		ReadOnly:    true, ReadOnlyReason: startupOnly, IntegerRange: param.Ints(1, 1_000_000)}, nil)
+	clearance := param.Declare(d, "clearance", 0.25, fixed("minimum distance of a goal from obstacles, m"), nil)
+	every := rate(d, "rate", 1, "goal publications per second")
+	tol := param.Declare(d, "exploration_goal_tolerance", sim.DefaultGoalTolerance,
+		fixed("m, in x and in y: an exploration goal with no frontier cell this close counts as explored (rsm/goalObsolete)"), nil)
+	if err := d.Err(); err != nil {
 		return err
 	}
 	watch, err := sim.NewGoalWatch(tol)

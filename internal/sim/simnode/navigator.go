@@ -10,6 +10,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -41,7 +42,7 @@ type navigator struct {
 	poseAt   time.Time          // when pose was received (zero: never)
 	active   context.CancelFunc // the goal being executed, if any
 	activeID action.GoalID
-	limits   cmdvel.Limits // max_linear_velocity, max_angular_velocity
+	limits   *liveLimits // max_linear_velocity, max_angular_velocity (live)
 }
 
 // SetupNavigator turns n into a small stand-in for Nav2: it serves
@@ -60,31 +61,28 @@ type navigator struct {
 // an empty path when the goal ends. It also serves
 // rsm/setNavigationToReverse for RSM's service provider.
 func SetupNavigator(_ context.Context, n *ros.Node) error {
-	cmdTopic, err := declareString(n, "cmd_vel_topic", "autonomy/cmd_vel", "where velocity commands go")
-	if err != nil {
-		return err
-	}
-	hz, err := declareFloat(n, "control_rate", 20, "control loop rate, Hz")
-	if err != nil {
-		return err
-	}
-	rate, err := period(hz, "control_rate")
-	if err != nil {
-		return err
-	}
-	nv := &navigator{n: n, rate: rate}
+	d := ros.NewDeclarer(n)
+	cmdTopic := param.Declare(d, "cmd_vel_topic", "autonomy/cmd_vel", param.ReadOnly("where velocity commands go",
+		"the publisher is created at start-up"), nil)
+	every := rate(d, "control_rate", 20, "control loop rate, Hz")
 	def := sim.DefaultNav()
-	limits, err := declareLimits(n, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity",
-		func(l cmdvel.Limits) {
-			nv.mu.Lock()
-			nv.limits = l
-			nv.mu.Unlock()
-			n.Logger().Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
-		})
-	if err != nil {
+	limits := declareLimits(d, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity")
+	if err := d.Err(); err != nil {
 		return err
 	}
-	nv.limits = limits
+	nv := &navigator{n: n, rate: every, limits: limits}
+	// A goal takes new limits at its next control cycle, a new goal at its
+	// start; say so when they are accepted (there is no cycle between goals).
+	n.OnParametersChanged(func(ps []ros.Parameter) {
+		for _, p := range ps {
+			if p.Name == paramMaxLinear || p.Name == paramMaxAngular {
+				l := limits.get()
+				n.Logger().Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
+				return
+			}
+		}
+	})
+	var err error
 	if nv.cmdPub, err = ros.NewPublisher[geometry_msgs_msg.Twist](n, cmdTopic, ros.QoSDefault); err != nil {
 		return err
 	}
@@ -194,9 +192,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 
 	cfg := sim.DefaultNav()
 	cfg.Reverse = reverse
-	nv.mu.Lock()
-	limits := nv.limits
-	nv.mu.Unlock()
+	limits := nv.limits.get()
 	cfg.MaxLinear, cfg.MaxAngular = limits.Linear, limits.Angular
 	nav := sim.NewNavigator(cfg)
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
@@ -273,8 +269,8 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, err)
 			return nil, err
 		}
-		if nv.limits != limits { // changed at run time: applies at once
-			limits = nv.limits
+		if l := nv.limits.get(); l != limits { // changed at run time: applies from this cycle
+			limits = l
 			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in
 		}
 		v, w := nav.Update(nv.grid, nv.pose, nv.rate.Seconds())

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
-	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -89,18 +89,19 @@ func gridFromMsg(m *nav_msgs_msg.OccupancyGrid) (*sim.Grid, error) {
 // startupOnly is the reason given in the descriptor of a parameter that is
 // read once: such parameters are read-only, so a run-time set is refused
 // instead of being reported as a success that changes nothing.
-const startupOnly = "read at start-up: pass it with -p or a parameter file and restart the node to change it"
+const startupOnly = "read at start-up; pass it with -p or a parameter file and restart the node to change it"
 
-func declareFloat(n *ros.Node, name string, def float64, desc string) (float64, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
-}
+// fixed returns the descriptor of a parameter read once at start-up.
+func fixed(desc string) param.Descriptor { return param.ReadOnly(desc, startupOnly) }
 
-func declareString(n *ros.Node, name, def, desc string) (string, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
-}
-
-func declareBool(n *ros.Node, name string, def bool, desc string) (bool, error) {
-	return ros.DeclareParam(n, name, def, ros.ParamDescriptor{Description: desc, ReadOnly: true, AdditionalConstraints: startupOnly})
+// rate declares a read-only rate in Hz and returns its period.
+func rate(d *param.Declarer, name string, def float64, desc string) time.Duration {
+	hz := param.Declare(d, name, def, param.Descriptor{Description: desc + " (read-only: " + startupOnly + ")",
+		ReadOnly: true, ReadOnlyReason: startupOnly, FloatRange: param.Floats(0, 10000)}, param.Positive)
+	if !(hz > 0) {
+		return time.Second // after an error Err reports
+	}
+	return time.Duration(float64(time.Second) / hz)
 }
 
 // Names of the velocity limit parameters.
@@ -109,57 +110,43 @@ const (
 	paramMaxAngular = "max_angular_velocity"
 )
 
-// declareLimits declares max_linear_velocity (m/s) and max_angular_velocity
-// (rad/s) with defaults def. They may be changed at run time: a value that
-// is not positive and finite is refused with the reason, an accepted
-// change calls apply with both limits (on the node's callback goroutine).
-func declareLimits(n *ros.Node, def cmdvel.Limits, what string, apply func(cmdvel.Limits)) (cmdvel.Limits, error) {
-	n.OnSetParameters(func(ps []ros.Parameter) error {
-		for _, p := range ps {
-			if p.Name != paramMaxLinear && p.Name != paramMaxAngular {
-				continue
-			}
-			if v := p.Value.Double(); !(v > 0) || math.IsInf(v, 0) {
-				return fmt.Errorf("%s = %v: must be a positive finite number", p.Name, v)
-			}
-		}
-		return nil
-	})
-	const constraints = "> 0; may be changed at run time"
-	lin, err := ros.DeclareParam(n, paramMaxLinear, def.Linear, ros.ParamDescriptor{
-		Description: "m/s: " + what + " is limited to ±this", AdditionalConstraints: constraints})
-	if err != nil {
-		return cmdvel.Limits{}, err
+// liveLimits are max_linear_velocity (m/s) and max_angular_velocity
+// (rad/s), live: a value that is not positive and finite is refused with
+// the reason; the node's cycle reads them (Changed) and applies a change.
+type liveLimits struct {
+	lin, ang *param.Live[float64]
+	last     cmdvel.Limits
+}
+
+// declareLimits declares the two limits with defaults def; what says what
+// they limit.
+func declareLimits(d *param.Declarer, def cmdvel.Limits, what string) *liveLimits {
+	lin := param.DeclareLive(d, paramMaxLinear, def.Linear, param.Descriptor{
+		Description: "m/s: " + what + " is limited to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	ang := param.DeclareLive(d, paramMaxAngular, def.Angular, param.Descriptor{
+		Description: "rad/s: " + what + " is limited to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	l := &liveLimits{lin: lin, ang: ang}
+	l.last = l.get()
+	return l
+}
+
+func (l *liveLimits) get() cmdvel.Limits {
+	return cmdvel.Limits{Linear: l.lin.Get(), Angular: l.ang.Get()}
+}
+
+// changed returns the limits and whether they changed since the last call.
+// Call it from one goroutine (the node's cycle).
+func (l *liveLimits) changed() (cmdvel.Limits, bool) {
+	cur := l.get()
+	if cur == l.last {
+		return cur, false
 	}
-	ang, err := ros.DeclareParam(n, paramMaxAngular, def.Angular, ros.ParamDescriptor{
-		Description: "rad/s: " + what + " is limited to ±this", AdditionalConstraints: constraints})
-	if err != nil {
-		return cmdvel.Limits{}, err
-	}
-	n.OnParametersChanged(func(changed []ros.Parameter) {
-		for _, p := range changed {
-			if p.Name == paramMaxLinear || p.Name == paramMaxAngular {
-				lin, err1 := n.ParamFloat64(paramMaxLinear)
-				ang, err2 := n.ParamFloat64(paramMaxAngular)
-				if err1 == nil && err2 == nil {
-					apply(cmdvel.Limits{Linear: lin, Angular: ang})
-				}
-				return
-			}
-		}
-	})
-	return cmdvel.Limits{Linear: lin, Angular: ang}, nil
+	l.last = cur
+	return cur, true
 }
 
 // twistOf converts a geometry_msgs/Twist.
 func twistOf(m *geometry_msgs_msg.Twist) cmdvel.Twist {
 	return cmdvel.Twist{Linear: [3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z},
 		Angular: [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}}
-}
-
-func period(hz float64, name string) (time.Duration, error) {
-	if !(hz > 0) || math.IsInf(hz, 0) {
-		return 0, fmt.Errorf("parameter %s = %v: must be a positive rate in Hz", name, hz)
-	}
-	return time.Duration(float64(time.Second) / hz), nil
 }

@@ -1,0 +1,145 @@
+package simnode
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+)
+
+// TestMain lets the test binary stand in for diff_drive_sim: started with
+// SIMNODE_TEST_EXEC=1 it runs the node.
+func TestMain(m *testing.M) {
+	if os.Getenv("SIMNODE_TEST_EXEC") != "" {
+		if err := ros.Run(context.Background(), os.Args[1:], DriveNodeName, SetupDiffDrive); err != nil {
+			fmt.Fprintln(os.Stderr, "diff_drive_sim:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(testenv.Main(m))
+}
+
+func processEnv(domain uint32) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
+}
+
+// TestLiveParams_DiffDrive_Process: `fsmnodes param set` lowers the turn
+// rate limit of a running diff_drive_sim; the simulated robot turns at the
+// new limit from the next step (its /odom twist), and bad values are
+// refused with the reason.
+func TestLiveParams_DiffDrive_Process(t *testing.T) {
+	domain := testenv.Domain(t)
+	if testing.Short() {
+		t.Skip("multi-process DDS test; skipped with -short")
+	}
+	cli := testenv.Executable(t, "cmd/fsmnodes")
+	proc := exec.Command(os.Args[0])
+	proc.Env = append(processEnv(domain), "SIMNODE_TEST_EXEC=1")
+	proc.Stdout = testenv.LogWriter{T: t, Prefix: "diff_drive_sim: "}
+	proc.Stderr = proc.Stdout
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = proc.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = proc.Process.Kill()
+			<-done
+		}
+	})
+	runCLI := func(args ...string) (string, string, bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, cli, args...)
+		cmd.Env = processEnv(domain)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
+		return out.String(), errOut.String(), err == nil
+	}
+
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	n, err := rc.NewNode("sim_params_test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var turn float64
+	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
+		mu.Lock()
+		turn = m.Twist.Twist.Angular.Z
+		mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cmdVel, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "/cmd_vel", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = rc.Spin(ctx) }()
+	// Turn in place far faster than allowed (no wall is ever hit).
+	go func() {
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+				_ = cmdVel.Publish(&geometry_msgs_msg.Twist{Angular: geometry_msgs_msg.Vector3{Z: 10}})
+			}
+		}
+	}()
+	turnRate := func() float64 { mu.Lock(); defer mu.Unlock(); return turn }
+	testenv.WaitFor(t, 30*time.Second, "turning at the default 1.5 rad/s", func() bool { return math.Abs(turnRate()-1.5) < 1e-9 })
+
+	for _, c := range []struct{ value, reason string }{
+		{"-0.5", "outside the floating point range"},
+		{"0.0", "must be above 0"},
+		{".nan", "NaN"},
+		{"fast", "type"},
+	} {
+		if _, stderr, ok := runCLI("param", "set", "/diff_drive_sim", "max_angular_velocity", c.value); ok || !strings.Contains(stderr, c.reason) {
+			t.Errorf("max_angular_velocity %s: ok=%v %q, want refused with %q", c.value, ok, stderr, c.reason)
+		}
+	}
+	if _, stderr, ok := runCLI("param", "set", "/diff_drive_sim", "start_x", "1.0"); ok || !strings.Contains(stderr, "read-only") {
+		t.Errorf("start_x: ok=%v %q, want refused as read-only", ok, stderr)
+	}
+	if out, _, ok := runCLI("param", "set", "/diff_drive_sim", "max_angular_velocity", "0.3"); !ok || !strings.Contains(out, "successful") {
+		t.Fatalf("max_angular_velocity 0.3 refused: %q", out)
+	}
+	testenv.WaitFor(t, 30*time.Second, "turning at the new 0.3 rad/s", func() bool { return math.Abs(turnRate()-0.3) < 1e-9 })
+}
