@@ -10,7 +10,7 @@ LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp clean ros2-peer
+.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer
 
 all: build
 
@@ -68,6 +68,13 @@ bench:
 # foxglove_bridge: 1 kHz JointState + 10 Hz 1 MB map to 3 live clients and a stalled one.
 bench-foxglove:
 	$(GO) run ./test/bench/foxglove
+
+# Velma's 500 Hz loop as three processes (io buffers) against the single-process
+# loop, with and without SCHED_FIFO/mlockall: period percentiles, overruns, cs's
+# answer latency, CPU per process. Figures only. VELMA_BENCH_SECONDS per variant.
+VELMA_BENCH_SECONDS ?= 60
+bench-velma:
+	$(GO) run ./test/bench/velma -seconds $(VELMA_BENCH_SECONDS)
 
 # internal/ros against rclcpp (rmw_cyclonedds_cpp) of a real ROS 2: pub/sub
 # throughput and round trips (1 KiB, 1 MiB), service calls/s, with ratios.

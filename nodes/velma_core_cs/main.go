@@ -1,4 +1,7 @@
-// Command velma_core_cs runs the control subsystem cs of the Velma core agent as its own process: its FSM, trajectories, control laws and collision checks, driven by ve_body's status records (see docs/velma.md#separate-processes).
+// Command velma_core_cs runs the control subsystem cs of the Velma core agent
+// as its own process: its FSM, trajectories, control laws and collision
+// checks, driven by ve_body's status records (see
+// docs/velma.md#separate-processes).
 //
 //	velma_core_cs [--ros-args --params-file params/velma.yaml]
 package main

@@ -1,4 +1,6 @@
-// Command velma_sim runs the simulated effectors of Velma (arms, torso, head) as the lowest subsystem, stepping once per ve_body command record (see docs/velma.md#separate-processes).
+// Command velma_sim runs the simulated effectors of Velma (arms, torso, head)
+// as the lowest subsystem, stepping once per ve_body command record (see
+// docs/velma.md#separate-processes).
 //
 //	velma_sim [--ros-args --params-file params/velma.yaml]
 package main

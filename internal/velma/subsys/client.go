@@ -87,6 +87,7 @@ func (c *Client) Exchange(task *velma.TaskCommand, timeout time.Duration) (*velm
 	}
 	s := c.stR.Latest(&c.rec)
 	if s <= c.last {
+		c.last = max(c.last, c.stR.Head()) // a damaged record: skip it, do not spin on it
 		return nil, c.loop, false
 	}
 	c.last = s

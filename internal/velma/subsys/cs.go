@@ -50,7 +50,8 @@ type CS struct {
 	outW  *iobuf.Writer[CSStatus]
 
 	lastSt, lastTask uint64
-	bodyRec          BodyStatus
+	bodyRec          BodyStatus // the last good record
+	readRec          BodyStatus // scratch: garbage after a refused read
 	taskRec          Task
 	cmdRec           BodyCommand
 	outRec           CSStatus
@@ -180,8 +181,11 @@ func (c *CS) Step() {
 	c.runs++
 	got := false
 	if c.stR != nil && c.stR.Wait(c.lastSt, c.opt.StatusTimeout) {
-		if s := c.stR.Latest(&c.bodyRec); s > c.lastSt {
+		if s := c.stR.Latest(&c.readRec); s > c.lastSt {
 			c.lastSt, got = s, true
+			c.bodyRec = c.readRec
+		} else {
+			c.lastSt = max(c.lastSt, c.stR.Head()) // a damaged record: skip it, do not spin on it
 		}
 	} else if c.stR == nil {
 		time.Sleep(c.opt.StatusTimeout)

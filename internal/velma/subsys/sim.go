@@ -98,6 +98,7 @@ func (p *Sim) Step(timeout time.Duration) bool {
 	}
 	s := p.cmdR.Latest(&p.rec)
 	if s <= p.last {
+		p.last = max(p.last, p.cmdR.Head()) // a damaged record: skip it, do not spin on it
 		return false
 	}
 	p.last, p.idle = s, 0

@@ -3,6 +3,7 @@ package subsys
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,8 +76,34 @@ type VeBody struct {
 	lastStats        time.Time
 	prevState        velma.BodyState
 
+	waits      []time.Duration // ring of cs answer latencies (status published → command read)
+	waitSorted []time.Duration
+	nwait      int
+
 	mu  sync.Mutex
 	rep VeBodyReport
+}
+
+// LatencyStats are percentiles of cs's answer latency: from ve_body
+// publishing its status to reading cs's command for the same iteration
+// (the round trip through two io buffers and cs's computation), over the
+// loop's window. Iterations without an answer count with the full wait.
+type LatencyStats struct {
+	N                   int
+	P50, P99, P999, Max time.Duration
+}
+
+// CmdLatency returns the answer latency percentiles. Call it from the loop
+// goroutine or after the loop stopped; it allocates nothing.
+func (v *VeBody) CmdLatency() LatencyStats {
+	n := min(v.nwait, len(v.waits))
+	if n == 0 {
+		return LatencyStats{}
+	}
+	w := v.waitSorted[:n]
+	copy(w, v.waits[:n])
+	slices.Sort(w)
+	return LatencyStats{N: n, P50: w[n/2], P99: w[min(n-1, n*99/100)], P999: w[min(n-1, n*999/1000)], Max: w[n-1]}
 }
 
 // NewVeBody creates ve_body's output buffers; the inputs are opened as
@@ -92,7 +119,8 @@ func NewVeBody(cfg velma.VeBodyConfig, opt VeBodyOptions) (*VeBody, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ve_body: %w", err)
 	}
-	v := &VeBody{opt: opt, body: velma.NewVeBody(cfg), loop: l, prevState: velma.BodyIdle}
+	v := &VeBody{opt: opt, body: velma.NewVeBody(cfg), loop: l, prevState: velma.BodyIdle,
+		waits: make([]time.Duration, opt.Window), waitSorted: make([]time.Duration, opt.Window)}
 	if v.stW, err = iobuf.Create[BodyStatus](opt.Buffers.Path(BodyStatusFile), loopSlots); err != nil {
 		return nil, fmt.Errorf("ve_body: %w", err)
 	}
@@ -151,6 +179,8 @@ func (v *VeBody) Step(now time.Time) bool {
 	if v.effR != nil && v.effR.Wait(v.lastEff, v.opt.StatusTimeout) {
 		if s := v.effR.Latest(&v.effRec); s > v.lastEff {
 			v.lastEff, ok = s, v.effRec.Valid
+		} else {
+			v.lastEff = max(v.lastEff, v.effR.Head()) // a damaged record: skip it
 		}
 	}
 	if !ok {
@@ -176,6 +206,7 @@ func (v *VeBody) Step(now time.Time) bool {
 			}
 			s := v.cmdR.Latest(&v.cmdRec)
 			if s <= v.lastCmd {
+				v.lastCmd = max(v.lastCmd, v.cmdR.Head())
 				break // damaged record: treat as missing
 			}
 			v.lastCmd = s
@@ -187,6 +218,8 @@ func (v *VeBody) Step(now time.Time) bool {
 		}
 	}
 	wait := time.Since(waitStart)
+	v.waits[v.nwait%len(v.waits)] = wait
+	v.nwait++
 	if !cmd.Valid {
 		v.diag.CmdMissed++
 	}
