@@ -321,6 +321,9 @@ func (f *file) serviceVar(s *SrvSpec, h, svcDesc string) error {
 		}
 	}
 	f.p("Definition: %s,\n}\n\n", def)
+	f.p("// %s pairs the service %s/%s/%s with the Go types\n"+
+		"// of its request and response, for ros.NewClient and ros.NewService.\n", s.Name, s.Pkg, s.Request.Sub, s.Name)
+	f.p("var %s = %s.TypedService[%s_Request, %s_Response](%s_ServiceType)\n\n", s.Name, r, s.Name, s.Name, s.Name)
 	return nil
 }
 
@@ -359,6 +362,9 @@ func (f *file) action(a *ActionSpec) error {
 		def = "desc_" + a.Name + ".Source" // the same text, written once
 	}
 	f.p("Definition: %s,\n}\n\n", def)
+	f.p("// %s pairs the action %s with the Go types\n"+
+		"// of its goal, result and feedback, for ros.NewActionClient and\n// ros.NewActionServer.\n", a.Name, a.FullName())
+	f.p("var %s = %s.TypedAction[%s_Goal, %s_Result, %s_Feedback](%s_ActionType)\n\n", a.Name, r, a.Name, a.Name, a.Name, a.Name)
 	return nil
 }
 

@@ -182,12 +182,19 @@ func TestRunWritesAndCleans(t *testing.T) {
 		}
 	}
 	ask, _ := os.ReadFile(filepath.Join(dir, "demo_msgs/srv/ask.gen.go"))
-	if !strings.Contains(string(ask), "var Ask_ServiceType = &rosidl.ServiceType{") {
-		t.Errorf("ask.gen.go lacks the service type var")
+	for _, want := range []string{"var Ask_ServiceType = &rosidl.ServiceType{",
+		// the typed descriptor the client and server APIs infer their types from
+		"var Ask = rosidl.TypedService[Ask_Request, Ask_Response](Ask_ServiceType)"} {
+		if !strings.Contains(string(ask), want) {
+			t.Errorf("ask.gen.go lacks %q", want)
+		}
 	}
 	act, _ := os.ReadFile(filepath.Join(dir, "demo_msgs/action/go.gen.go"))
 	for _, want := range []string{"type Go_SendGoal_Request struct", "var Go_ActionType = &rosidl.ActionType{",
-		"`ros:\"goal\" rostype:\"demo_msgs/action/Go_Goal\"`", "Goal_TypeInfo", "unique_identifier_msgs_msg.UUID"} {
+		"`ros:\"goal\" rostype:\"demo_msgs/action/Go_Goal\"`", "Goal_TypeInfo", "unique_identifier_msgs_msg.UUID",
+		"var Go = rosidl.TypedAction[Go_Goal, Go_Result, Go_Feedback](Go_ActionType)",
+		"var Go_SendGoal = rosidl.TypedService[Go_SendGoal_Request, Go_SendGoal_Response](Go_SendGoal_ServiceType)",
+		"var Go_GetResult = rosidl.TypedService[Go_GetResult_Request, Go_GetResult_Response](Go_GetResult_ServiceType)"} {
 		if !strings.Contains(string(act), want) {
 			t.Errorf("go.gen.go lacks %q", want)
 		}

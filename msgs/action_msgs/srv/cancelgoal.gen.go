@@ -230,3 +230,7 @@ var CancelGoal_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_CancelGoal,
 	Definition: desc_CancelGoal.Source,
 }
+
+// CancelGoal pairs the service action_msgs/srv/CancelGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var CancelGoal = rosidl.TypedService[CancelGoal_Request, CancelGoal_Response](CancelGoal_ServiceType)

@@ -615,6 +615,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// FollowJointTrajectory_SendGoal pairs the service control_msgs/action/FollowJointTrajectory_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var FollowJointTrajectory_SendGoal = rosidl.TypedService[FollowJointTrajectory_SendGoal_Request, FollowJointTrajectory_SendGoal_Response](FollowJointTrajectory_SendGoal_ServiceType)
+
 // FollowJointTrajectory_GetResult_Request is the ROS 2 type control_msgs/action/FollowJointTrajectory_GetResult_Request.
 type FollowJointTrajectory_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -796,6 +800,10 @@ FollowJointTrajectory_Result result
 `,
 }
 
+// FollowJointTrajectory_GetResult pairs the service control_msgs/action/FollowJointTrajectory_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var FollowJointTrajectory_GetResult = rosidl.TypedService[FollowJointTrajectory_GetResult_Request, FollowJointTrajectory_GetResult_Response](FollowJointTrajectory_GetResult_ServiceType)
+
 // FollowJointTrajectory_FeedbackMessage is the ROS 2 type control_msgs/action/FollowJointTrajectory_FeedbackMessage.
 type FollowJointTrajectory_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -928,3 +936,8 @@ var FollowJointTrajectory_ActionType = &rosidl.ActionType{
 	Desc:            desc_FollowJointTrajectory,
 	Definition:      desc_FollowJointTrajectory.Source,
 }
+
+// FollowJointTrajectory pairs the action control_msgs/action/FollowJointTrajectory with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var FollowJointTrajectory = rosidl.TypedAction[FollowJointTrajectory_Goal, FollowJointTrajectory_Result, FollowJointTrajectory_Feedback](FollowJointTrajectory_ActionType)

@@ -422,6 +422,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// Fibonacci_SendGoal pairs the service example_interfaces/action/Fibonacci_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var Fibonacci_SendGoal = rosidl.TypedService[Fibonacci_SendGoal_Request, Fibonacci_SendGoal_Response](Fibonacci_SendGoal_ServiceType)
+
 // Fibonacci_GetResult_Request is the ROS 2 type example_interfaces/action/Fibonacci_GetResult_Request.
 type Fibonacci_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -606,6 +610,10 @@ Fibonacci_Result result
 `,
 }
 
+// Fibonacci_GetResult pairs the service example_interfaces/action/Fibonacci_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var Fibonacci_GetResult = rosidl.TypedService[Fibonacci_GetResult_Request, Fibonacci_GetResult_Response](Fibonacci_GetResult_ServiceType)
+
 // Fibonacci_FeedbackMessage is the ROS 2 type example_interfaces/action/Fibonacci_FeedbackMessage.
 type Fibonacci_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -717,3 +725,8 @@ var Fibonacci_ActionType = &rosidl.ActionType{
 	Desc:            desc_Fibonacci,
 	Definition:      desc_Fibonacci.Source,
 }
+
+// Fibonacci pairs the action example_interfaces/action/Fibonacci with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var Fibonacci = rosidl.TypedAction[Fibonacci_Goal, Fibonacci_Result, Fibonacci_Feedback](Fibonacci_ActionType)

@@ -182,3 +182,7 @@ var AddTwoInts_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_AddTwoInts,
 	Definition: desc_AddTwoInts.Source,
 }
+
+// AddTwoInts pairs the service example_interfaces/srv/AddTwoInts with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var AddTwoInts = rosidl.TypedService[AddTwoInts_Request, AddTwoInts_Response](AddTwoInts_ServiceType)

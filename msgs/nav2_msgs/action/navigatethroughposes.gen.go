@@ -466,6 +466,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// NavigateThroughPoses_SendGoal pairs the service nav2_msgs/action/NavigateThroughPoses_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var NavigateThroughPoses_SendGoal = rosidl.TypedService[NavigateThroughPoses_SendGoal_Request, NavigateThroughPoses_SendGoal_Response](NavigateThroughPoses_SendGoal_ServiceType)
+
 // NavigateThroughPoses_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Request.
 type NavigateThroughPoses_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -647,6 +651,10 @@ NavigateThroughPoses_Result result
 `,
 }
 
+// NavigateThroughPoses_GetResult pairs the service nav2_msgs/action/NavigateThroughPoses_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var NavigateThroughPoses_GetResult = rosidl.TypedService[NavigateThroughPoses_GetResult_Request, NavigateThroughPoses_GetResult_Response](NavigateThroughPoses_GetResult_ServiceType)
+
 // NavigateThroughPoses_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_FeedbackMessage.
 type NavigateThroughPoses_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -765,3 +773,8 @@ var NavigateThroughPoses_ActionType = &rosidl.ActionType{
 	Desc:            desc_NavigateThroughPoses,
 	Definition:      desc_NavigateThroughPoses.Source,
 }
+
+// NavigateThroughPoses pairs the action nav2_msgs/action/NavigateThroughPoses with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var NavigateThroughPoses = rosidl.TypedAction[NavigateThroughPoses_Goal, NavigateThroughPoses_Result, NavigateThroughPoses_Feedback](NavigateThroughPoses_ActionType)

@@ -434,6 +434,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// NavigateToPose_SendGoal pairs the service nav2_msgs/action/NavigateToPose_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var NavigateToPose_SendGoal = rosidl.TypedService[NavigateToPose_SendGoal_Request, NavigateToPose_SendGoal_Response](NavigateToPose_SendGoal_ServiceType)
+
 // NavigateToPose_GetResult_Request is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Request.
 type NavigateToPose_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -615,6 +619,10 @@ NavigateToPose_Result result
 `,
 }
 
+// NavigateToPose_GetResult pairs the service nav2_msgs/action/NavigateToPose_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var NavigateToPose_GetResult = rosidl.TypedService[NavigateToPose_GetResult_Request, NavigateToPose_GetResult_Response](NavigateToPose_GetResult_ServiceType)
+
 // NavigateToPose_FeedbackMessage is the ROS 2 type nav2_msgs/action/NavigateToPose_FeedbackMessage.
 type NavigateToPose_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -732,3 +740,8 @@ var NavigateToPose_ActionType = &rosidl.ActionType{
 	Desc:            desc_NavigateToPose,
 	Definition:      desc_NavigateToPose.Source,
 }
+
+// NavigateToPose pairs the action nav2_msgs/action/NavigateToPose with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var NavigateToPose = rosidl.TypedAction[NavigateToPose_Goal, NavigateToPose_Result, NavigateToPose_Feedback](NavigateToPose_ActionType)

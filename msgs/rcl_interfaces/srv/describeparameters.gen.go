@@ -231,3 +231,7 @@ var DescribeParameters_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_DescribeParameters,
 	Definition: desc_DescribeParameters.Source,
 }
+
+// DescribeParameters pairs the service rcl_interfaces/srv/DescribeParameters with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var DescribeParameters = rosidl.TypedService[DescribeParameters_Request, DescribeParameters_Response](DescribeParameters_ServiceType)

@@ -220,3 +220,7 @@ var GetParameters_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetParameters,
 	Definition: desc_GetParameters.Source,
 }
+
+// GetParameters pairs the service rcl_interfaces/srv/GetParameters with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetParameters = rosidl.TypedService[GetParameters_Request, GetParameters_Response](GetParameters_ServiceType)

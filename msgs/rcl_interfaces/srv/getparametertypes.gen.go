@@ -216,3 +216,7 @@ var GetParameterTypes_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetParameterTypes,
 	Definition: desc_GetParameterTypes.Source,
 }
+
+// GetParameterTypes pairs the service rcl_interfaces/srv/GetParameterTypes with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetParameterTypes = rosidl.TypedService[GetParameterTypes_Request, GetParameterTypes_Response](GetParameterTypes_ServiceType)

@@ -214,3 +214,7 @@ var ListParameters_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_ListParameters,
 	Definition: desc_ListParameters.Source,
 }
+
+// ListParameters pairs the service rcl_interfaces/srv/ListParameters with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var ListParameters = rosidl.TypedService[ListParameters_Request, ListParameters_Response](ListParameters_ServiceType)

@@ -221,3 +221,7 @@ var SetParameters_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetParameters,
 	Definition: desc_SetParameters.Source,
 }
+
+// SetParameters pairs the service rcl_interfaces/srv/SetParameters with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetParameters = rosidl.TypedService[SetParameters_Request, SetParameters_Response](SetParameters_ServiceType)

@@ -205,3 +205,7 @@ var SetParametersAtomically_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetParametersAtomically,
 	Definition: desc_SetParametersAtomically.Source,
 }
+
+// SetParametersAtomically pairs the service rcl_interfaces/srv/SetParametersAtomically with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetParametersAtomically = rosidl.TypedService[SetParametersAtomically_Request, SetParametersAtomically_Response](SetParametersAtomically_ServiceType)

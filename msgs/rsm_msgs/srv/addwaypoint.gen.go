@@ -191,3 +191,7 @@ var AddWaypoint_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_AddWaypoint,
 	Definition: desc_AddWaypoint.Source,
 }
+
+// AddWaypoint pairs the service rsm_msgs/srv/AddWaypoint with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var AddWaypoint = rosidl.TypedService[AddWaypoint_Request, AddWaypoint_Response](AddWaypoint_ServiceType)

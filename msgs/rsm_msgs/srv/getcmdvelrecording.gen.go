@@ -208,3 +208,7 @@ var GetCmdVelRecording_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetCmdVelRecording,
 	Definition: desc_GetCmdVelRecording.Source,
 }
+
+// GetCmdVelRecording pairs the service rsm_msgs/srv/GetCmdVelRecording with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetCmdVelRecording = rosidl.TypedService[GetCmdVelRecording_Request, GetCmdVelRecording_Response](GetCmdVelRecording_ServiceType)

@@ -201,3 +201,7 @@ var GetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetNavigationGoal,
 	Definition: desc_GetNavigationGoal.Source,
 }
+
+// GetNavigationGoal pairs the service rsm_msgs/srv/GetNavigationGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetNavigationGoal = rosidl.TypedService[GetNavigationGoal_Request, GetNavigationGoal_Response](GetNavigationGoal_ServiceType)

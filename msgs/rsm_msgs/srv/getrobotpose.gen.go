@@ -179,3 +179,7 @@ var GetRobotPose_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetRobotPose,
 	Definition: desc_GetRobotPose.Source,
 }
+
+// GetRobotPose pairs the service rsm_msgs/srv/GetRobotPose with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetRobotPose = rosidl.TypedService[GetRobotPose_Request, GetRobotPose_Response](GetRobotPose_ServiceType)

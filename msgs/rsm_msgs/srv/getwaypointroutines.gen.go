@@ -200,3 +200,7 @@ var GetWaypointRoutines_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetWaypointRoutines,
 	Definition: desc_GetWaypointRoutines.Source,
 }
+
+// GetWaypointRoutines pairs the service rsm_msgs/srv/GetWaypointRoutines with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetWaypointRoutines = rosidl.TypedService[GetWaypointRoutines_Request, GetWaypointRoutines_Response](GetWaypointRoutines_ServiceType)

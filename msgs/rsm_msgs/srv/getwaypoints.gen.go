@@ -181,3 +181,7 @@ var GetWaypoints_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetWaypoints,
 	Definition: desc_GetWaypoints.Source,
 }
+
+// GetWaypoints pairs the service rsm_msgs/srv/GetWaypoints with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetWaypoints = rosidl.TypedService[GetWaypoints_Request, GetWaypoints_Response](GetWaypoints_ServiceType)

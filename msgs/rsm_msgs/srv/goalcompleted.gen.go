@@ -191,3 +191,7 @@ var GoalCompleted_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GoalCompleted,
 	Definition: desc_GoalCompleted.Source,
 }
+
+// GoalCompleted pairs the service rsm_msgs/srv/GoalCompleted with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GoalCompleted = rosidl.TypedService[GoalCompleted_Request, GoalCompleted_Response](GoalCompleted_ServiceType)

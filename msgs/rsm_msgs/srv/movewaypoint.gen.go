@@ -191,3 +191,7 @@ var MoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_MoveWaypoint,
 	Definition: desc_MoveWaypoint.Source,
 }
+
+// MoveWaypoint pairs the service rsm_msgs/srv/MoveWaypoint with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var MoveWaypoint = rosidl.TypedService[MoveWaypoint_Request, MoveWaypoint_Response](MoveWaypoint_ServiceType)

@@ -182,3 +182,7 @@ var RemoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_RemoveWaypoint,
 	Definition: desc_RemoveWaypoint.Source,
 }
+
+// RemoveWaypoint pairs the service rsm_msgs/srv/RemoveWaypoint with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var RemoveWaypoint = rosidl.TypedService[RemoveWaypoint_Request, RemoveWaypoint_Response](RemoveWaypoint_ServiceType)

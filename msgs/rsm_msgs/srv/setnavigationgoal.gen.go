@@ -207,3 +207,7 @@ var SetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetNavigationGoal,
 	Definition: desc_SetNavigationGoal.Source,
 }
+
+// SetNavigationGoal pairs the service rsm_msgs/srv/SetNavigationGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetNavigationGoal = rosidl.TypedService[SetNavigationGoal_Request, SetNavigationGoal_Response](SetNavigationGoal_ServiceType)

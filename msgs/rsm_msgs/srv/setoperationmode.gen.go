@@ -188,3 +188,7 @@ var SetOperationMode_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetOperationMode,
 	Definition: desc_SetOperationMode.Source,
 }
+
+// SetOperationMode pairs the service rsm_msgs/srv/SetOperationMode with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetOperationMode = rosidl.TypedService[SetOperationMode_Request, SetOperationMode_Response](SetOperationMode_ServiceType)

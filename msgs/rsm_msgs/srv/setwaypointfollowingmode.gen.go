@@ -192,3 +192,7 @@ var SetWaypointFollowingMode_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetWaypointFollowingMode,
 	Definition: desc_SetWaypointFollowingMode.Source,
 }
+
+// SetWaypointFollowingMode pairs the service rsm_msgs/srv/SetWaypointFollowingMode with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetWaypointFollowingMode = rosidl.TypedService[SetWaypointFollowingMode_Request, SetWaypointFollowingMode_Response](SetWaypointFollowingMode_ServiceType)

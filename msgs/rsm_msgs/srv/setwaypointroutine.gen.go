@@ -192,3 +192,7 @@ var SetWaypointRoutine_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetWaypointRoutine,
 	Definition: desc_SetWaypointRoutine.Source,
 }
+
+// SetWaypointRoutine pairs the service rsm_msgs/srv/SetWaypointRoutine with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetWaypointRoutine = rosidl.TypedService[SetWaypointRoutine_Request, SetWaypointRoutine_Response](SetWaypointRoutine_ServiceType)

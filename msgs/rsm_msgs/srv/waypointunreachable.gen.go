@@ -186,3 +186,7 @@ var WaypointUnreachable_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_WaypointUnreachable,
 	Definition: desc_WaypointUnreachable.Source,
 }
+
+// WaypointUnreachable pairs the service rsm_msgs/srv/WaypointUnreachable with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var WaypointUnreachable = rosidl.TypedService[WaypointUnreachable_Request, WaypointUnreachable_Response](WaypointUnreachable_ServiceType)

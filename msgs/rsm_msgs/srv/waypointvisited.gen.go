@@ -184,3 +184,7 @@ var WaypointVisited_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_WaypointVisited,
 	Definition: desc_WaypointVisited.Source,
 }
+
+// WaypointVisited pairs the service rsm_msgs/srv/WaypointVisited with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var WaypointVisited = rosidl.TypedService[WaypointVisited_Request, WaypointVisited_Response](WaypointVisited_ServiceType)

@@ -175,3 +175,7 @@ var Empty_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_Empty,
 	Definition: desc_Empty.Source,
 }
+
+// Empty pairs the service std_srvs/srv/Empty with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var Empty = rosidl.TypedService[Empty_Request, Empty_Response](Empty_ServiceType)

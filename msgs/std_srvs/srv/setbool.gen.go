@@ -182,3 +182,7 @@ var SetBool_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_SetBool,
 	Definition: desc_SetBool.Source,
 }
+
+// SetBool pairs the service std_srvs/srv/SetBool with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var SetBool = rosidl.TypedService[SetBool_Request, SetBool_Response](SetBool_ServiceType)

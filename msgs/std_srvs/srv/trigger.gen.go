@@ -182,3 +182,7 @@ var Trigger_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_Trigger,
 	Definition: desc_Trigger.Source,
 }
+
+// Trigger pairs the service std_srvs/srv/Trigger with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var Trigger = rosidl.TypedService[Trigger_Request, Trigger_Response](Trigger_ServiceType)

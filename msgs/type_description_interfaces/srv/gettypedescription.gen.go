@@ -263,3 +263,7 @@ var GetTypeDescription_ServiceType = &rosidl.ServiceType{
 	Desc:       desc_GetTypeDescription,
 	Definition: desc_GetTypeDescription.Source,
 }
+
+// GetTypeDescription pairs the service type_description_interfaces/srv/GetTypeDescription with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var GetTypeDescription = rosidl.TypedService[GetTypeDescription_Request, GetTypeDescription_Response](GetTypeDescription_ServiceType)

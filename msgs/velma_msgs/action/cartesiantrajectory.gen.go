@@ -509,6 +509,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// CartesianTrajectory_SendGoal pairs the service velma_msgs/action/CartesianTrajectory_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var CartesianTrajectory_SendGoal = rosidl.TypedService[CartesianTrajectory_SendGoal_Request, CartesianTrajectory_SendGoal_Response](CartesianTrajectory_SendGoal_ServiceType)
+
 // CartesianTrajectory_GetResult_Request is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Request.
 type CartesianTrajectory_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -690,6 +694,10 @@ CartesianTrajectory_Result result
 `,
 }
 
+// CartesianTrajectory_GetResult pairs the service velma_msgs/action/CartesianTrajectory_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var CartesianTrajectory_GetResult = rosidl.TypedService[CartesianTrajectory_GetResult_Request, CartesianTrajectory_GetResult_Response](CartesianTrajectory_GetResult_ServiceType)
+
 // CartesianTrajectory_FeedbackMessage is the ROS 2 type velma_msgs/action/CartesianTrajectory_FeedbackMessage.
 type CartesianTrajectory_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -822,3 +830,8 @@ var CartesianTrajectory_ActionType = &rosidl.ActionType{
 	Desc:            desc_CartesianTrajectory,
 	Definition:      desc_CartesianTrajectory.Source,
 }
+
+// CartesianTrajectory pairs the action velma_msgs/action/CartesianTrajectory with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var CartesianTrajectory = rosidl.TypedAction[CartesianTrajectory_Goal, CartesianTrajectory_Result, CartesianTrajectory_Feedback](CartesianTrajectory_ActionType)
