@@ -36,7 +36,7 @@ type ActionClient[G, R, F any] struct {
 	n        *Node
 	name     string
 	at       *rosidl.ActionType
-	newRes   func() rosidl.Message
+	desc     rosidl.Action[G, R, F]
 	sendGoal *client
 	getRes   *client
 	cancel   *Client[action_msgs_srv.CancelGoal_Request, action_msgs_srv.CancelGoal_Response]
@@ -54,19 +54,33 @@ type ActionClient[G, R, F any] struct {
 //
 //	cli, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result,
 //	    nav2_msgs_action.NavigateToPose_Feedback](node, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+//
+// NewActionClientOf, which takes the generated descriptor instead, replaces it.
 func NewActionClient[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.Ptr[F]](
 	n *Node, name string, at *rosidl.ActionType,
 ) (_ *ActionClient[G, R, F], err error) {
 	if err := checkActionType(at, PG(nil).ROSType(), PR(nil).ROSType(), PF(nil).ROSType()); err != nil {
 		return nil, fmt.Errorf("ros: action client %q: %w", name, err)
 	}
+	return NewActionClientOf(n, name, rosidl.TypedAction[G, R, F, PG, PR, PF](at))
+}
+
+// NewActionClientOf creates a client of the action name (relative,
+// absolute or "~/"; remapped); the generated descriptor a gives the goal,
+// result and feedback types:
+//
+//	cli, err := ros.NewActionClientOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
+func NewActionClientOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]) (_ *ActionClient[G, R, F], err error) {
+	at := a.Type()
+	if at == nil {
+		return nil, fmt.Errorf("ros: action client %q: no action type (zero descriptor)", name)
+	}
 	fqn, err := n.ResolveServiceName(name)
 	if err != nil {
 		return nil, fmt.Errorf("ros: action client: %w", err)
 	}
 	c := &ActionClient[G, R, F]{
-		n: n, name: fqn, at: at,
-		newRes:   func() rosidl.Message { return PR(new(R)) },
+		n: n, name: fqn, at: at, desc: a,
 		feedback: map[action.GoalID]func(*F){},
 		status:   map[action.GoalID]action.Status{},
 		statusCh: make(chan struct{}),
@@ -82,14 +96,16 @@ func NewActionClient[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 	// reader and no feedback of an accepted goal is lost.
 	prefix := fqn + "/_action/"
 	if c.fbSub, err = newSubscription(n, prefix+"feedback", at.FeedbackMessage, QoSDefault,
-		func() rosidl.Message { return &actionFeedbackMessage{ti: at.FeedbackMessage, Feedback: PF(new(F))} },
+		func() rosidl.Message {
+			return &actionFeedbackMessage{ti: at.FeedbackMessage, Feedback: a.FeedbackMsg(new(F))}
+		},
 		func(m rosidl.Message) {
 			fm := m.(*actionFeedbackMessage)
 			c.mu.Lock()
 			f := c.feedback[fm.ID]
 			c.mu.Unlock()
 			if f != nil {
-				f((*F)(fm.Feedback.(PF)))
+				f(any(fm.Feedback).(*F))
 			}
 		}, nil); err != nil {
 		return nil, err
@@ -102,10 +118,12 @@ func NewActionClient[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		return nil, err
 	}
 	if c.getRes, err = newClient(n, prefix+"get_result", at.GetResult.Request, at.GetResult.Response,
-		func() rosidl.Message { return &actionGetResultResponse{ti: at.GetResult.Response, Result: PR(new(R))} }, nil); err != nil {
+		func() rosidl.Message {
+			return &actionGetResultResponse{ti: at.GetResult.Response, Result: a.ResultMsg(new(R))}
+		}, nil); err != nil {
 		return nil, err
 	}
-	if c.cancel, err = NewClient[action_msgs_srv.CancelGoal_Request, action_msgs_srv.CancelGoal_Response](n, prefix+"cancel_goal"); err != nil {
+	if c.cancel, err = NewClientOf(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -191,12 +209,11 @@ func (c *ActionClient[G, R, F]) SendGoal(ctx context.Context, goal *G, onFeedbac
 		delete(c.status, id)
 		c.mu.Unlock()
 	}
-	gm, ok := any(goal).(rosidl.Message)
-	if !ok || goal == nil {
+	if goal == nil {
 		forget()
 		return nil, fmt.Errorf("ros: action %s: nil goal", c.name)
 	}
-	resp, err := c.sendGoal.call(ctx, &actionSendGoalRequest{ti: c.at.SendGoal.Request, ID: id, Goal: gm})
+	resp, err := c.sendGoal.call(ctx, &actionSendGoalRequest{ti: c.at.SendGoal.Request, ID: id, Goal: c.desc.GoalMsg(goal)})
 	if err != nil {
 		forget()
 		return nil, fmt.Errorf("ros: action %s: send goal: %w", c.name, err)

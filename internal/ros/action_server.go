@@ -81,9 +81,9 @@ type ActionServer[G, R, F any] struct {
 	n       *Node
 	name    string
 	at      *rosidl.ActionType
+	desc    rosidl.Action[G, R, F]
 	execute ExecuteFunc[G, R, F]
 	opts    ActionServerOptions[G]
-	newRes  func() rosidl.Message
 	tracker *action.Tracker[rosidl.Message]
 
 	statusPub   *publisher
@@ -106,22 +106,40 @@ type ActionServer[G, R, F any] struct {
 //	    func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
 //	        ... g.PublishFeedback(&fb) ... return &nav2_msgs_action.NavigateToPose_Result{}, nil
 //	    }, ros.ActionServerOptions[nav2_msgs_action.NavigateToPose_Goal]{})
+//
+// NewActionServerOf, which takes the generated descriptor instead, replaces it.
 func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.Ptr[F]](
 	n *Node, name string, at *rosidl.ActionType, execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
 ) (_ *ActionServer[G, R, F], err error) {
-	if execute == nil {
-		return nil, fmt.Errorf("ros: action server %q: nil execute function", name)
-	}
 	if err := checkActionType(at, PG(nil).ROSType(), PR(nil).ROSType(), PF(nil).ROSType()); err != nil {
 		return nil, fmt.Errorf("ros: action server %q: %w", name, err)
+	}
+	return NewActionServerOf(n, name, rosidl.TypedAction[G, R, F, PG, PR, PF](at), execute, opts)
+}
+
+// NewActionServerOf creates a server of the action a (a generated
+// descriptor such as nav2_msgs_action.NavigateToPose) named name
+// (relative, absolute or "~/"; remapped); execute runs each accepted goal:
+//
+//	srv, err := ros.NewActionServerOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+//	    func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
+//	        ... g.PublishFeedback(&fb) ... return &nav2_msgs_action.NavigateToPose_Result{}, nil
+//	    }, ros.ActionServerOptions[nav2_msgs_action.NavigateToPose_Goal]{})
+func NewActionServerOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F], execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
+) (_ *ActionServer[G, R, F], err error) {
+	at := a.Type()
+	if at == nil {
+		return nil, fmt.Errorf("ros: action server %q: no action type (zero descriptor)", name)
+	}
+	if execute == nil {
+		return nil, fmt.Errorf("ros: action server %q: nil execute function", name)
 	}
 	fqn, err := n.ResolveServiceName(name)
 	if err != nil {
 		return nil, fmt.Errorf("ros: action server: %w", err)
 	}
 	s := &ActionServer[G, R, F]{
-		n: n, name: fqn, at: at, execute: execute, opts: opts,
-		newRes:  func() rosidl.Message { return PR(new(R)) },
+		n: n, name: fqn, at: at, desc: a, execute: execute, opts: opts,
 		tracker: action.NewTracker[rosidl.Message](opts.ResultRetention),
 		cancels: map[action.GoalID]context.CancelFunc{},
 		goals:   map[action.GoalID]*ServerGoal[G, F]{},
@@ -139,16 +157,16 @@ func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		return nil, err
 	}
 	svc, err := newService(n, prefix+"send_goal", at.SendGoal.Request, at.SendGoal.Response,
-		func() rosidl.Message { return &actionSendGoalRequest{ti: at.SendGoal.Request, Goal: PG(new(G))} },
+		func() rosidl.Message { return &actionSendGoalRequest{ti: at.SendGoal.Request, Goal: a.GoalMsg(new(G))} },
 		func(_ context.Context, m rosidl.Message) (rosidl.Message, error) {
 			req := m.(*actionSendGoalRequest)
-			return s.onSendGoal(req.ID, (*G)(req.Goal.(PG))), nil
+			return s.onSendGoal(req.ID, any(req.Goal).(*G)), nil
 		}, []EndpointOption{alsoUses(at.Desc), WithMaxSampleSize(opts.MaxGoalSize)})
 	if err != nil {
 		return nil, err
 	}
 	s.services = append(s.services, svc)
-	svc, err = NewService(n, prefix+"cancel_goal", s.onCancelGoal)
+	svc, err = NewServiceOf(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal, s.onCancelGoal)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +176,7 @@ func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.
 		func(_ context.Context, m rosidl.Message, reply func(rosidl.Message)) {
 			s.tracker.Result(m.(*actionGoalIDMsg).ID, func(st action.Status, res rosidl.Message) {
 				if res == nil {
-					res = s.newRes()
+					res = s.desc.ResultMsg(new(R))
 				}
 				reply(&actionGetResultResponse{ti: at.GetResult.Response, Status: int8(st), Result: res})
 			})
@@ -224,7 +242,7 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
 	ctx, cancel := context.WithCancel(s.n.runCtx)
 	g := &ServerGoal[G, F]{id: id, goal: goal}
 	g.feedback = func(f *F) error {
-		return s.feedbackPub.publish(&actionFeedbackMessage{ti: s.at.FeedbackMessage, ID: id, Feedback: any(f).(rosidl.Message)})
+		return s.feedbackPub.publish(&actionFeedbackMessage{ti: s.at.FeedbackMessage, ID: id, Feedback: s.desc.FeedbackMsg(f)})
 	}
 	s.cancels[id] = cancel
 	s.goals[id] = g
@@ -245,7 +263,7 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
 		st, _ := s.tracker.Status(id)
 		var msg rosidl.Message
 		if res != nil {
-			msg = any(res).(rosidl.Message)
+			msg = s.desc.ResultMsg(res)
 		}
 		switch {
 		case err == nil:
@@ -278,7 +296,7 @@ func (s *ActionServer[G, R, F]) run(ctx context.Context, g *ServerGoal[G, F]) (r
 // publishes the status and schedules the result's expiry.
 func (s *ActionServer[G, R, F]) finish(id action.GoalID, ev action.Event, res rosidl.Message) {
 	if res == nil {
-		res = s.newRes()
+		res = s.desc.ResultMsg(new(R))
 	}
 	if _, err := s.tracker.Finish(id, ev, res, time.Now()); err != nil {
 		s.n.Logger().Warnf("action %s: %v", s.name, err)

@@ -26,7 +26,7 @@ type (
 // behavior_tree.
 func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID, gate <-chan struct{}) *ActionServer[navGoal, navResult, navFeedback] {
 	t.Helper()
-	srv, err := NewActionServer(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
+	srv, err := NewActionServerOf(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			if started != nil {
 				started <- g.ID()
@@ -76,7 +76,7 @@ func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID, gate <-c
 
 func newNavClient(t *testing.T, n *Node) *ActionClient[navGoal, navResult, navFeedback] {
 	t.Helper()
-	cli, err := NewActionClient[navGoal, navResult, navFeedback](n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	cli, err := NewActionClientOf(n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 	domainAction := testenv.Domain(t)
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server2")
 	testNavServer(t, srvNode, nil, nil)
-	cli, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	cli, err := NewActionClientOf(srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 func TestAction_ResultRetentionExpires(t *testing.T) {
 	domainAction := testenv.Domain(t)
 	n := extNode(t, extContext(t, domainAction), "retention_node")
-	srv, err := NewActionServer(n, "short_memory", nav2_msgs_action.NavigateToPose_ActionType,
+	srv, err := NewActionServerOf(n, "short_memory", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			return &navResult{ErrorMsg: "done"}, nil
 		}, ActionServerOptions[navGoal]{ResultRetention: 50 * time.Millisecond})
@@ -195,7 +195,7 @@ func TestAction_ResultRetentionExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	cli, err := NewActionClient[navGoal, navResult, navFeedback](n, "short_memory", nav2_msgs_action.NavigateToPose_ActionType)
+	cli, err := NewActionClientOf(n, "short_memory", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

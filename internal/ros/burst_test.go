@@ -85,7 +85,7 @@ func fireBurst(calls []func(context.Context) error) burstResult {
 // burstClients creates n clients of service name over k contexts on
 // domain (several nodes per context) and waits until every one sees the
 // service.
-func burstClients[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, domain uint32, name string, n, k int) []*Client[Req, Resp] {
+func burstClients[Req, Resp any](t *testing.T, domain uint32, name string, srv rosidl.Service[Req, Resp], n, k int) []*Client[Req, Resp] {
 	t.Helper()
 	var clients []*Client[Req, Resp]
 	for c := 0; c < k; c++ {
@@ -95,7 +95,7 @@ func burstClients[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t
 			if node == nil || len(clients)%50 == 0 {
 				node = mustNode(t, rc, fmt.Sprintf("caller_%d_%d", c, i), "/burst")
 			}
-			cli, err := NewClient[Req, Resp, PReq, PResp](node, name)
+			cli, err := NewClientOf(node, name, srv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,13 +123,13 @@ func TestServiceBurstFromManyClientsIsAnswered(t *testing.T) {
 	}
 	domain := testenv.Domain(t)
 	server := mustNode(t, newTestContext(t, domain), "estop", "/burst")
-	srv, err := NewService(server, "~/set", func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	srv, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: true, Message: fmt.Sprint(req.Data)}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := burstClients[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](t, domain, "/burst/estop/set", burstCallers, burstContexts)
+	clients := burstClients(t, domain, "/burst/estop/set", std_srvs_srv.SetBool, burstCallers, burstContexts)
 	calls := make([]func(context.Context) error, len(clients))
 	for i, cli := range clients {
 		calls[i] = func(ctx context.Context) error {
@@ -161,7 +161,7 @@ func TestParameterServiceBurstIsAnswered(t *testing.T) {
 	if _, err := server.DeclareParameter("gain", 2.5, ParamDescriptor{}); err != nil {
 		t.Fatal(err)
 	}
-	clients := burstClients[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](t, domain, "/burst/tuned/get_parameters", burstCallers, burstContexts)
+	clients := burstClients(t, domain, "/burst/tuned/get_parameters", rcl_interfaces_srv.GetParameters, burstCallers, burstContexts)
 	calls := make([]func(context.Context) error, len(clients))
 	for i, cli := range clients {
 		calls[i] = func(ctx context.Context) error {
@@ -186,12 +186,12 @@ func TestServiceBurstFromOneClientIsAnswered(t *testing.T) {
 	}
 	domain := testenv.Domain(t)
 	server := mustNode(t, newTestContext(t, domain), "estop", "/burst")
-	if _, err := NewService(server, "~/set", func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: true, Message: fmt.Sprint(req.Data)}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cli := burstClients[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](t, domain, "/burst/estop/set", 1, 1)[0]
+	cli := burstClients(t, domain, "/burst/estop/set", std_srvs_srv.SetBool, 1, 1)[0]
 	calls := make([]func(context.Context) error, burstCallers)
 	for i := range calls {
 		calls[i] = func(ctx context.Context) error {
@@ -220,7 +220,7 @@ func TestActionBurstIsAnswered(t *testing.T) {
 	const clients, perClient = 10, burstCallers / 10
 	domain := testenv.Domain(t)
 	sn := mustNode(t, newTestContext(t, domain), "navigator", "/burst")
-	if _, err := NewActionServer(sn, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
+	if _, err := NewActionServerOf(sn, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			<-ctx.Done()
 			return &navResult{ErrorMsg: g.Goal().BehaviorTree}, ErrGoalCanceled
@@ -231,8 +231,8 @@ func TestActionBurstIsAnswered(t *testing.T) {
 	for c := 0; c < 2; c++ {
 		rc := newTestContext(t, domain)
 		for i := 0; i < clients/2; i++ {
-			cli, err := NewActionClient[navGoal, navResult, navFeedback](mustNode(t, rc, fmt.Sprintf("driver_%d_%d", c, i), "/burst"),
-				"/burst/navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+			cli, err := NewActionClientOf(mustNode(t, rc, fmt.Sprintf("driver_%d_%d", c, i), "/burst"),
+				"/burst/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +287,7 @@ func TestServiceResponseWaitsForLateReplyReader(t *testing.T) {
 	c1 := newTestContext(t, domain)
 	c2 := newTestContext(t, domain)
 	server := mustNode(t, c1, "server", "/late")
-	srv, err := NewService(server, "~/set", func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	srv, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: "late but answered"}, nil
 	})
 	if err != nil {

@@ -59,9 +59,9 @@ func waitCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-func call[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, n *Node, name string, req *Req) *Resp {
+func call[Req, Resp any](t *testing.T, n *Node, name string, srv rosidl.Service[Req, Resp], req *Req) *Resp {
 	t.Helper()
-	cli, err := NewClient[Req, Resp, PReq, PResp](n, name)
+	cli, err := NewClientOf(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,27 +196,27 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 	changed := make(chan []Parameter, 4)
 	n.OnParametersChanged(func(ps []Parameter) { changed <- ps })
 
-	get := call[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](t, other,
-		"/svc_node/get_parameters", &rcl_interfaces_srv.GetParameters_Request{Names: []string{"speed", "frame"}})
+	get := call(t, other,
+		"/svc_node/get_parameters", rcl_interfaces_srv.GetParameters, &rcl_interfaces_srv.GetParameters_Request{Names: []string{"speed", "frame"}})
 	if len(get.Values) != 2 || get.Values[0].DoubleValue != 1 || get.Values[1].StringValue != "map" {
 		t.Fatalf("get_parameters = %+v", get.Values)
 	}
-	if get := call[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](t, other,
-		"/svc_node/get_parameters", &rcl_interfaces_srv.GetParameters_Request{Names: []string{"speed", "nope"}}); len(get.Values) != 0 {
+	if get := call(t, other,
+		"/svc_node/get_parameters", rcl_interfaces_srv.GetParameters, &rcl_interfaces_srv.GetParameters_Request{Names: []string{"speed", "nope"}}); len(get.Values) != 0 {
 		t.Fatalf("get_parameters with an undeclared name = %+v, want empty", get.Values)
 	}
-	types := call[rcl_interfaces_srv.GetParameterTypes_Request, rcl_interfaces_srv.GetParameterTypes_Response](t, other,
-		"/svc_node/get_parameter_types", &rcl_interfaces_srv.GetParameterTypes_Request{Names: []string{"speed", "nope", "limits.low"}})
+	types := call(t, other,
+		"/svc_node/get_parameter_types", rcl_interfaces_srv.GetParameterTypes, &rcl_interfaces_srv.GetParameterTypes_Request{Names: []string{"speed", "nope", "limits.low"}})
 	if len(types.Types) != 3 || types.Types[0] != 3 || types.Types[1] != 0 || types.Types[2] != 2 {
 		t.Fatalf("get_parameter_types = %v", types.Types)
 	}
-	list := call[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](t, other,
-		"/svc_node/list_parameters", &rcl_interfaces_srv.ListParameters_Request{})
+	list := call(t, other,
+		"/svc_node/list_parameters", rcl_interfaces_srv.ListParameters, &rcl_interfaces_srv.ListParameters_Request{})
 	if strings.Join(list.Result.Names, ",") != "frame,limits.low,speed,start_type_description_service,use_sim_time" || strings.Join(list.Result.Prefixes, ",") != "limits" {
 		t.Fatalf("list_parameters = %+v", list.Result)
 	}
-	desc := call[rcl_interfaces_srv.DescribeParameters_Request, rcl_interfaces_srv.DescribeParameters_Response](t, other,
-		"/svc_node/describe_parameters", &rcl_interfaces_srv.DescribeParameters_Request{Names: []string{"speed"}})
+	desc := call(t, other,
+		"/svc_node/describe_parameters", rcl_interfaces_srv.DescribeParameters, &rcl_interfaces_srv.DescribeParameters_Request{Names: []string{"speed"}})
 	if len(desc.Descriptors) != 1 || desc.Descriptors[0].Description != "m/s" || len(desc.Descriptors[0].FloatingPointRange) != 1 ||
 		desc.Descriptors[0].FloatingPointRange[0].ToValue != 2 || desc.Descriptors[0].Type != 3 {
 		t.Fatalf("describe_parameters = %+v", desc.Descriptors)
@@ -225,8 +225,8 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 	dbl := func(v float64) rcl_interfaces_msg.ParameterValue {
 		return rcl_interfaces_msg.ParameterValue{Type: 3, DoubleValue: v}
 	}
-	set := call[rcl_interfaces_srv.SetParameters_Request, rcl_interfaces_srv.SetParameters_Response](t, other,
-		"/svc_node/set_parameters", &rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{
+	set := call(t, other,
+		"/svc_node/set_parameters", rcl_interfaces_srv.SetParameters, &rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{
 			{Name: "speed", Value: dbl(1.5)},
 			{Name: "limits.low", Value: rcl_interfaces_msg.ParameterValue{Type: 2, IntegerValue: -1}},
 			{Name: "frame", Value: rcl_interfaces_msg.ParameterValue{Type: 4, StringValue: "odom"}},
@@ -260,8 +260,8 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 		t.Fatalf("speed = %v after remote set", v)
 	}
 
-	atomic := call[rcl_interfaces_srv.SetParametersAtomically_Request, rcl_interfaces_srv.SetParametersAtomically_Response](t, other,
-		"/svc_node/set_parameters_atomically", &rcl_interfaces_srv.SetParametersAtomically_Request{Parameters: []rcl_interfaces_msg.Parameter{
+	atomic := call(t, other,
+		"/svc_node/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically, &rcl_interfaces_srv.SetParametersAtomically_Request{Parameters: []rcl_interfaces_msg.Parameter{
 			{Name: "speed", Value: dbl(0.5)},
 			{Name: "frame", Value: rcl_interfaces_msg.ParameterValue{Type: 4, StringValue: "odom"}},
 		}})

@@ -34,7 +34,7 @@ func TestGetTypeDescriptionHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "set"); err != nil {
+	if _, err := NewClientOf(n, "set", std_srvs_srv.SetBool); err != nil {
 		t.Fatal(err)
 	}
 
@@ -149,7 +149,7 @@ func TestGetTypeDescriptionActionType(t *testing.T) {
 	check(srvNode, "server")
 
 	cliNode := mustNode(t, c, "typedesc_action_client", "/")
-	cli, err := NewActionClient[navGoal, navResult, navFeedback](cliNode, "/navigate_to_pose", at)
+	cli, err := NewActionClientOf(cliNode, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestGetTypeDescriptionOverDDS(t *testing.T) {
 	}
 
 	caller := mustNode(t, c2, "typedesc_caller", "/")
-	cl, err := NewClient[tdi_srv.GetTypeDescription_Request, tdi_srv.GetTypeDescription_Response](caller, "/td/typedesc_talker/get_type_description")
+	cl, err := NewClientOf(caller, "/td/typedesc_talker/get_type_description", tdi_srv.GetTypeDescription)
 	if err != nil {
 		t.Fatal(err)
 	}
