@@ -83,10 +83,10 @@ func TestExamplePlugin_Process(t *testing.T) {
 	if err := tfStatic.Publish(&tfm); err != nil {
 		t.Fatal(err)
 	}
-	explore, _ := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopExploration")
-	stateSrv, _ := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
-	pluginCli, err := ros.NewActionClient[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback](
-		n, "/goal_list", rsm_msgs_action.RunState_ActionType)
+	explore, _ := ros.NewClientOf(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
+	stateSrv, _ := ros.NewClientOf(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
+	pluginCli, err := ros.NewActionClientOf(
+		n, "/goal_list", rsm_msgs_action.RunState)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,47 +42,47 @@ func newRemoteStore(n *ros.Node) (*remoteStore, error) {
 		}
 	}
 	create(func() (e error) {
-		s.getWaypoints, e = ros.NewClient[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](n, Namespace+"getWaypoints")
+		s.getWaypoints, e = ros.NewClientOf(n, Namespace+"getWaypoints", rsm_msgs_srv.GetWaypoints)
 		return
 	})
 	create(func() (e error) {
-		s.setWaypointMode, e = ros.NewClient[rsm_msgs_srv.SetWaypointFollowingMode_Request, rsm_msgs_srv.SetWaypointFollowingMode_Response](n, Namespace+"setWaypointFollowingMode")
+		s.setWaypointMode, e = ros.NewClientOf(n, Namespace+"setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode)
 		return
 	})
 	create(func() (e error) {
-		s.resetWaypoints, e = ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, Namespace+"resetWaypoints")
+		s.resetWaypoints, e = ros.NewClientOf(n, Namespace+"resetWaypoints", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.waypointVisited, e = ros.NewClient[rsm_msgs_srv.WaypointVisited_Request, rsm_msgs_srv.WaypointVisited_Response](n, Namespace+"waypointVisited")
+		s.waypointVisited, e = ros.NewClientOf(n, Namespace+"waypointVisited", rsm_msgs_srv.WaypointVisited)
 		return
 	})
 	create(func() (e error) {
-		s.setNavigationGoal, e = ros.NewClient[rsm_msgs_srv.SetNavigationGoal_Request, rsm_msgs_srv.SetNavigationGoal_Response](n, Namespace+"setNavigationGoal")
+		s.setNavigationGoal, e = ros.NewClientOf(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal)
 		return
 	})
 	create(func() (e error) {
-		s.getNavigationGoal, e = ros.NewClient[rsm_msgs_srv.GetNavigationGoal_Request, rsm_msgs_srv.GetNavigationGoal_Response](n, Namespace+"getNavigationGoal")
+		s.getNavigationGoal, e = ros.NewClientOf(n, Namespace+"getNavigationGoal", rsm_msgs_srv.GetNavigationGoal)
 		return
 	})
 	create(func() (e error) {
-		s.goalCompleted, e = ros.NewClient[rsm_msgs_srv.GoalCompleted_Request, rsm_msgs_srv.GoalCompleted_Response](n, Namespace+"navigationGoalCompleted")
+		s.goalCompleted, e = ros.NewClientOf(n, Namespace+"navigationGoalCompleted", rsm_msgs_srv.GoalCompleted)
 		return
 	})
 	create(func() (e error) {
-		s.getRobotPose, e = ros.NewClient[rsm_msgs_srv.GetRobotPose_Request, rsm_msgs_srv.GetRobotPose_Response](n, Namespace+"getRobotPose")
+		s.getRobotPose, e = ros.NewClientOf(n, Namespace+"getRobotPose", rsm_msgs_srv.GetRobotPose)
 		return
 	})
 	create(func() (e error) {
-		s.getExplorationMode, e = ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, Namespace+"getExplorationMode")
+		s.getExplorationMode, e = ros.NewClientOf(n, Namespace+"getExplorationMode", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.getReverseMode, e = ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, Namespace+"getReverseMode")
+		s.getReverseMode, e = ros.NewClientOf(n, Namespace+"getReverseMode", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.setReverseMode, e = ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, Namespace+"setReverseMode")
+		s.setReverseMode, e = ros.NewClientOf(n, Namespace+"setReverseMode", std_srvs_srv.SetBool)
 		return
 	})
 	return s, err

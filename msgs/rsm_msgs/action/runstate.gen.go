@@ -475,6 +475,10 @@ builtin_interfaces/Time stamp
 `,
 }
 
+// RunState_SendGoal pairs the service rsm_msgs/action/RunState_SendGoal with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var RunState_SendGoal = rosidl.TypedService[RunState_SendGoal_Request, RunState_SendGoal_Response](RunState_SendGoal_ServiceType)
+
 // RunState_GetResult_Request is the ROS 2 type rsm_msgs/action/RunState_GetResult_Request.
 type RunState_GetResult_Request struct {
 	GoalId unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -656,6 +660,10 @@ RunState_Result result
 `,
 }
 
+// RunState_GetResult pairs the service rsm_msgs/action/RunState_GetResult with the Go types
+// of its request and response, for ros.NewClient and ros.NewService.
+var RunState_GetResult = rosidl.TypedService[RunState_GetResult_Request, RunState_GetResult_Response](RunState_GetResult_ServiceType)
+
 // RunState_FeedbackMessage is the ROS 2 type rsm_msgs/action/RunState_FeedbackMessage.
 type RunState_FeedbackMessage struct {
 	GoalId   unique_identifier_msgs_msg.UUID `ros:"goal_id" rostype:"unique_identifier_msgs/msg/UUID"`
@@ -802,3 +810,8 @@ var RunState_ActionType = &rosidl.ActionType{
 	Desc:            desc_RunState,
 	Definition:      desc_RunState.Source,
 }
+
+// RunState pairs the action rsm_msgs/action/RunState with the Go types
+// of its goal, result and feedback, for ros.NewActionClient and
+// ros.NewActionServer.
+var RunState = rosidl.TypedAction[RunState_Goal, RunState_Result, RunState_Feedback](RunState_ActionType)
