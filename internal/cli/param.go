@@ -96,8 +96,8 @@ func withTimeout(ctx context.Context, d time.Duration) context.Context {
 }
 
 // callParam calls one parameter service of node fqn.
-func callParam[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](ctx context.Context, s *session, fqn, service string, req *Req) (*Resp, error) {
-	cli, err := ros.NewClient[Req, Resp, PReq, PResp](s.node, fqn+"/"+service)
+func callParam[Req, Resp any](ctx context.Context, s *session, fqn, service string, srv rosidl.Service[Req, Resp], req *Req) (*Resp, error) {
+	cli, err := ros.NewClientOf(s.node, fqn+"/"+service, srv)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s/%s: %w", fqn, service, err)
 	}
@@ -116,8 +116,8 @@ func callParam[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](ctx 
 }
 
 func listParams(ctx context.Context, s *session, fqn string, prefixes []string) ([]string, error) {
-	resp, err := callParam[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](
-		ctx, s, fqn, "list_parameters", &rcl_interfaces_srv.ListParameters_Request{Prefixes: prefixes})
+	resp, err := callParam(
+		ctx, s, fqn, "list_parameters", rcl_interfaces_srv.ListParameters, &rcl_interfaces_srv.ListParameters_Request{Prefixes: prefixes})
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +127,8 @@ func listParams(ctx context.Context, s *session, fqn string, prefixes []string) 
 }
 
 func getParams(ctx context.Context, s *session, fqn string, names []string) ([]rcl_interfaces_msg.ParameterValue, error) {
-	resp, err := callParam[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](
-		ctx, s, fqn, "get_parameters", &rcl_interfaces_srv.GetParameters_Request{Names: names})
+	resp, err := callParam(
+		ctx, s, fqn, "get_parameters", rcl_interfaces_srv.GetParameters, &rcl_interfaces_srv.GetParameters_Request{Names: names})
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +207,8 @@ func (a *App) printParamNames(ctx context.Context, s *session, fqn string, prefi
 	}
 	var types []uint8
 	if withTypes && len(names) > 0 {
-		resp, err := callParam[rcl_interfaces_srv.GetParameterTypes_Request, rcl_interfaces_srv.GetParameterTypes_Response](
-			ctx, s, fqn, "get_parameter_types", &rcl_interfaces_srv.GetParameterTypes_Request{Names: names})
+		resp, err := callParam(
+			ctx, s, fqn, "get_parameter_types", rcl_interfaces_srv.GetParameterTypes, &rcl_interfaces_srv.GetParameterTypes_Request{Names: names})
 		if err != nil {
 			return err
 		}
@@ -427,8 +427,8 @@ func (a *App) paramSet(ctx context.Context, args []string) error {
 	defer s.close()
 	req := &rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{
 		{Name: p.pos[1], Value: ParameterValueFromString(p.pos[2])}}}
-	resp, err := callParam[rcl_interfaces_srv.SetParameters_Request, rcl_interfaces_srv.SetParameters_Response](
-		ctx, s, fqn, "set_parameters", req)
+	resp, err := callParam(
+		ctx, s, fqn, "set_parameters", rcl_interfaces_srv.SetParameters, req)
 	if err != nil {
 		return err
 	}
@@ -465,8 +465,8 @@ func (a *App) paramDescribe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.close()
-	resp, err := callParam[rcl_interfaces_srv.DescribeParameters_Request, rcl_interfaces_srv.DescribeParameters_Response](
-		ctx, s, fqn, "describe_parameters", &rcl_interfaces_srv.DescribeParameters_Request{Names: p.pos[1:]})
+	resp, err := callParam(
+		ctx, s, fqn, "describe_parameters", rcl_interfaces_srv.DescribeParameters, &rcl_interfaces_srv.DescribeParameters_Request{Names: p.pos[1:]})
 	if err != nil {
 		return err
 	}

@@ -146,8 +146,8 @@ func (a *App) paramLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.close()
-	resp, err := callParam[rcl_interfaces_srv.SetParameters_Request, rcl_interfaces_srv.SetParameters_Response](
-		ctx, s, fqn, "set_parameters", &rcl_interfaces_srv.SetParameters_Request{Parameters: params})
+	resp, err := callParam(
+		ctx, s, fqn, "set_parameters", rcl_interfaces_srv.SetParameters, &rcl_interfaces_srv.SetParameters_Request{Parameters: params})
 	if err != nil {
 		return err
 	}

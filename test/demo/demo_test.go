@@ -70,7 +70,7 @@ func TestDemo(t *testing.T) {
 
 	trigger := func(name string) *std_srvs_srv.Trigger_Response {
 		t.Helper()
-		c, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, name)
+		c, err := ros.NewClientOf(n, name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestDemo(t *testing.T) {
 	}
 	setBool := func(name string, v bool) *std_srvs_srv.SetBool_Response {
 		t.Helper()
-		c, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, name)
+		c, err := ros.NewClientOf(n, name, std_srvs_srv.SetBool)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestDemo(t *testing.T) {
 		}
 		return resp
 	}
-	modeCli, err := ros.NewClient[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](n, "/diffbot/rsm/setOperationMode")
+	modeCli, err := ros.NewClientOf(n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDemo(t *testing.T) {
 
 	t.Run("waypoints visited in order", func(t *testing.T) {
 		setMode(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
-		add, err := ros.NewClient[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](n, "/diffbot/rsm/addWaypoint")
+		add, err := ros.NewClientOf(n, "/diffbot/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestDemo(t *testing.T) {
 		if strings.Join(h, ",") != want {
 			t.Errorf("stateInfo sequence %q, want %q", h, want)
 		}
-		get, err := ros.NewClient[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](n, "/diffbot/rsm/getWaypoints")
+		get, err := ros.NewClientOf(n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,8 +337,7 @@ func TestDemo(t *testing.T) {
 		goal := &control_msgs_action.FollowJointTrajectory_Goal{}
 		goal.Trajectory.JointNames = body
 		goal.Trajectory.Points = append(goal.Trajectory.Points, struct2point(target, 3))
-		cli, err := ros.NewActionClient[control_msgs_action.FollowJointTrajectory_Goal, control_msgs_action.FollowJointTrajectory_Result,
-			control_msgs_action.FollowJointTrajectory_Feedback](n, "/velma/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory_ActionType)
+		cli, err := ros.NewActionClientOf(n, "/velma/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 		if err != nil {
 			t.Fatal(err)
 		}

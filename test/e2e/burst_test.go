@@ -25,7 +25,7 @@ const burstCallers, burstContexts = 1000, 4
 // and checks the answer) and returns how many were answered, with the
 // latency percentiles logged. The figures are for the record, never
 // asserted.
-func serviceBurst[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, domain uint32, service string,
+func serviceBurst[Req, Resp any](t *testing.T, domain uint32, service string, srv rosidl.Service[Req, Resp],
 	call func(ctx context.Context, i int, cli *ros.Client[Req, Resp]) error) int {
 	t.Helper()
 	var clients []*ros.Client[Req, Resp]
@@ -36,7 +36,7 @@ func serviceBurst[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t
 			if n == nil || len(clients)%50 == 0 {
 				n = newNode(t, rc, fmt.Sprintf("caller_%d_%d", c, i))
 			}
-			cli, err := ros.NewClient[Req, Resp, PReq, PResp](n, service)
+			cli, err := ros.NewClientOf(n, service, srv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestServiceBurstAcrossProcesses(t *testing.T) {
 	bin := buildTestnodes(t)
 	domain := testenv.Domain(t)
 	startNodes(t, bin, domain, nil, "server")
-	answered := serviceBurst(t, domain, "/server/set",
+	answered := serviceBurst(t, domain, "/server/set", std_srvs_srv.SetBool,
 		func(ctx context.Context, i int, cli *ros.Client[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response]) error {
 			r, err := cli.Call(ctx, &std_srvs_srv.SetBool_Request{Data: i%2 == 0})
 			if err == nil && r.Message != fmt.Sprintf("echo: %v", i%2 == 0) {
@@ -127,7 +127,7 @@ func TestEStopBurstAgainstTheMux(t *testing.T) {
 	bin := testenv.Executable(t, "nodes/robot_control_mux")
 	domain := testenv.Domain(t)
 	startNodes(t, bin, domain, nil, "--ros-args")
-	answered := serviceBurst(t, domain, "/rsm/setOperationMode",
+	answered := serviceBurst(t, domain, "/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode,
 		func(ctx context.Context, _ int, cli *ros.Client[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response]) error {
 			_, err := cli.Call(ctx, &rsm_msgs_srv.SetOperationMode_Request{
 				OperationMode: rsm_msgs_msg.OperationMode{EmergencyStop: true, Mode: rsm_msgs_msg.OperationMode_STOPPED}})

@@ -154,9 +154,9 @@ func pnWaitFor(t *testing.T, ctx context.Context, what string, cond func() bool)
 }
 
 // pnCall waits for a service and calls it once.
-func pnCall[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, n *ros.Node, name string, req *Req) *Resp {
+func pnCall[Req, Resp any](t *testing.T, n *ros.Node, name string, srv rosidl.Service[Req, Resp], req *Req) *Resp {
 	t.Helper()
-	cli, err := ros.NewClient[Req, Resp, PReq, PResp](n, name)
+	cli, err := ros.NewClientOf(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +174,8 @@ func pnCall[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *test
 
 func getParams(t *testing.T, n *ros.Node, names ...string) []rcl_interfaces_msg.ParameterValue {
 	t.Helper()
-	return pnCall[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](t, n,
-		"/param_node/get_parameters", &rcl_interfaces_srv.GetParameters_Request{Names: names}).Values
+	return pnCall(t, n,
+		"/param_node/get_parameters", rcl_interfaces_srv.GetParameters, &rcl_interfaces_srv.GetParameters_Request{Names: names}).Values
 }
 
 func TestParams_FromYAMLFileAndCommandLine(t *testing.T) {
@@ -266,8 +266,8 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 	})
 
 	set := func(p rcl_interfaces_msg.Parameter) rcl_interfaces_msg.SetParametersResult {
-		r := pnCall[rcl_interfaces_srv.SetParameters_Request, rcl_interfaces_srv.SetParameters_Response](t, n,
-			"/param_node/set_parameters", &rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{p}})
+		r := pnCall(t, n,
+			"/param_node/set_parameters", rcl_interfaces_srv.SetParameters, &rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{p}})
 		if len(r.Results) != 1 {
 			t.Fatalf("set_parameters results = %+v", r.Results)
 		}
@@ -328,8 +328,8 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 	if len(v) != 3 || v[0].IntegerValue != 10 || v[1].DoubleValue != 42 || v[2].StringValue != "map" {
 		t.Fatalf("values after rejected sets = %+v", v)
 	}
-	list := pnCall[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](t, n,
-		"/param_node/list_parameters", &rcl_interfaces_srv.ListParameters_Request{})
+	list := pnCall(t, n,
+		"/param_node/list_parameters", rcl_interfaces_srv.ListParameters, &rcl_interfaces_srv.ListParameters_Request{})
 	if got := strings.Join(list.Result.Names, " "); got != "frame ids limit mode rate start_type_description_service use_sim_time" {
 		t.Fatalf("list_parameters = %q", got)
 	}

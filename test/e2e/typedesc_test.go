@@ -55,7 +55,7 @@ func TestTypeDescriptionService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := ros.NewClient[tdi_srv.GetTypeDescription_Request, tdi_srv.GetTypeDescription_Response](n, "/talker/get_type_description")
+	cl, err := ros.NewClientOf(n, "/talker/get_type_description", tdi_srv.GetTypeDescription)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := ros.NewClient[rcl_interfaces_srv.GetParameters_Request, rcl_interfaces_srv.GetParameters_Response](n, "/server/get_parameters")
+	cl, err := ros.NewClientOf(n, "/server/get_parameters", rcl_interfaces_srv.GetParameters)
 	if err != nil {
 		t.Fatal(err)
 	}

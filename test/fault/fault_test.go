@@ -51,14 +51,14 @@ type suite struct {
 func (s *suite) setMode(t *testing.T, mode uint8) {
 	t.Helper()
 	req := &rsm_msgs_srv.SetOperationMode_Request{OperationMode: rsm_msgs_msg.OperationMode{Mode: mode}}
-	if r, err := call[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](t, s.o.n, "/diffbot/rsm/setOperationMode", req); err != nil || !r.Success {
+	if r, err := call(t, s.o.n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode, req); err != nil || !r.Success {
 		t.Fatalf("setOperationMode %d: %+v %v", mode, r, err)
 	}
 }
 
 func (s *suite) rsmState(t *testing.T) string {
 	t.Helper()
-	r, err := call[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](t, s.o.n, "/diffbot/rsm/stateInfo", &std_srvs_srv.Trigger_Request{})
+	r, err := call(t, s.o.n, "/diffbot/rsm/stateInfo", std_srvs_srv.Trigger, &std_srvs_srv.Trigger_Request{})
 	if err != nil {
 		return ""
 	}
@@ -67,7 +67,7 @@ func (s *suite) rsmState(t *testing.T) string {
 
 func (s *suite) setBool(t *testing.T, name string, v bool) *std_srvs_srv.SetBool_Response {
 	t.Helper()
-	r, err := call[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](t, s.o.n, name, &std_srvs_srv.SetBool_Request{Data: v})
+	r, err := call(t, s.o.n, name, std_srvs_srv.SetBool, &std_srvs_srv.SetBool_Request{Data: v})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -84,7 +84,7 @@ func (s *suite) answering(t *testing.T, fqn string, within time.Duration) {
 
 // answers is answering for deferred calls: it returns the failure.
 func (s *suite) answers(fqn string, within time.Duration) error {
-	c, err := ros.NewClient[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](s.o.n, fqn+"/list_parameters")
+	c, err := ros.NewClientOf(s.o.n, fqn+"/list_parameters", rcl_interfaces_srv.ListParameters)
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (s *suite) badRequests(t *testing.T) {
 		req := &rsm_msgs_srv.AddWaypoint_Request{Position: -1}
 		req.Waypoint.Pose.Position.X = math.NaN()
 		req.Waypoint.Pose.Orientation.W = 1
-		r, err := call[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](t, n, "/diffbot/rsm/addWaypoint", req)
+		r, err := call(t, n, "/diffbot/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint, req)
 		if err != nil || r.Success || !strings.Contains(r.Message, "not finite") {
 			t.Fatalf("addWaypoint with a NaN position: %+v %v; want refused with the reason", r, err)
 		}
@@ -285,8 +285,7 @@ func (s *suite) badRequests(t *testing.T) {
 	// Goals the navigator cannot interpret, as fast as it answers. The
 	// client is closed afterwards: it listens to the action's topics and
 	// would hide a lost client from the navigator's supervision.
-	nc, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result, nav2_msgs_action.NavigateToPose_Feedback](
-		n, "/diffbot/navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	nc, err := ros.NewActionClientOf(n, "/diffbot/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,14 +358,14 @@ func (s *suite) parameters(t *testing.T) {
 func (s *suite) persistence(t *testing.T) {
 	n := s.o.n
 	mode := &rsm_msgs_srv.SetWaypointFollowingMode_Request{Mode: rsm_msgs_msg.WaypointArray_PATROL}
-	if r, err := call[rsm_msgs_srv.SetWaypointFollowingMode_Request, rsm_msgs_srv.SetWaypointFollowingMode_Response](t, n, "/diffbot/rsm/setWaypointFollowingMode", mode); err != nil || !r.Success {
+	if r, err := call(t, n, "/diffbot/rsm/setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode, mode); err != nil || !r.Success {
 		t.Fatalf("setWaypointFollowingMode: %+v %v", r, err)
 	}
 	for _, w := range patrol {
 		req := &rsm_msgs_srv.AddWaypoint_Request{Position: -1}
 		req.Waypoint.Pose.Position = geometry_msgs_msg.Point{X: w[0], Y: w[1]}
 		req.Waypoint.Pose.Orientation.W = 1
-		if r, err := call[rsm_msgs_srv.AddWaypoint_Request, rsm_msgs_srv.AddWaypoint_Response](t, n, "/diffbot/rsm/addWaypoint", req); err != nil || !r.Success {
+		if r, err := call(t, n, "/diffbot/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint, req); err != nil || !r.Success {
 			t.Fatalf("addWaypoint %v: %+v %v", w, r, err)
 		}
 	}
@@ -395,8 +394,8 @@ func (s *suite) failedSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	routine := func() *rsm_msgs_srv.SetWaypointRoutine_Response {
-		r, err := call[rsm_msgs_srv.SetWaypointRoutine_Request, rsm_msgs_srv.SetWaypointRoutine_Response](t, s.o.n,
-			"/diffbot/rsm/setWaypointRoutine", &rsm_msgs_srv.SetWaypointRoutine_Request{Position: 0})
+		r, err := call(t, s.o.n,
+			"/diffbot/rsm/setWaypointRoutine", rsm_msgs_srv.SetWaypointRoutine, &rsm_msgs_srv.SetWaypointRoutine_Request{Position: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +547,7 @@ func (s *suite) killAndStop(t *testing.T) {
 					testenv.WaitFor(t, 60*time.Second, "the restarted rsmNode to boot", func() bool { return s.rsmState(t) == "Idle" })
 				}
 				if tg.fqn == nodeProvider && sig == syscall.SIGKILL {
-					r, err := call[rsm_msgs_srv.GetWaypoints_Request, rsm_msgs_srv.GetWaypoints_Response](t, s.o.n, "/diffbot/rsm/getWaypoints", &rsm_msgs_srv.GetWaypoints_Request{})
+					r, err := call(t, s.o.n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints, &rsm_msgs_srv.GetWaypoints_Request{})
 					if err != nil || len(r.WaypointArray.Waypoints) != 2 || r.WaypointArray.Mode != rsm_msgs_msg.WaypointArray_PATROL {
 						t.Errorf("waypoints after serviceProviderNode was killed and restarted: %+v %v; want the two patrol waypoints", r, err)
 					}

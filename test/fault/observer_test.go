@@ -175,9 +175,9 @@ func (s snapshot) stoppedSince(now time.Time) (time.Time, bool) {
 }
 
 // call calls a service of the demo with a bounded wait.
-func call[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](t *testing.T, n *ros.Node, name string, req *Req) (*Resp, error) {
+func call[Req, Resp any](t *testing.T, n *ros.Node, name string, srv rosidl.Service[Req, Resp], req *Req) (*Resp, error) {
 	t.Helper()
-	c, err := ros.NewClient[Req, Resp, PReq, PResp](n, name)
+	c, err := ros.NewClientOf(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}

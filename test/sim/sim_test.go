@@ -116,8 +116,7 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result,
-		nav2_msgs_action.NavigateToPose_Feedback](n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	cli, err := ros.NewActionClientOf(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

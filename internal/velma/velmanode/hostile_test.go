@@ -122,12 +122,12 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ros.NewActionClient[fjtGoal, fjtResult, fjtFeedback](n, "/velma_core/spline_trajectory_action_joint",
-		control_msgs_action.FollowJointTrajectory_ActionType)
+	cli, err := ros.NewActionClientOf(n, "/velma_core/spline_trajectory_action_joint",
+		control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := ros.NewClient[rcl_interfaces_srv.ListParameters_Request, rcl_interfaces_srv.ListParameters_Response](n, "/velma_core/list_parameters")
+	params, err := ros.NewClientOf(n, "/velma_core/list_parameters", rcl_interfaces_srv.ListParameters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,8 +73,7 @@ func helperMain(mode string) error {
 	if err != nil {
 		return err
 	}
-	cli, err := ros.NewActionClient[control_msgs_action.FollowJointTrajectory_Goal, control_msgs_action.FollowJointTrajectory_Result, control_msgs_action.FollowJointTrajectory_Feedback](
-		n, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory_ActionType)
+	cli, err := ros.NewActionClientOf(n, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		return err
 	}
@@ -168,7 +167,7 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	go func() { _ = rc.Spin(ctx) }()
 	call := func(name string) {
 		t.Helper()
-		cli, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, name)
+		cli, err := ros.NewClientOf(n, name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}
