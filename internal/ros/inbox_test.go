@@ -18,7 +18,13 @@ func bareNode(t *testing.T) *Node {
 		n.mu.Lock()
 		n.closed = true
 		n.mu.Unlock()
-		n.wake <- struct{}{}
+		// A full wake channel means the loop has yet to look at closed;
+		// a blocking send could wait forever for a loop that has
+		// returned.
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
 		<-n.loopDone
 	})
 	return n
