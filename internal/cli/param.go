@@ -97,7 +97,7 @@ func withTimeout(ctx context.Context, d time.Duration) context.Context {
 
 // callParam calls one parameter service of node fqn.
 func callParam[Req, Resp any](ctx context.Context, s *session, fqn, service string, srv rosidl.Service[Req, Resp], req *Req) (*Resp, error) {
-	cli, err := ros.NewClientOf(s.node, fqn+"/"+service, srv)
+	cli, err := ros.NewClient(s.node, fqn+"/"+service, srv)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s/%s: %w", fqn, service, err)
 	}

@@ -19,7 +19,7 @@ func TestAction_CancelAllAndAccessors(t *testing.T) {
 	domain := testenv.Domain(t)
 	srvNode := extNode(t, extContext(t, domain), "loop_server")
 	cancelSeen := make(chan action.GoalID, 2)
-	srv, err := NewActionServerOf(srvNode, "loops", nav2_msgs_action.NavigateToPose,
+	srv, err := NewActionServer(srvNode, "loops", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			for {
 				if err := g.PublishFeedback(&navFeedback{}); err != nil {
@@ -42,7 +42,7 @@ func TestAction_CancelAllAndAccessors(t *testing.T) {
 	if srv.Name() != "/loops" {
 		t.Errorf("server Name() = %q", srv.Name())
 	}
-	cli, err := NewActionClientOf(extNode(t, extContext(t, domain), "loop_client"), "loops", nav2_msgs_action.NavigateToPose)
+	cli, err := NewActionClient(extNode(t, extContext(t, domain), "loop_client"), "loops", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,28 +49,12 @@ type ActionClient[G, R, F any] struct {
 	statusCh chan struct{} // closed and replaced on every status message
 }
 
-// NewActionClient creates a client of the action name (relative, absolute
-// or "~/"; remapped) with the generated action type at, e.g.
-//
-//	cli, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result,
-//	    nav2_msgs_action.NavigateToPose_Feedback](node, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
-//
-// NewActionClientOf, which takes the generated descriptor instead, replaces it.
-func NewActionClient[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.Ptr[F]](
-	n *Node, name string, at *rosidl.ActionType,
-) (_ *ActionClient[G, R, F], err error) {
-	if err := checkActionType(at, PG(nil).ROSType(), PR(nil).ROSType(), PF(nil).ROSType()); err != nil {
-		return nil, fmt.Errorf("ros: action client %q: %w", name, err)
-	}
-	return NewActionClientOf(n, name, rosidl.TypedAction[G, R, F, PG, PR, PF](at))
-}
-
-// NewActionClientOf creates a client of the action name (relative,
+// NewActionClient creates a client of the action name (relative,
 // absolute or "~/"; remapped); the generated descriptor a gives the goal,
 // result and feedback types:
 //
-//	cli, err := ros.NewActionClientOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
-func NewActionClientOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]) (_ *ActionClient[G, R, F], err error) {
+//	cli, err := ros.NewActionClient(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
+func NewActionClient[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]) (_ *ActionClient[G, R, F], err error) {
 	at := a.Type()
 	if at == nil {
 		return nil, fmt.Errorf("ros: action client %q: no action type (zero descriptor)", name)
@@ -123,7 +107,7 @@ func NewActionClientOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, 
 		}, nil); err != nil {
 		return nil, err
 	}
-	if c.cancel, err = NewClientOf(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal); err != nil {
+	if c.cancel, err = NewClient(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal); err != nil {
 		return nil, err
 	}
 	return c, nil

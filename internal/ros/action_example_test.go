@@ -23,7 +23,7 @@ func ExampleNewActionServer() {
 		fmt.Println(err)
 		return
 	}
-	_, err = ros.NewActionServerOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+	_, err = ros.NewActionServer(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
@@ -57,7 +57,7 @@ func ExampleNewActionClient() {
 		fmt.Println(err)
 		return
 	}
-	cli, err := ros.NewActionClientOf(node, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := ros.NewActionClient(node, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		fmt.Println(err)
 		return

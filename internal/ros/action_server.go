@@ -99,33 +99,15 @@ type ActionServer[G, R, F any] struct {
 	rejectLog throttle // a flood of bad goals is counted, logged 1/s
 }
 
-// NewActionServer creates an action server named name (relative, absolute
-// or "~/"; remapped) for the generated action type at, e.g.
-//
-//	srv, err := ros.NewActionServer(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType,
-//	    func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
-//	        ... g.PublishFeedback(&fb) ... return &nav2_msgs_action.NavigateToPose_Result{}, nil
-//	    }, ros.ActionServerOptions[nav2_msgs_action.NavigateToPose_Goal]{})
-//
-// NewActionServerOf, which takes the generated descriptor instead, replaces it.
-func NewActionServer[G, R, F any, PG rosidl.Ptr[G], PR rosidl.Ptr[R], PF rosidl.Ptr[F]](
-	n *Node, name string, at *rosidl.ActionType, execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
-) (_ *ActionServer[G, R, F], err error) {
-	if err := checkActionType(at, PG(nil).ROSType(), PR(nil).ROSType(), PF(nil).ROSType()); err != nil {
-		return nil, fmt.Errorf("ros: action server %q: %w", name, err)
-	}
-	return NewActionServerOf(n, name, rosidl.TypedAction[G, R, F, PG, PR, PF](at), execute, opts)
-}
-
-// NewActionServerOf creates a server of the action a (a generated
+// NewActionServer creates a server of the action a (a generated
 // descriptor such as nav2_msgs_action.NavigateToPose) named name
 // (relative, absolute or "~/"; remapped); execute runs each accepted goal:
 //
-//	srv, err := ros.NewActionServerOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+//	srv, err := ros.NewActionServer(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 //	    func(ctx context.Context, g *ros.ServerGoal[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Feedback]) (*nav2_msgs_action.NavigateToPose_Result, error) {
 //	        ... g.PublishFeedback(&fb) ... return &nav2_msgs_action.NavigateToPose_Result{}, nil
 //	    }, ros.ActionServerOptions[nav2_msgs_action.NavigateToPose_Goal]{})
-func NewActionServerOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F], execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
+func NewActionServer[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F], execute ExecuteFunc[G, R, F], opts ActionServerOptions[G],
 ) (_ *ActionServer[G, R, F], err error) {
 	at := a.Type()
 	if at == nil {
@@ -166,7 +148,7 @@ func NewActionServerOf[G, R, F any](n *Node, name string, a rosidl.Action[G, R, 
 		return nil, err
 	}
 	s.services = append(s.services, svc)
-	svc, err = NewServiceOf(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal, s.onCancelGoal)
+	svc, err = NewService(n, prefix+"cancel_goal", action_msgs_srv.CancelGoal, s.onCancelGoal)
 	if err != nil {
 		return nil, err
 	}

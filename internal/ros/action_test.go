@@ -3,6 +3,7 @@ package ros
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
+	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
 type (
@@ -26,7 +28,7 @@ type (
 // behavior_tree.
 func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID, gate <-chan struct{}) *ActionServer[navGoal, navResult, navFeedback] {
 	t.Helper()
-	srv, err := NewActionServerOf(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+	srv, err := NewActionServer(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			if started != nil {
 				started <- g.ID()
@@ -76,7 +78,7 @@ func testNavServer(t *testing.T, n *Node, started chan<- action.GoalID, gate <-c
 
 func newNavClient(t *testing.T, n *Node) *ActionClient[navGoal, navResult, navFeedback] {
 	t.Helper()
-	cli, err := NewActionClientOf(n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := NewActionClient(n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +161,11 @@ func TestAction_SucceedRejectAbortCancel(t *testing.T) {
 	}
 }
 
-func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
+func TestAction_UnknownGoalAndZeroDescriptors(t *testing.T) {
 	domainAction := testenv.Domain(t)
 	srvNode := extNode(t, extContext(t, domainAction), "nav_server2")
 	testNavServer(t, srvNode, nil, nil)
-	cli, err := NewActionClientOf(srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := NewActionClient(srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,16 +180,34 @@ func TestAction_UnknownGoalAndTypeMismatch(t *testing.T) {
 	if err := ghost.Cancel(ctx); !errors.Is(err, ErrUnknownGoal) {
 		t.Fatalf("Cancel of an unknown goal = %v", err)
 	}
-	wrong := &rosidl.ActionType{Name: "x/action/Y", Goal: nav2_msgs_action.NavigateToPose_Feedback_TypeInfo}
-	if _, err := NewActionClient[navGoal, navResult, navFeedback](srvNode, "x", wrong); err == nil {
-		t.Fatal("mismatched action type accepted")
+	// The descriptors carry the types statically; only a zero descriptor
+	// (no generated type behind it) can still go wrong, and is refused.
+	if _, err := NewActionClient(srvNode, "x", rosidl.Action[navGoal, navResult, navFeedback]{}); err == nil ||
+		!strings.Contains(err.Error(), "zero descriptor") {
+		t.Errorf("action client of a zero descriptor: %v", err)
+	}
+	if _, err := NewActionServer(srvNode, "x", rosidl.Action[navGoal, navResult, navFeedback]{},
+		func(context.Context, *ServerGoal[navGoal, navFeedback]) (*navResult, error) { return nil, nil },
+		ActionServerOptions[navGoal]{}); err == nil || !strings.Contains(err.Error(), "zero descriptor") {
+		t.Errorf("action server of a zero descriptor: %v", err)
+	}
+	var zeroSrv rosidl.Service[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response]
+	if _, err := NewClient(srvNode, "x", zeroSrv); err == nil || !strings.Contains(err.Error(), "zero descriptor") {
+		t.Errorf("client of a zero descriptor: %v", err)
+	}
+	if _, err := NewService(srvNode, "x", zeroSrv,
+		func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			return nil, nil
+		}); err == nil ||
+		!strings.Contains(err.Error(), "zero descriptor") {
+		t.Errorf("service of a zero descriptor: %v", err)
 	}
 }
 
 func TestAction_ResultRetentionExpires(t *testing.T) {
 	domainAction := testenv.Domain(t)
 	n := extNode(t, extContext(t, domainAction), "retention_node")
-	srv, err := NewActionServerOf(n, "short_memory", nav2_msgs_action.NavigateToPose,
+	srv, err := NewActionServer(n, "short_memory", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			return &navResult{ErrorMsg: "done"}, nil
 		}, ActionServerOptions[navGoal]{ResultRetention: 50 * time.Millisecond})
@@ -195,7 +215,7 @@ func TestAction_ResultRetentionExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	cli, err := NewActionClientOf(n, "short_memory", nav2_msgs_action.NavigateToPose)
+	cli, err := NewActionClient(n, "short_memory", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

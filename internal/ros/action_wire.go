@@ -3,7 +3,6 @@ package ros
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
@@ -133,31 +132,6 @@ func (m *actionFeedbackMessage) ROSType() *rosidl.TypeInfo {
 		return nil
 	}
 	return m.ti
-}
-
-// checkActionType verifies that the generated action type matches the Go
-// goal, result and feedback types of a server or client.
-func checkActionType(at *rosidl.ActionType, goal, result, feedback *rosidl.TypeInfo) error {
-	switch {
-	case at == nil:
-		return errors.New("nil action type")
-	case at.SendGoal == nil || at.GetResult == nil || at.FeedbackMessage == nil:
-		return fmt.Errorf("action type %s lacks its derived types", at.Name)
-	case at.Goal != goal && (at.Goal == nil || goal == nil || at.Goal.Name != goal.Name):
-		return fmt.Errorf("action type %s does not have goal type %s", at.Name, tiName(goal))
-	case at.Result != result && (at.Result == nil || result == nil || at.Result.Name != result.Name):
-		return fmt.Errorf("action type %s does not have result type %s", at.Name, tiName(result))
-	case at.Feedback != feedback && (at.Feedback == nil || feedback == nil || at.Feedback.Name != feedback.Name):
-		return fmt.Errorf("action type %s does not have feedback type %s", at.Name, tiName(feedback))
-	}
-	return nil
-}
-
-func tiName(ti *rosidl.TypeInfo) string {
-	if ti == nil {
-		return "<nil>"
-	}
-	return ti.Name
 }
 
 // newDeferredService creates a service whose handler answers later by

@@ -67,12 +67,12 @@ func BenchmarkServiceRoundTrip(b *testing.B) {
 	c2 := newTestContext(b, domainBench)
 	sn := mustNode(b, c1, "bench_server", "")
 	cn := mustNode(b, c2, "bench_client", "")
-	if _, err := NewServiceOf(sn, "/bench_srv", std_srvs_srv.SetBool, func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := NewService(sn, "/bench_srv", std_srvs_srv.SetBool, func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: r.Data}, nil
 	}); err != nil {
 		b.Fatal(err)
 	}
-	cli, err := NewClientOf(cn, "/bench_srv", std_srvs_srv.SetBool)
+	cli, err := NewClient(cn, "/bench_srv", std_srvs_srv.SetBool)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func burstClients[Req, Resp any](t *testing.T, domain uint32, name string, srv r
 			if node == nil || len(clients)%50 == 0 {
 				node = mustNode(t, rc, fmt.Sprintf("caller_%d_%d", c, i), "/burst")
 			}
-			cli, err := NewClientOf(node, name, srv)
+			cli, err := NewClient(node, name, srv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestServiceBurstFromManyClientsIsAnswered(t *testing.T) {
 	}
 	domain := testenv.Domain(t)
 	server := mustNode(t, newTestContext(t, domain), "estop", "/burst")
-	srv, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	srv, err := NewService(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: true, Message: fmt.Sprint(req.Data)}, nil
 	})
 	if err != nil {
@@ -186,7 +186,7 @@ func TestServiceBurstFromOneClientIsAnswered(t *testing.T) {
 	}
 	domain := testenv.Domain(t)
 	server := mustNode(t, newTestContext(t, domain), "estop", "/burst")
-	if _, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := NewService(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: true, Message: fmt.Sprint(req.Data)}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func TestActionBurstIsAnswered(t *testing.T) {
 	const clients, perClient = 10, burstCallers / 10
 	domain := testenv.Domain(t)
 	sn := mustNode(t, newTestContext(t, domain), "navigator", "/burst")
-	if _, err := NewActionServerOf(sn, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+	if _, err := NewActionServer(sn, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			<-ctx.Done()
 			return &navResult{ErrorMsg: g.Goal().BehaviorTree}, ErrGoalCanceled
@@ -231,7 +231,7 @@ func TestActionBurstIsAnswered(t *testing.T) {
 	for c := 0; c < 2; c++ {
 		rc := newTestContext(t, domain)
 		for i := 0; i < clients/2; i++ {
-			cli, err := NewActionClientOf(mustNode(t, rc, fmt.Sprintf("driver_%d_%d", c, i), "/burst"),
+			cli, err := NewActionClient(mustNode(t, rc, fmt.Sprintf("driver_%d_%d", c, i), "/burst"),
 				"/burst/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 			if err != nil {
 				t.Fatal(err)
@@ -287,7 +287,7 @@ func TestServiceResponseWaitsForLateReplyReader(t *testing.T) {
 	c1 := newTestContext(t, domain)
 	c2 := newTestContext(t, domain)
 	server := mustNode(t, c1, "server", "/late")
-	srv, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	srv, err := NewService(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: "late but answered"}, nil
 	})
 	if err != nil {

@@ -263,26 +263,11 @@ type Client[Req, Resp any] struct {
 }
 
 // NewClient creates a client of the service name (relative, absolute or
-// "~/"; remapped), with QoSServices unless WithQoS is given:
-//
-//	cli, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](node, "/x/y")
-//
-// NewClientOf, which takes the generated descriptor instead, replaces it.
-func NewClient[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *Node, name string, opts ...EndpointOption) (*Client[Req, Resp], error) {
-	c, err := newClient(n, name, PReq(nil).ROSType(), PResp(nil).ROSType(),
-		func() rosidl.Message { return PResp(new(Resp)) }, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Client[Req, Resp]{c: c, conv: func(r *Req) rosidl.Message { return PReq(r) }}, nil
-}
-
-// NewClientOf creates a client of the service name (relative, absolute or
 // "~/"; remapped) with QoSServices unless WithQoS is given. The generated
 // descriptor srv gives the request and response types:
 //
-//	cli, err := ros.NewClientOf(node, "/motor/reset", std_srvs_srv.Trigger)
-func NewClientOf[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp], opts ...EndpointOption) (*Client[Req, Resp], error) {
+//	cli, err := ros.NewClient(node, "/motor/reset", std_srvs_srv.Trigger)
+func NewClient[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp], opts ...EndpointOption) (*Client[Req, Resp], error) {
 	st := srv.Type()
 	if st == nil {
 		return nil, fmt.Errorf("ros: client %q: no service type (zero descriptor)", name)

@@ -35,7 +35,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		if _, err := NewSubscription(n, "x", QoSDefault, func(*std_msgs_msg.String) {}); err != nil {
 			t.Fatal(err)
 		}
-		cli, err := NewClientOf(n, "/nobody", std_srvs_srv.Trigger)
+		cli, err := NewClient(n, "/nobody", std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		// A node whose callback waits for an answer that never comes can
 		// still be closed: the call fails with ErrClosed.
 		waiter := mustNode(t, c, "waiter", "")
-		wcli, err := NewClientOf(waiter, "/nobody/either", std_srvs_srv.Trigger)
+		wcli, err := NewClient(waiter, "/nobody/either", std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -139,12 +139,12 @@ func TestGraphQueries(t *testing.T) {
 	if _, err := NewSubscription(a, "/in", QoSSensorData, func(*std_msgs_msg.Bool) {}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewServiceOf(a, "reset", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+	if _, err := NewService(a, "reset", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 		return &std_srvs_srv.Trigger_Response{Success: true}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewClientOf(a, "/other/enable", std_srvs_srv.SetBool); err != nil {
+	if _, err := NewClient(a, "/other/enable", std_srvs_srv.SetBool); err != nil {
 		t.Fatal(err)
 	}
 	waitGraph(t, c2, "node alpha with its endpoints", func() bool {
@@ -242,7 +242,7 @@ func TestServiceCallFromCallback(t *testing.T) {
 	c2 := newTestContext(t, domainService)
 	server := mustNode(t, c1, "server", "")
 	var served atomic.Int32
-	_, err := NewServiceOf(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	_, err := NewService(server, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		served.Add(1)
 		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: fmt.Sprintf("got %v", req.Data)}, nil
 	})
@@ -250,7 +250,7 @@ func TestServiceCallFromCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := mustNode(t, c2, "caller", "")
-	cli, err := NewClientOf(caller, "/server/set", std_srvs_srv.SetBool)
+	cli, err := NewClient(caller, "/server/set", std_srvs_srv.SetBool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestServiceCallFromCallback(t *testing.T) {
 		t.Errorf("served %d requests, want 2", served.Load())
 	}
 	// A cancelled context ends a call to a service that is gone.
-	cli2, err := NewClientOf(caller, "/nobody/home", std_srvs_srv.SetBool)
+	cli2, err := NewClient(caller, "/nobody/home", std_srvs_srv.SetBool)
 	if err != nil {
 		t.Fatal(err)
 	}

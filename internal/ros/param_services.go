@@ -23,7 +23,7 @@ import (
 func (n *Node) initParamServices() error {
 	store := n.ext.params.store
 	q := WithQoS(QoSParameters)
-	if _, err := NewServiceOf(n, "~/get_parameters", rcl_interfaces_srv.GetParameters,
+	if _, err := NewService(n, "~/get_parameters", rcl_interfaces_srv.GetParameters,
 		func(_ context.Context, req *rcl_interfaces_srv.GetParameters_Request) (*rcl_interfaces_srv.GetParameters_Response, error) {
 			resp := &rcl_interfaces_srv.GetParameters_Response{Values: []rcl_interfaces_msg.ParameterValue{}}
 			vals, err := store.GetAll(req.Names)
@@ -38,7 +38,7 @@ func (n *Node) initParamServices() error {
 		}, q); err != nil {
 		return err
 	}
-	if _, err := NewServiceOf(n, "~/get_parameter_types", rcl_interfaces_srv.GetParameterTypes,
+	if _, err := NewService(n, "~/get_parameter_types", rcl_interfaces_srv.GetParameterTypes,
 		func(_ context.Context, req *rcl_interfaces_srv.GetParameterTypes_Request) (*rcl_interfaces_srv.GetParameterTypes_Response, error) {
 			resp := &rcl_interfaces_srv.GetParameterTypes_Response{Types: []uint8{}}
 			for _, t := range store.Types(req.Names) {
@@ -48,7 +48,7 @@ func (n *Node) initParamServices() error {
 		}, q); err != nil {
 		return err
 	}
-	if _, err := NewServiceOf(n, "~/set_parameters", rcl_interfaces_srv.SetParameters,
+	if _, err := NewService(n, "~/set_parameters", rcl_interfaces_srv.SetParameters,
 		func(_ context.Context, req *rcl_interfaces_srv.SetParameters_Request) (*rcl_interfaces_srv.SetParameters_Response, error) {
 			resp := &rcl_interfaces_srv.SetParameters_Response{Results: []rcl_interfaces_msg.SetParametersResult{}}
 			for i := range req.Parameters {
@@ -62,7 +62,7 @@ func (n *Node) initParamServices() error {
 		}, q); err != nil {
 		return err
 	}
-	if _, err := NewServiceOf(n, "~/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically,
+	if _, err := NewService(n, "~/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically,
 		func(_ context.Context, req *rcl_interfaces_srv.SetParametersAtomically_Request) (*rcl_interfaces_srv.SetParametersAtomically_Response, error) {
 			ps := make([]param.Parameter, 0, len(req.Parameters))
 			var err error
@@ -80,7 +80,7 @@ func (n *Node) initParamServices() error {
 		}, q); err != nil {
 		return err
 	}
-	if _, err := NewServiceOf(n, "~/list_parameters", rcl_interfaces_srv.ListParameters,
+	if _, err := NewService(n, "~/list_parameters", rcl_interfaces_srv.ListParameters,
 		func(_ context.Context, req *rcl_interfaces_srv.ListParameters_Request) (*rcl_interfaces_srv.ListParameters_Response, error) {
 			res := store.List(req.Prefixes, req.Depth)
 			return &rcl_interfaces_srv.ListParameters_Response{
@@ -89,7 +89,7 @@ func (n *Node) initParamServices() error {
 		}, q); err != nil {
 		return err
 	}
-	if _, err := NewServiceOf(n, "~/describe_parameters", rcl_interfaces_srv.DescribeParameters,
+	if _, err := NewService(n, "~/describe_parameters", rcl_interfaces_srv.DescribeParameters,
 		func(_ context.Context, req *rcl_interfaces_srv.DescribeParameters_Request) (*rcl_interfaces_srv.DescribeParameters_Response, error) {
 			resp := &rcl_interfaces_srv.DescribeParameters_Response{Descriptors: []rcl_interfaces_msg.ParameterDescriptor{}}
 			ds, err := store.Describe(req.Names)

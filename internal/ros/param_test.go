@@ -61,7 +61,7 @@ func waitCtx(t testing.TB) context.Context {
 
 func call[Req, Resp any](t *testing.T, n *Node, name string, srv rosidl.Service[Req, Resp], req *Req) *Resp {
 	t.Helper()
-	cli, err := NewClientOf(n, name, srv)
+	cli, err := NewClient(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}

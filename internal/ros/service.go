@@ -127,35 +127,7 @@ type Service struct {
 	matchedClients map[string]bool
 }
 
-// NewService creates a service server under name (relative, absolute or
-// "~/"; remapped) with QoSServices unless WithQoS is given. The handler
-// runs on the node's callback goroutine; ctx is cancelled when the node
-// closes. Returning an error sends no response (the error is logged and
-// the caller times out), so prefer reporting failures inside the response
-// (success=false, message) where the service type allows it.
-//
-//	srv, err := ros.NewService(node, "~/start", func(ctx context.Context, req *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) { ... })
-//
-// NewServiceOf, which takes the generated descriptor too, replaces it.
-func NewService[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *Node, name string, handler func(ctx context.Context, req PReq) (PResp, error), opts ...EndpointOption) (*Service, error) {
-	if handler == nil {
-		return nil, fmt.Errorf("ros: service %q: nil handler", name)
-	}
-	return newService(n, name, PReq(nil).ROSType(), PResp(nil).ROSType(),
-		func() rosidl.Message { return PReq(new(Req)) },
-		func(ctx context.Context, m rosidl.Message) (rosidl.Message, error) {
-			resp, err := handler(ctx, m.(PReq))
-			if err != nil {
-				return nil, err
-			}
-			if resp == nil {
-				return nil, errors.New("handler returned a nil response")
-			}
-			return resp, nil
-		}, opts)
-}
-
-// NewServiceOf creates a server of the service srv (a generated
+// NewService creates a server of the service srv (a generated
 // descriptor such as std_srvs_srv.Trigger) under name (relative, absolute
 // or "~/"; remapped), with QoSServices unless WithQoS is given. The
 // handler runs on the node's callback goroutine; ctx is cancelled when
@@ -163,9 +135,9 @@ func NewService[Req, Resp any, PReq rosidl.Ptr[Req], PResp rosidl.Ptr[Resp]](n *
 // logged and the caller times out), so prefer reporting failures inside
 // the response (success=false, message) where the service type allows it.
 //
-//	srv, err := ros.NewServiceOf(node, "~/start", std_srvs_srv.Trigger,
+//	srv, err := ros.NewService(node, "~/start", std_srvs_srv.Trigger,
 //	    func(ctx context.Context, req *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) { ... })
-func NewServiceOf[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp],
+func NewService[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp],
 	handler func(ctx context.Context, req *Req) (*Resp, error), opts ...EndpointOption) (*Service, error) {
 	st := srv.Type()
 	if st == nil {

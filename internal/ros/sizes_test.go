@@ -131,7 +131,7 @@ func TestActionServerDropsOversizedGoals(t *testing.T) {
 	domain := testenv.Domain(t)
 	sn := mustNode(t, newTestContext(t, domain), "arm", "")
 	executed := make(chan int, 4)
-	srv, err := NewActionServerOf(sn, "follow", control_msgs_action.FollowJointTrajectory,
+	srv, err := NewActionServer(sn, "follow", control_msgs_action.FollowJointTrajectory,
 		func(_ context.Context, g *ServerGoal[goal, feedback]) (*result, error) {
 			executed <- len(g.Goal().Trajectory.Points)
 			return &result{}, nil
@@ -142,7 +142,7 @@ func TestActionServerDropsOversizedGoals(t *testing.T) {
 	if got := srv.services[0].MaxRequestSize(); got != 64<<10 {
 		t.Errorf("send_goal limit %d", got)
 	}
-	cli, err := NewActionClientOf(mustNode(t, newTestContext(t, domain), "sender", ""), "/follow",
+	cli, err := NewActionClient(mustNode(t, newTestContext(t, domain), "sender", ""), "/follow",
 		control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		t.Fatal(err)

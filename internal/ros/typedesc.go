@@ -233,7 +233,7 @@ func (n *Node) initTypeDescriptionService() error {
 	if !v.Bool() {
 		return nil
 	}
-	if _, err := NewServiceOf(n, "~/get_type_description", type_description_interfaces_srv.GetTypeDescription,
+	if _, err := NewService(n, "~/get_type_description", type_description_interfaces_srv.GetTypeDescription,
 		func(_ context.Context, req *type_description_interfaces_srv.GetTypeDescription_Request) (*type_description_interfaces_srv.GetTypeDescription_Response, error) {
 			return n.getTypeDescription(req), nil
 		}); err != nil {

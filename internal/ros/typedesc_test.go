@@ -34,7 +34,7 @@ func TestGetTypeDescriptionHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewClientOf(n, "set", std_srvs_srv.SetBool); err != nil {
+	if _, err := NewClient(n, "set", std_srvs_srv.SetBool); err != nil {
 		t.Fatal(err)
 	}
 
@@ -149,7 +149,7 @@ func TestGetTypeDescriptionActionType(t *testing.T) {
 	check(srvNode, "server")
 
 	cliNode := mustNode(t, c, "typedesc_action_client", "/")
-	cli, err := NewActionClientOf(cliNode, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := NewActionClient(cliNode, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestGetTypeDescriptionOverDDS(t *testing.T) {
 	}
 
 	caller := mustNode(t, c2, "typedesc_caller", "/")
-	cl, err := NewClientOf(caller, "/td/typedesc_talker/get_type_description", tdi_srv.GetTypeDescription)
+	cl, err := NewClient(caller, "/td/typedesc_talker/get_type_description", tdi_srv.GetTypeDescription)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestAnnouncedEndpointsJazzy(t *testing.T) {
 	if _, err := NewPublisher[std_msgs_msg.String](n, "~/chatter", QoSDefault); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServiceOf(n, "srv", std_srvs_srv.SetBool, func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	srv, err := NewService(n, "srv", std_srvs_srv.SetBool, func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{}, nil
 	})
 	if err != nil {
@@ -134,7 +134,7 @@ func TestAnnouncedEndpointsHumble(t *testing.T) {
 	if _, err := NewPublisher[std_msgs_msg.String](n, "chatter", QoSDefault); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewClientOf(n, "x", std_srvs_srv.Trigger); err != nil {
+	if _, err := NewClient(n, "x", std_srvs_srv.Trigger); err != nil {
 		t.Fatal(err)
 	}
 	if pub := waitEndpoint(t, c, "rt/chatter", dds.KindWriter); len(pub.userData) != 0 {

@@ -76,7 +76,7 @@ func TestMotionControl_DynamixelOnPTY(t *testing.T) {
 	go rc.Spin(ctx)
 	call := func(name string) {
 		t.Helper()
-		c, err := ros.NewClientOf(n, "/hexapod_controller/"+name, std_srvs_srv.Trigger)
+		c, err := ros.NewClient(n, "/hexapod_controller/"+name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func TestMotionControl_Process(t *testing.T) {
 	}
 	clients := map[string]*ros.Client[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response]{}
 	for _, s := range []string{"start_stop", "stand_up", "sit_down", "stand_walk"} {
-		c, err := ros.NewClientOf(n, "/hexapod_controller/"+s, std_srvs_srv.Trigger)
+		c, err := ros.NewClient(n, "/hexapod_controller/"+s, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestMotionControl_Process(t *testing.T) {
 	testenv.WaitFor(t, 20*time.Second, "latched state Idle", func() bool { return lastState() == "Idle" })
 
 	// parameters: from the file, one overridden by -p, visible to clients
-	getp, err := ros.NewClientOf(n,
+	getp, err := ros.NewClient(n,
 		"/hexapod_controller/get_parameters", rcl_interfaces_srv.GetParameters)
 	if err != nil {
 		t.Fatal(err)

@@ -487,7 +487,7 @@ func TestDashboardInChromium(t *testing.T) {
 		// Set Waypoint asks the service provider for the robot pose; it
 		// answers an all-zero pose while TF has no map → robot transform,
 		// and the page must then refuse instead of adding a waypoint at 0.
-		gp, err := ros.NewClientOf(n, "/diffbot/rsm/getRobotPose", rsm_msgs_srv.GetRobotPose)
+		gp, err := ros.NewClient(n, "/diffbot/rsm/getRobotPose", rsm_msgs_srv.GetRobotPose)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -581,7 +581,7 @@ func TestDashboardInChromium(t *testing.T) {
 		b.screenshot("topics", "#panel-topics")
 		b.show("ns=/diffbot&view=log")
 		// Make rsmNode log: it logs every state change at INFO.
-		c, err := ros.NewClientOf(n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
+		c, err := ros.NewClient(n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestDemo(t *testing.T) {
 
 	trigger := func(name string) *std_srvs_srv.Trigger_Response {
 		t.Helper()
-		c, err := ros.NewClientOf(n, name, std_srvs_srv.Trigger)
+		c, err := ros.NewClient(n, name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestDemo(t *testing.T) {
 	}
 	setBool := func(name string, v bool) *std_srvs_srv.SetBool_Response {
 		t.Helper()
-		c, err := ros.NewClientOf(n, name, std_srvs_srv.SetBool)
+		c, err := ros.NewClient(n, name, std_srvs_srv.SetBool)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestDemo(t *testing.T) {
 		}
 		return resp
 	}
-	modeCli, err := ros.NewClientOf(n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
+	modeCli, err := ros.NewClient(n, "/diffbot/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDemo(t *testing.T) {
 
 	t.Run("waypoints visited in order", func(t *testing.T) {
 		setMode(false, rsm_msgs_msg.OperationMode_AUTONOMOUS)
-		add, err := ros.NewClientOf(n, "/diffbot/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
+		add, err := ros.NewClient(n, "/diffbot/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestDemo(t *testing.T) {
 		if strings.Join(h, ",") != want {
 			t.Errorf("stateInfo sequence %q, want %q", h, want)
 		}
-		get, err := ros.NewClientOf(n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
+		get, err := ros.NewClient(n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestDemo(t *testing.T) {
 		goal := &control_msgs_action.FollowJointTrajectory_Goal{}
 		goal.Trajectory.JointNames = body
 		goal.Trajectory.Points = append(goal.Trajectory.Points, struct2point(target, 3))
-		cli, err := ros.NewActionClientOf(n, "/velma/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
+		cli, err := ros.NewActionClient(n, "/velma/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 		if err != nil {
 			t.Fatal(err)
 		}

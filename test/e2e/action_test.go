@@ -23,7 +23,7 @@ func navClient(t *testing.T, domain uint32) *ros.ActionClient[navGoal, navResult
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ros.NewActionClientOf(n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := ros.NewActionClient(n, "/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func serviceBurst[Req, Resp any](t *testing.T, domain uint32, service string, sr
 			if n == nil || len(clients)%50 == 0 {
 				n = newNode(t, rc, fmt.Sprintf("caller_%d_%d", c, i))
 			}
-			cli, err := ros.NewClientOf(n, service, srv)
+			cli, err := ros.NewClient(n, service, srv)
 			if err != nil {
 				t.Fatal(err)
 			}

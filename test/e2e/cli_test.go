@@ -488,14 +488,14 @@ func TestCLI_ActionSendGoalWaitsForTheServersTopics(t *testing.T) {
 	c := newContext(t, domain, nil)
 	n := newNode(t, c, "half_server")
 	var goals atomic.Int32
-	if _, err := ros.NewServiceOf(n, action+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal,
+	if _, err := ros.NewService(n, action+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal,
 		func(context.Context, *nav2_msgs_action.NavigateToPose_SendGoal_Request) (*nav2_msgs_action.NavigateToPose_SendGoal_Response, error) {
 			goals.Add(1)
 			return &nav2_msgs_action.NavigateToPose_SendGoal_Response{Accepted: false}, nil
 		}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ros.NewServiceOf(n, action+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult,
+	if _, err := ros.NewService(n, action+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult,
 		func(context.Context, *nav2_msgs_action.NavigateToPose_GetResult_Request) (*nav2_msgs_action.NavigateToPose_GetResult_Response, error) {
 			return &nav2_msgs_action.NavigateToPose_GetResult_Response{}, nil
 		}); err != nil {

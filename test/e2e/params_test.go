@@ -156,7 +156,7 @@ func pnWaitFor(t *testing.T, ctx context.Context, what string, cond func() bool)
 // pnCall waits for a service and calls it once.
 func pnCall[Req, Resp any](t *testing.T, n *ros.Node, name string, srv rosidl.Service[Req, Resp], req *Req) *Resp {
 	t.Helper()
-	cli, err := ros.NewClientOf(n, name, srv)
+	cli, err := ros.NewClient(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}

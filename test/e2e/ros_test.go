@@ -338,11 +338,11 @@ func TestServiceAcrossProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 
-	set, err := ros.NewClientOf(n, "/server/set", std_srvs_srv.SetBool)
+	set, err := ros.NewClient(n, "/server/set", std_srvs_srv.SetBool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trig, err := ros.NewClientOf(n, "/server/trigger", std_srvs_srv.Trigger)
+	trig, err := ros.NewClient(n, "/server/trigger", std_srvs_srv.Trigger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestClientWhoseServerAppearsLate(t *testing.T) {
 	bin := buildTestnodes(t)
 	c := newContext(t, domainLate, nil)
 	n := newNode(t, c, "early_client")
-	cli, err := ros.NewClientOf(n, "/server/set", std_srvs_srv.SetBool)
+	cli, err := ros.NewClient(n, "/server/set", std_srvs_srv.SetBool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestTypeDescriptionService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := ros.NewClientOf(n, "/talker/get_type_description", tdi_srv.GetTypeDescription)
+	cl, err := ros.NewClient(n, "/talker/get_type_description", tdi_srv.GetTypeDescription)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := ros.NewClientOf(n, "/server/get_parameters", rcl_interfaces_srv.GetParameters)
+	cl, err := ros.NewClient(n, "/server/get_parameters", rcl_interfaces_srv.GetParameters)
 	if err != nil {
 		t.Fatal(err)
 	}

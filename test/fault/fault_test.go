@@ -84,7 +84,7 @@ func (s *suite) answering(t *testing.T, fqn string, within time.Duration) {
 
 // answers is answering for deferred calls: it returns the failure.
 func (s *suite) answers(fqn string, within time.Duration) error {
-	c, err := ros.NewClientOf(s.o.n, fqn+"/list_parameters", rcl_interfaces_srv.ListParameters)
+	c, err := ros.NewClient(s.o.n, fqn+"/list_parameters", rcl_interfaces_srv.ListParameters)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (s *suite) badRequests(t *testing.T) {
 	// Goals the navigator cannot interpret, as fast as it answers. The
 	// client is closed afterwards: it listens to the action's topics and
 	// would hide a lost client from the navigator's supervision.
-	nc, err := ros.NewActionClientOf(n, "/diffbot/navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	nc, err := ros.NewActionClient(n, "/diffbot/navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func (s snapshot) stoppedSince(now time.Time) (time.Time, bool) {
 // call calls a service of the demo with a bounded wait.
 func call[Req, Resp any](t *testing.T, n *ros.Node, name string, srv rosidl.Service[Req, Resp], req *Req) (*Resp, error) {
 	t.Helper()
-	c, err := ros.NewClientOf(n, name, srv)
+	c, err := ros.NewClient(n, name, srv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func TestExploration_InterruptMode_GoalObsoleteReplans(t *testing.T) {
 	}
 	call := func(name string, data bool) *std_srvs_srv.SetBool_Response {
 		t.Helper()
-		c, err := ros.NewClientOf(n, name, std_srvs_srv.SetBool)
+		c, err := ros.NewClient(n, name, std_srvs_srv.SetBool)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestExploration_InterruptMode_GoalObsoleteReplans(t *testing.T) {
 		}
 		return r
 	}
-	infoCli, err := ros.NewClientOf(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
+	infoCli, err := ros.NewClient(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
 	if err != nil {
 		t.Fatal(err)
 	}

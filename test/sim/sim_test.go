@@ -116,7 +116,7 @@ func TestNavigatorDrivesSimulatedRobot(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ros.NewActionClientOf(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
+	cli, err := ros.NewActionClient(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}

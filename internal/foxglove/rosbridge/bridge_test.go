@@ -118,7 +118,7 @@ func TestChannelsFollowTheGraph(t *testing.T) {
 	if _, err := ros.NewDynamicPublisher(pn, "thing", unknownType, ros.QoSDefault); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ros.NewServiceOf(pn, "reset", std_srvs_srv.Trigger, func(ctx context.Context, req *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+	if _, err := ros.NewService(pn, "reset", std_srvs_srv.Trigger, func(ctx context.Context, req *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 		return &std_srvs_srv.Trigger_Response{Success: true, Message: "done"}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestCallService(t *testing.T) {
 	peer := newContext(t, domain)
 	b, srv := startBridge(t, newContext(t, domain), Config{})
 	pn := newNode(t, peer, "motor", "")
-	if _, err := ros.NewServiceOf(pn, "enable", std_srvs_srv.SetBool, func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := ros.NewService(pn, "enable", std_srvs_srv.SetBool, func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: "enabled"}, nil
 	}); err != nil {
 		t.Fatal(err)

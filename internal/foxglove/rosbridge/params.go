@@ -38,13 +38,13 @@ func newParamClient(n *ros.Node, node string) (_ *paramClient, err error) {
 			}
 		}
 	}()
-	if p.list, err = ros.NewClientOf(n, node+"/list_parameters", rcl_interfaces_srv.ListParameters, opt); err != nil {
+	if p.list, err = ros.NewClient(n, node+"/list_parameters", rcl_interfaces_srv.ListParameters, opt); err != nil {
 		return nil, err
 	}
-	if p.get, err = ros.NewClientOf(n, node+"/get_parameters", rcl_interfaces_srv.GetParameters, opt); err != nil {
+	if p.get, err = ros.NewClient(n, node+"/get_parameters", rcl_interfaces_srv.GetParameters, opt); err != nil {
 		return nil, err
 	}
-	if p.set, err = ros.NewClientOf(n, node+"/set_parameters", rcl_interfaces_srv.SetParameters, opt); err != nil {
+	if p.set, err = ros.NewClient(n, node+"/set_parameters", rcl_interfaces_srv.SetParameters, opt); err != nil {
 		return nil, err
 	}
 	return p, nil

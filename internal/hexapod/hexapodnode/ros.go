@@ -124,7 +124,7 @@ func wire(n *ros.Node, a *Adapter, live *Live, period time.Duration) error {
 	}
 	for _, c := range []hexapod.Command{hexapod.CmdStartStop, hexapod.CmdStandUp, hexapod.CmdSitDown, hexapod.CmdStandWalk} {
 		cmd := c
-		if _, err := ros.NewServiceOf(n, "~/"+cmd.String(), std_srvs_srv.Trigger,
+		if _, err := ros.NewService(n, "~/"+cmd.String(), std_srvs_srv.Trigger,
 			func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 				ok, msg := a.Command(cmd)
 				return &std_srvs_srv.Trigger_Response{Success: ok, Message: msg}, nil

@@ -39,7 +39,7 @@ func SetupBoot(n *ros.Node, done func()) error {
 		return now.Sub(since) < wait
 	}
 	booting(clk.Now())
-	_, err := ros.NewServiceOf(n, Namespace+"bootUpFinished", std_srvs_srv.SetBool,
+	_, err := ros.NewService(n, Namespace+"bootUpFinished", std_srvs_srv.SetBool,
 		func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			if booting(clk.Now()) {
 				return &std_srvs_srv.SetBool_Response{Success: false, Message: "Still booting ..."}, nil

@@ -139,7 +139,7 @@ func waitServices(t *testing.T, ctx context.Context, clients ...interface{ WaitF
 // state.
 func stateInfo(t *testing.T, ctx context.Context, n *ros.Node) func() string {
 	t.Helper()
-	c, err := ros.NewClientOf(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
+	c, err := ros.NewClient(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func (f *fakeNav2) serve(t *testing.T, n *ros.Node, action string) {
 			t.Fatal(err)
 		}
 	}
-	_, err = ros.NewServiceOf(n, action+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal,
+	_, err = ros.NewService(n, action+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal,
 		func(_ context.Context, r *nav2_msgs_action.NavigateToPose_SendGoal_Request) (*nav2_msgs_action.NavigateToPose_SendGoal_Response, error) {
 			f.mu.Lock()
 			f.goals = append(f.goals, r.Goal.Pose.Pose)
@@ -191,14 +191,14 @@ func (f *fakeNav2) serve(t *testing.T, n *ros.Node, action string) {
 			return &nav2_msgs_action.NavigateToPose_SendGoal_Response{Accepted: true}, nil
 		})
 	must(err)
-	_, err = ros.NewServiceOf(n, action+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult,
+	_, err = ros.NewService(n, action+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult,
 		func(_ context.Context, r *nav2_msgs_action.NavigateToPose_GetResult_Request) (*nav2_msgs_action.NavigateToPose_GetResult_Response, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			return &nav2_msgs_action.NavigateToPose_GetResult_Response{Status: f.results[r.GoalId.Uuid]}, nil
 		})
 	must(err)
-	_, err = ros.NewServiceOf(n, action+"/_action/cancel_goal", action_msgs_srv.CancelGoal,
+	_, err = ros.NewService(n, action+"/_action/cancel_goal", action_msgs_srv.CancelGoal,
 		func(context.Context, *action_msgs_srv.CancelGoal_Request) (*action_msgs_srv.CancelGoal_Response, error) {
 			return &action_msgs_srv.CancelGoal_Response{}, nil
 		})
@@ -280,13 +280,13 @@ func TestMultiProcess_RSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishRobotAtOrigin(t, n)
-	setMode, _ := ros.NewClientOf(n, "/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
-	addWp, _ := ros.NewClientOf(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
-	getWps, _ := ros.NewClientOf(n, "/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
-	wpMode, _ := ros.NewClientOf(n, "/rsm/setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode)
-	resetWps, _ := ros.NewClientOf(n, "/rsm/resetWaypoints", std_srvs_srv.Trigger)
-	startWp, _ := ros.NewClientOf(n, "/rsm/startStopWaypointFollowing", std_srvs_srv.SetBool)
-	startExp, _ := ros.NewClientOf(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
+	setMode, _ := ros.NewClient(n, "/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
+	addWp, _ := ros.NewClient(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
+	getWps, _ := ros.NewClient(n, "/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
+	wpMode, _ := ros.NewClient(n, "/rsm/setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode)
+	resetWps, _ := ros.NewClient(n, "/rsm/resetWaypoints", std_srvs_srv.Trigger)
+	startWp, _ := ros.NewClient(n, "/rsm/startStopWaypointFollowing", std_srvs_srv.SetBool)
+	startExp, _ := ros.NewClient(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
 
 	callCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Second) }
 	waitServices(t, ctx, setMode, addWp, getWps, wpMode, resetWps, startWp, startExp)

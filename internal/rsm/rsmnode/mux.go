@@ -113,7 +113,7 @@ func SetupMux(n *ros.Node) error {
 			return err
 		}
 	}
-	if _, err := ros.NewServiceOf(n, Namespace+"setOperationMode", rsm_msgs_srv.SetOperationMode,
+	if _, err := ros.NewService(n, Namespace+"setOperationMode", rsm_msgs_srv.SetOperationMode,
 		func(_ context.Context, req *rsm_msgs_srv.SetOperationMode_Request) (*rsm_msgs_srv.SetOperationMode_Response, error) {
 			r := ref.check("setOperationMode", mux.SetOperationMode(OperationModeFromMsg(&req.OperationMode)))
 			return &rsm_msgs_srv.SetOperationMode_Response{Success: r.Success, Message: r.Message}, nil

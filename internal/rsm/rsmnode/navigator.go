@@ -60,13 +60,13 @@ func (a *ActionNavigator) action(name string) (*navAction, error) {
 	}
 	c := &navAction{name: name, goals: map[[16]byte]*navGoal{}}
 	var err error
-	if c.sendGoal, err = ros.NewClientOf(a.n, name+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal); err != nil {
+	if c.sendGoal, err = ros.NewClient(a.n, name+"/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal); err != nil {
 		return nil, fmt.Errorf("action %s: %w", name, err)
 	}
-	if c.getResult, err = ros.NewClientOf(a.n, name+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult); err != nil {
+	if c.getResult, err = ros.NewClient(a.n, name+"/_action/get_result", nav2_msgs_action.NavigateToPose_GetResult); err != nil {
 		return nil, fmt.Errorf("action %s: %w", name, err)
 	}
-	if c.cancel, err = ros.NewClientOf(a.n, name+"/_action/cancel_goal", action_msgs_srv.CancelGoal); err != nil {
+	if c.cancel, err = ros.NewClient(a.n, name+"/_action/cancel_goal", action_msgs_srv.CancelGoal); err != nil {
 		return nil, fmt.Errorf("action %s: %w", name, err)
 	}
 	if _, err = ros.NewSubscription(a.n, name+"/_action/status", actionStatusQoS, func(m *action_msgs_msg.GoalStatusArray) {

@@ -83,9 +83,9 @@ func TestExamplePlugin_Process(t *testing.T) {
 	if err := tfStatic.Publish(&tfm); err != nil {
 		t.Fatal(err)
 	}
-	explore, _ := ros.NewClientOf(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
-	stateSrv, _ := ros.NewClientOf(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
-	pluginCli, err := ros.NewActionClientOf(
+	explore, _ := ros.NewClient(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
+	stateSrv, _ := ros.NewClient(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
+	pluginCli, err := ros.NewActionClient(
 		n, "/goal_list", rsm_msgs_action.RunState)
 	if err != nil {
 		t.Fatal(err)

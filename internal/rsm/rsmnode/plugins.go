@@ -38,7 +38,7 @@ func (r *ActionStateRunner) client(name string) (*runStateClient, error) {
 	if c, ok := r.clients[name]; ok {
 		return c, nil
 	}
-	c, err := ros.NewActionClientOf(
+	c, err := ros.NewActionClient(
 		r.n, name, rsm_msgs_action.RunState)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ type StateServer = rsm.StateServer
 // goroutines of their own; each carries its own context.
 func ServeRunState(n *ros.Node, name string, s StateServer) error {
 	log := n.Logger()
-	_, err := ros.NewActionServerOf(n, name, rsm_msgs_action.RunState,
+	_, err := ros.NewActionServer(n, name, rsm_msgs_action.RunState,
 		func(ctx context.Context, g *ros.ServerGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Feedback]) (*rsm_msgs_action.RunState_Result, error) {
 			goal := g.Goal()
 			req := rsm.RunRequest{StateName: goal.StateName, Goal: PoseFromMsg(&goal.Goal), Interrupt: goal.Interrupt}

@@ -42,47 +42,47 @@ func newRemoteStore(n *ros.Node) (*remoteStore, error) {
 		}
 	}
 	create(func() (e error) {
-		s.getWaypoints, e = ros.NewClientOf(n, Namespace+"getWaypoints", rsm_msgs_srv.GetWaypoints)
+		s.getWaypoints, e = ros.NewClient(n, Namespace+"getWaypoints", rsm_msgs_srv.GetWaypoints)
 		return
 	})
 	create(func() (e error) {
-		s.setWaypointMode, e = ros.NewClientOf(n, Namespace+"setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode)
+		s.setWaypointMode, e = ros.NewClient(n, Namespace+"setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode)
 		return
 	})
 	create(func() (e error) {
-		s.resetWaypoints, e = ros.NewClientOf(n, Namespace+"resetWaypoints", std_srvs_srv.Trigger)
+		s.resetWaypoints, e = ros.NewClient(n, Namespace+"resetWaypoints", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.waypointVisited, e = ros.NewClientOf(n, Namespace+"waypointVisited", rsm_msgs_srv.WaypointVisited)
+		s.waypointVisited, e = ros.NewClient(n, Namespace+"waypointVisited", rsm_msgs_srv.WaypointVisited)
 		return
 	})
 	create(func() (e error) {
-		s.setNavigationGoal, e = ros.NewClientOf(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal)
+		s.setNavigationGoal, e = ros.NewClient(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal)
 		return
 	})
 	create(func() (e error) {
-		s.getNavigationGoal, e = ros.NewClientOf(n, Namespace+"getNavigationGoal", rsm_msgs_srv.GetNavigationGoal)
+		s.getNavigationGoal, e = ros.NewClient(n, Namespace+"getNavigationGoal", rsm_msgs_srv.GetNavigationGoal)
 		return
 	})
 	create(func() (e error) {
-		s.goalCompleted, e = ros.NewClientOf(n, Namespace+"navigationGoalCompleted", rsm_msgs_srv.GoalCompleted)
+		s.goalCompleted, e = ros.NewClient(n, Namespace+"navigationGoalCompleted", rsm_msgs_srv.GoalCompleted)
 		return
 	})
 	create(func() (e error) {
-		s.getRobotPose, e = ros.NewClientOf(n, Namespace+"getRobotPose", rsm_msgs_srv.GetRobotPose)
+		s.getRobotPose, e = ros.NewClient(n, Namespace+"getRobotPose", rsm_msgs_srv.GetRobotPose)
 		return
 	})
 	create(func() (e error) {
-		s.getExplorationMode, e = ros.NewClientOf(n, Namespace+"getExplorationMode", std_srvs_srv.Trigger)
+		s.getExplorationMode, e = ros.NewClient(n, Namespace+"getExplorationMode", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.getReverseMode, e = ros.NewClientOf(n, Namespace+"getReverseMode", std_srvs_srv.Trigger)
+		s.getReverseMode, e = ros.NewClient(n, Namespace+"getReverseMode", std_srvs_srv.Trigger)
 		return
 	})
 	create(func() (e error) {
-		s.setReverseMode, e = ros.NewClientOf(n, Namespace+"setReverseMode", std_srvs_srv.SetBool)
+		s.setReverseMode, e = ros.NewClient(n, Namespace+"setReverseMode", std_srvs_srv.SetBool)
 		return
 	})
 	return s, err

@@ -69,7 +69,7 @@ func SetupCmdVelReverse(n *ros.Node) error {
 	}); err != nil {
 		return err
 	}
-	_, err = ros.NewServiceOf(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool,
+	_, err = ros.NewService(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool,
 		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			was := relay.Reverse()
 			r := relay.SetNavigationToReverse(req.Data)

@@ -55,10 +55,10 @@ func TestReverseDriving_Process(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishRobotAtOrigin(t, n)
-	setReverse, _ := ros.NewClientOf(n, "/rsm/setReverseMode", std_srvs_srv.SetBool)
-	addWp, _ := ros.NewClientOf(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
-	getWps, _ := ros.NewClientOf(n, "/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
-	startWp, _ := ros.NewClientOf(n, "/rsm/startStopWaypointFollowing", std_srvs_srv.SetBool)
+	setReverse, _ := ros.NewClient(n, "/rsm/setReverseMode", std_srvs_srv.SetBool)
+	addWp, _ := ros.NewClient(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)
+	getWps, _ := ros.NewClient(n, "/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints)
+	startWp, _ := ros.NewClient(n, "/rsm/startStopWaypointFollowing", std_srvs_srv.SetBool)
 	waitServices(t, ctx, setReverse, addWp, getWps, startWp)
 	current := stateInfo(t, ctx, n)
 	callCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Second) }

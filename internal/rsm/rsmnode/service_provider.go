@@ -69,7 +69,7 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	if file != "" {
 		log.Infof("rsm: waypoints are kept in %s", file)
 	}
-	revCli, err := ros.NewClientOf(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool)
+	revCli, err := ros.NewClient(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool)
 	if err != nil {
 		return nil, err
 	}
@@ -162,35 +162,35 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 	ref := newRefusals(n)
 	steps := []func() error{
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"addWaypoint", rsm_msgs_srv.AddWaypoint, func(_ context.Context, r *rsm_msgs_srv.AddWaypoint_Request) (*rsm_msgs_srv.AddWaypoint_Response, error) {
+			_, err := ros.NewService(n, Namespace+"addWaypoint", rsm_msgs_srv.AddWaypoint, func(_ context.Context, r *rsm_msgs_srv.AddWaypoint_Request) (*rsm_msgs_srv.AddWaypoint_Response, error) {
 				rep := ref.check("addWaypoint", s.AddWaypoint(WaypointFromMsg(&r.Waypoint), r.Position))
 				return &rsm_msgs_srv.AddWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"getWaypoints", rsm_msgs_srv.GetWaypoints, func(ctx context.Context, _ *rsm_msgs_srv.GetWaypoints_Request) (*rsm_msgs_srv.GetWaypoints_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getWaypoints", rsm_msgs_srv.GetWaypoints, func(ctx context.Context, _ *rsm_msgs_srv.GetWaypoints_Request) (*rsm_msgs_srv.GetWaypoints_Response, error) {
 				a, _ := s.GetWaypoints(ctx)
 				return &rsm_msgs_srv.GetWaypoints_Response{WaypointArray: WaypointArrayToMsg(a, n.Clock().Now())}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"moveWaypoint", rsm_msgs_srv.MoveWaypoint, func(_ context.Context, r *rsm_msgs_srv.MoveWaypoint_Request) (*rsm_msgs_srv.MoveWaypoint_Response, error) {
+			_, err := ros.NewService(n, Namespace+"moveWaypoint", rsm_msgs_srv.MoveWaypoint, func(_ context.Context, r *rsm_msgs_srv.MoveWaypoint_Request) (*rsm_msgs_srv.MoveWaypoint_Response, error) {
 				rep := ref.check("moveWaypoint", s.MoveWaypoint(r.Position, PoseFromMsg(&r.Pose)))
 				return &rsm_msgs_srv.MoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"removeWaypoint", rsm_msgs_srv.RemoveWaypoint, func(_ context.Context, r *rsm_msgs_srv.RemoveWaypoint_Request) (*rsm_msgs_srv.RemoveWaypoint_Response, error) {
+			_, err := ros.NewService(n, Namespace+"removeWaypoint", rsm_msgs_srv.RemoveWaypoint, func(_ context.Context, r *rsm_msgs_srv.RemoveWaypoint_Request) (*rsm_msgs_srv.RemoveWaypoint_Response, error) {
 				rep := ref.check("removeWaypoint", s.RemoveWaypoint(r.Position))
 				return &rsm_msgs_srv.RemoveWaypoint_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"waypointVisited", rsm_msgs_srv.WaypointVisited, func(ctx context.Context, r *rsm_msgs_srv.WaypointVisited_Request) (*rsm_msgs_srv.WaypointVisited_Response, error) {
+			_, err := ros.NewService(n, Namespace+"waypointVisited", rsm_msgs_srv.WaypointVisited, func(ctx context.Context, r *rsm_msgs_srv.WaypointVisited_Request) (*rsm_msgs_srv.WaypointVisited_Response, error) {
 				rep, _ := s.WaypointVisited(ctx, r.Position)
 				rep = ref.check("waypointVisited", rep)
 				return &rsm_msgs_srv.WaypointVisited_Response{Success: rep.Success, Message: rep.Message}, nil
@@ -198,14 +198,14 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"waypointUnreachable", rsm_msgs_srv.WaypointUnreachable, func(_ context.Context, r *rsm_msgs_srv.WaypointUnreachable_Request) (*rsm_msgs_srv.WaypointUnreachable_Response, error) {
+			_, err := ros.NewService(n, Namespace+"waypointUnreachable", rsm_msgs_srv.WaypointUnreachable, func(_ context.Context, r *rsm_msgs_srv.WaypointUnreachable_Request) (*rsm_msgs_srv.WaypointUnreachable_Response, error) {
 				rep := ref.check("waypointUnreachable", s.WaypointUnreachable(r.Position))
 				return &rsm_msgs_srv.WaypointUnreachable_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"resetWaypoints", std_srvs_srv.Trigger, func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			_, err := ros.NewService(n, Namespace+"resetWaypoints", std_srvs_srv.Trigger, func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 				rep, _ := s.ResetWaypoints(ctx)
 				rep = ref.check("resetWaypoints", rep)
 				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
@@ -213,7 +213,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode, func(ctx context.Context, r *rsm_msgs_srv.SetWaypointFollowingMode_Request) (*rsm_msgs_srv.SetWaypointFollowingMode_Response, error) {
+			_, err := ros.NewService(n, Namespace+"setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode, func(ctx context.Context, r *rsm_msgs_srv.SetWaypointFollowingMode_Request) (*rsm_msgs_srv.SetWaypointFollowingMode_Response, error) {
 				rep, _ := s.SetWaypointFollowingMode(ctx, rsm.WaypointMode(r.Mode), r.Reverse)
 				rep = ref.check("setWaypointFollowingMode", rep)
 				return &rsm_msgs_srv.SetWaypointFollowingMode_Response{Success: rep.Success, Message: rep.Message}, nil
@@ -221,20 +221,20 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"setWaypointRoutine", rsm_msgs_srv.SetWaypointRoutine, func(_ context.Context, r *rsm_msgs_srv.SetWaypointRoutine_Request) (*rsm_msgs_srv.SetWaypointRoutine_Response, error) {
+			_, err := ros.NewService(n, Namespace+"setWaypointRoutine", rsm_msgs_srv.SetWaypointRoutine, func(_ context.Context, r *rsm_msgs_srv.SetWaypointRoutine_Request) (*rsm_msgs_srv.SetWaypointRoutine_Response, error) {
 				rep := ref.check("setWaypointRoutine", s.SetWaypointRoutine(r.Position, r.Routine))
 				return &rsm_msgs_srv.SetWaypointRoutine_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"getWaypointRoutines", rsm_msgs_srv.GetWaypointRoutines, func(context.Context, *rsm_msgs_srv.GetWaypointRoutines_Request) (*rsm_msgs_srv.GetWaypointRoutines_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getWaypointRoutines", rsm_msgs_srv.GetWaypointRoutines, func(context.Context, *rsm_msgs_srv.GetWaypointRoutines_Request) (*rsm_msgs_srv.GetWaypointRoutines_Response, error) {
 				return &rsm_msgs_srv.GetWaypointRoutines_Response{WaypointRoutines: s.GetWaypointRoutines()}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal, func(ctx context.Context, r *rsm_msgs_srv.SetNavigationGoal_Request) (*rsm_msgs_srv.SetNavigationGoal_Response, error) {
+			_, err := ros.NewService(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal, func(ctx context.Context, r *rsm_msgs_srv.SetNavigationGoal_Request) (*rsm_msgs_srv.SetNavigationGoal_Response, error) {
 				rep, _ := s.SetNavigationGoal(ctx, rsm.NavigationGoal{Goal: PoseFromMsg(&r.Goal),
 					Mode: rsm.NavigationMode(r.NavigationMode), WaypointPosition: r.WaypointPosition, Routine: r.Routine})
 				rep = ref.check("setNavigationGoal", rep)
@@ -243,7 +243,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"getNavigationGoal", rsm_msgs_srv.GetNavigationGoal, func(ctx context.Context, _ *rsm_msgs_srv.GetNavigationGoal_Request) (*rsm_msgs_srv.GetNavigationGoal_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getNavigationGoal", rsm_msgs_srv.GetNavigationGoal, func(ctx context.Context, _ *rsm_msgs_srv.GetNavigationGoal_Request) (*rsm_msgs_srv.GetNavigationGoal_Response, error) {
 				g, _ := s.GetNavigationGoal(ctx)
 				return &rsm_msgs_srv.GetNavigationGoal_Response{Goal: PoseToMsg(g.Goal), NavigationMode: int8(g.Mode),
 					WaypointPosition: g.WaypointPosition, Routine: g.Routine}, nil
@@ -251,7 +251,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"navigationGoalCompleted", rsm_msgs_srv.GoalCompleted, func(ctx context.Context, r *rsm_msgs_srv.GoalCompleted_Request) (*rsm_msgs_srv.GoalCompleted_Response, error) {
+			_, err := ros.NewService(n, Namespace+"navigationGoalCompleted", rsm_msgs_srv.GoalCompleted, func(ctx context.Context, r *rsm_msgs_srv.GoalCompleted_Request) (*rsm_msgs_srv.GoalCompleted_Response, error) {
 				rep, _ := s.NavigationGoalCompleted(ctx, GoalStatusFromMsg(&r.Status), r.NavigationStatus)
 				rep = ref.check("navigationGoalCompleted", rep)
 				return &rsm_msgs_srv.GoalCompleted_Response{Success: rep.Success, Message: rep.Message}, nil
@@ -260,7 +260,7 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 		},
 		func() error {
 			var poseErr burst
-			_, err := ros.NewServiceOf(n, Namespace+"getRobotPose", rsm_msgs_srv.GetRobotPose, func(ctx context.Context, _ *rsm_msgs_srv.GetRobotPose_Request) (*rsm_msgs_srv.GetRobotPose_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getRobotPose", rsm_msgs_srv.GetRobotPose, func(ctx context.Context, _ *rsm_msgs_srv.GetRobotPose_Request) (*rsm_msgs_srv.GetRobotPose_Response, error) {
 				p, err := s.GetRobotPose(ctx)
 				if err != nil {
 					// The response has no success flag: an all-zero pose
@@ -274,28 +274,28 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"setExplorationMode", std_srvs_srv.SetBool, func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+			_, err := ros.NewService(n, Namespace+"setExplorationMode", std_srvs_srv.SetBool, func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 				rep := s.SetExplorationMode(r.Data)
 				return &std_srvs_srv.SetBool_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"getExplorationMode", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getExplorationMode", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 				rep := s.ExplorationModeReply()
 				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"setReverseMode", std_srvs_srv.SetBool, func(ctx context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+			_, err := ros.NewService(n, Namespace+"setReverseMode", std_srvs_srv.SetBool, func(ctx context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 				rep, _ := s.SetReverseMode(ctx, r.Data)
 				return &std_srvs_srv.SetBool_Response{Success: rep.Success, Message: rep.Message}, nil
 			})
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"getReverseMode", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+			_, err := ros.NewService(n, Namespace+"getReverseMode", std_srvs_srv.Trigger, func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 				rep := s.ReverseModeReply()
 				return &std_srvs_srv.Trigger_Response{Success: rep.Success, Message: rep.Message}, nil
 			})

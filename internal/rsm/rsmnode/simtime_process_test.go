@@ -112,7 +112,7 @@ func testRSMSimTime(t *testing.T, factor float64) {
 	clock.run(ctx, t, n)
 
 	boots := &stampedLog[struct{}]{}
-	if _, err := ros.NewServiceOf(n, "/rsm/bootUpFinished", std_srvs_srv.SetBool, func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := ros.NewService(n, "/rsm/bootUpFinished", std_srvs_srv.SetBool, func(context.Context, *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		boots.add(clock.Now(), struct{}{})
 		return &std_srvs_srv.SetBool_Response{Success: false, Message: "Still booting ..."}, nil
 	}); err != nil {

@@ -63,7 +63,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 	if err != nil {
 		return nil, err
 	}
-	bootCli, err := ros.NewClientOf(n, Namespace+"bootUpFinished", std_srvs_srv.SetBool)
+	bootCli, err := ros.NewClient(n, Namespace+"bootUpFinished", std_srvs_srv.SetBool)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"startStopExploration", std_srvs_srv.SetBool,
+			_, err := ros.NewService(n, Namespace+"startStopExploration", std_srvs_srv.SetBool,
 				func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 					r := si.StartStopExploration(ctx, req.Data)
 					return &std_srvs_srv.SetBool_Response{Success: r.Success, Message: r.Message}, nil
@@ -144,7 +144,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"startStopWaypointFollowing", std_srvs_srv.SetBool,
+			_, err := ros.NewService(n, Namespace+"startStopWaypointFollowing", std_srvs_srv.SetBool,
 				func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 					r := si.StartStopWaypointFollowing(ctx, req.Data)
 					return &std_srvs_srv.SetBool_Response{Success: r.Success, Message: r.Message}, nil
@@ -152,7 +152,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"stop2DNavGoal", std_srvs_srv.Trigger,
+			_, err := ros.NewService(n, Namespace+"stop2DNavGoal", std_srvs_srv.Trigger,
 				func(ctx context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 					si.Stop2DNavGoal(ctx)
 					// The original left the response fields at their defaults.
@@ -161,7 +161,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 			return err
 		},
 		func() error {
-			_, err := ros.NewServiceOf(n, Namespace+"stateInfo", std_srvs_srv.Trigger,
+			_, err := ros.NewService(n, Namespace+"stateInfo", std_srvs_srv.Trigger,
 				func(context.Context, *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 					return &std_srvs_srv.Trigger_Response{Success: true, Message: si.StateName()}, nil
 				})

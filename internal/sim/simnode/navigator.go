@@ -120,7 +120,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		reverse bool
 	}{{"navigate_to_pose", false}, {"navigate_to_pose_reverse", true}} {
 		name, reverse := a.name, a.reverse
-		_, err := ros.NewActionServerOf(n, a.name, nav2_msgs_action.NavigateToPose,
+		_, err := ros.NewActionServer(n, a.name, nav2_msgs_action.NavigateToPose,
 			func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 				return nv.execute(ctx, g, name, reverse)
 			},
@@ -129,7 +129,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 			return err
 		}
 	}
-	_, err = ros.NewServiceOf(n, "rsm/setNavigationToReverse", std_srvs_srv.SetBool,
+	_, err = ros.NewService(n, "rsm/setNavigationToReverse", std_srvs_srv.SetBool,
 		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			// Reverse driving has its own action (navigate_to_pose_reverse);
 			// RSM's navigation state picks it, so there is nothing to switch.

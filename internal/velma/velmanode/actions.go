@@ -53,7 +53,7 @@ func (b *Bridge) actions() error {
 		{"~/spline_trajectory_action_joint", BodyJoints, TrajJnt},
 		{"~/head_spline_trajectory_action_joint", HeadJoints, TrajHead},
 	} {
-		if _, err := ros.NewActionServerOf(b.node, a.name, control_msgs_action.FollowJointTrajectory,
+		if _, err := ros.NewActionServer(b.node, a.name, control_msgs_action.FollowJointTrajectory,
 			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{MaxGoalSize: maxGoalSize}); err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func (b *Bridge) actions() error {
 		{"~/right_arm/cartesian_trajectory", kin.Right},
 		{"~/left_arm/cartesian_trajectory", kin.Left},
 	} {
-		if _, err := ros.NewActionServerOf(b.node, a.name, velma_msgs_action.CartesianTrajectory,
+		if _, err := ros.NewActionServer(b.node, a.name, velma_msgs_action.CartesianTrajectory,
 			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{MaxGoalSize: maxGoalSize}); err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	if _, err := ros.NewSubscription(cn, "/velma_core/cs/state", ros.QoSLatched, func(m *std_msgs_msg.String) { cs.set(m.Data) }); err != nil {
 		t.Fatal(err)
 	}
-	jc, err := ros.NewActionClientOf(cn, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
+	jc, err := ros.NewActionClient(cn, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	}
 
 	// 3b. a head goal on ~/head_spline_trajectory_action_joint
-	hc, err := ros.NewActionClientOf(cn, "/velma_core/head_spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
+	hc, err := ros.NewActionClient(cn, "/velma_core/head_spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	}
 
 	// 4. a Cartesian goal for the right wrist
-	cc, err := ros.NewActionClientOf(cn, "/velma_core/right_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory)
+	cc, err := ros.NewActionClient(cn, "/velma_core/right_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc2, err := ros.NewActionClientOf(cn2, "/velma_core/left_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory)
+	cc2, err := ros.NewActionClient(cn2, "/velma_core/left_arm/cartesian_trajectory", velma_msgs_action.CartesianTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}

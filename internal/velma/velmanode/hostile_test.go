@@ -122,12 +122,12 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ros.NewActionClientOf(n, "/velma_core/spline_trajectory_action_joint",
+	cli, err := ros.NewActionClient(n, "/velma_core/spline_trajectory_action_joint",
 		control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := ros.NewClientOf(n, "/velma_core/list_parameters", rcl_interfaces_srv.ListParameters)
+	params, err := ros.NewClient(n, "/velma_core/list_parameters", rcl_interfaces_srv.ListParameters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func helperMain(mode string) error {
 	if err != nil {
 		return err
 	}
-	cli, err := ros.NewActionClientOf(n, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
+	cli, err := ros.NewActionClient(n, "/velma_core/spline_trajectory_action_joint", control_msgs_action.FollowJointTrajectory)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	go func() { _ = rc.Spin(ctx) }()
 	call := func(name string) {
 		t.Helper()
-		cli, err := ros.NewClientOf(n, name, std_srvs_srv.Trigger)
+		cli, err := ros.NewClient(n, name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -194,7 +194,7 @@ func (b *Bridge) services() error {
 		"~/motors/ht/home": b.home(1),
 	}
 	for name, h := range svcs {
-		if _, err := ros.NewServiceOf(b.node, name, std_srvs_srv.Trigger, h); err != nil {
+		if _, err := ros.NewService(b.node, name, std_srvs_srv.Trigger, h); err != nil {
 			return err
 		}
 	}

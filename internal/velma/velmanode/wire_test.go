@@ -108,7 +108,7 @@ func TestBridge_OverDDS_StartUpMotorsRelax(t *testing.T) {
 	}
 	call := func(name string) *std_srvs_srv.Trigger_Response {
 		t.Helper()
-		cli, err := ros.NewClientOf(cn, name, std_srvs_srv.Trigger)
+		cli, err := ros.NewClient(cn, name, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}

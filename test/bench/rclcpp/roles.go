@@ -169,7 +169,7 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 }
 
 func roleServer(ctx context.Context, n *ros.Node) error {
-	if _, err := ros.NewServiceOf(n, service, std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := ros.NewService(n, service, std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: req.Data}, nil
 	}); err != nil {
 		return err
@@ -179,7 +179,7 @@ func roleServer(ctx context.Context, n *ros.Node) error {
 }
 
 func roleClient(ctx context.Context, n *ros.Node, out io.Writer) error {
-	cli, err := ros.NewClientOf(n, service, std_srvs_srv.SetBool)
+	cli, err := ros.NewClient(n, service, std_srvs_srv.SetBool)
 	if err != nil {
 		return err
 	}

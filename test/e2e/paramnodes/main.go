@@ -164,7 +164,7 @@ func navServer(rc *ros.Context, instance string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ros.NewActionServerOf(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+	_, err = ros.NewActionServer(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			if g.Goal().BehaviorTree == "loop" {
 				for i := 0; ; i++ {

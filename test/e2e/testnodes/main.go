@@ -127,14 +127,14 @@ func server(rc *ros.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = ros.NewServiceOf(n, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	_, err = ros.NewService(n, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		return &std_srvs_srv.SetBool_Response{Success: true, Message: fmt.Sprintf("echo: %v", req.Data)}, nil
 	})
 	if err != nil {
 		return err
 	}
 	count := 0
-	_, err = ros.NewServiceOf(n, "~/trigger", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+	_, err = ros.NewService(n, "~/trigger", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 		count++ // callbacks of one node never run concurrently
 		return &std_srvs_srv.Trigger_Response{Success: true, Message: fmt.Sprintf("triggered %d", count)}, nil
 	})
@@ -146,7 +146,7 @@ func caller(rc *ros.Context) error {
 	if err != nil {
 		return err
 	}
-	cli, err := ros.NewClientOf(n, "/server/set", std_srvs_srv.SetBool)
+	cli, err := ros.NewClient(n, "/server/set", std_srvs_srv.SetBool)
 	if err != nil {
 		return err
 	}

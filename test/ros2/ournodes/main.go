@@ -130,14 +130,14 @@ func server(rc *ros.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ros.NewServiceOf(n, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+	if _, err := ros.NewService(n, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		fmt.Printf("set %v\n", req.Data)
 		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: fmt.Sprintf("set %v", req.Data)}, nil
 	}); err != nil {
 		return err
 	}
 	count := 0
-	if _, err := ros.NewServiceOf(n, "~/trigger", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+	if _, err := ros.NewService(n, "~/trigger", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
 		count++ // callbacks of one node never run concurrently
 		return &std_srvs_srv.Trigger_Response{Success: true, Message: fmt.Sprintf("triggered %d", count)}, nil
 	}); err != nil {
@@ -158,7 +158,7 @@ func server(rc *ros.Context) error {
 			return err
 		}
 	}
-	_, err = ros.NewActionServerOf(n, "~/fibonacci", example_interfaces_action.Fibonacci,
+	_, err = ros.NewActionServer(n, "~/fibonacci", example_interfaces_action.Fibonacci,
 		func(ctx context.Context, g *ros.ServerGoal[fibGoal, fibFeedback]) (*fibResult, error) {
 			seq := []int32{0, 1}
 			for i := 1; i < int(g.Goal().Order); i++ {

@@ -50,7 +50,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ros.NewServiceOf(node, "set_bool", std_srvs_srv.SetBool,
+	_, err = ros.NewService(node, "set_bool", std_srvs_srv.SetBool,
 		func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 			return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: fmt.Sprintf("got %v", req.Data)}, nil
 		})
@@ -82,7 +82,7 @@ type (
 )
 
 func serveAction(node *ros.Node) error {
-	_, err := ros.NewActionServerOf(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+	_, err := ros.NewActionServer(node, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
 		func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 			goal := g.Goal()
 			if err := g.PublishFeedback(&navFeedback{DistanceRemaining: float32(goal.Pose.Pose.Position.X)}); err != nil {
