@@ -58,8 +58,7 @@ func TestSimTime_BuiltInSimulatorClockDrivesNavigatorAndFrontiers(t *testing.T) 
 		t.Fatal("no exploration goals from the frontier detector on sim time")
 	}
 
-	cli, err := ros.NewActionClient[nav2_msgs_action.NavigateToPose_Goal, nav2_msgs_action.NavigateToPose_Result,
-		nav2_msgs_action.NavigateToPose_Feedback](n, "navigate_to_pose", nav2_msgs_action.NavigateToPose_ActionType)
+	cli, err := ros.NewActionClient(n, "navigate_to_pose", nav2_msgs_action.NavigateToPose)
 	if err != nil {
 		t.Fatal(err)
 	}
