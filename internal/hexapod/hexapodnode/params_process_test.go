@@ -205,7 +205,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	go func() { _ = rc.Spin(ctx) }()
 	call := func(srv string) {
 		t.Helper()
-		c, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/hexapod_controller/"+srv)
+		c, err := ros.NewClient(n, "/hexapod_controller/"+srv, std_srvs_srv.Trigger)
 		if err != nil {
 			t.Fatal(err)
 		}

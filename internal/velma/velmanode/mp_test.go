@@ -108,7 +108,7 @@ func (r *mpRig) csRuns() {
 
 func (r *mpRig) call(name string) {
 	r.t.Helper()
-	cli, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](r.n, name)
+	cli, err := ros.NewClient(r.n, name, std_srvs_srv.Trigger)
 	if err != nil {
 		r.t.Fatal(err)
 	}
