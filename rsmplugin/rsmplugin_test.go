@@ -64,7 +64,9 @@ func (c *clock) Now() time.Time { return c.t }
 
 type booted struct{}
 
-func (booted) BootUpFinished(context.Context) (rsm.Reply, error) { return rsm.Reply{Success: true}, nil }
+func (booted) BootUpFinished(context.Context) (rsm.Reply, error) {
+	return rsm.Reply{Success: true}, nil
+}
 
 // TestPluginOfAnotherPackage runs the state above as the mapping plugin:
 // registered by name, chosen by the mapping_plugin parameter, it runs for
