@@ -130,7 +130,7 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	mustContain(t, "ros2 param set read-only", res[16].Stdout+res[16].Stderr, "Setting parameter failed", "read-only",
 		"the topic is subscribed or advertised at start-up")
 	mustContain(t, "ros2 param describe", res[17].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double",
-		"Read only: false", "(live", "Parameter name: cmd_vel_topic", "Read only: true",
+		"(live", "Parameter name: cmd_vel_topic", "Read only: true",
 		"read-only: the topic is subscribed or advertised at start-up")
 	mustContain(t, "ros2 param set", res[18].Stdout, "Set parameter successful")
 	mustContain(t, "ros2 param set refused", res[19].Stdout+res[19].Stderr, "Setting parameter failed", "outside the floating point range")
