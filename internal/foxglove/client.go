@@ -224,20 +224,23 @@ func (c *client) subscribe(m *SubscribeMsg) {
 			c.status(StatusError, "client is already subscribed to channel %d (subscription %d); ignoring subscription", sub.ChannelID, prev)
 			continue
 		}
+		// Every subscription gets a backend subscription of its own, as
+		// foxglove_bridge gives every client its own ROS subscription: on
+		// a transient-local topic each one then delivers the latched
+		// messages, to a client that comes after others too. The sink
+		// may be called before Subscribe returns.
+		id := sub.ID
+		stop, err := s.backend.Subscribe(cs.ch, func(ts uint64, payload []byte) { cs.deliver(c, id, ts, payload) })
+		if err != nil {
+			c.status(StatusError, "subscribing to %s: %v", cs.ch.Topic, err)
+			continue
+		}
 		old := cs.subs.Load()
 		var next []subscriber
 		if old != nil {
 			next = slices.Clone(*old)
 		}
-		next = append(next, subscriber{c: c, id: sub.ID})
-		if cs.stop == nil {
-			stop, err := s.backend.Subscribe(cs.ch, cs.deliver)
-			if err != nil {
-				c.status(StatusError, "subscribing to %s: %v", cs.ch.Topic, err)
-				continue
-			}
-			cs.stop = stop
-		}
+		next = append(next, subscriber{c: c, id: id, stop: stop})
 		cs.subs.Store(&next)
 		c.subs[sub.ID] = sub.ChannelID
 		c.chanSubs[sub.ChannelID] = sub.ID

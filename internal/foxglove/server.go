@@ -39,8 +39,10 @@ type ClientPublisher interface {
 // Server synchronously (Subscribe's stop function included).
 type Backend interface {
 	// Subscribe starts delivering the messages of ch to sink; it is called
-	// when the first client subscribes to ch, and stop when the last one
-	// leaves or ch disappears. No sink call may start after stop returns.
+	// for every client subscription of ch (so each gets the latched
+	// messages of a transient-local topic), and stop when that client
+	// unsubscribes or leaves or ch disappears. sink may be called before
+	// Subscribe returns; no sink call may start after stop returns.
 	Subscribe(ch Channel, sink Sink) (stop func(), err error)
 	// ClientAdvertise creates a publisher for a channel a client
 	// advertised (encoding is one of Options.SupportedEncodings).
@@ -185,19 +187,29 @@ type Server struct {
 	httpServers []*http.Server
 }
 
-// channelState is an advertised channel and its subscribers. subs is read
-// lock-free on the message path; it is replaced (never modified) under
-// Server.mu.
+// channelState is an advertised channel and its subscribers. subs is
+// replaced (never modified) under Server.mu.
 type channelState struct {
 	s    *Server
 	ch   Channel
 	subs atomic.Pointer[[]subscriber]
-	stop func()
 }
 
+// subscriber is one client's subscription of a channel with its own
+// backend subscription.
 type subscriber struct {
-	c  *client
-	id uint32
+	c    *client
+	id   uint32
+	stop func() // ends the backend subscription
+}
+
+// stopAllLocked ends every subscription of the channel (s.mu held).
+func (cs *channelState) stopAllLocked() {
+	if subs := cs.subs.Swap(nil); subs != nil {
+		for _, sb := range *subs {
+			sb.stop()
+		}
+	}
 }
 
 // New returns a Server for backend.
@@ -267,11 +279,7 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	for _, cs := range s.channels {
-		cs.subs.Store(nil)
-		if cs.stop != nil {
-			cs.stop()
-			cs.stop = nil
-		}
+		cs.stopAllLocked()
 	}
 	s.mu.Unlock()
 	return err
@@ -413,16 +421,14 @@ func (s *Server) removeSubscriberLocked(cs *channelState, c *client, subID uint3
 	}
 	next := make([]subscriber, 0, len(*old))
 	for _, sb := range *old {
-		if sb.c != c || sb.id != subID {
+		if sb.c == c && sb.id == subID {
+			sb.stop()
+		} else {
 			next = append(next, sb)
 		}
 	}
 	if len(next) == 0 {
 		cs.subs.Store(nil)
-		if cs.stop != nil {
-			cs.stop()
-			cs.stop = nil
-		}
 		return
 	}
 	cs.subs.Store(&next)
@@ -464,11 +470,7 @@ func (s *Server) SetChannels(infos []ChannelInfo) {
 				delete(sb.c.chanSubs, id)
 			}
 		}
-		cs.subs.Store(nil)
-		if cs.stop != nil {
-			cs.stop()
-			cs.stop = nil
-		}
+		cs.stopAllLocked()
 		delete(s.channels, id)
 	}
 	var added []Channel
@@ -742,18 +744,12 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// deliver fans one message out to the channel's subscribers.
-func (cs *channelState) deliver(ts uint64, payload []byte) {
-	subs := cs.subs.Load()
-	if subs == nil {
-		return
-	}
-	for _, sb := range *subs {
-		m := outMsg{hdrLen: MessageDataHeaderLen, payload: payload}
-		PutMessageDataHeader(&m.hdr, sb.id, ts)
-		if n := sb.c.q.pushData(m); n > 0 {
-			cs.s.noteDrops(sb.c, n)
-		}
+// deliver queues one message of the channel for subscription subID of c.
+func (cs *channelState) deliver(c *client, subID uint32, ts uint64, payload []byte) {
+	m := outMsg{hdrLen: MessageDataHeaderLen, payload: payload}
+	PutMessageDataHeader(&m.hdr, subID, ts)
+	if n := c.q.pushData(m); n > 0 {
+		cs.s.noteDrops(c, n)
 	}
 }
 

@@ -19,12 +19,16 @@ import (
 	"github.com/coder/websocket"
 )
 
-// fakeBackend records what the server asks of it.
+// fakeBackend records what the server asks of it. Like a DDS topic it
+// delivers what publish sends to every subscription of the channel, and a
+// subscription of a channel with a latched message gets that message at
+// once, from within Subscribe, as a transient-local reader does.
 type fakeBackend struct {
 	mu         sync.Mutex
-	sinks      map[uint32]Sink
+	sinks      map[uint32][]*Sink
 	subscribes map[uint32]int
 	stops      map[uint32]int
+	latched    map[string][]byte   // topic -> message every new subscription gets
 	published  map[string][][]byte // topic -> payloads
 	closedPubs []string
 	params     map[string]any
@@ -33,8 +37,8 @@ type fakeBackend struct {
 }
 
 func newFakeBackend() *fakeBackend {
-	return &fakeBackend{sinks: map[uint32]Sink{}, subscribes: map[uint32]int{}, stops: map[uint32]int{},
-		published: map[string][][]byte{}, params: map[string]any{}}
+	return &fakeBackend{sinks: map[uint32][]*Sink{}, subscribes: map[uint32]int{}, stops: map[uint32]int{},
+		latched: map[string][]byte{}, published: map[string][][]byte{}, params: map[string]any{}}
 }
 
 func (b *fakeBackend) Subscribe(ch Channel, sink Sink) (func(), error) {
@@ -43,20 +47,34 @@ func (b *fakeBackend) Subscribe(ch Channel, sink Sink) (func(), error) {
 	if ch.Topic == "/fails" {
 		return nil, errors.New("no such topic today")
 	}
-	b.sinks[ch.ID] = sink
+	entry := &sink
+	b.sinks[ch.ID] = append(b.sinks[ch.ID], entry)
 	b.subscribes[ch.ID]++
+	if m, ok := b.latched[ch.Topic]; ok {
+		sink(1, m)
+	}
 	return func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		delete(b.sinks, ch.ID)
+		b.sinks[ch.ID] = slices.DeleteFunc(b.sinks[ch.ID], func(e *Sink) bool { return e == entry })
 		b.stops[ch.ID]++
 	}, nil
 }
 
-func (b *fakeBackend) sink(id uint32) Sink {
+// publish delivers a message of channel id to every subscription.
+func (b *fakeBackend) publish(id uint32, ts uint64, payload []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.sinks[id]
+	for _, sink := range b.sinks[id] {
+		(*sink)(ts, payload)
+	}
+}
+
+// subscribed returns the number of live subscriptions of channel id.
+func (b *fakeBackend) subscribed(id uint32) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sinks[id])
 }
 
 type fakePub struct {
@@ -355,7 +373,7 @@ func parseMessageData(t *testing.T, b []byte) (subID uint32, ts uint64, payload 
 	return binary.LittleEndian.Uint32(b[1:5]), binary.LittleEndian.Uint64(b[5:13]), b[13:]
 }
 
-func TestSubscribeMessageDataSharedAndStopped(t *testing.T) {
+func TestSubscribeMessageDataAndStopped(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.srv.SetChannels([]ChannelInfo{odomInfo("/odom"), odomInfo("/fails")})
 	a, b := h.dial(), h.dial()
@@ -369,12 +387,12 @@ func TestSubscribeMessageDataSharedAndStopped(t *testing.T) {
 		return len(st.Clients) == 2 && st.Clients[0].Subscriptions == 1 && st.Clients[1].Subscriptions == 1
 	})
 	h.b.mu.Lock()
-	if n := h.b.subscribes[odom]; n != 1 {
-		t.Errorf("backend subscribed %d times for two clients, want 1", n)
+	if n := h.b.subscribes[odom]; n != 2 {
+		t.Errorf("backend subscribed %d times for two clients, want one each", n)
 	}
 	h.b.mu.Unlock()
 	payload := []byte{0, 1, 0, 0, 42, 43}
-	h.b.sink(odom)(123456789, payload)
+	h.b.publish(odom, 123456789, payload)
 	for name, c := range map[string]*testClient{"a": a, "b": b} {
 		sub, ts, got := parseMessageData(t, c.expectBinary())
 		want := map[string]uint32{"a": 7, "b": 3}[name]
@@ -395,33 +413,37 @@ func TestSubscribeMessageDataSharedAndStopped(t *testing.T) {
 	a.send(map[string]any{"op": "unsubscribe", "subscriptionIds": []any{55}})
 	a.expectStatus(StatusWarning, "did not exist")
 
-	// The backend subscription ends with the last subscriber: b leaves by
-	// unsubscribing, a by disconnecting.
+	// A client's backend subscription ends with its subscription: b leaves
+	// by unsubscribing, a by disconnecting.
 	b.send(map[string]any{"op": "unsubscribe", "subscriptionIds": []any{3}})
 	waitFor(t, "b unsubscribed", func() bool { return h.srv.Stats().Clients[1].Subscriptions+h.srv.Stats().Clients[0].Subscriptions == 1 })
 	h.b.mu.Lock()
-	if h.b.stops[odom] != 0 {
-		t.Error("backend subscription stopped while a still subscribes")
+	if h.b.stops[odom] != 1 {
+		t.Errorf("%d backend subscriptions stopped after b unsubscribed, want b's", h.b.stops[odom])
 	}
 	h.b.mu.Unlock()
+	h.b.publish(odom, 5, payload)
+	if sub, _, _ := parseMessageData(t, a.expectBinary()); sub != 7 {
+		t.Errorf("a's subscription %d after b left, want 7", sub)
+	}
 	a.conn.Close(websocket.StatusNormalClosure, "")
 	waitFor(t, "backend subscription stopped", func() bool {
 		h.b.mu.Lock()
 		defer h.b.mu.Unlock()
-		return h.b.stops[odom] == 1
+		return h.b.stops[odom] == 2
 	})
 	// A channel that disappears while subscribed stops its subscription.
 	b.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 4, "channelId": odom}}})
 	waitFor(t, "resubscribed", func() bool {
 		h.b.mu.Lock()
 		defer h.b.mu.Unlock()
-		return h.b.subscribes[odom] == 2
+		return h.b.subscribes[odom] == 3
 	})
 	h.srv.SetChannels(nil)
 	waitFor(t, "stopped on unadvertise", func() bool {
 		h.b.mu.Lock()
 		defer h.b.mu.Unlock()
-		return h.b.stops[odom] == 2
+		return h.b.stops[odom] == 3 && len(h.b.sinks[odom]) == 0
 	})
 }
 
@@ -433,6 +455,28 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLatchedMessageReachesEveryClient: a transient-local topic's latched
+// message (a map, a robot description) reaches every client that
+// subscribes, the first one (whose backend subscription delivers it at
+// once, while the server is still recording the subscription) and one that
+// comes later to a channel already subscribed, as with foxglove_bridge,
+// which gives every client a subscription of its own.
+func TestLatchedMessageReachesEveryClient(t *testing.T) {
+	h := newHarness(t, Options{})
+	latched := []byte{0, 1, 0, 0, 7, 7, 7}
+	h.b.latched["/map"] = latched
+	h.srv.SetChannels([]ChannelInfo{odomInfo("/map")})
+	for i, name := range []string{"first", "second", "third"} {
+		c := h.dial()
+		id := channelIDs(c.expect("advertise"))["/map"]
+		c.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 10 + i, "channelId": id}}})
+		sub, _, got := parseMessageData(t, c.expectBinary())
+		if sub != uint32(10+i) || !bytes.Equal(got, latched) {
+			t.Fatalf("%s client got subscription %d payload % x, want %d and the latched message", name, sub, got, 10+i)
+		}
 	}
 }
 
@@ -461,7 +505,6 @@ func TestStalledClientDropsOldestLiveClientServed(t *testing.T) {
 		st := h.srv.Stats()
 		return len(st.Clients) == 2 && st.Clients[0].Subscriptions == 1 && st.Clients[1].Subscriptions == 1
 	})
-	sink := h.b.sink(id)
 	const n = 600
 	payload := make([]byte, 50_000) // 30 MB in total, far beyond socket buffers
 	received := make(chan uint32, 1)
@@ -480,7 +523,7 @@ func TestStalledClientDropsOldestLiveClientServed(t *testing.T) {
 	for i := 0; i < n; i++ {
 		p := slices.Clone(payload)
 		binary.LittleEndian.PutUint32(p, uint32(i))
-		sink(uint64(i), p)
+		h.b.publish(id, uint64(i), p)
 		if i%50 == 0 {
 			time.Sleep(time.Millisecond) // let the live client keep up
 		}
@@ -826,7 +869,7 @@ func TestServerCloseEndsClients(t *testing.T) {
 	c := h.dial()
 	id := channelIDs(c.expect("advertise"))["/odom"]
 	c.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 1, "channelId": id}}})
-	waitFor(t, "subscribed", func() bool { return h.b.sink(id) != nil })
+	waitFor(t, "subscribed", func() bool { return h.b.subscribed(id) > 0 })
 	if err := h.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
