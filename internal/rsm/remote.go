@@ -100,7 +100,8 @@ type RemoteRun interface {
 	// ShownName returns the state name of the latest feedback ("" before
 	// any).
 	ShownName() string
-	// Cancel asks the server to cancel the goal and stops following it.
+	// Cancel stops following the goal and asks the server, if it is
+	// still there, to cancel it.
 	Cancel(ctx context.Context) error
 }
 
@@ -326,9 +327,13 @@ func checkShownName(name string) error {
 	return nil
 }
 
-// OnExit cancels a goal that is still running.
+// OnExit cancels a goal that is still running (also one whose server
+// left: Cancel then only stops waiting for it).
 func (s *RemoteState) OnExit(ctx context.Context) {
-	if s.run == nil || s.finished {
+	if s.run == nil {
+		return
+	}
+	if st, _ := s.run.Status(); st != RunActive {
 		return
 	}
 	s.finished = true

@@ -234,8 +234,8 @@ func TestRemoteState_ServerLeavesWhileRunning(t *testing.T) {
 	if h.current() != "Idle" || h.log.errorsContaining("server left while the goal was running") != 1 {
 		t.Fatalf("state %q, errors %q; want Idle with the reason", h.current(), h.log.errors)
 	}
-	if r.cancels != 0 {
-		t.Fatal("a lost goal must not be canceled")
+	if r.cancels != 1 {
+		t.Fatalf("the lost goal was released (Cancel) %d times, want once", r.cancels)
 	}
 }
 
@@ -310,25 +310,30 @@ func TestRemoteState_Interrupts(t *testing.T) {
 		{"interrupt end", "E: x", InterruptEnd, "", false},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h, s := remoteHarness(t, Config{})
-			h.tick(1)
-			r := h.runner.last(t)
-			r.shown = c.shown
-			h.tick(1)
-			s.OnInterrupt(h.ctx, c.i)
-			if got := h.pendingName(); got != c.want {
-				t.Fatalf("pending %q, want %q", got, c.want)
-			}
-			r.status, r.res = RunSucceeded, RunResult{NextState: NextNavigation} // the same tick's result loses
-			h.tick(1)
-			if c.want != "" && h.current() != c.want {
-				t.Fatalf("current %q, want %q", h.current(), c.want)
-			}
-			if got := r.cancels; (got == 1) != c.cancel || got > 1 {
-				t.Fatalf("goal canceled %d times, want cancel=%v", got, c.cancel)
-			}
-		})
+		for _, resultToo := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/result in the same tick %v", c.name, resultToo), func(t *testing.T) {
+				h, s := remoteHarness(t, Config{})
+				h.tick(1)
+				r := h.runner.last(t)
+				r.shown = c.shown
+				h.tick(1)
+				s.OnInterrupt(h.ctx, c.i)
+				if got := h.pendingName(); got != c.want {
+					t.Fatalf("pending %q, want %q", got, c.want)
+				}
+				if resultToo { // the interrupt's target wins; the ended goal needs no cancel
+					r.status, r.res = RunSucceeded, RunResult{NextState: NextNavigation}
+				}
+				h.tick(1)
+				if c.want != "" && h.current() != c.want {
+					t.Fatalf("current %q, want %q", h.current(), c.want)
+				}
+				wantCancel := c.cancel && !resultToo
+				if got := r.cancels; (got == 1) != wantCancel || got > 1 {
+					t.Fatalf("goal canceled %d times, want cancel=%v", got, wantCancel)
+				}
+			})
+		}
 	}
 }
 

@@ -80,7 +80,7 @@ func (r *ActionStateRunner) Run(ctx context.Context, name string, req rsm.RunReq
 		return nil, err
 	}
 	waitCtx, stop := context.WithCancel(r.ctx)
-	run.goal, run.stop = g, stop
+	run.goal, run.stop, run.ready = g, stop, c.ServerIsReady
 	go func() {
 		defer stop()
 		res, st, err := g.Result(waitCtx)
@@ -106,8 +106,9 @@ func (r *ActionStateRunner) Run(ctx context.Context, name string, req rsm.RunReq
 
 // actionRun is one RunState goal of ActionStateRunner.
 type actionRun struct {
-	goal *ros.ClientGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback]
-	stop context.CancelFunc
+	goal  *ros.ClientGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback]
+	stop  context.CancelFunc // ends the wait for the result
+	ready func() bool        // whether the server is still there
 
 	mu     sync.Mutex
 	status rsm.RunStatus
@@ -129,10 +130,14 @@ func (a *actionRun) ShownName() string {
 	return a.shown
 }
 
-// Cancel stops waiting for the result and asks the server to cancel the
-// goal (at most CallTimeout). A goal that has just ended is no error.
+// Cancel stops waiting for the result and, if the server is still there,
+// asks it to cancel the goal (at most CallTimeout). A goal that has just
+// ended is no error.
 func (a *actionRun) Cancel(ctx context.Context) error {
 	a.stop()
+	if !a.ready() {
+		return nil // the server left: nothing to cancel
+	}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	defer cancel()
 	err := a.goal.Cancel(ctx)
