@@ -341,3 +341,27 @@ func FuzzReadEvents(f *testing.F) {
 		})
 	})
 }
+
+func TestTeleop_SetConfig(t *testing.T) {
+	tel, err := NewTeleop(DefaultTeleop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := State{Axes: []float32{0, 1}, Buttons: []int32{1}}
+	bad := DefaultTeleop()
+	bad.ScaleLinearX = math.Inf(1)
+	if err := tel.SetConfig(bad); err == nil {
+		t.Fatal("infinite scale accepted")
+	}
+	if l, _, _ := tel.Update(fwd); l != 0.5 {
+		t.Errorf("after a refused change: linear %v, want the old 0.5", l)
+	}
+	c := DefaultTeleop()
+	c.ScaleLinearX = 0.2
+	if err := tel.SetConfig(c); err != nil {
+		t.Fatal(err)
+	}
+	if l, _, _ := tel.Update(fwd); l != 0.2 {
+		t.Errorf("after the change: linear %v, want 0.2", l)
+	}
+}

@@ -53,6 +53,17 @@ func NewTeleop(cfg TeleopConfig) (*Teleop, error) {
 	return &Teleop{cfg: cfg}, nil
 }
 
+// SetConfig changes the configuration while running (the node's live
+// scales); an invalid one is refused with the reason and changes nothing.
+// It applies to the next joystick state.
+func (t *Teleop) SetConfig(cfg TeleopConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	t.cfg = cfg
+	return nil
+}
+
 // Update returns the command for state s and whether to publish it. While
 // enabled every state yields a command; when the enable button is released
 // one zero command is published, then nothing (so another source may drive

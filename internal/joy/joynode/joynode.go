@@ -6,12 +6,12 @@ package joynode
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/joy"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -41,56 +41,33 @@ const (
 //
 // A missing or unplugged device is logged once and retried every second.
 func SetupJoy(_ context.Context, n *ros.Node) error {
-	ro := func(desc string) ros.ParamDescriptor { return ros.ParamDescriptor{Description: desc, ReadOnly: true} }
 	cfg := joy.DefaultConfig()
-	var err error
+	d := ros.NewDeclarer(n)
+	const why = "the device is opened and configured at start-up"
 	str := func(name, def, desc string) string {
-		if err != nil {
-			return def
-		}
-		var v string
-		v, err = ros.DeclareParam(n, name, def, ro(desc))
-		return v
+		return param.Declare(d, name, def, param.ReadOnly(desc, why), nil)
 	}
 	flt := func(name string, def float64, desc string) float64 {
-		if err != nil {
-			return def
-		}
-		var v float64
-		v, err = ros.DeclareParam(n, name, def, ro(desc))
-		return v
+		return param.Declare(d, name, def, param.ReadOnly(desc, why), nil)
 	}
 	boolean := func(name string, def bool, desc string) bool {
-		if err != nil {
-			return def
-		}
-		var v bool
-		v, err = ros.DeclareParam(n, name, def, ro(desc))
-		return v
+		return param.Declare(d, name, def, param.ReadOnly(desc, why), nil)
 	}
 	const defaultDev = "/dev/input/js0"
 	dev := str("dev", defaultDev, "joystick device")
 	devName := str("dev_name", "", "use the first /dev/input/js* whose name contains this (empty: use dev)")
-	var id int64
-	if err == nil {
-		id, err = ros.DeclareParam(n, "device_id", int64(0),
-			ro("joystick index as in ROS 2 joy: with dev left at its default, N opens /dev/input/jsN"))
-	}
+	id := param.Declare(d, "device_id", int64(0), param.Descriptor{
+		Description: "joystick index as in ROS 2 joy: with dev left at its default, N opens /dev/input/jsN (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 255)}, nil)
 	cfg.Deadzone = flt("deadzone", cfg.Deadzone, "axis deadzone, fraction of the range [-1, 1]")
 	cfg.AutorepeatRate = flt("autorepeat_rate", cfg.AutorepeatRate, "republish rate in Hz while nothing changes (0: off)")
-	coalesce := flt("coalesce_interval", cfg.CoalesceInterval.Seconds(), "seconds during which axis events are gathered into one message")
+	cfg.CoalesceInterval = param.DeclareDuration(d, "coalesce_interval", cfg.CoalesceInterval,
+		param.ReadOnly("seconds during which axis events are gathered into one message", why), nil)
 	cfg.StickyButtons = boolean("sticky_buttons", cfg.StickyButtons, "a press toggles the button")
 	cfg.DefaultTrigVal = boolean("default_trig_val", cfg.DefaultTrigVal, "publish the axis values reported when the device opens")
 	frame := str("frame_id", "joy", "header frame_id")
-	if err != nil {
+	if err := d.Err(); err != nil {
 		return err
-	}
-	if math.IsNaN(coalesce) || math.IsInf(coalesce, 0) {
-		return fmt.Errorf("parameter coalesce_interval = %v is not finite", coalesce)
-	}
-	cfg.CoalesceInterval = time.Duration(coalesce * float64(time.Second))
-	if id < 0 || id > 255 {
-		return fmt.Errorf("parameter device_id = %d outside 0..255", id)
 	}
 	if id != 0 && dev == defaultDev {
 		dev = fmt.Sprintf("/dev/input/js%d", id)
@@ -104,7 +81,7 @@ func SetupJoy(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	log := n.Logger()
-	d := &joy.Driver{Config: cfg, Dev: dev, DevName: devName, Log: log,
+	drv := &joy.Driver{Config: cfg, Dev: dev, DevName: devName, Log: log,
 		Publish: func(s joy.State) {
 			if err := pub.Publish(&sensor_msgs_msg.Joy{Header: headerFor(n, frame), Axes: s.Axes, Buttons: s.Buttons}); err != nil {
 				log.Errorf("publish joy: %v", err)
@@ -112,7 +89,7 @@ func SetupJoy(_ context.Context, n *ros.Node) error {
 		}}
 	// The driver loop lives as long as the node; Run waits for it to end
 	// before the node closes.
-	n.Context().Go(d.Run)
+	n.Context().Go(drv.Run)
 	return nil
 }
 
@@ -133,45 +110,45 @@ const (
 // teleoperation input), with teleop_twist_joy's parameters and defaults.
 // The output is clamped to max_linear_velocity and max_angular_velocity
 // (a hostile Joy axis of 1e30 gives the limit, said once and counted).
-// The parameters are read at start-up (read-only, the reason in the
-// descriptor).
+// The scales and limits may be set while the node runs (they apply to the
+// next Joy message); the button and axis mapping is read-only.
 func SetupTeleop(_ context.Context, n *ros.Node) error {
 	def := joy.DefaultTeleop()
 	cfg := def
-	var err error
-	ro := ros.ParamDescriptor{ReadOnly: true, AdditionalConstraints: "read at start-up: restart the node to change it"}
-	b := func(dst *bool, name string, v bool) {
-		if err == nil {
-			*dst, err = ros.DeclareParam(n, name, v, ro)
-		}
-	}
+	d := ros.NewDeclarer(n)
+	const why = "the button and axis mapping is read once at start-up"
+	b := func(dst *bool, name string, v bool) { *dst = param.Declare(d, name, v, param.ReadOnly("", why), nil) }
 	i := func(dst *int, name string, v int) {
-		if err == nil {
-			var x int64
-			x, err = ros.DeclareParam(n, name, int64(v), ro)
-			*dst = int(x)
-		}
-	}
-	f := func(dst *float64, name string, v float64) {
-		if err == nil {
-			*dst, err = ros.DeclareParam(n, name, v, ro)
-		}
+		*dst = int(param.Declare(d, name, int64(v), param.Descriptor{Description: "(read-only: " + why + ")",
+			ReadOnly: true, ReadOnlyReason: why, IntegerRange: param.Ints(-1, 255)}, nil))
 	}
 	b(&cfg.RequireEnableButton, "require_enable_button", def.RequireEnableButton)
 	i(&cfg.EnableButton, "enable_button", def.EnableButton)
 	i(&cfg.TurboButton, "enable_turbo_button", def.TurboButton)
 	i(&cfg.AxisLinearX, "axis_linear.x", def.AxisLinearX)
-	f(&cfg.ScaleLinearX, "scale_linear.x", def.ScaleLinearX)
-	f(&cfg.TurboLinearX, "scale_linear_turbo.x", def.TurboLinearX)
 	i(&cfg.AxisAngularYaw, "axis_angular.yaw", def.AxisAngularYaw)
-	f(&cfg.ScaleAngularYaw, "scale_angular.yaw", def.ScaleAngularYaw)
-	f(&cfg.TurboAngularYaw, "scale_angular_turbo.yaw", def.TurboAngularYaw)
-	limits := cmdvel.Limits{Linear: DefaultTeleopMaxLinear, Angular: DefaultTeleopMaxAngular}
-	f(&limits.Linear, "max_linear_velocity", limits.Linear)
-	f(&limits.Angular, "max_angular_velocity", limits.Angular)
-	if err != nil {
+	// Live: the scales (checked with the whole mapping) and the limits.
+	scale := func(name string, v float64, desc string) *param.Live[float64] {
+		return param.DeclareLive(d, name, v, param.Descriptor{Description: desc + " (live)",
+			FloatRange: param.Floats(-1000, 1000)}, nil)
+	}
+	scLin := scale("scale_linear.x", def.ScaleLinearX, "m/s at full stick")
+	tuLin := scale("scale_linear_turbo.x", def.TurboLinearX, "m/s at full stick with the turbo button")
+	scAng := scale("scale_angular.yaw", def.ScaleAngularYaw, "rad/s at full stick")
+	tuAng := scale("scale_angular_turbo.yaw", def.TurboAngularYaw, "rad/s at full stick with the turbo button")
+	maxLin := param.DeclareLive(d, "max_linear_velocity", DefaultTeleopMaxLinear, param.Descriptor{
+		Description: "m/s: the output's linear.x is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	maxAng := param.DeclareLive(d, "max_angular_velocity", DefaultTeleopMaxAngular, param.Descriptor{
+		Description: "rad/s: the output's angular.z is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	if err := d.Err(); err != nil {
 		return err
 	}
+	current := func() (joy.TeleopConfig, cmdvel.Limits) {
+		c := cfg
+		c.ScaleLinearX, c.TurboLinearX, c.ScaleAngularYaw, c.TurboAngularYaw = scLin.Get(), tuLin.Get(), scAng.Get(), tuAng.Get()
+		return c, cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()}
+	}
+	cfg, limits := current()
 	tel, err := joy.NewTeleop(cfg)
 	if err != nil {
 		return err
@@ -186,6 +163,16 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	_, err = ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
+		// Live parameters changed since the last message apply from this one.
+		if c, l := current(); c != cfg || l != limits {
+			if err := tel.SetConfig(c); err != nil {
+				n.Logger().Errorf("new teleop scales refused: %v", err) // the parameter checks make this unreachable
+			}
+			if err := guard.SetLimits(l); err != nil {
+				n.Logger().Errorf("new limits refused: %v", err)
+			}
+			cfg, limits = c, l
+		}
 		lin, ang, ok := tel.Update(joy.State{Axes: m.Axes, Buttons: m.Buttons})
 		if !ok {
 			return
