@@ -146,6 +146,7 @@ func cliPoll(t *testing.T, bin string, domain uint32, ok func(string) bool, args
 }
 
 func TestCLI_PubOnceReachesEchoOnceInAnotherProcess(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIPubEcho := testenv.Domain(t)
 	bin := cliBins(t)
 	cases := []struct {
@@ -178,6 +179,7 @@ func TestCLI_PubOnceReachesEchoOnceInAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_EchoFindsTheTypeInTheGraph(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIEchoType := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIEchoType, "fsmnodes", "topic", "pub", "/cli_typed", "std_msgs/msg/Int32", "{data: -7}", "-r", "20")
@@ -196,6 +198,7 @@ func TestCLI_EchoFindsTheTypeInTheGraph(t *testing.T) {
 }
 
 func TestCLI_LatchedPubReachesALateEcho(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLILatched := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLILatched, "cliserver")
@@ -206,6 +209,7 @@ func TestCLI_LatchedPubReachesALateEcho(t *testing.T) {
 }
 
 func TestCLI_ServiceCallAgainstAnotherProcess(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIService := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIService, "cliserver")
@@ -227,6 +231,7 @@ func TestCLI_ServiceCallAgainstAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIGraph := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIGraph, "cliserver")
@@ -276,6 +281,7 @@ func TestCLI_GraphVerbsSeeAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLINoDDS := testenv.Domain(t)
 	bin := cliBins(t)
 	cases := []struct {
@@ -314,6 +320,7 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 }
 
 func TestCLI_InterfaceShowNeedsNoDDS(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLINoDDS := testenv.Domain(t)
 	bin := cliBins(t)
 	out, errs, code := cliRun(t, bin, domainCLINoDDS, "interface", "show", "geometry_msgs/msg/TwistStamped")
@@ -338,6 +345,7 @@ func cliStripComments(s string) string {
 }
 
 func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIParam := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIParam, "cliserver")
@@ -388,6 +396,7 @@ func TestCLI_ParamVerbsAgainstAnotherProcess(t *testing.T) {
 }
 
 func TestCLI_ActionSendGoalWithFeedbackAndRejection(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIAction := testenv.Domain(t)
 	bin := cliBins(t)
 	cliStart(t, bin, domainCLIAction, "cliserver")
@@ -456,6 +465,7 @@ func cliWaitOutput(t *testing.T, p *cliProc, what string, ok func(string) bool) 
 }
 
 func TestCLI_PubTimesAndHz(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domainCLIRate := testenv.Domain(t)
 	bin := cliBins(t)
 	echo := cliStart(t, bin, domainCLIRate, "fsmnodes", "topic", "echo", "/cli_counted", "std_msgs/msg/Int64")
@@ -482,6 +492,7 @@ func TestCLI_PubTimesAndHz(t *testing.T) {
 // the first feedback when the server's feedback writer has not matched the
 // CLI's reader yet.
 func TestCLI_ActionSendGoalWaitsForTheServersTopics(t *testing.T) {
+	t.Parallel() // a domain of its own
 	domain := testenv.Domain(t)
 	bin := cliBins(t)
 	const action, typ = "/half_server/navigate_to_pose", "nav2_msgs/action/NavigateToPose"

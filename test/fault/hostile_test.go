@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,7 +103,8 @@ func (s *suite) hostile(t *testing.T) {
 	c := s.o.n.Context()
 	part := c.Participant()
 	wq := dds.QoS{Reliability: dds.Reliable, Durability: dds.TransientLocal, History: dds.KeepAll}
-	var topics, services, samples, refused int
+	var topics, services int
+	var samples, refused atomic.Int64
 	fire := func(ddsTopic, ddsType string, payloads [][]byte) {
 		tp, err := part.Topic(ddsTopic, ddsType)
 		if err != nil {
@@ -124,16 +127,29 @@ func (s *suite) hostile(t *testing.T) {
 		}
 		for _, p := range payloads {
 			if err := w.Write(p); err != nil {
-				refused++ // a writer may refuse a malformed header; that is fine
+				refused.Add(1) // a writer may refuse a malformed header; that is fine
 				continue
 			}
-			samples++
+			samples.Add(1)
 		}
 		_ = w.WaitForAcks(3 * time.Second)
 	}
 	demoNode := func(ns, name string) bool {
 		_, ok := s.d.procs[strings.TrimSuffix(ns, "/")+"/"+name]
 		return ok
+	}
+	// Several inputs are attacked at once (each waits for its readers and
+	// for the acknowledgements of what it wrote); the payloads are drawn in
+	// order, so the corpus stays the same from run to run.
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 8)
+	goFire := func(ddsTopic, ddsType string, payloads [][]byte) {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fire(ddsTopic, ddsType, payloads)
+		}()
 	}
 	start := time.Now()
 	for _, nt := range c.TopicNamesAndTypes() {
@@ -148,17 +164,18 @@ func (s *suite) hostile(t *testing.T) {
 		}
 		topics++
 		for _, typ := range nt.Types {
-			fire("rt"+nt.Name, rosidl.DDSTypeName(typ), hostilePayloads(rng, inputs, false))
+			goFire("rt"+nt.Name, rosidl.DDSTypeName(typ), hostilePayloads(rng, inputs, false))
 		}
 	}
 	for _, nt := range c.ServiceNamesAndTypes() {
 		services++
 		for _, typ := range nt.Types {
-			fire("rq"+nt.Name+"Request", rosidl.DDSTypeName(typ+"_Request"), hostilePayloads(rng, inputs, true))
+			goFire("rq"+nt.Name+"Request", rosidl.DDSTypeName(typ+"_Request"), hostilePayloads(rng, inputs, true))
 		}
 	}
+	wg.Wait()
 	t.Logf("fired %d hostile samples (%d refused by the writer) at %d subscribed topics and %d services in %.1f s",
-		samples, refused, topics, services, time.Since(start).Seconds())
+		samples.Load(), refused.Load(), topics, services, time.Since(start).Seconds())
 	if topics < 10 || services < 50 {
 		t.Errorf("only %d topics and %d services found; the graph is incomplete", topics, services)
 	}

@@ -28,6 +28,7 @@ func TestWaypointMarkers_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel() // a domain of its own
 	cli := testenv.Executable(t, "cmd/fsmnodes")
 	start(t, domain, "service_provider")
 

@@ -240,17 +240,13 @@ func TestMultiProcess_RSM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel() // a domain of its own
 	cli := testenv.Executable(t, "cmd/fsmnodes")
 	wpFile := filepath.Join(t.TempDir(), "waypoints.yaml")
 	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link", "-p", "waypoints_file:="+wpFile)
 	start(t, domain, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
 	start(t, domain, "state_interface")
 
-	for _, kv := range testEnv(domain) {
-		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ROS_") {
-			t.Setenv(k, v)
-		}
-	}
 	n, ctx := testNode(t, domain, "rsm_multiprocess_test")
 
 	nav := &fakeNav2{results: map[[16]byte]int8{}}

@@ -40,6 +40,7 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel()                          // a domain of its own
 	testenv.Executable(t, "cmd/fsmnodes") // build before the clock matters
 	start(t, domain, "robot_control_mux")
 

@@ -37,6 +37,7 @@ func TestExamplePlugin_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel() // a domain of its own
 	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link")
 	start(t, domain, "state_interface", "--ros-args",
 		"-p", "calculate_goal_plugin:=action:goal_list", "-p", "action_server_timeout:=2.0")

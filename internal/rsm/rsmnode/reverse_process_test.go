@@ -28,6 +28,7 @@ func TestReverseDriving_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel() // a domain of its own
 	start(t, domain, "service_provider", "--ros-args", "-p", "robot_frame:=/base_link")
 	start(t, domain, "robot_control_mux", "--ros-args", "-p", "initial_operation_mode:=1")
 	start(t, domain, "state_interface", "--ros-args", "-p", "action_server_timeout:=2.0")

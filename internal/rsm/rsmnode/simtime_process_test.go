@@ -96,6 +96,7 @@ func TestProcess_RSMFollowsSimTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
+	t.Parallel() // a domain of its own
 	for _, factor := range []float64{5, 0.2} {
 		t.Run(fmt.Sprintf("%gx", factor), func(t *testing.T) { testRSMSimTime(t, factor) })
 	}
