@@ -178,11 +178,9 @@ type Server struct {
 	closed      bool
 	clients     map[*client]struct{}
 	channels    map[uint32]*channelState
-	channelIDs  map[ChannelInfo]uint32 // every id ever given, for reuse
-	nextChannel uint32
+	channelIDs  stableIDs[ChannelInfo]
 	services    map[uint32]*Service
-	serviceIDs  map[ServiceInfo]uint32
-	nextService uint32
+	serviceIDs  stableIDs[ServiceInfo]
 	graph       Graph
 	httpServers []*http.Server
 }
@@ -217,17 +215,15 @@ func New(backend Backend, opts Options) *Server {
 	opts.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		opts:       opts,
-		backend:    backend,
-		sessionID:  strconv.FormatInt(time.Now().UnixNano(), 10),
-		caps:       map[string]bool{},
-		ctx:        ctx,
-		cancel:     cancel,
-		clients:    map[*client]struct{}{},
-		channels:   map[uint32]*channelState{},
-		channelIDs: map[ChannelInfo]uint32{},
-		services:   map[uint32]*Service{},
-		serviceIDs: map[ServiceInfo]uint32{},
+		opts:      opts,
+		backend:   backend,
+		sessionID: strconv.FormatInt(time.Now().UnixNano(), 10),
+		caps:      map[string]bool{},
+		ctx:       ctx,
+		cancel:    cancel,
+		clients:   map[*client]struct{}{},
+		channels:  map[uint32]*channelState{},
+		services:  map[uint32]*Service{},
 	}
 	for _, c := range opts.Capabilities {
 		s.caps[c] = true
@@ -441,17 +437,42 @@ func (s *Server) broadcastLocked(msg []byte) {
 	}
 }
 
+// stableIDs hands out the ids of channels or services: a key keeps its id
+// while the server lives, and gets it back when it reappears.
+type stableIDs[K comparable] struct {
+	ids  map[K]uint32
+	last uint32
+}
+
+func (t *stableIDs[K]) of(k K) uint32 {
+	if id, ok := t.ids[k]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[K]uint32{}
+	}
+	t.last++
+	t.ids[k] = t.last
+	return t.last
+}
+
+// allowedSet returns the infos whose name the whitelist allows.
+func allowedSet[K comparable](infos []K, whitelist []*regexp.Regexp, name func(K) string) map[K]bool {
+	want := map[K]bool{}
+	for _, in := range infos {
+		if allowed(whitelist, name(in)) {
+			want[in] = true
+		}
+	}
+	return want
+}
+
 // SetChannels replaces the set of channels: new ones are advertised,
 // missing ones unadvertised (ending their subscriptions). A channel keeps
 // its id as long as topic, encoding and schema stay the same, and gets it
 // back when it reappears. Topics outside the topic whitelist are left out.
 func (s *Server) SetChannels(infos []ChannelInfo) {
-	want := map[ChannelInfo]bool{}
-	for _, in := range infos {
-		if allowed(s.opts.TopicWhitelist, in.Topic) {
-			want[in] = true
-		}
-	}
+	want := allowedSet(infos, s.opts.TopicWhitelist, func(in ChannelInfo) string { return in.Topic })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -475,14 +496,8 @@ func (s *Server) SetChannels(infos []ChannelInfo) {
 	}
 	var added []Channel
 	for in := range want {
-		id, ok := s.channelIDs[in]
-		if !ok {
-			s.nextChannel++
-			id = s.nextChannel
-			s.channelIDs[in] = id
-		}
-		ch := Channel{ID: id, ChannelInfo: in}
-		s.channels[id] = &channelState{s: s, ch: ch}
+		ch := Channel{ID: s.channelIDs.of(in), ChannelInfo: in}
+		s.channels[ch.ID] = &channelState{s: s, ch: ch}
 		added = append(added, ch)
 	}
 	if len(removed) > 0 {
@@ -510,12 +525,7 @@ func (s *Server) Channels() []Channel {
 // SetServices replaces the set of services, as SetChannels does for
 // channels. Services outside the service whitelist are left out.
 func (s *Server) SetServices(infos []ServiceInfo) {
-	want := map[ServiceInfo]bool{}
-	for _, in := range infos {
-		if allowed(s.opts.ServiceWhitelist, in.Name) {
-			want[in] = true
-		}
-	}
+	want := allowedSet(infos, s.opts.ServiceWhitelist, func(in ServiceInfo) string { return in.Name })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -532,12 +542,7 @@ func (s *Server) SetServices(infos []ServiceInfo) {
 	}
 	var added []Service
 	for in := range want {
-		id, ok := s.serviceIDs[in]
-		if !ok {
-			s.nextService++
-			id = s.nextService
-			s.serviceIDs[in] = id
-		}
+		id := s.serviceIDs.of(in)
 		sv := &Service{ID: id, ServiceInfo: in, RequestSchema: in.Request.Schema, ResponseSchema: in.Response.Schema}
 		s.services[id] = sv
 		added = append(added, *sv)
