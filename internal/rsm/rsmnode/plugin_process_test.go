@@ -27,9 +27,11 @@ import (
 //   - startStopExploration starts "E: Goal List 1/2" (the plugin's
 //     feedback on /rsm/stateInfo); stopping it cancels the goal, and the
 //     list keeps its place.
-//   - Started again, exploration visits the two goals of the plugin's
-//     goals parameter through Navigation and Mapping Dummy, and ends in
-//     Idle when the plugin says all goals are visited.
+//   - The plugin node killed while it shows its name: its server leaves
+//     the graph and the state goes to Idle.
+//   - A new plugin node: exploration visits the two goals of its goals
+//     parameter through Navigation and Mapping Dummy, and ends in Idle
+//     when the plugin says all goals are visited.
 //   - With the plugin node stopped, exploration waits
 //     action_server_timeout for its server and goes to Idle.
 func TestExamplePlugin_Process(t *testing.T) {
@@ -42,20 +44,28 @@ func TestExamplePlugin_Process(t *testing.T) {
 	start(t, domain, "state_interface", "--ros-args",
 		"-p", "calculate_goal_plugin:=action:goal_list", "-p", "action_server_timeout:=2.0")
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
-	plugin := exec.Command(testenv.Executable(t, "nodes/example_rsm_plugin"), "--ros-args",
-		"-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
-	plugin.Env = testEnv(domain)
-	plugin.Stdout = testenv.LogWriter{T: t, Prefix: "example_rsm_plugin: "}
-	plugin.Stderr = plugin.Stdout
-	if err := plugin.Start(); err != nil {
-		t.Fatal(err)
+	pluginExe := testenv.Executable(t, "nodes/example_rsm_plugin")
+	// startPlugin starts the plugin node with a 1 s DDS lease, so that a
+	// killed one leaves the graph within a second; done gets its end.
+	startPlugin := func() (*exec.Cmd, chan error) {
+		cmd := exec.Command(pluginExe, "--ros-args", "-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
+		cmd.Env = append(testEnv(domain),
+			"CYCLONEDDS_URI=<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>")
+		cmd.Stdout = testenv.LogWriter{T: t, Prefix: "example_rsm_plugin: "}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-done
+			done <- nil
+		})
+		return cmd, done
 	}
-	pluginDone := make(chan error, 1)
-	go func() { pluginDone <- plugin.Wait() }()
-	t.Cleanup(func() {
-		_ = plugin.Process.Kill()
-		<-pluginDone
-	})
+	plugin, pluginDone := startPlugin()
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -144,7 +154,33 @@ func TestExamplePlugin_Process(t *testing.T) {
 		t.Fatalf("after the stop: navigation goals %v, state %q", xs, current())
 	}
 
-	// Started again: the list resumes at goal 1 and runs to its end.
+	// The plugin node is killed while it shows its name: its server
+	// leaves the graph (1 s lease), the state gives up and goes to Idle;
+	// nothing is driven.
+	states.clear()
+	if r := setExploration(true); !r.Success {
+		t.Fatalf("start exploration: %+v", r)
+	}
+	testenv.WaitFor(t, waitLimit, `"E: Goal List 1/2" again`, func() bool { return current() == "E: Goal List 1/2" })
+	_ = plugin.Process.Kill()
+	<-pluginDone
+	pluginDone <- nil
+	testenv.WaitFor(t, waitLimit, "Idle after the plugin died", func() bool { return current() == "Idle" })
+	if got, want := states.get(), []string{"E: goal_list", "E: Goal List 1/2", "Idle"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stateInfo %q, want %q", got, want)
+	}
+	if xs := nav.xs(); len(xs) != 0 {
+		t.Fatalf("after the lost plugin: navigation goals %v", xs)
+	}
+
+	// A new plugin node: exploration runs its list to the end.
+	plugin, pluginDone = startPlugin()
+	wctx, wc = context.WithTimeout(ctx, waitLimit)
+	if err := pluginCli.WaitForServer(wctx); err != nil {
+		wc()
+		t.Fatalf("the restarted plugin's server: %v", err)
+	}
+	wc()
 	states.clear()
 	if r := setExploration(true); !r.Success {
 		t.Fatalf("start exploration: %+v", r)
