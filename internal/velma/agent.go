@@ -91,6 +91,12 @@ func NewAgent(cfg AgentConfig, eff Effectors) (*Agent, error) {
 // VeBody returns the safety layer (read-only use).
 func (a *Agent) VeBody() *VeBody { return a.body }
 
+// SetCSTuning changes cs's tuning for the next iteration (CS.SetTuning).
+func (a *Agent) SetCSTuning(t CSTuning) error { return a.cs.SetTuning(t) }
+
+// CSTuning returns cs's tuning in force.
+func (a *Agent) CSTuning() CSTuning { return a.cs.Tuning() }
+
 // InjectCommandFault corrupts the next iteration's cs → ve_body command.
 func (a *Agent) InjectCommandFault(f CommandFault) { a.fault = f }
 

@@ -89,6 +89,40 @@ func (c *CSConfig) Validate() error {
 	return nil
 }
 
+// CSTuning is the part of CSConfig that may change while cs runs (live
+// parameters of the node that runs cs): the stiffness and damping of the
+// safe behaviour and the head velocity limit.
+type CSTuning struct {
+	SafeStiffness   float64 // cs.safe_stiffness [Nm/rad]
+	SafeDamping     float64 // cs.safe_damping (modal damping ratio)
+	HeadMaxVelocity float64 // cs.head_max_velocity [rad/s]
+}
+
+// Tuning returns the tuning part of c.
+func (c CSConfig) Tuning() CSTuning {
+	return CSTuning{SafeStiffness: c.SafeStiffness, SafeDamping: c.SafeDamping, HeadMaxVelocity: c.HeadMaxVelocity}
+}
+
+// WithTuning returns c with t applied.
+func (c CSConfig) WithTuning(t CSTuning) CSConfig {
+	c.SafeStiffness, c.SafeDamping, c.HeadMaxVelocity = t.SafeStiffness, t.SafeDamping, t.HeadMaxVelocity
+	return c
+}
+
+// SetTuning changes the tuning for the next iteration; an invalid one is
+// refused with the reason (as Validate gives it) and changes nothing.
+func (c *CS) SetTuning(t CSTuning) error {
+	cfg := c.cfg.WithTuning(t)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	c.cfg = cfg
+	return nil
+}
+
+// Tuning returns the tuning in force.
+func (c *CS) Tuning() CSTuning { return c.cfg.Tuning() }
+
 // CSStatus is what cs reports after an iteration.
 type CSStatus struct {
 	State           CSState

@@ -21,6 +21,9 @@ type CSOptions struct {
 	// silent while a body motion runs before cs treats the motion as one
 	// whose command source is lost (default 0.5 s).
 	TaskTimeout time.Duration
+	// (optional) Tuning returns cs's live tuning; Step reads it every
+	// iteration and applies a change before computing (nil: fixed).
+	Tuning func() velma.CSTuning
 }
 
 // CSReport is cs's state for introspection.
@@ -179,6 +182,11 @@ func (c *CS) Step() {
 		c.connect()
 	}
 	c.runs++
+	if c.opt.Tuning != nil {
+		if t := c.opt.Tuning(); t != c.cs.Tuning() {
+			_ = c.cs.SetTuning(t) // checked by the parameters; a refused one keeps the old tuning
+		}
+	}
 	got := false
 	if c.stR != nil && c.stR.Wait(c.lastSt, c.opt.StatusTimeout) {
 		if s := c.stR.Latest(&c.readRec); s > c.lastSt {

@@ -237,7 +237,7 @@ func RunCS(ctx context.Context, args []string) error {
 }
 
 func setupCS(_ context.Context, n *ros.Node) error {
-	p, err := DeclareParams(n)
+	p, tuning, err := declareParams(n, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w", CSNodeName, err)
 	}
@@ -246,7 +246,7 @@ func setupCS(_ context.Context, n *ros.Node) error {
 		return fmt.Errorf("%s: %w", CSNodeName, err)
 	}
 	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
-		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout})
+		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: tuning})
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,13 @@ type Runner struct {
 	lastBodyPub  time.Time
 	lastBody     velma.BodyState // last state reported
 	lastStats    time.Time
+
+	tuning func() velma.CSTuning // live cs tuning, read by Step (nil: fixed)
 }
+
+// SetTuner makes Step read cs's tuning from f every iteration and apply a
+// change before the agent iterates. Call it before Run.
+func (r *Runner) SetTuner(f func() velma.CSTuning) { r.tuning = f }
 
 // NewRunner validates the parameters and builds the agent over the
 // simulator.
@@ -191,6 +197,11 @@ func (r *Runner) Step(now time.Time) {
 	var tp *velma.TaskCommand
 	if !task.Empty() {
 		tp = &task
+	}
+	if r.tuning != nil {
+		if t := r.tuning(); t != r.agent.CSTuning() {
+			_ = r.agent.SetCSTuning(t) // checked by the parameters; a refused one keeps the old tuning
+		}
 	}
 	rep := r.agent.Iterate(tp)
 	r.record(now, rep, nil)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,5 +274,54 @@ func TestStatusAndJointState_FromSnapshot(t *testing.T) {
 	}
 	if math.Abs(st.RightWrist.Position.Z-0.6141) > 1e-3 {
 		t.Fatalf("right wrist z %.4f, want the initial pose 0.6141", st.RightWrist.Position.Z)
+	}
+}
+
+// TestRunner_LiveTuning: the runner reads cs's tuning every iteration and
+// applies a change at the next one; a tuning cs refuses keeps the old one.
+func TestRunner_LiveTuning(t *testing.T) {
+	s := newStepper(t)
+	var mu sync.Mutex
+	tune := DefaultParams().Agent.CS.Tuning()
+	s.r.SetTuner(func() velma.CSTuning { mu.Lock(); defer mu.Unlock(); return tune })
+	s.steps(1)
+	if got := s.r.agent.CSTuning(); got != tune {
+		t.Fatalf("tuning %+v, want the declared %+v", got, tune)
+	}
+	mu.Lock()
+	tune.HeadMaxVelocity, tune.SafeStiffness = 0.5, 20
+	mu.Unlock()
+	s.steps(1)
+	if got := s.r.agent.CSTuning(); got.HeadMaxVelocity != 0.5 || got.SafeStiffness != 20 {
+		t.Errorf("after one iteration: %+v, want head_max_velocity 0.5, safe_stiffness 20", got)
+	}
+	mu.Lock()
+	tune.SafeDamping = 3 // outside 0.5…2
+	mu.Unlock()
+	s.steps(1)
+	if got := s.r.agent.CSTuning(); got.SafeDamping != DefaultParams().Agent.CS.SafeDamping {
+		t.Errorf("refused damping applied: %+v", got)
+	}
+}
+
+func TestCSConfig_SetTuningRefusesBadValues(t *testing.T) {
+	p := DefaultParams()
+	_ = p.Validate()
+	cs, err := velma.NewCS(p.Agent.CS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []velma.CSTuning{
+		{SafeStiffness: math.NaN(), SafeDamping: 1, HeadMaxVelocity: 1},
+		{SafeStiffness: 5, SafeDamping: 0.1, HeadMaxVelocity: 1},
+		{SafeStiffness: 5, SafeDamping: 1, HeadMaxVelocity: 0},
+		{SafeStiffness: 5000, SafeDamping: 1, HeadMaxVelocity: 1},
+	} {
+		if err := cs.SetTuning(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if cs.Tuning() != p.Agent.CS.Tuning() {
+		t.Error("refused tunings changed cs")
 	}
 }

@@ -33,38 +33,106 @@ type Bridge struct {
 	st velma_msgs_msg.Status
 }
 
+// Reasons given in the descriptors of the read-only parameters.
+const (
+	whyStart  = "the agent and the simulator are built at start-up"
+	whyRemote = "cs runs in velma_core_cs; set it there"
+)
+
+// liveCS names the cs parameters that may change while cs runs.
+var liveCS = map[string]func(t *velma.CSTuning) *float64{
+	"cs.safe_stiffness":    func(t *velma.CSTuning) *float64 { return &t.SafeStiffness },
+	"cs.safe_damping":      func(t *velma.CSTuning) *float64 { return &t.SafeDamping },
+	"cs.head_max_velocity": func(t *velma.CSTuning) *float64 { return &t.HeadMaxVelocity },
+}
+
 // DeclareParams declares every parameter of Params on n (defaults from
-// DefaultParams, overridden by --params-file and -p) and returns the
-// validated result.
+// DefaultParams, overridden by --params-file and -p) read-only and returns
+// the validated result.
 func DeclareParams(n *ros.Node) (Params, error) {
-	p := DefaultParams()
+	p, _, err := declareParams(n, false)
+	return p, err
+}
+
+// declareParams declares the parameters; with runsCS the cs tuning
+// (cs.safe_stiffness, cs.safe_damping, cs.head_max_velocity) is live, each
+// change checked against the whole cs configuration, and tuning returns
+// its current value for the loop. Without runsCS everything is read-only.
+func declareParams(n *ros.Node, runsCS bool) (p Params, tuning func() velma.CSTuning, err error) {
+	p = DefaultParams()
+	d := ros.NewDeclarer(n)
+	lives := map[string]*param.Live[float64]{}
 	for _, name := range ParamNames() {
 		def, _ := p.Get(name)
-		v, err := n.DeclareParameter(name, def, ros.ParamDescriptor{ReadOnly: true})
+		if get, ok := liveCS[name]; ok {
+			if runsCS {
+				base := p.Agent.CS
+				lives[name] = param.DeclareLive(d, name, def.(float64), param.Descriptor{
+					Description: "cs parameter, live: applies at the next iteration of the 500 Hz loop"},
+					func(x float64) error {
+						t := base.Tuning()
+						for other, l := range lives {
+							*liveCS[other](&t) = l.Get()
+						}
+						*get(&t) = x
+						cfg := base.WithTuning(t)
+						cfg.Period = time.Duration(p.Period * float64(time.Second))
+						return cfg.Validate()
+					})
+				continue
+			}
+		}
+		why := whyStart
+		if _, ok := liveCS[name]; ok {
+			why = whyRemote
+		}
+		v, err := param.FromAny(def)
 		if err != nil {
-			return p, err
+			return p, nil, err
+		}
+		got, err := d.Store().Declare(name, v, param.ReadOnly("velma_core parameter (see params/velma.yaml)", why))
+		if err != nil {
+			d.Fail(err)
+			break
 		}
 		var x any
-		switch v.Type() {
+		switch got.Type() {
 		case param.TypeDouble:
-			x = v.Double()
+			x = got.Double()
 		case param.TypeInteger:
-			x = v.Integer()
+			x = got.Integer()
 		case param.TypeString:
-			x = v.Str()
+			x = got.Str()
 		case param.TypeDoubleArray:
-			x = v.Doubles()
+			x = got.Doubles()
 		default:
-			return p, fmt.Errorf("parameter %s: unexpected type %v", name, v.Type())
+			return p, nil, fmt.Errorf("parameter %s: unexpected type %v", name, got.Type())
 		}
 		if err := p.Set(name, x); err != nil {
-			return p, err
+			return p, nil, err
+		}
+	}
+	if err := d.Err(); err != nil {
+		return p, nil, err
+	}
+	for name, l := range lives {
+		if err := p.Set(name, l.Get()); err != nil {
+			return p, nil, err
 		}
 	}
 	if err := p.Validate(); err != nil {
-		return p, err
+		return p, nil, err
 	}
-	return p, nil
+	if !runsCS {
+		return p, nil, nil
+	}
+	return p, func() velma.CSTuning {
+		var t velma.CSTuning
+		for name, l := range lives {
+			*liveCS[name](&t) = l.Get()
+		}
+		return t
+	}, nil
 }
 
 // NewBridge builds the node's interface on n. Call Run to start the loop.
@@ -76,7 +144,7 @@ func NewBridge(n *ros.Node) (*Bridge, error) { return newBridge(n, nil) }
 func NewInterface(n *ros.Node, c *subsys.Client) (*Bridge, error) { return newBridge(n, c) }
 
 func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
-	p, err := DeclareParams(n)
+	p, tuning, err := declareParams(n, remote == nil)
 	if err != nil {
 		return nil, fmt.Errorf("velma_core: %w", err)
 	}
@@ -110,6 +178,9 @@ func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 		b.runner, err = NewRemoteRunner(p, hooks, remote)
 	} else {
 		b.runner, err = NewRunner(p, velma.RealClock{}, hooks)
+		if err == nil {
+			b.runner.SetTuner(tuning)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("velma_core: %w", err)
