@@ -61,6 +61,11 @@ type ContextOptions struct {
 	// *CallbackPanicError, as an uncaught exception ends rclcpp's spin, so
 	// the process exits and a launcher's respawn or the user sees it.
 	KeepRunningOnPanic bool
+
+	// dialectWait, when set (tests in this package only), replaces both
+	// waits of awaitDialect, so that a test of the start-up choice does not
+	// depend on how fast discovery runs on a loaded machine.
+	dialectWait time.Duration
 }
 
 // Context is one ROS 2 context: one DDS participant (USER_DATA
@@ -170,7 +175,11 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	if err := c.initDiscoveryInfo(); err != nil {
 		return nil, err
 	}
-	if !env.DistroSet && !c.awaitDialect() {
+	wait, quiet := dialectWait, dialectQuiet
+	if opts.dialectWait > 0 {
+		wait, quiet = opts.dialectWait, opts.dialectWait
+	}
+	if !env.DistroSet && !c.awaitDialect(wait, quiet) {
 		c.log.Debug(fmt.Sprintf("ROS_DISTRO is not set and no ROS 2 peer on domain %d shows its distro yet: "+
 			"speaking %s until one does", c.domainID, dialectDesc(Jazzy)))
 	}

@@ -115,14 +115,14 @@ func (dl *dialect) observe(peer Distro, from dds.GUID) dialectEvent {
 	return dialectEvent{switched: true, msg: msg}
 }
 
-// awaitDialect blocks until a peer decided the dialect, or dialectQuiet
+// awaitDialect blocks until a peer decided the dialect, or quietFor
 // passed and no discovered ROS 2 participant still owes its
-// ros_discovery_info, or dialectWait passed. It reports whether a peer
-// decided.
-func (c *Context) awaitDialect() bool {
-	limit := time.NewTimer(dialectWait)
+// ros_discovery_info, or waitFor passed (NewContext gives dialectWait and
+// dialectQuiet). It reports whether a peer decided.
+func (c *Context) awaitDialect(waitFor, quietFor time.Duration) bool {
+	limit := time.NewTimer(waitFor)
 	defer limit.Stop()
-	quiet := time.NewTimer(dialectQuiet)
+	quiet := time.NewTimer(quietFor)
 	defer quiet.Stop()
 	quietPassed := false
 	for {
