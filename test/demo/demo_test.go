@@ -144,7 +144,7 @@ func TestDemo(t *testing.T) {
 		x0 := odom.Get().Pose.Pose.Position.X
 		for i := 0; i < 30; i++ {
 			_ = pub.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.3}})
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a teleop's 10 Hz for 3 s: the drive being measured
 		}
 		if s := currentState(); s != "Teleoperation" {
 			t.Errorf("state %q while teleoperating, want Teleoperation", s)

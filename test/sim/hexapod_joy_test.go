@@ -90,6 +90,7 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
+	t.Parallel() // a domain of its own
 	domain := testenv.Domain(t)
 	fifo := filepath.Join(t.TempDir(), "js0")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -168,6 +169,7 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 	w.mu.Unlock()
 	pressed := time.Now()
 	send(joy.Event{Type: joy.EventAxis, Number: 1, Value: -32767}) // left stick fully forward
+	// Held for 5 s without new events: the point of the test.
 	time.Sleep(5 * time.Second)
 	released := time.Now()
 	send(joy.Event{Type: joy.EventAxis, Number: 1, Value: 0})

@@ -304,7 +304,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	states.clear()
 	for i := 0; i < 5; i++ {
 		_ = teleop.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.4}})
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a teleop's 20 Hz
 	}
 	testenv.WaitFor(t, waitLimit, "teleoperation then idle", func() bool {
 		return reflect.DeepEqual(states.get(), []string{"Teleoperation", "Idle"})
@@ -446,7 +446,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 			_ = goalsPub.Publish(&geometry_msgs_msg.PoseArray{Poses: []geometry_msgs_msg.Pose{
 				{Position: geometry_msgs_msg.Point{X: 5}}, {Position: geometry_msgs_msg.Point{X: 0, Y: -2}}}})
 			_ = failedPub.Publish(&geometry_msgs_msg.PoseArray{})
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // the frontier detector's rate
 		}
 	}()
 	if r := setBool(startExp, true); !r.Success || r.Message != "Exploration started" {
