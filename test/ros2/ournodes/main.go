@@ -52,17 +52,12 @@ func run(args []string) error {
 		return errors.New("usage: ournodes talker|server|nodes ... [--ros-args ...]")
 	}
 	mode, rest := args[0], args[1:]
-	var plain, rosArgs []string
-	for i, a := range rest {
-		if a == "--ros-args" {
-			plain, rosArgs = rest[:i], rest[i:]
-			break
-		}
+	parsed, err := ros.ParseArgs(rest)
+	if err != nil {
+		return err
 	}
-	if rosArgs == nil {
-		plain = rest
-	}
-	rc, err := ros.NewContext(ros.ContextOptions{Args: rosArgs})
+	plain := parsed.User // the arguments outside --ros-args
+	rc, err := ros.NewContext(ros.ContextOptions{Args: rest})
 	if err != nil {
 		return err
 	}
