@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/foxglove"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/msgs"
 )
 
@@ -42,56 +43,36 @@ type Running struct {
 // max_qos_depth (25), include_hidden (false), capabilities (all).
 func Setup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
 	return func(ctx context.Context, n *ros.Node) error {
-		ro := func(desc string) ros.ParamDescriptor {
-			return ros.ParamDescriptor{Description: desc, ReadOnly: true}
-		}
-		port, err := ros.DeclareParam(n, "port", int64(8765), ro("TCP port of the WebSocket server (0: any free port)"))
-		if err != nil {
-			return err
-		}
-		if port < 0 || port > 65535 {
-			return fmt.Errorf("parameter port: %d is not a TCP port", port)
-		}
-		address, err := ros.DeclareParam(n, "address", "127.0.0.1", ro("address to listen on (0.0.0.0: all interfaces)"))
-		if err != nil {
-			return err
-		}
+		d := ros.NewDeclarer(n)
+		const why = "the server and its subscriptions are set up at start-up, as foxglove_bridge does"
+		ro := func(desc string) param.Descriptor { return param.ReadOnly(desc, why) }
+		port := param.Declare(d, "port", int64(8765), param.Descriptor{
+			Description: "TCP port of the WebSocket server (0: any free port) (read-only: " + why + ")",
+			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 65535)}, nil)
+		address := param.Declare(d, "address", "127.0.0.1", ro("address to listen on (0.0.0.0: all interfaces)"), nil)
 		all := []string{".*"}
 		lists := map[string][]string{}
 		for _, name := range []string{"topic_whitelist", "service_whitelist", "param_whitelist", "client_topic_whitelist"} {
-			v, err := ros.DeclareParam(n, name, all, ro("regular expressions; only names matching one in full are offered"))
-			if err != nil {
-				return err
-			}
-			lists[name] = v
+			lists[name] = param.Declare(d, name, all, ro("regular expressions; only names matching one in full are offered"), nil)
 		}
-		sendLimit, err := ros.DeclareParam(n, "send_buffer_limit", int64(10_000_000),
-			ro("bytes of messages waiting per client before the oldest are dropped"))
-		if err != nil {
-			return err
-		}
-		if sendLimit <= 0 {
-			return fmt.Errorf("parameter send_buffer_limit: %d is not positive", sendLimit)
-		}
-		minDepth, err := ros.DeclareParam(n, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"))
-		if err != nil {
-			return err
-		}
-		maxDepth, err := ros.DeclareParam(n, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"))
-		if err != nil {
+		sendLimit := param.Declare(d, "send_buffer_limit", int64(10_000_000),
+			ro("bytes of messages waiting per client before the oldest are dropped"), func(v int64) error {
+				if v <= 0 {
+					return errors.New("is not positive")
+				}
+				return nil
+			})
+		minDepth := param.Declare(d, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"), nil)
+		maxDepth := param.Declare(d, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"), nil)
+		hidden := param.Declare(d, "include_hidden", false, ro("also offer hidden topics and services"), nil)
+		caps := param.Declare(d, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"), nil)
+		if err := d.Err(); err != nil {
 			return err
 		}
 		if minDepth < 1 || maxDepth < minDepth {
 			return fmt.Errorf("parameters min_qos_depth %d and max_qos_depth %d: need 1 <= min <= max", minDepth, maxDepth)
 		}
-		hidden, err := ros.DeclareParam(n, "include_hidden", false, ro("also offer hidden topics and services"))
-		if err != nil {
-			return err
-		}
-		caps, err := ros.DeclareParam(n, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"))
-		if err != nil {
-			return err
-		}
+		var err error
 		for _, c := range caps {
 			known := false
 			for _, k := range AllCapabilities {
