@@ -308,16 +308,25 @@ func TestLaunchFiles_SimTime(t *testing.T) {
 			if p.Name == "diff_drive_sim" {
 				want = "publish_clock" // the simulator is the clock
 			}
-			var got any
-			for _, src := range p.Params {
-				for _, v := range src.Inline {
-					if v.Name == want {
-						got = v.Value // the last one wins, as for the node
+			// Every parameter file the node gets, in order, read as the
+			// node reads them: its own entry in a file wins over the
+			// launch file's inline (/**) values.
+			var o param.Overrides
+			for i, src := range p.Params {
+				f := src.File
+				if f == "" {
+					f = filepath.Join(t.TempDir(), fmt.Sprintf("params_%d.yaml", i))
+					if err := os.WriteFile(f, []byte(p.ParamsYAML(src.Inline)), 0o600); err != nil {
+						t.Fatal(err)
 					}
 				}
+				if err := o.AddFile(f); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if got != on {
-				t.Errorf("use_sim_time:=%v: %s has %s = %v", on, p.Name, want, got)
+			got, set := o.For("/" + p.Name)[want]
+			if (set && (got.Type() != param.TypeBool || got.Bool() != on)) || (!set && on) {
+				t.Errorf("use_sim_time:=%v: %s gets %s = %v", on, p.Name, want, got)
 			}
 		}
 	}
