@@ -39,7 +39,7 @@ func TestSimTime_LaunchBuiltInSimulationOnSimTime(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	stateCli, err := ros.NewClient[std_srvs_srv.Trigger_Request, std_srvs_srv.Trigger_Response](n, "/rsm/stateInfo")
+	stateCli, err := ros.NewClient(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSimTime_LaunchBuiltInSimulationOnSimTime(t *testing.T) {
 	x0, y0 := o.Pose.Pose.Position.X, o.Pose.Pose.Position.Y
 
 	// AUTONOMOUS, so that the mux forwards the navigator's commands.
-	modeCli, err := ros.NewClient[rsm_msgs_srv.SetOperationMode_Request, rsm_msgs_srv.SetOperationMode_Response](n, "/rsm/setOperationMode")
+	modeCli, err := ros.NewClient(n, "/rsm/setOperationMode", rsm_msgs_srv.SetOperationMode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSimTime_LaunchBuiltInSimulationOnSimTime(t *testing.T) {
 		OperationMode: rsm_msgs_msg.OperationMode{Mode: rsm_msgs_msg.OperationMode_AUTONOMOUS}}); err != nil || !r.Success {
 		t.Fatalf("setOperationMode AUTONOMOUS: %+v, %v", r, err)
 	}
-	explore, err := ros.NewClient[std_srvs_srv.SetBool_Request, std_srvs_srv.SetBool_Response](n, "/rsm/startStopExploration")
+	explore, err := ros.NewClient(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
 	if err != nil {
 		t.Fatal(err)
 	}
