@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsp"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -70,31 +71,24 @@ type statePublisher struct {
 
 // Setup turns n into robot_state_publisher.
 func Setup(_ context.Context, n *ros.Node) error {
-	desc, err := ros.DeclareParam(n, "robot_description", "", ros.ParamDescriptor{
-		Description: "the robot's URDF (XML text)"})
-	if err != nil {
+	// All four are live, as in robot_state_publisher: a change is checked
+	// (checkDescription, rsp.ValidFrequency) and applied at once by changed.
+	d := ros.NewDeclarer(n)
+	desc := param.DeclareLive(d, "robot_description", "", param.Descriptor{
+		Description: "the robot's URDF (XML text) (live: a new one is parsed and published at once)"}, checkDescription).Get()
+	cfg := rsp.DefaultConfig()
+	cfg.PublishFrequency = param.DeclareLive(d, "publish_frequency", rsp.DefaultPublishFrequency, param.Descriptor{
+		Description: "the most often a joint's transform is published on /tf, Hz (0 exclusive to 1000) (live)"},
+		rsp.ValidFrequency).Get()
+	cfg.FramePrefix = param.DeclareLive(d, "frame_prefix", "", param.Descriptor{
+		Description: "prefix of every published frame name (live)"}, nil).Get()
+	cfg.IgnoreTimestamp = param.DeclareLive(d, "ignore_timestamp", false, param.Descriptor{
+		Description: "publish every joint_states message whatever its stamp (live)"}, nil).Get()
+	if err := d.Err(); err != nil {
 		return err
-	}
-	if strings.TrimSpace(desc) == "" {
-		return errors.New("robot_description parameter must not be empty " +
-			`(pass the URDF text: -p robot_description:="$(cat robot.urdf)", or in a launch file ` +
-			`<param name="robot_description" value="$(command 'cat robot.urdf')"/>)`)
 	}
 	model, err := urdf.Parse([]byte(desc))
 	if err != nil {
-		return err
-	}
-	cfg := rsp.DefaultConfig()
-	if cfg.PublishFrequency, err = ros.DeclareParam(n, "publish_frequency", rsp.DefaultPublishFrequency, ros.ParamDescriptor{
-		Description: "the most often a joint's transform is published on /tf, Hz (0 exclusive to 1000)"}); err != nil {
-		return err
-	}
-	if cfg.FramePrefix, err = ros.DeclareParam(n, "frame_prefix", "", ros.ParamDescriptor{
-		Description: "prefix of every published frame name"}); err != nil {
-		return err
-	}
-	if cfg.IgnoreTimestamp, err = ros.DeclareParam(n, "ignore_timestamp", false, ros.ParamDescriptor{
-		Description: "publish every joint_states message whatever its stamp"}); err != nil {
 		return err
 	}
 	pub, err := rsp.New(model, cfg)
@@ -112,7 +106,6 @@ func Setup(_ context.Context, n *ros.Node) error {
 	if s.tfStatic, err = ros.NewPublisher[tf2_msgs_msg.TFMessage](n, TopicTFStatic, QoSTFStatic); err != nil {
 		return err
 	}
-	n.OnSetParameters(validate)
 	n.OnParametersChanged(s.changed)
 	if _, err := ros.NewSubscription(n, TopicJointStates, ros.QoSSensorData, s.jointStates); err != nil {
 		return err
@@ -127,26 +120,16 @@ func Setup(_ context.Context, n *ros.Node) error {
 	return nil
 }
 
-// validate accepts a parameter change only if robot_description parses and
-// publish_frequency is in range, as robot_state_publisher does.
-func validate(ps []ros.Parameter) error {
-	for _, p := range ps {
-		switch p.Name {
-		case "robot_description":
-			d := p.Value.Str()
-			if strings.TrimSpace(d) == "" {
-				return errors.New("empty URDF is not allowed")
-			}
-			if _, err := urdf.Parse([]byte(d)); err != nil {
-				return err
-			}
-		case "publish_frequency":
-			if err := rsp.ValidFrequency(p.Value.Double()); err != nil {
-				return err
-			}
-		}
+// checkDescription accepts a robot_description only if it parses, as
+// robot_state_publisher does.
+func checkDescription(d string) error {
+	if strings.TrimSpace(d) == "" {
+		return errors.New("must not be empty " +
+			`(pass the URDF text: -p robot_description:="$(cat robot.urdf)", or in a launch file ` +
+			`<param name="robot_description" value="$(command 'cat robot.urdf')"/>)`)
 	}
-	return nil
+	_, err := urdf.Parse([]byte(d))
+	return err
 }
 
 func (s *statePublisher) changed(ps []ros.Parameter) {
