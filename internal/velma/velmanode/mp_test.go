@@ -79,17 +79,25 @@ func (r *mpRig) kill(name string) {
 	testenv.WaitFor(r.t, 10*time.Second, name+" to die", func() bool { done, _ := r.procs[name].Exited(); return done })
 }
 
+// waitTimeout bounds each wait of the rig, so a failure names what it
+// waited for long before the test's own deadline.
+const waitTimeout = 60 * time.Second
+
 func (r *mpRig) waitBody(what string, cond func(diag) bool) diag {
 	r.t.Helper()
 	var d diag
-	waitFor(r.t, r.ctx, what, func() bool { d, _ = r.body.get(); return d != nil && cond(d) })
+	ctx, cancel := context.WithTimeout(r.ctx, waitTimeout)
+	defer cancel()
+	waitFor(r.t, ctx, what+" (ve_body's diag)", func() bool { d, _ = r.body.get(); return d != nil && cond(d) })
 	return d
 }
 
 func (r *mpRig) waitCS(what string, cond func(diag) bool) diag {
 	r.t.Helper()
 	var d diag
-	waitFor(r.t, r.ctx, what, func() bool { d, _ = r.cs.get(); return d != nil && cond(d) })
+	ctx, cancel := context.WithTimeout(r.ctx, waitTimeout)
+	defer cancel()
+	waitFor(r.t, ctx, what+" (cs's diag)", func() bool { d, _ = r.cs.get(); return d != nil && cond(d) })
 	return d
 }
 
