@@ -2,12 +2,14 @@ package velmanode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rt"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/subsys"
@@ -61,24 +63,20 @@ func BufferPrefix(param, namespace string) string {
 // uses: timeouts of its own subsystem and, with rtParams, the real-time
 // measures.
 func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
-	ro := ros.ParamDescriptor{ReadOnly: true}
+	const why = "the process's buffers, timeouts and real-time measures are set up at start-up"
+	dl := ros.NewDeclarer(n)
 	var pp ProcParams
-	var err error
 	d := func(name string, def float64, desc string) time.Duration {
-		if err != nil {
-			return 0
-		}
-		var v float64
-		v, err = ros.DeclareParam(n, name, def, ros.ParamDescriptor{ReadOnly: true, Description: desc})
-		if err == nil && !(v > 0 && v <= 10) {
-			err = fmt.Errorf("parameter %s: %g s, want > 0 and ≤ 10", name, v)
-		}
-		return time.Duration(v * float64(time.Second))
+		return param.DeclareDuration(dl, name, time.Duration(def*float64(time.Second)), param.Descriptor{
+			Description: desc + " (read-only: " + why + ")", ReadOnly: true, ReadOnlyReason: why,
+			FloatRange: param.Floats(0, 10)}, func(t time.Duration) error {
+			if t <= 0 {
+				return errors.New("must be above 0 s")
+			}
+			return nil
+		})
 	}
-	if pp.Buffers, err = ros.DeclareParam(n, "buffers", "", ro); err != nil {
-		return pp, err
-	}
-	pp.Buffers = BufferPrefix(pp.Buffers, n.Namespace())
+	pp.Buffers = param.Declare(dl, "buffers", "", param.ReadOnly("prefix of the shared-memory buffers", why), nil)
 	switch who {
 	case VeBodyNodeName:
 		pp.BodyStatusTimeout = d("ve_body.status_timeout", 0.002, "wait for the effectors' status each iteration [s]")
@@ -87,29 +85,19 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 		pp.CSStatusTimeout = d("cs.status_timeout", 0.02, "run without ve_body's status after this [s] (¬veBodyStatusValid)")
 		pp.CSTaskTimeout = d("cs.task_timeout", 0.5, "a running body motion whose task source is silent this long lost its source [s]")
 	}
-	if err != nil || !rtParams {
+	if rtParams {
+		pp.RTLockMemory = param.Declare(dl, "rt.lock_memory", true, param.ReadOnly("mlockall the process", why), nil)
+		pp.RTPriority = int(param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
+			Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
+			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
+		pp.RTGCPercent = int(param.Declare(dl, "rt.gc_percent", int64(400), param.ReadOnly("GOGC of the process", why), nil))
+		stack := param.Declare(dl, "rt.stack_bytes", int64(256<<10), param.ReadOnly("loop goroutine stack pre-faulted [bytes]", why), nil)
+		pp.RTStackBytes = int(max(0, min(stack, 8<<20)))
+	}
+	if err := dl.Err(); err != nil {
 		return pp, err
 	}
-	if pp.RTLockMemory, err = ros.DeclareParam(n, "rt.lock_memory", true, ro); err != nil {
-		return pp, err
-	}
-	prio, err := ros.DeclareParam(n, "rt.priority", int64(0), ros.ParamDescriptor{ReadOnly: true,
-		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler"})
-	if err != nil {
-		return pp, err
-	}
-	if prio < 0 || prio > 99 {
-		return pp, fmt.Errorf("parameter rt.priority: %d, want 0…99", prio)
-	}
-	gc, err := ros.DeclareParam(n, "rt.gc_percent", int64(400), ro)
-	if err != nil {
-		return pp, err
-	}
-	stack, err := ros.DeclareParam(n, "rt.stack_bytes", int64(256<<10), ro)
-	if err != nil {
-		return pp, err
-	}
-	pp.RTPriority, pp.RTGCPercent, pp.RTStackBytes = int(prio), int(gc), int(max(0, min(stack, 8<<20)))
+	pp.Buffers = BufferPrefix(pp.Buffers, n.Namespace())
 	return pp, nil
 }
 
