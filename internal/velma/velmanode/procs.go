@@ -30,7 +30,10 @@ const (
 // parameter says otherwise.
 const DefaultBufferDir = "/dev/shm"
 
-// diagRate is how often each process publishes ~/diag.
+// diagRate is how often each process publishes ~/diag. The ~/diag timers
+// and the staleness check are wall timers: they watch real-time loops that
+// run on the wall clock (velma.RealClock) whatever use_sim_time says, so
+// they must keep reporting while a simulation's /clock is paused or gone.
 const diagRate = 50
 
 // ProcParams are the parameters of the separate processes beyond Params.
@@ -174,7 +177,7 @@ func setupVeBody(_ context.Context, n *ros.Node) error {
 	}
 	log := n.Logger()
 	var last subsys.VeBodyReport
-	if _, err := n.NewTimer(time.Second/diagRate, func() {
+	if _, err := n.NewWallTimer(time.Second/diagRate, func() {
 		r := v.Report()
 		level, msg := byte(diagnostic_msgs_msg.DiagnosticStatus_OK), r.State.String()
 		switch {
@@ -245,7 +248,7 @@ func setupCS(_ context.Context, n *ros.Node) error {
 	}
 	log := n.Logger()
 	var last subsys.CSReport
-	if _, err := n.NewTimer(time.Second/diagRate, func() {
+	if _, err := n.NewWallTimer(time.Second/diagRate, func() {
 		r := c.Report()
 		level, msg := byte(diagnostic_msgs_msg.DiagnosticStatus_OK), r.State.String()
 		if !r.BodyConnected || r.NoStatus > last.NoStatus {
@@ -298,7 +301,7 @@ func setupSim(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	if _, err := n.NewTimer(time.Second/diagRate, func() {
+	if _, err := n.NewWallTimer(time.Second/diagRate, func() {
 		r := sm.Report()
 		d.publish(diagnostic_msgs_msg.DiagnosticStatus_OK, "running", "steps", u(r.Steps), "answer", u(r.Answer),
 			"connected", strconv.FormatBool(r.Connected))
@@ -341,7 +344,7 @@ func setupInterface(_ context.Context, n *ros.Node) error {
 	}
 	n.Context().OnShutdown(func() error { c.Close(); return nil })
 	stale := false
-	if _, err := n.NewTimer(100*time.Millisecond, func() {
+	if _, err := n.NewWallTimer(100*time.Millisecond, func() {
 		snap := b.runner.Snapshot()
 		switch {
 		case snap.Stale && !stale:
