@@ -289,3 +289,55 @@ func stanceTravel(a, b [hexapod.NumLegs]hexapod.Vec3) (float64, bool) {
 	}
 	return sum / float64(n), true
 }
+
+// TestParamsFile_LiveTagsMatchDescriptors: every entry of params/hexapod.yaml
+// says [live] or [read-only], as the declared descriptor does.
+func TestParamsFile_LiveTagsMatchDescriptors(t *testing.T) {
+	b, err := os.ReadFile("../../../params/hexapod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, store := declarer(t, nil)
+	if _, err := LoadSettings(d); err != nil {
+		t.Fatal(err)
+	}
+	type level struct {
+		indent int
+		key    string
+	}
+	var stack []level
+	seen := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		key, rest, ok := strings.Cut(trimmed, ":")
+		if !ok || trimmed == "" || strings.HasPrefix(trimmed, "#") || indent < 4 {
+			continue // comments, the node and ros__parameters keys
+		}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		value, comment, _ := strings.Cut(rest, "#")
+		if strings.TrimSpace(value) == "" {
+			stack = append(stack, level{indent, key})
+			continue
+		}
+		name := key
+		for j := len(stack) - 1; j >= 0; j-- {
+			name = stack[j].key + "." + name
+		}
+		desc, err := store.Describe([]string{name})
+		if err != nil {
+			t.Errorf("line %d: %s is not declared: %v", i+1, name, err)
+			continue
+		}
+		seen++
+		live, ro := strings.Contains(comment, "[live]"), strings.Contains(comment, "[read-only]")
+		if live == ro || live == desc[0].ReadOnly {
+			t.Errorf("line %d: %s is tagged live=%v read-only=%v but declared read-only=%v", i+1, name, live, ro, desc[0].ReadOnly)
+		}
+	}
+	if seen != len(store.Names()) {
+		t.Errorf("%d entries in the file, %d parameters declared", seen, len(store.Names()))
+	}
+}
