@@ -232,10 +232,10 @@ async function main() {
   // Parameters, named /node.param. A read-only one is refused with the
   // node's reason; a writable one is set, read back and reported to
   // subscribers.
-  const readOnly = `${ns}/robotControlMuxNode.teleoperation_idle_timer`;
+  const readOnly = `${ns}/robotControlMuxNode.initial_operation_mode`;
   results.readOnlyBefore = (await getParams([readOnly], "get-ro"))[0];
   const nStatus = statuses.length;
-  client.setParameters([{ name: readOnly, value: 0.9, type: "float64" }], "set-ro");
+  client.setParameters([{ name: readOnly, value: 1 }], "set-ro");
   results.readOnlySetReply = (await until("the reply of the read-only set", () => paramReplies.get("set-ro")))[0];
   results.readOnlyError = (await until("an error status for the read-only set", () =>
     statuses.slice(nStatus).find((s) => s.level === 2 && s.message.includes(readOnly)))).message;

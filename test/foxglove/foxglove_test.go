@@ -216,11 +216,12 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	// Parameters named /node.param; the double carries type float64. A
 	// read-only parameter keeps its value and the node's reason reaches
 	// the client.
-	const readOnly = "/diffbot/robotControlMuxNode.teleoperation_idle_timer"
-	if r.ReadOnlyBefore.Name != readOnly || r.ReadOnlyBefore.Value != 0.5 || r.ReadOnlyBefore.Type != "float64" {
+	// (teleoperation_idle_timer, read-only before, is live now.)
+	const readOnly = "/diffbot/robotControlMuxNode.initial_operation_mode"
+	if r.ReadOnlyBefore.Name != readOnly || r.ReadOnlyBefore.Value != 0.0 || r.ReadOnlyBefore.Type != "" {
 		t.Errorf("read-only parameter: %+v", r.ReadOnlyBefore)
 	}
-	if r.ReadOnlySetReply.Value != 0.5 || !strings.Contains(r.ReadOnlyError, "read-only") {
+	if r.ReadOnlySetReply.Value != 0.0 || !strings.Contains(r.ReadOnlyError, "read-only") {
 		t.Errorf("setting a read-only parameter: reply %+v, status %q", r.ReadOnlySetReply, r.ReadOnlyError)
 	}
 	const param = "/diffbot/diff_drive_sim.max_angular_velocity"
