@@ -1,7 +1,6 @@
 package hexapodnode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -36,17 +35,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(testenv.Main(m))
-}
-
-func processEnv(domain uint32) []string {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
 }
 
 // TestSettings_LiveValidation: a set of a live parameter is checked against
@@ -122,9 +110,8 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	cli := testenv.Executable(t, "cmd/fsmnodes")
 	proc := exec.Command(os.Args[0])
-	proc.Env = append(processEnv(domain), "HEXAPOD_TEST_EXEC=1")
+	proc.Env = append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1")
 	proc.Stdout = testenv.LogWriter{T: t, Prefix: "motion_control: "}
 	proc.Stderr = proc.Stdout
 	if err := proc.Start(); err != nil {
@@ -141,18 +128,6 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 			<-done
 		}
 	})
-	runCLI := func(args ...string) (string, string, bool) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, cli, args...)
-		cmd.Env = processEnv(domain)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
-		return out.String(), errOut.String(), err == nil
-	}
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -250,14 +225,14 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	})
 	t.Logf("travel per tick at gait.distance_per_step 0.003: %.5f m", travel())
 
-	if _, stderr, ok := runCLI("param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0"); ok ||
+	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0"); ok ||
 		!strings.Contains(stderr, "DistancePerStep must be positive") {
 		t.Errorf("distance_per_step 0: ok=%v %q, want refused with the reason", ok, stderr)
 	}
-	if _, stderr, ok := runCLI("param", "set", "/hexapod_controller", "rate", "50.0"); ok || !strings.Contains(stderr, "read-only") {
+	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "rate", "50.0"); ok || !strings.Contains(stderr, "read-only") {
 		t.Errorf("rate 50: ok=%v %q, want refused as read-only", ok, stderr)
 	}
-	if out, _, ok := runCLI("param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0015"); !ok ||
+	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0015"); !ok ||
 		!strings.Contains(out, "Set parameter successful") {
 		t.Fatalf("param set gait.distance_per_step 0.0015 refused: %q", out)
 	}

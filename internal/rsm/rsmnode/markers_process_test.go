@@ -86,7 +86,7 @@ func TestWaypointMarkers_Process(t *testing.T) {
 	cctx, ccancel := context.WithTimeout(ctx, waitLimit)
 	defer ccancel()
 	echo := exec.CommandContext(cctx, cli, "topic", "echo", "/rsm/waypoint_markers", "--once")
-	echo.Env = testEnv(domain)
+	echo.Env = testenv.Env(domain)
 	out, err := echo.CombinedOutput()
 	if err != nil {
 		t.Fatalf("fsmnodes topic echo: %v\n%s", err, out)

@@ -52,23 +52,12 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m))
 }
 
-func testEnv(domain uint32) []string {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
-}
-
 // start runs an RSM executable (the test binary standing in for it) until
 // the end of the test (SIGTERM, then wait).
 func start(t *testing.T, domain uint32, exe string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(testEnv(domain), "RSM_TEST_EXEC="+exe)
+	cmd.Env = append(testenv.Env(domain), "RSM_TEST_EXEC="+exe)
 	cmd.Stdout = testenv.LogWriter{T: t, Prefix: exe + ": "}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
@@ -473,7 +462,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	// The CLI works like ros2's.
 	cliCmd := exec.Command(cli, "service", "call", "/rsm/startStopWaypointFollowing",
 		"std_srvs/srv/SetBool", "{data: true}")
-	cliCmd.Env = testEnv(domain)
+	cliCmd.Env = testenv.Env(domain)
 	out, err := cliCmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Waypoint following started") {
 		t.Errorf("fsmnodes service call: %v\n%s", err, out)

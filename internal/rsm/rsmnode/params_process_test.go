@@ -1,9 +1,7 @@
 package rsmnode
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,21 +12,6 @@ import (
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 )
-
-// fsmnodesCLI runs `fsmnodes args...` (the built CLI) on domain and returns
-// its stdout, stderr and whether it exited 0.
-func fsmnodesCLI(t *testing.T, domain uint32, args ...string) (stdout, stderr string, ok bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Executable(t, "cmd/fsmnodes"), args...)
-	cmd.Env = testEnv(domain)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
-	return out.String(), errOut.String(), err == nil
-}
 
 // TestLiveParams_Mux_Process: `fsmnodes param set` changes the running
 // robot_control_mux process — teleoperation_idle_timer (longer, then
@@ -104,17 +87,17 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 		{"max_linear_velocity", "0.0", "must be above 0"},
 		{"cmd_vel_topic", "other", "read-only"},
 	} {
-		_, stderr, ok := fsmnodesCLI(t, domain, "param", "set", "/robotControlMuxNode", c.name, c.value)
+		_, stderr, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", c.name, c.value)
 		if ok || !strings.Contains(stderr, "Setting parameter failed") || !strings.Contains(stderr, c.reason) {
 			t.Errorf("param set %s %s: ok=%v stderr %q; want refused with %q", c.name, c.value, ok, stderr, c.reason)
 		}
 	}
-	if out, _, _ := fsmnodesCLI(t, domain, "param", "get", "/robotControlMuxNode", "teleoperation_idle_timer"); !strings.Contains(out, "0.5") {
+	if out, _, _ := testenv.CLI(t, domain, "param", "get", "/robotControlMuxNode", "teleoperation_idle_timer"); !strings.Contains(out, "0.5") {
 		t.Errorf("teleoperation_idle_timer after refused sets: %q, want 0.5", out)
 	}
 
 	// A longer idle timer: TELEOPERATION holds well past the old 0.5 s.
-	if out, _, ok := fsmnodesCLI(t, domain, "param", "set", "/robotControlMuxNode", "teleoperation_idle_timer", "30.0"); !ok ||
+	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", "teleoperation_idle_timer", "30.0"); !ok ||
 		!strings.Contains(out, "Set parameter successful") {
 		t.Fatalf("param set teleoperation_idle_timer 30.0: %q", out)
 	}
@@ -140,7 +123,7 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 	}
 
 	// Lower speed limit: the next command is clamped to it.
-	if _, _, ok := fsmnodesCLI(t, domain, "param", "set", "/robotControlMuxNode", "max_linear_velocity", "0.25"); !ok {
+	if _, _, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", "max_linear_velocity", "0.25"); !ok {
 		t.Fatal("param set max_linear_velocity 0.25 refused")
 	}
 	cmdVel.clear()
@@ -158,7 +141,7 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 	})
 
 	// A shorter idle timer ends the running one at the next cycle.
-	if _, _, ok := fsmnodesCLI(t, domain, "param", "set", "/robotControlMuxNode", "teleoperation_idle_timer", "0.2"); !ok {
+	if _, _, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", "teleoperation_idle_timer", "0.2"); !ok {
 		t.Fatal("param set teleoperation_idle_timer 0.2 refused")
 	}
 	testenv.WaitFor(t, waitLimit, "STOPPED after the idle timer was shortened", func() bool {
@@ -167,7 +150,7 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 	})
 
 	// update_frequency: a faster cycle shows in the operationMode rate.
-	if _, _, ok := fsmnodesCLI(t, domain, "param", "set", "/robotControlMuxNode", "update_frequency", "100.0"); !ok {
+	if _, _, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", "update_frequency", "100.0"); !ok {
 		t.Fatal("param set update_frequency 100.0 refused")
 	}
 	modes.clear()

@@ -49,7 +49,7 @@ func TestExamplePlugin_Process(t *testing.T) {
 	// killed one leaves the graph within a second; done gets its end.
 	startPlugin := func() (*exec.Cmd, chan error) {
 		cmd := exec.Command(pluginExe, "--ros-args", "-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
-		cmd.Env = append(testEnv(domain),
+		cmd.Env = append(testenv.Env(domain),
 			"CYCLONEDDS_URI=<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>")
 		cmd.Stdout = testenv.LogWriter{T: t, Prefix: "example_rsm_plugin: "}
 		cmd.Stderr = cmd.Stdout

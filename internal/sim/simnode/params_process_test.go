@@ -1,7 +1,6 @@
 package simnode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -32,17 +31,6 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m))
 }
 
-func processEnv(domain uint32) []string {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); (strings.HasPrefix(k, "ROS_") && k != "ROS_LOG_DIR") || k == "CYCLONEDDS_URI" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
-}
-
 // TestLiveParams_DiffDrive_Process: `fsmnodes param set` lowers the turn
 // rate limit of a running diff_drive_sim; the simulated robot turns at the
 // new limit from the next step (its /odom twist), and bad values are
@@ -52,9 +40,8 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	cli := testenv.Executable(t, "cmd/fsmnodes")
 	proc := exec.Command(os.Args[0])
-	proc.Env = append(processEnv(domain), "SIMNODE_TEST_EXEC=1")
+	proc.Env = append(testenv.Env(domain), "SIMNODE_TEST_EXEC=1")
 	proc.Stdout = testenv.LogWriter{T: t, Prefix: "diff_drive_sim: "}
 	proc.Stderr = proc.Stdout
 	if err := proc.Start(); err != nil {
@@ -71,18 +58,6 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 			<-done
 		}
 	})
-	runCLI := func(args ...string) (string, string, bool) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, cli, args...)
-		cmd.Env = processEnv(domain)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
-		return out.String(), errOut.String(), err == nil
-	}
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -131,14 +106,14 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 		{".nan", "NaN"},
 		{"fast", "type"},
 	} {
-		if _, stderr, ok := runCLI("param", "set", "/diff_drive_sim", "max_angular_velocity", c.value); ok || !strings.Contains(stderr, c.reason) {
+		if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "max_angular_velocity", c.value); ok || !strings.Contains(stderr, c.reason) {
 			t.Errorf("max_angular_velocity %s: ok=%v %q, want refused with %q", c.value, ok, stderr, c.reason)
 		}
 	}
-	if _, stderr, ok := runCLI("param", "set", "/diff_drive_sim", "start_x", "1.0"); ok || !strings.Contains(stderr, "read-only") {
+	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "start_x", "1.0"); ok || !strings.Contains(stderr, "read-only") {
 		t.Errorf("start_x: ok=%v %q, want refused as read-only", ok, stderr)
 	}
-	if out, _, ok := runCLI("param", "set", "/diff_drive_sim", "max_angular_velocity", "0.3"); !ok || !strings.Contains(out, "successful") {
+	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "max_angular_velocity", "0.3"); !ok || !strings.Contains(out, "successful") {
 		t.Fatalf("max_angular_velocity 0.3 refused: %q", out)
 	}
 	testenv.WaitFor(t, 30*time.Second, "turning at the new 0.3 rad/s", func() bool { return math.Abs(turnRate()-0.3) < 1e-9 })

@@ -1,9 +1,6 @@
 package velmanode
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -25,10 +22,8 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 	}
 	domain := testenv.Domain(t)
 	bin := testenv.Executable(t, "nodes/velma_bridge")
-	cli := testenv.Executable(t, "cmd/fsmnodes")
-	env := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
 	bridge := exec.Command(bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
-	bridge.Env = env
+	bridge.Env = testenv.Env(domain)
 	bridge.Stdout = testenv.LogWriter{T: t, Prefix: "velma_bridge: "}
 	bridge.Stderr = bridge.Stdout
 	if err := bridge.Start(); err != nil {
@@ -45,20 +40,8 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 			<-done
 		}
 	})
-	run := func(args ...string) (string, string, bool) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, cli, args...)
-		cmd.Env = env
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
-		return out.String(), errOut.String(), err == nil
-	}
 	testenv.WaitFor(t, 30*time.Second, "velma_core's parameters", func() bool {
-		out, _, ok := run("param", "get", "/velma_core", "cs.head_max_velocity")
+		out, _, ok := testenv.CLI(t, domain, "param", "get", "/velma_core", "cs.head_max_velocity")
 		return ok && strings.Contains(out, "1.04")
 	})
 	for _, c := range []struct{ name, value, reason string }{
@@ -69,14 +52,14 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 		{"period", "0.004", "read-only"},
 		{"cs.jnt_stiffness", "[1.0]", "read-only"},
 	} {
-		if _, stderr, ok := run("param", "set", "/velma_core", c.name, c.value); ok || !strings.Contains(stderr, c.reason) {
+		if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/velma_core", c.name, c.value); ok || !strings.Contains(stderr, c.reason) {
 			t.Errorf("param set %s %s: ok=%v %q, want refused with %q", c.name, c.value, ok, stderr, c.reason)
 		}
 	}
-	if out, _, ok := run("param", "set", "/velma_core", "cs.head_max_velocity", "0.5"); !ok || !strings.Contains(out, "successful") {
+	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/velma_core", "cs.head_max_velocity", "0.5"); !ok || !strings.Contains(out, "successful") {
 		t.Fatalf("cs.head_max_velocity 0.5 refused: %q", out)
 	}
-	if out, _, _ := run("param", "get", "/velma_core", "cs.head_max_velocity"); !strings.Contains(out, "0.5") {
+	if out, _, _ := testenv.CLI(t, domain, "param", "get", "/velma_core", "cs.head_max_velocity"); !strings.Contains(out, "0.5") {
 		t.Errorf("cs.head_max_velocity after the set: %q", out)
 	}
 }
