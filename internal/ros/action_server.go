@@ -205,8 +205,11 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Mes
 	}
 	resp.Accepted = true
 	resp.Stamp = builtin_interfaces_msg.TimeOf(now)
-	s.publishStatus()
-	// Start after the response is sent (it goes out when this returns).
+	// Start, and publish the goal's status, after the response is sent (it
+	// goes out when this returns), in rclcpp's order: a client applies a
+	// status only to a goal whose response it has, so a status that came
+	// first would leave the client (ros2 action send_goal) without one
+	// until the goal ends, and its Ctrl-C would not cancel.
 	if err := s.n.Post(func() { s.start(id, goal) }); err != nil {
 		s.finish(id, action.EventAbort, nil)
 	}
