@@ -9,6 +9,11 @@ PREFIX  ?= $(CURDIR)
 LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
 export PATH := /usr/local/go/bin:$(PATH)
+# One build flavour for every step: the colcon package (CMakeLists.txt)
+# builds with -trimpath, and so do `make build`, vet, the test executables,
+# go test and test/ros2, so that they all share one build cache instead of
+# compiling every package twice.
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
 .PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer
 

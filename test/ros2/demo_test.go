@@ -67,37 +67,41 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	if err := os.WriteFile(paramFile, []byte("/**:\n  ros__parameters:\n    max_angular_velocity: 0.75\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Five lanes side by side (each call waits out --spin-time): the graph;
+	// topic echoes; services (after the echo of the operation mode they
+	// change); the mux's parameters; the simulator's parameters.
+	const graph, echo, srv, mux, sim = 0, 1, 2, 3, 4
 	res := d.ros2(
-		with("node", "list"),
-		with("node", "info", "/velma/velma_core"),
-		with("topic", "list", "-t"),
-		with("topic", "info", "-v", "/diffbot/rsm/operationMode"),
-		with("topic", "echo", "--once", "/diffbot/rsm/operationMode"),
-		with("topic", "echo", "--once", "/diffbot/odom"),
-		with("topic", "echo", "--once", "/velma/velma_core/status"),
-		with("topic", "echo", "--once", "--no-arr", "/hexapod/joint_states"),
-		with("topic", "echo", "--once", "/diffbot/rsm/waypoints"),
+		with("node", "list").in(graph),
+		with("node", "info", "/velma/velma_core").in(graph),
+		with("topic", "list", "-t").in(graph),
+		with("topic", "info", "-v", "/diffbot/rsm/operationMode").in(graph),
+		with("topic", "echo", "--once", "/diffbot/rsm/operationMode").in(srv),
+		with("topic", "echo", "--once", "/diffbot/odom").in(echo),
+		with("topic", "echo", "--once", "/velma/velma_core/status").in(echo),
+		with("topic", "echo", "--once", "--no-arr", "/hexapod/joint_states").in(echo),
+		with("topic", "echo", "--once", "/diffbot/rsm/waypoints").in(echo),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/addWaypoint", "rsm_msgs/srv/AddWaypoint",
-			"{waypoint: {pose: {position: {x: 2.0, y: 0.5}, orientation: {w: 1.0}}}, position: -1}"}},
-		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/getWaypoints", "rsm_msgs/srv/GetWaypoints"}},
+			"{waypoint: {pose: {position: {x: 2.0, y: 0.5}, orientation: {w: 1.0}}}, position: -1}"}}.in(srv),
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/getWaypoints", "rsm_msgs/srv/GetWaypoints"}}.in(srv),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setOperationMode", "rsm_msgs/srv/SetOperationMode",
-			"{operation_mode: {emergency_stop: false, mode: 2}}"}},
-		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setExplorationMode", "std_srvs/srv/SetBool", "{data: true}"}},
-		ros2Cmd{Argv: []string{"service", "call", "/hexapod/hexapod_controller/start_stop", "std_srvs/srv/Trigger"}},
-		with("param", "list", "/diffbot/robotControlMuxNode"),
-		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
-		with("param", "set", "/diffbot/robotControlMuxNode", "cmd_vel_topic", "elsewhere"), // read-only
-		with("param", "describe", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "cmd_vel_topic"),
+			"{operation_mode: {emergency_stop: false, mode: 2}}"}}.in(srv),
+		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setExplorationMode", "std_srvs/srv/SetBool", "{data: true}"}}.in(srv),
+		ros2Cmd{Argv: []string{"service", "call", "/hexapod/hexapod_controller/start_stop", "std_srvs/srv/Trigger"}}.in(echo),
+		with("param", "list", "/diffbot/robotControlMuxNode").in(mux),
+		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer").in(mux),
+		with("param", "set", "/diffbot/robotControlMuxNode", "cmd_vel_topic", "elsewhere").in(mux), // read-only
+		with("param", "describe", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "cmd_vel_topic").in(mux),
 		// The simulator's velocity limits may change at run time.
-		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "0.8"),
-		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "-1.0"), // refused
-		with("param", "get", "/diffbot/diff_drive_sim", "max_linear_velocity"),
-		with("param", "load", "/diffbot/diff_drive_sim", paramFile),
-		with("param", "dump", "/diffbot/diff_drive_sim"),
+		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "0.8").in(sim),
+		with("param", "set", "/diffbot/diff_drive_sim", "max_linear_velocity", "-1.0").in(sim), // refused
+		with("param", "get", "/diffbot/diff_drive_sim", "max_linear_velocity").in(sim),
+		with("param", "load", "/diffbot/diff_drive_sim", paramFile).in(sim),
+		with("param", "dump", "/diffbot/diff_drive_sim").in(sim),
 		// The mux's idle timer is live: a running node takes it.
-		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "1.5"),
-		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "0.0"), // refused
-		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer"),
+		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "1.5").in(mux),
+		with("param", "set", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer", "0.0").in(mux), // refused
+		with("param", "get", "/diffbot/robotControlMuxNode", "teleoperation_idle_timer").in(mux),
 	)
 	for _, r := range res {
 		if !r.ok() {

@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -63,6 +64,14 @@ var peer struct {
 }
 
 func TestMain(m *testing.M) {
+	// The tests here mostly wait (for discovery, --spin-time, ros2
+	// launch): four run at a time unless -parallel says otherwise.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", "4")
+	}
 	code := setUp()
 	if code == 0 {
 		code = testenv.WithLogDir(m)
@@ -214,18 +223,32 @@ func perTestVar(kv string) bool {
 	return false
 }
 
-// buildOurs builds the CLI, every node and test/ros2/ournodes into peer.bin.
+// buildOurs builds the CLI, every node and test/ros2/ournodes into peer.bin,
+// or takes them from $FSMNODES_TEST_BIN (`make test` builds them there with
+// -trimpath, as this would).
 func buildOurs() error {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	peer.bin = filepath.Join(peer.tmp, "bin")
 	pkgs := []string{"./cmd/fsmnodes", "./test/ros2/ournodes"}
 	nodes, _ := filepath.Glob(filepath.Join(peer.repo, "nodes", "*"))
 	for _, n := range nodes {
 		pkgs = append(pkgs, "./nodes/"+filepath.Base(n))
 	}
+	if dir := os.Getenv(testenv.BinEnv); dir != "" {
+		have := 0
+		for _, p := range pkgs {
+			if _, err := os.Stat(filepath.Join(dir, filepath.Base(p))); err == nil {
+				have++
+			}
+		}
+		if have == len(pkgs) {
+			peer.bin = dir
+			return nil
+		}
+	}
+	peer.bin = filepath.Join(peer.tmp, "bin")
 	// -trimpath as the colcon build does, so that it finds every package
 	// compiled already.
 	cmd := exec.Command(goTool, append([]string{"build", "-trimpath", "-o", peer.bin + "/"}, pkgs...)...)
@@ -524,7 +547,14 @@ func (d *dom) fsmnodes(args ...string) string {
 type ros2Cmd struct {
 	Argv    []string `json:"argv"`
 	Timeout float64  `json:"timeout,omitempty"` // seconds; then Ctrl-C
+	// Lane: calls of one lane run one after the other in one Python
+	// process; lanes run side by side. Calls that depend on each other
+	// (a set, then a get) share a lane.
+	Lane int `json:"-"`
 }
+
+// in returns c in lane l.
+func (c ros2Cmd) in(l int) ros2Cmd { c.Lane = l; return c }
 
 // ros2Result is what one call printed and returned ("0", "1", an error
 // text, or "2" for Ctrl-C).
@@ -550,13 +580,62 @@ func (r ros2Result) String() string {
 	return fmt.Sprintf("ros2 %s -> rc %v\n%s%s", strings.Join(r.Argv, " "), r.RC, r.Stdout, r.Stderr)
 }
 
-// ros2 runs ros2 CLI calls one after the other in one Python process and
-// returns their results in order.
+// ros2 runs ros2 CLI calls and returns their results in the order given.
+// The calls of one lane (ros2Cmd.Lane) run one after the other in one
+// Python process (starting Python with rclpy costs about a second); lanes
+// run side by side, since most calls spend their time waiting for
+// discovery (--spin-time) or an answer.
 func (d *dom) ros2(cmds ...ros2Cmd) []ros2Result {
 	d.t.Helper()
+	lanes := map[int][]int{} // lane -> indices into cmds
+	for i, c := range cmds {
+		lanes[c.Lane] = append(lanes[c.Lane], i)
+	}
+	type laneOut struct {
+		idx    []int
+		res    []ros2Result
+		stderr string
+		err    error
+	}
+	outs := make(chan laneOut, len(lanes))
+	for _, idx := range lanes {
+		batch := make([]ros2Cmd, len(idx))
+		for j, i := range idx {
+			batch[j] = cmds[i]
+		}
+		go func() {
+			res, stderr, err := d.ros2Batch(batch)
+			outs <- laneOut{idx, res, stderr, err}
+		}()
+	}
+	all := make([]ros2Result, len(cmds))
+	var failed []string
+	for range lanes {
+		o := <-outs
+		for j, r := range o.res {
+			all[o.idx[j]] = r
+		}
+		if o.err != nil || len(o.res) != len(o.idx) {
+			failed = append(failed, fmt.Sprintf("ros2_batch.py: %v (%d of %d results)\n%s", o.err, len(o.res), len(o.idx), o.stderr))
+		}
+	}
+	for _, r := range all {
+		if r.Argv != nil {
+			d.t.Log(r.String())
+		}
+	}
+	if len(failed) > 0 {
+		d.t.Fatal(strings.Join(failed, "\n"))
+	}
+	return all
+}
+
+// ros2Batch runs cmds one after the other in one Python process
+// (testdata/ros2_batch.py). It may run on any goroutine.
+func (d *dom) ros2Batch(cmds []ros2Cmd) (res []ros2Result, stderr string, err error) {
 	in, err := json.Marshal(cmds)
 	if err != nil {
-		d.t.Fatal(err)
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*deadline)
 	defer cancel()
@@ -564,25 +643,20 @@ func (d *dom) ros2(cmds ...ros2Cmd) []ros2Result {
 	cmd.Env = d.rosEnv()
 	cmd.Dir = d.dir
 	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
 	out, err := cmd.Output()
-	var res []ros2Result
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line == "" {
 			continue
 		}
 		var r ros2Result
 		if jerr := json.Unmarshal([]byte(line), &r); jerr != nil {
-			d.t.Fatalf("ros2_batch.py printed %q: %v", line, jerr)
+			return res, errBuf.String(), fmt.Errorf("ros2_batch.py printed %q: %w", line, jerr)
 		}
-		d.t.Log(r.String())
 		res = append(res, r)
 	}
-	if err != nil || len(res) != len(cmds) {
-		d.t.Fatalf("ros2_batch.py: %v (%d of %d results)\n%s", err, len(res), len(cmds), stderr.String())
-	}
-	return res
+	return res, errBuf.String(), err
 }
 
 // ros2One runs one ros2 CLI call and fails the test if it fails.

@@ -38,26 +38,28 @@ func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	d.ros2One("daemon", "start")
 	nd := []string{"--no-daemon", "--spin-time", "2"}
 	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
+	// Three lanes side by side: services, parameters (in order), actions.
+	const srvs, prm, actions = 0, 1, 2
 	res := d.ros2(
-		ros2Cmd{Argv: []string{"service", "call", "/ours_server/set", "std_srvs/srv/SetBool", "{data: true}"}},
-		ros2Cmd{Argv: []string{"service", "call", "/ours_server/trigger", "std_srvs/srv/Trigger"}},
-		with("service", "list", "-t"),
-		with("param", "list", "/ours_server"),
-		with("param", "get", "/ours_server", "speed"),
-		with("param", "set", "/ours_server", "speed", "3.25"),
-		with("param", "get", "/ours_server", "speed"),
-		with("param", "set", "/ours_server", "speed", "11.0"), // out of range
-		with("param", "set", "/ours_server", "limit", "8"),    // read-only
-		with("param", "describe", "/ours_server", "speed", "limit"),
-		with("param", "dump", "/ours_server"),
-		with("param", "load", "/ours_server", paramFile),
-		with("param", "get", "/ours_server", "label"),
-		ros2Cmd{Argv: []string{"action", "list", "-t"}},
-		ros2Cmd{Argv: []string{"action", "info", "/ours_server/fibonacci"}},
+		ros2Cmd{Argv: []string{"service", "call", "/ours_server/set", "std_srvs/srv/SetBool", "{data: true}"}}.in(srvs),
+		ros2Cmd{Argv: []string{"service", "call", "/ours_server/trigger", "std_srvs/srv/Trigger"}}.in(srvs),
+		with("service", "list", "-t").in(srvs),
+		with("param", "list", "/ours_server").in(prm),
+		with("param", "get", "/ours_server", "speed").in(prm),
+		with("param", "set", "/ours_server", "speed", "3.25").in(prm),
+		with("param", "get", "/ours_server", "speed").in(prm),
+		with("param", "set", "/ours_server", "speed", "11.0").in(prm), // out of range
+		with("param", "set", "/ours_server", "limit", "8").in(prm),    // read-only
+		with("param", "describe", "/ours_server", "speed", "limit").in(prm),
+		with("param", "dump", "/ours_server").in(prm),
+		with("param", "load", "/ours_server", paramFile).in(prm),
+		with("param", "get", "/ours_server", "label").in(prm),
+		ros2Cmd{Argv: []string{"action", "list", "-t"}}.in(actions),
+		ros2Cmd{Argv: []string{"action", "info", "/ours_server/fibonacci"}}.in(actions),
 		ros2Cmd{Argv: []string{"action", "send_goal", "--feedback", "/ours_server/fibonacci",
-			"example_interfaces/action/Fibonacci", "{order: 5}"}},
+			"example_interfaces/action/Fibonacci", "{order: 5}"}}.in(actions),
 		ros2Cmd{Argv: []string{"action", "send_goal", "/ours_server/fibonacci",
-			"example_interfaces/action/Fibonacci", "{order: -1}"}},
+			"example_interfaces/action/Fibonacci", "{order: -1}"}}.in(actions),
 	)
 	for i, r := range res {
 		if i == 7 || i == 8 {

@@ -61,15 +61,15 @@ func TestTopicsWithRclcpp(t *testing.T) {
 		return false
 	})
 
-	// The ros2 CLI on our node.
+	// The ros2 CLI on our node, in three lanes side by side.
 	res := d.ros2(
-		ros2Cmd{Argv: []string{"topic", "list", "-t", "--no-daemon", "--spin-time", "2"}},
-		ros2Cmd{Argv: []string{"topic", "info", "-v", "/ours/chatter", "--no-daemon", "--spin-time", "2"}},
-		ros2Cmd{Argv: []string{"topic", "echo", "--once", "/ours/chatter", "--no-daemon", "--spin-time", "2"}},
-		ros2Cmd{Argv: []string{"topic", "echo", "--once", "/ours/latched", "--no-daemon", "--spin-time", "2"}},
-		ros2Cmd{Argv: []string{"topic", "pub", "--once", "-w", "1", "/ours/to_ours", "std_msgs/msg/String", "{data: from ros2}"}},
-		ros2Cmd{Argv: []string{"node", "list", "--no-daemon", "--spin-time", "2"}},
-		ros2Cmd{Argv: []string{"node", "info", "/ours_talker", "--no-daemon", "--spin-time", "2"}},
+		ros2Cmd{Argv: []string{"topic", "list", "-t", "--no-daemon", "--spin-time", "2"}}.in(0),
+		ros2Cmd{Argv: []string{"topic", "info", "-v", "/ours/chatter", "--no-daemon", "--spin-time", "2"}}.in(0),
+		ros2Cmd{Argv: []string{"topic", "echo", "--once", "/ours/chatter", "--no-daemon", "--spin-time", "2"}}.in(1),
+		ros2Cmd{Argv: []string{"topic", "echo", "--once", "/ours/latched", "--no-daemon", "--spin-time", "2"}}.in(1),
+		ros2Cmd{Argv: []string{"topic", "pub", "--once", "-w", "1", "/ours/to_ours", "std_msgs/msg/String", "{data: from ros2}"}}.in(2),
+		ros2Cmd{Argv: []string{"node", "list", "--no-daemon", "--spin-time", "2"}}.in(2),
+		ros2Cmd{Argv: []string{"node", "info", "/ours_talker", "--no-daemon", "--spin-time", "2"}}.in(2),
 	)
 	for _, r := range res[:7] {
 		if !r.ok() {

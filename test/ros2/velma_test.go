@@ -33,11 +33,11 @@ func TestVelmaFourProcessesLaunchedByROS2(t *testing.T) {
 	nd := []string{"--no-daemon", "--spin-time", "3"}
 	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
 	res := d.ros2(
-		with("node", "list"),
-		with("topic", "list", "-t"), // (this Humble build has no diagnostic_msgs to echo ~/diag with)
-		with("node", "info", "/velma_core"),
-		with("param", "get", "/velma_core_ve_body", "ve_body.command_timeout"),
-		with("param", "get", "/velma_core_cs", "cs.safe_stiffness"),
+		with("node", "list").in(0),
+		with("topic", "list", "-t").in(1), // (this Humble build has no diagnostic_msgs to echo ~/diag with)
+		with("node", "info", "/velma_core").in(2),
+		with("param", "get", "/velma_core_ve_body", "ve_body.command_timeout").in(1),
+		with("param", "get", "/velma_core_cs", "cs.safe_stiffness").in(0),
 	)
 	for _, r := range res {
 		if !r.ok() {
