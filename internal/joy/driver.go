@@ -132,6 +132,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	sched := NewScheduler(cfg)
 	reported := false // the current outage has been logged
+	quickLosses := 0  // losses in a row of a device that ended at once
 	wait := time.Duration(0)
 	for {
 		select {
@@ -153,7 +154,8 @@ func (d *Driver) Run(ctx context.Context) error {
 			path, cfg.Deadzone, cfg.AutorepeatRate, cfg.CoalesceInterval.Seconds())
 		dev.Reset()
 		dropped := dev.Dropped
-		sched.Reset(time.Now())
+		opened := time.Now()
+		sched.Reset(opened)
 		err = d.serve(ctx, f, dev, sched)
 		f.Close()
 		if ctx.Err() != nil {
@@ -162,9 +164,24 @@ func (d *Driver) Run(ctx context.Context) error {
 		if n := dev.Dropped - dropped; n > 0 {
 			d.Log.Warnf("%d malformed joystick events were dropped", n)
 		}
-		d.Log.Errorf("Connection to joystick device %s lost unexpectedly (%v). Will reopen.", path, err)
-		// As joy_linux: the first attempt after a loss is immediate.
-		wait = 0
+		// As joy_linux: the first attempt after a loss is immediate. A
+		// device that opens but ends at once (a FIFO whose writer left, a
+		// plain file) would make that a busy loop flooding the log: once
+		// a connection lasted less than the retry period, the next attempt
+		// waits for it, and the repeats of the loss are not logged.
+		if time.Since(opened) < retry {
+			quickLosses++
+			wait = retry
+		} else {
+			quickLosses = 0
+			wait = 0
+		}
+		switch quickLosses {
+		case 0, 1:
+			d.Log.Errorf("Connection to joystick device %s lost unexpectedly (%v). Will reopen.", path, err)
+		case 2:
+			d.Log.Errorf("Joystick device %s keeps ending as soon as it is opened; reopening it every %v (not logged again).", path, retry)
+		}
 	}
 }
 

@@ -224,6 +224,35 @@ func TestDriver_MissingDeviceUnplugReplug(t *testing.T) {
 	stop()
 }
 
+// TestDriver_DeviceEndingAtOnce: a device that opens but ends at once (a
+// FIFO whose writer left, the path still there) is reopened every retry
+// period, not in a busy loop, and the repeats are not logged.
+func TestDriver_DeviceEndingAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "js0")
+	log, pub := &logRec{}, &published{}
+	js := plug(t, path)
+	js.send(t, initEvents...)
+	const retry = 50 * time.Millisecond
+	runDriver(t, &Driver{Config: DefaultConfig(), Dev: path, Retry: retry, Publish: pub.add, Log: log})
+	testenv.WaitFor(t, 30*time.Second, "the device to be opened", func() bool { return log.count("Opened joystick: "+path) == 1 })
+	js.w.Close() // the writer leaves; the FIFO stays
+	testenv.WaitFor(t, 30*time.Second, "the loss to be logged", func() bool { return log.count("lost unexpectedly") >= 1 })
+	start := time.Now()
+	time.Sleep(500 * time.Millisecond) // ten retry periods, the span being measured
+	opens := log.count("Opened joystick: " + path)
+	// At most one open per retry period (plus the first, immediate one,
+	// and slack for a late clock); the busy loop made thousands.
+	if max := 2 + int(time.Since(start)/retry); opens > max {
+		t.Errorf("%d opens in %v with a %v retry period, want at most %d:\n%.2000s", opens, time.Since(start), retry, max, log)
+	}
+	if n := log.count("lost unexpectedly"); n > 2 {
+		t.Errorf("the loss was logged %d times, want at most twice:\n%.2000s", n, log)
+	}
+	if n := log.count("keeps ending as soon as it is opened"); n != 1 {
+		t.Errorf("the repeated loss was summarised %d times, want once:\n%.2000s", n, log)
+	}
+}
+
 // TestDriver_CoalesceAndAutorepeat: axis events within the coalesce
 // interval go out in one message, and a held stick is republished at the
 // autorepeat rate while nothing changes.
