@@ -196,7 +196,25 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 	w.mu.Lock()
 	ticks := append([]tick(nil), w.ticks[mark:]...)
 	states := append([]string(nil), w.states...)
+	joys := append([]time.Time(nil), w.joys...)
 	w.mu.Unlock()
+	// joyGap reports whether no Joy message reached this test for longer
+	// than most of the hexapod's joy.timeout (0.5 s) shortly before at: on
+	// a starved machine the joy process can stall that long, and then the
+	// stick rightly counts as released (the safety rule, not a lapse).
+	joyGap := func(at time.Time) bool {
+		prev := time.Time{}
+		for _, j := range joys {
+			if j.After(at) {
+				break
+			}
+			if !prev.IsZero() && j.Sub(prev) > 400*time.Millisecond && at.Sub(j) < time.Second {
+				return true
+			}
+			prev = j
+		}
+		return !prev.IsZero() && at.Sub(prev) > 400*time.Millisecond
+	}
 	if states[len(states)-1] != "Walking" {
 		t.Fatalf("states %v: the hexapod left Walking", states)
 	}
@@ -209,6 +227,7 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 		started      time.Time
 		walkingTicks int
 		lapsed       []string
+		excused      []string
 		stoppedAt    time.Time
 		lastMove     time.Time
 	)
@@ -230,7 +249,12 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 			}
 			walkingTicks++
 			if step < 0.9*full || step > 1.1*full {
-				lapsed = append(lapsed, fmt.Sprintf("%v: %.2f mm", b.at.Sub(pressed).Round(time.Millisecond), step*1e3))
+				l := fmt.Sprintf("%v: %.2f mm", b.at.Sub(pressed).Round(time.Millisecond), step*1e3)
+				if step < 0.9*full && joyGap(b.at) {
+					excused = append(excused, l)
+				} else {
+					lapsed = append(lapsed, l)
+				}
 			}
 			continue
 		}
@@ -249,6 +273,10 @@ func TestHexapodJoystick_HeldStickKeepsWalking(t *testing.T) {
 	t.Logf("stick held %v: walking %v after the press, %d ticks walked over %v, %d joy messages (autorepeat 20 Hz)",
 		released.Sub(pressed).Round(time.Millisecond), started.Sub(pressed).Round(time.Millisecond),
 		walkingTicks, held.Round(time.Millisecond), joysHeld)
+	if len(excused) > 0 {
+		t.Logf("%d ticks did not walk after a gap of over 0.4 s in the joy messages (a stalled joy process; the stick then counts as released): %v",
+			len(excused), excused[:min(len(excused), 10)])
+	}
 	if len(lapsed) > 0 {
 		t.Fatalf("%d of %d ticks while the stick was held did not walk at full stick (%.2f mm/tick), first: %v",
 			len(lapsed), walkingTicks, full*1e3, lapsed[:min(len(lapsed), 10)])
