@@ -8,6 +8,7 @@ BIN     ?= bin
 PREFIX  ?= $(CURDIR)
 LAUNCH  ?= launch/demo.launch.xml
 FUZZTIME ?= 3s
+FUZZPARALLEL ?=
 export PATH := /usr/local/go/bin:$(PATH)
 # One build flavour for every step: the colcon package (CMakeLists.txt)
 # builds with -trimpath, and so do `make build`, vet, the test executables,
@@ -35,7 +36,11 @@ run: deps build
 	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
-test: vet lint fmt-check generate-check unit fuzz-smoke colcon-check
+# The quick checks first; then the tests, the fuzz smoke and the colcon
+# build side by side: the tests mostly wait on real time (whole systems
+# running for a minute), which leaves a core for the fuzzer (one worker).
+test: vet lint fmt-check generate-check
+	$(MAKE) --no-print-directory -j3 unit fuzz-smoke colcon-check FUZZPARALLEL=1
 
 vet:
 	$(GO) vet ./...
@@ -55,14 +60,20 @@ generate-check:
 # Every main package is built once into build/testbin; the test packages
 # (separate processes run in parallel) take their executables from there
 # through internal/testenv instead of each linking its own.
+# The packages that run whole systems for a minute or more, mostly waiting
+# on real time, go first, so that they do not form a tail at the end; go
+# test then runs up to UNITP test binaries and compilations at once.
 TESTBIN ?= $(CURDIR)/build/testbin
+SLOW_PKGS := ./test/ros2 ./test/fault ./test/demo
+UNITP ?= 3
 unit:
 	@mkdir -p $(TESTBIN)
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
-	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m ./...
+	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m -p $(UNITP) $(SLOW_PKGS) \
+	  $$($(GO) list ./... | sed 's#^github.com/fsmnodes/fsmnodes#.#' | grep -vxF $(foreach p,$(SLOW_PKGS),-e $(p)))
 
 fuzz-smoke:
-	FUZZTIME=$(FUZZTIME) scripts/fuzz-smoke.sh
+	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz-smoke.sh
 
 colcon-check:
 	@if [ -x scripts/check-colcon.sh ]; then scripts/check-colcon.sh; fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in the repo for a short time (FUZZTIME, default 5s),
 # so CI exercises the decoders and parsers beyond their seed corpora (the
-# seeds themselves run in every `go test`).
+# seeds themselves run in every `go test`). FUZZPARALLEL, when set, is how
+# many workers fuzz at once (default: one per core); `make test` runs this
+# beside the tests with one.
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" when -fuzztime expires while a worker is mid-call on a loaded
@@ -12,6 +14,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t=${FUZZTIME:-5s}
+par=()
+[ -n "${FUZZPARALLEL:-}" ] && par=(-parallel="$FUZZPARALLEL")
 n=0 failed=0 flaked=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -29,7 +33,7 @@ while IFS=: read -r file name; do
   n=$((n+1))
   for try in 1 2; do
     echo "== fuzz $pkg $name ($t)"
-    if go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg" >"$log" 2>&1; then
+    if go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "${par[@]}" "$pkg" >"$log" 2>&1; then
       tail -1 "$log"
       break
     fi

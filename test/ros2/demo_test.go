@@ -200,8 +200,17 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 			t.Errorf("node process %d still runs after ros2 launch got SIGINT", pid)
 		}
 	}
-	if n := strings.Count(launch.output(), "process has finished cleanly"); n != len(pids) {
-		t.Errorf("%d of %d processes finished cleanly on SIGINT:\n%s", n, len(pids), launch.output())
+	// Python's asyncio child watcher can lose a child's exit status under
+	// load ("Unknown child process pid N, will report returncode 255");
+	// launch then reports exit code 255 for a process that ended cleanly.
+	// Such a process is counted, and logged; that it is gone was checked
+	// above.
+	lost := regexp.MustCompile(`Unknown child process pid (\d+), will report returncode 255`).FindAllStringSubmatch(launch.output(), -1)
+	for _, m := range lost {
+		t.Logf("asyncio lost the exit status of pid %s (ros2 launch reports 255)", m[1])
+	}
+	if n := strings.Count(launch.output(), "process has finished cleanly"); n+len(lost) != len(pids) {
+		t.Errorf("%d of %d processes finished cleanly on SIGINT (%d exit statuses lost by asyncio):\n%s", n, len(pids), len(lost), launch.output())
 	}
 }
 
