@@ -11,6 +11,7 @@ import (
 
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 
+	"github.com/fsmnodes/fsmnodes/internal/dds"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
@@ -140,9 +141,10 @@ func NewActionServer[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]
 	}
 	svc, err := newService(n, prefix+"send_goal", at.SendGoal.Request, at.SendGoal.Response,
 		func() rosidl.Message { return &actionSendGoalRequest{ti: at.SendGoal.Request, Goal: a.GoalMsg(new(G))} },
-		func(_ context.Context, m rosidl.Message) (rosidl.Message, error) {
+		func(ctx context.Context, m rosidl.Message) (rosidl.Message, error) {
 			req := m.(*actionSendGoalRequest)
-			return s.onSendGoal(req.ID, any(req.Goal).(*G)), nil
+			client, known := requesterOf(ctx)
+			return s.onSendGoal(req.ID, any(req.Goal).(*G), client, known), nil
 		}, []EndpointOption{alsoUses(at.Desc), WithMaxSampleSize(opts.MaxGoalSize)})
 	if err != nil {
 		return nil, err
@@ -176,8 +178,9 @@ func (s *ActionServer[G, R, F]) Name() string { return s.name }
 // Goals returns the goals the server tracks (active and retained).
 func (s *ActionServer[G, R, F]) Goals() []action.Info { return s.tracker.List() }
 
-// onSendGoal runs on the node's callback goroutine.
-func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Message {
+// onSendGoal runs on the node's callback goroutine. client is the DDS
+// participant that sent the goal, when known.
+func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G, client dds.GUID, known bool) rosidl.Message {
 	resp := &actionSendGoalResponse{ti: s.at.SendGoal.Response}
 	s.mu.Lock()
 	closed := s.closed
@@ -210,14 +213,19 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G) rosidl.Mes
 	// status only to a goal whose response it has, so a status that came
 	// first would leave the client (ros2 action send_goal) without one
 	// until the goal ends, and its Ctrl-C would not cancel.
-	if err := s.n.Post(func() { s.start(id, goal) }); err != nil {
+	if err := s.n.Post(func() { s.start(id, goal, client, known) }); err != nil {
 		s.finish(id, action.EventAbort, nil)
 	}
 	return resp
 }
 
-// start moves the goal to executing and runs the execute function.
-func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
+// feedbackMatchTimeout bounds how long a goal's first feedback waits for
+// the feedback writer to match the goal's client (waitForClientFeedback).
+const feedbackMatchTimeout = time.Second
+
+// start moves the goal to executing and runs the execute function. client
+// (if known) is the participant that sent the goal.
+func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G, client dds.GUID, known bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -226,7 +234,11 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G) {
 	}
 	ctx, cancel := context.WithCancel(s.n.runCtx)
 	g := &ServerGoal[G, F]{id: id, goal: goal}
+	var first sync.Once
 	g.feedback = func(f *F) error {
+		if known {
+			first.Do(func() { s.waitForClientFeedback(ctx, client) })
+		}
 		return s.feedbackPub.publish(&actionFeedbackMessage{ti: s.at.FeedbackMessage, ID: id, Feedback: s.desc.FeedbackMsg(f)})
 	}
 	s.cancels[id] = cancel
@@ -399,4 +411,35 @@ func (s *ActionServer[G, R, F]) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitForClientFeedback waits, for up to feedbackMatchTimeout, until the
+// feedback writer has matched a reader of the client participant. The
+// feedback topic is volatile: a goal's first feedback, sent as soon as the
+// goal starts, would otherwise be lost whenever the client's feedback
+// reader and this writer have not discovered each other yet (the goal only
+// needed the send_goal service to have matched). Service replies wait for
+// their reader in the same way (Service.respond). A client without a
+// feedback reader costs its first feedback this wait once.
+func (s *ActionServer[G, R, F]) waitForClientFeedback(ctx context.Context, client dds.GUID) {
+	deadline := time.Now().Add(feedbackMatchTimeout)
+	for {
+		eps, err := s.feedbackPub.w.MatchedReaders()
+		if err != nil {
+			return
+		}
+		for _, ep := range eps {
+			if ep.ParticipantKey == client {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }

@@ -245,3 +245,62 @@ func TestAction_ResultRetentionExpires(t *testing.T) {
 		t.Fatalf("server still tracks %+v", srv.Goals())
 	}
 }
+
+// TestAction_FirstFeedbackWaitsForTheClientsReader: a goal's first
+// feedback, sent as soon as the goal starts, reaches a client whose
+// feedback reader was created only after the goal was accepted (as a
+// client's reader may still be undiscovered then): the server holds the
+// first feedback until its feedback writer matched a reader of the
+// participant that sent the goal. Before, the feedback went out at once
+// on the volatile topic and was lost (ros2 action send_goal printed 3 of
+// 4 feedback messages in CI).
+func TestAction_FirstFeedbackWaitsForTheClientsReader(t *testing.T) {
+	domain := testenv.Domain(t)
+	srvNode := mustNode(t, newTestContext(t, domain), "fb_server", "")
+	_, err := NewActionServer(srvNode, "navigate_to_pose", nav2_msgs_action.NavigateToPose,
+		func(ctx context.Context, g *ServerGoal[navGoal, navFeedback]) (*navResult, error) {
+			if err := g.PublishFeedback(&navFeedback{NumberOfRecoveries: 1}); err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, ActionServerOptions[navGoal]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client, in a participant of its own, has only the send_goal
+	// service at first.
+	cliNode := mustNode(t, newTestContext(t, domain), "fb_client", "")
+	sendGoal, err := NewClient(cliNode, "/navigate_to_pose/_action/send_goal", nav2_msgs_action.NavigateToPose_SendGoal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sendGoal.WaitForService(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	req := &nav2_msgs_action.NavigateToPose_SendGoal_Request{}
+	req.GoalId.Uuid = [16]byte{1, 2, 3}
+	resp, err := sendGoal.Call(waitCtx(t), req)
+	if err != nil || !resp.Accepted {
+		t.Fatalf("send_goal: %+v %v", resp, err)
+	}
+	// Now the feedback reader.
+	got := make(chan *nav2_msgs_action.NavigateToPose_FeedbackMessage, 1)
+	if _, err := NewSubscription(cliNode, "/navigate_to_pose/_action/feedback", QoSDefault,
+		func(m *nav2_msgs_action.NavigateToPose_FeedbackMessage) {
+			select {
+			case got <- m:
+			default:
+			}
+		}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m.GoalId.Uuid != req.GoalId.Uuid || m.Feedback.NumberOfRecoveries != 1 {
+			t.Errorf("feedback %+v, want goal %x with number_of_recoveries 1", m, req.GoalId.Uuid)
+		}
+	case <-time.After(3 * feedbackMatchTimeout):
+		t.Fatal("the first feedback never reached the client's reader")
+	}
+}

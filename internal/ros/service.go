@@ -124,6 +124,7 @@ type Service struct {
 	// client that leaves only makes a later write go nowhere, as in rmw.
 	cacheMu        sync.Mutex
 	clientIDs      map[dds.InstanceHandle]string
+	clientParts    map[dds.InstanceHandle]dds.GUID // participant of each request writer
 	matchedClients map[string]bool
 }
 
@@ -168,7 +169,11 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	}
 	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, o.maxSize, func(s *Service) func(incomingRequest) {
 		return func(r incomingRequest) {
-			resp, err := handle(n.runCtx, r.req)
+			ctx := n.runCtx
+			if part, ok := s.requesterParticipant(r.writer); ok {
+				ctx = context.WithValue(ctx, requesterKey{}, part)
+			}
+			resp, err := handle(ctx, r.req)
 			if err != nil {
 				n.Logger().Errorf("service %s: no response sent: %v", s.name, err)
 				return
@@ -398,13 +403,44 @@ func (s *Service) refreshClientIDs() error {
 	defer s.cacheMu.Unlock()
 	if s.clientIDs == nil {
 		s.clientIDs = make(map[dds.InstanceHandle]string, len(eps))
+		s.clientParts = make(map[dds.InstanceHandle]dds.GUID, len(eps))
 	}
 	for _, ep := range eps {
 		if _, ok := s.clientIDs[ep.Handle]; !ok {
 			s.clientIDs[ep.Handle] = parseUserData(ep.UserData)["clientid"]
+			s.clientParts[ep.Handle] = ep.ParticipantKey
 		}
 	}
 	return nil
+}
+
+// requesterKey is the context key under which a request's handler finds
+// the DDS participant of the client that sent it (requesterParticipant).
+type requesterKey struct{}
+
+// requesterOf returns the DDS participant of the client whose request the
+// handler given ctx is answering, if known.
+func requesterOf(ctx context.Context) (dds.GUID, bool) {
+	part, ok := ctx.Value(requesterKey{}).(dds.GUID)
+	return part, ok
+}
+
+// requesterParticipant returns the participant of the request writer w,
+// listing the matched writers once if w is new.
+func (s *Service) requesterParticipant(w dds.InstanceHandle) (dds.GUID, bool) {
+	s.cacheMu.Lock()
+	part, ok := s.clientParts[w]
+	s.cacheMu.Unlock()
+	if ok {
+		return part, true
+	}
+	if s.refreshClientIDs() != nil {
+		return dds.GUID{}, false
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	part, ok = s.clientParts[w]
+	return part, ok
 }
 
 // refreshMatchedClients records the clientids of every reply reader
