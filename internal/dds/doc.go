@@ -16,8 +16,9 @@
 // thread, takes the samples at once and queues them in the participant's
 // C receive hub; the goroutine sleeps on the hub (a futex, woken only when
 // the hub goes from empty to non-empty), copies up to 64 samples of one
-// reader per cgo call into its reusable buffer and invokes reader handlers
-// and the discovery handler one at a time. Handlers therefore never run
+// reader per cgo call into its reusable buffer and invokes reader handlers,
+// the discovery handler and the match handler (WatchMatches; readers and
+// writers have C matched-status listeners) one at a time. Handlers therefore never run
 // concurrently with each other for one participant and must not block for
 // long. Sample.Data points into a buffer owned by the receive goroutine
 // that is reused for the next batch: copy or decode it before the handler
@@ -63,7 +64,8 @@
 //     Writer.Topic, Reader.Topic, Reader.MatchedWriter (look-up by a
 //     sample's publication handle, for services), GUID.String and Prefix,
 //     EntityKind.String, ErrTimeout, and the *Error type.
-//   - WatchDiscovery may be called once per participant.
+//   - WatchDiscovery may be called once per participant; so may
+//     WatchMatches (an addition).
 //   - Endpoint.UserData and Endpoint.QoS.UserData are the same bytes (so
 //     are DiscoveryEvent's). Remote durabilities TRANSIENT and PERSISTENT
 //     are reported as TransientLocal.

@@ -21,6 +21,9 @@
  * that carries only its size and origin: its bytes never reach Go, and
  * the handler learns of it (to count and log it) without paying for it.
  *
+ * Matching: every data reader and writer also has a matched-status
+ * listener that signals the hub's match queue (see match_signal).
+ *
  * Locking: one mutex per hub protects every queue, the ready list and the
  * flags.  It is never held while calling into Cyclone, and bytes are copied
  * out of the serdata after it is released.
@@ -69,6 +72,7 @@ struct fsm_hub {
   int32_t waiting, closing;
   struct fsm_rq *ready_head, *ready_tail;
   struct fsm_rq *all;
+  struct fsm_rq *match_q;  /* signalled by the match listeners; NULL: none */
 };
 
 static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
@@ -328,6 +332,8 @@ fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uin
 
 static void rq_destroy_locked (fsm_hub *h, fsm_rq *q)
 {
+  if (h->match_q == q)
+    h->match_q = NULL;
   ready_remove (h, q);
   discard_all (q);
   if (q->prev)
@@ -364,15 +370,68 @@ uint64_t fsm_rq_oversized (fsm_rq *q)
   return d;
 }
 
+/* Match listeners.  Cyclone publishes a new peer endpoint on the built-in
+   topics (waking the discovery handler) before it matches the endpoint
+   with the local readers and writers, and calls these listeners only once
+   a match is in place (or gone): they signal the hub's match queue, so
+   that whatever waits on matched counts looks again after the change. */
+static void match_signal (fsm_hub *h)
+{
+  int w = 0;
+  pthread_mutex_lock (&h->lock);
+  if (h->match_q != NULL && !h->closing)
+  {
+    ready_push (h, h->match_q);
+    w = wake_needed (h);
+  }
+  pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
+}
+
+static void on_subscription_matched (dds_entity_t rd, const dds_subscription_matched_status_t st, void *arg)
+{
+  (void) rd;
+  (void) st;
+  match_signal (((fsm_rq *) arg)->hub);
+}
+
+static void on_publication_matched (dds_entity_t wr, const dds_publication_matched_status_t st, void *arg)
+{
+  (void) wr;
+  (void) st;
+  match_signal (arg);
+}
+
+void fsm_hub_watch_matches (fsm_hub *h, fsm_rq *q)
+{
+  pthread_mutex_lock (&h->lock);
+  h->match_q = q;
+  pthread_mutex_unlock (&h->lock);
+}
+
 dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q)
 {
   dds_listener_t *l = dds_create_listener (q);
   if (l == NULL)
     return DDS_RETCODE_OUT_OF_RESOURCES;
   dds_lset_data_available (l, q->kind == FSM_RQ_DATA ? on_data_available : on_signal);
+  if (q->kind == FSM_RQ_DATA)
+    dds_lset_subscription_matched (l, on_subscription_matched);
   dds_entity_t rd = dds_create_reader (pp, tp, qos, l);
   dds_delete_listener (l);
   return rd;
+}
+
+dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h)
+{
+  dds_listener_t *l = dds_create_listener (h);
+  if (l == NULL)
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  dds_lset_publication_matched (l, on_publication_matched);
+  dds_entity_t wr = dds_create_writer (pp, tp, qos, l);
+  dds_delete_listener (l);
+  return wr;
 }
 
 void fsm_hub_close (fsm_hub *h)

@@ -37,11 +37,12 @@ const (
 	queueBytes  = 8 << 20
 )
 
-// receiver is something the receive goroutine delivers to: a Reader or
-// one of the built-in discovery readers.
+// receiver is something the receive goroutine delivers to: a Reader, one
+// of the built-in discovery readers or the match watcher.
 type receiver interface {
 	// deliver hands over the k samples of the last fsm_hub_next (a
-	// Reader), or takes and hands over discovery samples (k is 0).
+	// Reader), takes and hands over discovery samples, or reports a
+	// match change (k is 0).
 	deliver(rs *recvState, k C.int32_t)
 }
 
@@ -72,6 +73,7 @@ type Participant struct {
 	readers   map[*Reader]struct{}
 	nextToken uint64
 	disc      *discovery
+	match     *matchWatcher
 
 	// deliverMu is held by the receive goroutine while it takes from a
 	// reader and runs its handler; Close paths use it to wait for a

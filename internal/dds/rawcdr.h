@@ -77,8 +77,16 @@ void fsm_rq_free (fsm_rq *q);
 void fsm_rq_signal (fsm_rq *q);
 uint64_t fsm_rq_dropped (fsm_rq *q);
 uint64_t fsm_rq_oversized (fsm_rq *q);
-/* Creates a reader whose data-available listener feeds q. */
+/* Creates a reader whose data-available listener feeds q (and, for a data
+   queue, whose subscription-matched listener signals the hub's match
+   queue). */
 dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q);
+/* Creates a writer whose publication-matched listener signals the hub's
+   match queue. */
+dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h);
+/* Makes q (a signal queue) the queue the match listeners signal; a freed
+   queue stops being it. */
+void fsm_hub_watch_matches (fsm_hub *h, fsm_rq *q);
 
 /* Built-in topic (discovery) samples, borrowed from a loan until
    fsm_disc_release. */

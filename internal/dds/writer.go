@@ -42,7 +42,7 @@ func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
 	if p.closed {
 		return nil, ErrClosed
 	}
-	ent := C.dds_create_writer(p.ent, t.ent, cq, nil)
+	ent := C.fsm_create_writer(p.ent, t.ent, cq, p.hub)
 	if ent < 0 {
 		return nil, fmt.Errorf("dds: writer on %q: %w", t.name, newError("dds_create_writer", C.dds_return_t(ent)))
 	}

@@ -172,6 +172,9 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	if err := c.part.WatchDiscovery(c.graph.onDiscovery); err != nil {
 		return nil, fmt.Errorf("ros: NewContext: discovery: %w", err)
 	}
+	if err := c.part.WatchMatches(c.graph.matchChanged); err != nil {
+		return nil, fmt.Errorf("ros: NewContext: matches: %w", err)
+	}
 	if err := c.initDiscoveryInfo(); err != nil {
 		return nil, err
 	}

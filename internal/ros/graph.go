@@ -153,6 +153,16 @@ func (g *graph) onDiscovery(ev dds.DiscoveryEvent) {
 	g.notifyLocked()
 }
 
+// matchChanged wakes the graph's waiters after a reader or writer of this
+// context matched a peer or lost one (receive goroutine): conditions on
+// matched counts (SubscriptionCount, PublisherCount, ServiceIsReady) are
+// evaluated again once the match is in place.
+func (g *graph) matchChanged() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.notifyLocked()
+}
+
 // setParticipantInfo replaces the node list of one participant.
 func (g *graph) setParticipantInfo(info participantInfo) {
 	g.mu.Lock()
@@ -464,13 +474,20 @@ func (c *Context) ClientNamesAndTypesByNode(name, namespace string) ([]NameAndTy
 }
 
 // GraphChanged returns a channel that is closed at the next change of the
-// graph cache (an endpoint, participant or node appearing or leaving).
-// Call it again after each wake-up.
+// graph cache (an endpoint, participant or node appearing or leaving) or
+// of the matches of this context's own publishers, subscriptions, clients
+// and services (a peer endpoint matched or lost). Call it again after each
+// wake-up.
+//
+// A peer endpoint appears in the graph cache before it is matched with
+// ours, so a condition on matched counts may be false at the discovery
+// event and become true only at the match event that follows it.
 func (c *Context) GraphChanged() <-chan struct{} { return c.graph.changedChan() }
 
 // WaitForGraph blocks until cond returns true, evaluating it now and after
-// every graph change, or until ctx is done (returns ctx.Err()) or the
-// Context is closed (ErrClosed).
+// every graph change (see GraphChanged: matches included, so cond may test
+// SubscriptionCount or PublisherCount), or until ctx is done (returns
+// ctx.Err()) or the Context is closed (ErrClosed).
 func (c *Context) WaitForGraph(ctx context.Context, cond func() bool) error {
 	for {
 		ch := c.GraphChanged()
