@@ -268,7 +268,7 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	// the services are ready and the feedback and status topics have
 	// matched the server's publishers.
 	out.printf("Waiting for an action server to become available...\n")
-	if err := waitActionServer(ctx, []*ros.DynamicClient{sendCli, resultCli}, subs); err != nil {
+	if err := waitActionServer(ctx, s.rc, []*ros.DynamicClient{sendCli, resultCli}, subs); err != nil {
 		if timedOut() {
 			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
 		}
@@ -332,30 +332,32 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 }
 
 // waitActionServer waits until every client's service is ready and every
-// subscription has matched a publisher, or ctx ends.
-func waitActionServer(ctx context.Context, clients []*ros.DynamicClient, subs []*ros.Subscription) error {
-	for _, c := range clients {
-		if err := c.WaitForService(ctx); err != nil {
-			return err
-		}
-	}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for _, sub := range subs {
-		for {
-			if n, err := sub.PublisherCount(); err != nil {
-				return err
-			} else if n > 0 {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-tick.C:
+// subscription has matched a publisher, or ctx ends. Both are graph
+// changes of rc (matches included), so it waits on them.
+func waitActionServer(ctx context.Context, rc *ros.Context, clients []*ros.DynamicClient, subs []*ros.Subscription) error {
+	var countErr error
+	err := rc.WaitForGraph(ctx, func() bool {
+		for _, c := range clients {
+			if !c.ServiceIsReady() {
+				return false
 			}
 		}
+		for _, sub := range subs {
+			n, err := sub.PublisherCount()
+			if err != nil {
+				countErr = err
+				return true
+			}
+			if n == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if countErr != nil {
+		return countErr
 	}
-	return nil
+	return err
 }
 
 // cancelGoal asks the server to cancel goal uuid after Ctrl-C.

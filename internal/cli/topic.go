@@ -295,7 +295,7 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	defer pub.Close()
 	if waitSubs > 0 {
 		fmt.Fprintf(a.Stdout, "Waiting for at least %d matching subscription(s)...\n", waitSubs)
-		if err := waitMatched(ctx, pub, waitSubs); err != nil {
+		if err := waitMatched(ctx, s.rc, pub, waitSubs); err != nil {
 			return nilIfCanceled(err)
 		}
 	}
@@ -326,25 +326,22 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	return nil
 }
 
-// waitMatched polls until the publisher has matched n subscriptions.
-// Matching is not a graph event, so it is polled rather than awaited.
-func waitMatched(ctx context.Context, pub *ros.DynamicPublisher, n int) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+// waitMatched waits until the publisher has matched n subscriptions (a
+// match is a graph change of rc).
+func waitMatched(ctx context.Context, rc *ros.Context, pub *ros.DynamicPublisher, n int) error {
+	var countErr error
+	err := rc.WaitForGraph(ctx, func() bool {
 		c, err := pub.SubscriptionCount()
 		if err != nil {
-			return fmt.Errorf("matched subscriptions of %s: %w", pub.TopicName(), err)
+			countErr = fmt.Errorf("matched subscriptions of %s: %w", pub.TopicName(), err)
+			return true
 		}
-		if c >= n {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
+		return c >= n
+	})
+	if countErr != nil {
+		return countErr
 	}
+	return err
 }
 
 func nilIfCanceled(err error) error {

@@ -140,11 +140,9 @@ func (c *ActionClient[G, R, F]) ServerIsReady() bool {
 }
 
 // WaitForServer blocks until ServerIsReady or ctx is done. It re-checks on
-// every graph change and, since endpoint matching can complete slightly
-// after the discovery event, at least every 50 ms.
+// every graph change (the matches of the client's endpoints included, see
+// GraphChanged).
 func (c *ActionClient[G, R, F]) WaitForServer(ctx context.Context) error {
-	t := time.NewTicker(availabilityPoll)
-	defer t.Stop()
 	for {
 		ch := c.n.ctx.GraphChanged()
 		if c.ServerIsReady() {
@@ -152,7 +150,6 @@ func (c *ActionClient[G, R, F]) WaitForServer(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
-		case <-t.C:
 		case <-ctx.Done():
 			return fmt.Errorf("ros: waiting for action server %s: %w", c.name, ctx.Err())
 		}

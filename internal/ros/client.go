@@ -6,17 +6,11 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 )
-
-// availabilityPoll bounds how long WaitForService waits between checks when
-// no graph change arrives (endpoint matching can complete slightly after
-// the discovery event that announced the server).
-const availabilityPoll = 50 * time.Millisecond
 
 // client is the untyped core of Client and DynamicClient.
 type client struct {
@@ -210,9 +204,9 @@ func (c *client) serviceIsReady() bool {
 	return false
 }
 
+// waitForService re-checks serviceIsReady on every graph change (the
+// matches of the client's endpoints included, see GraphChanged).
 func (c *client) waitForService(ctx context.Context) error {
-	t := time.NewTicker(availabilityPoll)
-	defer t.Stop()
 	for {
 		ch := c.n.ctx.GraphChanged()
 		if c.serviceIsReady() {
@@ -220,7 +214,6 @@ func (c *client) waitForService(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
-		case <-t.C:
 		case <-ctx.Done():
 			return fmt.Errorf("ros: waiting for service %s: %w", c.name, ctx.Err())
 		case <-c.done:

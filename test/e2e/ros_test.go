@@ -265,16 +265,24 @@ func TestPubSubAcrossProcesses(t *testing.T) {
 		}
 		eps = append(eps, ep)
 	}
-	waitGraph(t, c, "the echo node to match every topic", func() bool {
+	// unmatched lists the topics not (yet) matched with the echo node, so
+	// that a failed wait says where it stood.
+	unmatched := func() []string {
+		var out []string
 		for _, ep := range eps {
 			p, _ := ep.pub.SubscriptionCount()
 			s, _ := ep.sub.PublisherCount()
 			if p != 1 || s != 1 {
-				return false
+				out = append(out, fmt.Sprintf("%s (%d subscriptions, %d publishers)", topicSuffix(ep.ti.Name), p, s))
 			}
 		}
-		return true
-	})
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := c.WaitForGraph(ctx, func() bool { return len(unmatched()) == 0 }); err != nil {
+		t.Fatalf("waiting for the echo node to match every topic: %v; not matched: %s", err, strings.Join(unmatched(), ", "))
+	}
 	seed := 0
 	for _, ep := range eps {
 		m := ep.ti.New()
