@@ -108,6 +108,32 @@ func (g *Grid) Blocked(x, y, r float64, unknownBlocks bool) bool {
 	return false
 }
 
+// Clearance returns the distance from (x, y) to the nearest occupied (or,
+// if unknownBlocks, unknown) cell or the edge of the grid, looking no
+// farther than r: r means nothing is nearer. A disc of radius r at (x, y)
+// is Blocked when its Clearance is below r.
+func (g *Grid) Clearance(x, y, r float64, unknownBlocks bool) float64 {
+	best := r
+	c0x, c0y := g.CellOf(x-r, y-r)
+	c1x, c1y := g.CellOf(x+r, y+r)
+	h := g.Resolution / 2
+	for cy := c0y; cy <= c1y; cy++ {
+		for cx := c0x; cx <= c1x; cx++ {
+			v := g.At(cx, cy)
+			if v != Occupied && !(unknownBlocks && v == Unknown) {
+				continue
+			}
+			mx, my := g.Center(cx, cy)
+			dx := math.Max(math.Abs(x-mx)-h, 0)
+			dy := math.Max(math.Abs(y-my)-h, 0)
+			if d := math.Hypot(dx, dy); d < best {
+				best = d
+			}
+		}
+	}
+	return best
+}
+
 // FillRect sets every cell whose centre lies in the world rectangle.
 func (g *Grid) FillRect(x0, y0, x1, y1 float64, v int8) {
 	if x0 > x1 {

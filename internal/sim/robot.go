@@ -86,24 +86,37 @@ func (d *DiffDrive) SetLimits(maxLinear, maxAngular float64) error {
 
 func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
 
-// Step advances the simulation by dt seconds. A motion that would hit an
-// obstacle is not performed (the robot stops and a bump is counted).
+// Step advances the simulation by dt seconds. The motion is swept in
+// steps of at most a quarter cell, so no speed carries the robot through a
+// wall. It stops where it would touch an obstacle (a bump is counted) or,
+// if it already touches one (the world changed around it), where it would
+// get closer to it: a robot can always back away from or slide along what
+// it touches. Turning in place is always possible (the footprint is a
+// disc).
 func (d *DiffDrive) Step(dt float64) {
 	d.cmdAge += dt
 	v, w := d.v, d.w
 	if d.cmdAge > d.cfg.CmdTimeout {
 		v, w = 0, 0
 	}
-	next := integrate(d.pose, v, w, dt)
-	if d.world.Blocked(next.X, next.Y, d.cfg.Radius, false) {
-		// Allow turning in place even when touching a wall.
-		next = Pose2D{d.pose.X, d.pose.Y, next.Theta}
-		if v != 0 {
+	end := integrate(d.pose, v, w, dt)
+	r := d.cfg.Radius
+	n := int(math.Ceil(math.Abs(v) * dt / (d.world.Resolution / 4)))
+	at, clear := d.pose, d.world.Clearance(d.pose.X, d.pose.Y, r, false)
+	done := 0
+	for k := 1; k <= n; k++ {
+		p := integrate(d.pose, v, w, dt*float64(k)/float64(n))
+		c := d.world.Clearance(p.X, p.Y, r, false)
+		if c < r && c < clear {
 			d.bumps++
+			break
 		}
-		v = 0
+		at, clear, done = p, c, k
 	}
-	d.pose = next
+	if n > 0 {
+		v *= float64(done) / float64(n) // the part of the motion achieved
+	}
+	d.pose = Pose2D{at.X, at.Y, end.Theta}
 	d.vAct, d.wAct = v, w
 	for i, side := range [2]float64{-1, 1} { // left, right
 		d.wheelVel[i] = (v + side*w*WheelSeparation/2) / WheelRadius

@@ -136,6 +136,73 @@ func TestWallStopsRobot(t *testing.T) {
 	}
 }
 
+// A robot that touches an obstacle (the world changed around it: a box put
+// against it) may back away from it, slide along it or turn, but not push
+// further in.
+func TestStepTouchingMovesAway(t *testing.T) {
+	tests := []struct {
+		name    string
+		heading float64
+		v, w    float64
+		moves   bool
+	}{
+		{"backing away", 0, -0.3, 0, true},
+		{"turning away on an arc", 0, -0.3, 1, true},
+		{"sliding along", math.Pi / 2, 0.3, 0, true},
+		{"turning in place", 0, 0, 1, false},
+		{"pushing in", 0, 0.3, 0, false},
+		{"pushing in on an arc", 0, 0.3, 0.5, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := emptyWorld(t)
+			start := Pose2D{0.05, 0, tc.heading}
+			r := newRobot(t, g, start)
+			g.FillRect(0.2, -1, 0.6, 1, Occupied) // face at x = 0.2: 3 cm into the footprint
+			c0 := g.Clearance(start.X, start.Y, r.Config().Radius, false)
+			if c0 >= r.Config().Radius {
+				t.Fatal("the box does not touch the robot")
+			}
+			run(r, tc.v, tc.w, 0.5)
+			p := r.Pose()
+			moved := math.Hypot(p.X-start.X, p.Y-start.Y)
+			c := g.Clearance(p.X, p.Y, r.Config().Radius, false)
+			if c < c0-1e-12 {
+				t.Fatalf("pushed into the box: clearance %.4f, was %.4f", c, c0)
+			}
+			if tc.moves != (moved > 0.1) {
+				t.Fatalf("moved %.3f m, want moving %v", moved, tc.moves)
+			}
+			if refused := tc.v != 0 && !tc.moves; refused != (r.Bumps() > 0) {
+				t.Errorf("%d bumps", r.Bumps())
+			}
+		})
+	}
+}
+
+// However fast the robot is allowed to go, it does not jump through a
+// wall: the motion of a step is swept, and stops at the wall.
+func TestStepDoesNotTunnel(t *testing.T) {
+	g := emptyWorld(t)
+	g.FillRect(1, -5, 1.2, 5, Occupied) // cells centred at 1.05 and 1.15: from x = 1 to 1.2
+	r := newRobot(t, g, Pose2D{})
+	if err := r.SetLimits(100, 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Command(100, 0)
+	r.Step(dt) // 2 m in one step
+	p := r.Pose()
+	if p.X+r.Config().Radius > 1+1e-9 || p.X < 0.75 {
+		t.Fatalf("robot at x=%v after a 2 m step towards a wall at x = 1", p.X)
+	}
+	if v, _ := r.Twist(); v <= 0 || v >= 100 {
+		t.Errorf("achieved speed %v, want the share of the step driven", v)
+	}
+	if r.Bumps() != 1 {
+		t.Errorf("%d bumps, want 1", r.Bumps())
+	}
+}
+
 func TestScanAndSeenMap(t *testing.T) {
 	g := emptyWorld(t)
 	g.FillRect(2, -5, 2.2, 5, Occupied) // wall whose near face is at x = 2.0
