@@ -284,14 +284,14 @@ func (n *Navigator) steer(g *Grid, pose Pose2D, la float64) (v, w float64, ok bo
 
 // pursue steers towards target: turn in place while the heading error is
 // above RotateThreshold, else drive along an arc, slower for a larger
-// error and near the target.
+// error and near the goal.
 func (n *Navigator) pursue(pose Pose2D, target Point) (v, w float64) {
 	errA := n.headingError(pose, target)
 	w = clamp(2.0*errA, n.cfg.MaxAngular)
 	if math.Abs(errA) > n.cfg.RotateThreshold {
 		return 0, w
 	}
-	v = math.Min(n.cfg.MaxLinear, 0.8*distTo(pose, target)+0.05) * math.Cos(errA)
+	v = math.Min(n.cfg.MaxLinear, 0.8*distTo(pose, n.goal)+0.05) * math.Cos(errA)
 	if n.cfg.Reverse {
 		v = -v
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -30,10 +31,13 @@ type navRun struct {
 // navigate drives a DiffDrive in world from start to goal with a navigator
 // using cfg, for at most limit simulated seconds. With seen the navigator
 // plans on the map the robot has built (unknown cells free), otherwise on
-// the world itself.
+// the world itself. The robot's velocity limits are the default ones or, if
+// higher, cfg's.
 func navigate(t *testing.T, world *Grid, start Pose2D, goal Point, cfg NavConfig, seen bool, limit float64) navRun {
 	t.Helper()
 	rc := DefaultDiffDrive()
+	rc.MaxLinear = math.Max(rc.MaxLinear, cfg.MaxLinear)
+	rc.MaxAngular = math.Max(rc.MaxAngular, cfg.MaxAngular)
 	if !seen {
 		rc.MapUpdateRate = 0 // the map is not used: skip the ray casting
 	}
@@ -77,7 +81,8 @@ func navigate(t *testing.T, world *Grid, start Pose2D, goal Point, cfg NavConfig
 // The navigator does not drive into obstacles it knows of: around the
 // doorway's jambs of the default world and the inner corner of a corridor,
 // where pure pursuit cuts the corner, it reaches the goal without one
-// refused step, forwards and in reverse (the back leading).
+// refused step, forwards and in reverse (the back leading), at the default
+// velocity limits and at twice them.
 func TestNavigatorAvoidsKnownObstacles(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -98,16 +103,25 @@ func TestNavigatorAvoidsKnownObstacles(t *testing.T) {
 		{"L-shaped corridor, seen map", corridorWorld, Pose2D{1.0, 0.95, 0}, Point{4.05, 4.0}, true},
 	}
 	for _, tc := range tests {
-		for _, reverse := range []bool{false, true} {
+		for _, mode := range []struct {
+			reverse bool
+			speed   float64
+		}{{false, 1}, {true, 1}, {false, 2}, {true, 2}} {
+			reverse := mode.reverse
 			name := tc.name
 			start := tc.start
 			if reverse {
 				name += ", reverse"
 				start.Theta = wrap(start.Theta + math.Pi) // the same way round, back first
 			}
+			if mode.speed != 1 {
+				name += fmt.Sprintf(", %gx speed", mode.speed)
+			}
 			t.Run(name, func(t *testing.T) {
 				cfg := DefaultNav()
 				cfg.Reverse = reverse
+				cfg.MaxLinear *= mode.speed
+				cfg.MaxAngular *= mode.speed
 				got := navigate(t, tc.world(t), start, tc.goal, cfg, tc.seen, 90)
 				if got.status != NavSucceeded {
 					t.Fatalf("status %v (%s) after %.1f s, %d refused steps", got.status, got.reason, got.seconds, got.bumps)
@@ -235,6 +249,53 @@ func TestNavigatorLeavesObstacleItTouches(t *testing.T) {
 			}
 			if r.Bumps() > 0 {
 				t.Errorf("%d refused steps", r.Bumps())
+			}
+		})
+	}
+}
+
+// The path follower drives at its velocity limit on a straight path, and
+// slows down only for the goal (it used to slow down for every path point
+// it steered to, 0.4 to 0.5 m ahead, which capped it at 0.37 to 0.45 m/s
+// whatever the limit).
+func TestNavigatorDrivesAtItsLimit(t *testing.T) {
+	for _, limit := range []float64{0.2, 0.4, 1.0} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			world := emptyWorld(t)
+			cfg := DefaultNav()
+			cfg.MaxLinear = limit
+			rc := DefaultDiffDrive()
+			rc.MaxLinear, rc.MapUpdateRate = 2, 0
+			r, err := NewDiffDrive(rc, world, Pose2D{-4, 0, 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := NewNavigator(cfg)
+			goal := Point{4, 0}
+			if err := n.Start(world, r.Pose(), goal); err != nil {
+				t.Fatal(err)
+			}
+			top, near := 0.0, 0.0
+			for i := 0; i < 10000; i++ {
+				v, w := n.Update(world, r.Pose(), dt)
+				if s, _ := n.Status(); s != NavRunning {
+					break
+				}
+				top = math.Max(top, v)
+				if distTo(r.Pose(), goal) < 0.25 {
+					near = v
+				}
+				_ = r.Command(v, w)
+				r.Step(dt)
+			}
+			if s, why := n.Status(); s != NavSucceeded {
+				t.Fatalf("status %v (%s)", s, why)
+			}
+			if math.Abs(top-limit) > 1e-9 {
+				t.Errorf("top speed %v, want the limit %v", top, limit)
+			}
+			if near >= math.Min(limit, 0.25) {
+				t.Errorf("%v m/s within 0.25 m of the goal: no slowing down", near)
 			}
 		})
 	}
