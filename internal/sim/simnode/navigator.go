@@ -48,7 +48,9 @@ type navigator struct {
 // SetupNavigator turns n into a small stand-in for Nav2: it serves
 // navigate_to_pose (and navigate_to_pose_reverse, which drives backwards)
 // with nav2_msgs/action/NavigateToPose, plans on /map with A*, follows the
-// path with pure pursuit from /odom, and publishes on the autonomy cmd_vel
+// path with pure pursuit from /odom, sends no command that would drive the
+// robot into an obstacle of /map (sim.Navigator.Update: it replans and
+// steers to nearer path points instead), and publishes on the autonomy cmd_vel
 // topic (parameter cmd_vel_topic, default autonomy/cmd_vel, as RSM's
 // control mux expects) at most max_linear_velocity and
 // max_angular_velocity (may be changed at run time). Goals it cannot reach
