@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -27,13 +28,45 @@ func Env(domain uint32) []string {
 // whether it exited 0.
 func CLI(t testing.TB, domain uint32, args ...string) (stdout, stderr string, ok bool) {
 	t.Helper()
+	r := runCLI(t, Executable(t, "cmd/fsmnodes"), domain, args)
+	return r.Stdout, r.Stderr, r.OK
+}
+
+// CLIResult is what one run of the CLI printed and whether it exited 0.
+type CLIResult struct {
+	Stdout, Stderr string
+	OK             bool
+}
+
+// CLIAll runs the CLI as CLI does, once per argument list, all at the same
+// time, and returns the results in the order of runs. Each run mostly
+// waits for discovery, so independent calls (a table of refused parameter
+// sets, say) take the time of one.
+func CLIAll(t testing.TB, domain uint32, runs ...[]string) []CLIResult {
+	t.Helper()
+	bin := Executable(t, "cmd/fsmnodes")
+	out := make([]CLIResult, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = runCLI(t, bin, domain, args)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// runCLI runs bin with args (any goroutine: it only logs).
+func runCLI(t testing.TB, bin string, domain uint32, args []string) CLIResult {
 	ctx, cancel := context.WithTimeout(context.Background(), CLITimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Executable(t, "cmd/fsmnodes"), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = Env(domain)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	t.Logf("fsmnodes %s: %q %q %v", strings.Join(args, " "), out.String(), errOut.String(), err)
-	return out.String(), errOut.String(), err == nil
+	return CLIResult{Stdout: out.String(), Stderr: errOut.String(), OK: err == nil}
 }

@@ -17,6 +17,7 @@ import (
 // still, finished once wait_time of sim time has passed.
 func TestBoot_WaitTimeIsSimTime(t *testing.T) {
 	domain := testenv.Domain(t)
+	t.Parallel() // a domain of its own
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true,
 		Args:      []string{"--ros-args", "-p", "use_sim_time:=true", "-p", "wait_time:=2.0", "-p", "exit_when_finished:=false"},
 		LogOutput: testenv.LogWriter{T: t, Prefix: "boot: "}})

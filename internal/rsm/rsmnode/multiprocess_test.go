@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +30,8 @@ const waitLimit = 30 * time.Second
 
 // TestMain lets the test binary stand in for the RSM executables: started
 // with RSM_TEST_EXEC=<executable> it runs that node (so the multi-process
-// test needs no build of its own).
+// test needs no build of its own). The process tests mostly wait (on sim
+// time at 0.2×, idle timers, dwell times): four run at a time.
 func TestMain(m *testing.M) {
 	if name := os.Getenv("RSM_TEST_EXEC"); name != "" {
 		runs := map[string]func(context.Context, []string) error{
@@ -49,31 +49,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testenv.DefaultParallel(4)
 	os.Exit(testenv.Main(m))
 }
 
 // start runs an RSM executable (the test binary standing in for it) until
-// the end of the test (SIGTERM, then wait).
-func start(t *testing.T, domain uint32, exe string, args ...string) {
+// the end of the test (testenv.Start: SIGINT, and a failure if it does not
+// stop).
+func start(t *testing.T, domain uint32, exe string, args ...string) *testenv.Process {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(testenv.Env(domain), "RSM_TEST_EXEC="+exe)
-	cmd.Stdout = testenv.LogWriter{T: t, Prefix: exe + ": "}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", exe, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	return testenv.Start(t, exe, append(testenv.Env(domain), "RSM_TEST_EXEC="+exe), os.Args[0], args...)
 }
 
 // testNode creates the test's own node on domain, spinning until the test

@@ -78,18 +78,24 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 		}
 	}
 
-	// Refused sets answer successful=false with the reason and change nothing.
-	for _, c := range []struct{ name, value, reason string }{
+	// Refused sets answer successful=false with the reason and change
+	// nothing (tried all at once: each is independent of the others).
+	refused := []struct{ name, value, reason string }{
 		{"teleoperation_idle_timer", "-1.0", "outside the floating point range"},
 		{"teleoperation_idle_timer", "0.0", "must be above 0 s"},
 		{"teleoperation_idle_timer", ".nan", "NaN"},
 		{"teleoperation_idle_timer", "soon", "type"},
 		{"max_linear_velocity", "0.0", "must be above 0"},
 		{"cmd_vel_topic", "other", "read-only"},
-	} {
-		_, stderr, ok := testenv.CLI(t, domain, "param", "set", "/robotControlMuxNode", c.name, c.value)
-		if ok || !strings.Contains(stderr, "Setting parameter failed") || !strings.Contains(stderr, c.reason) {
-			t.Errorf("param set %s %s: ok=%v stderr %q; want refused with %q", c.name, c.value, ok, stderr, c.reason)
+	}
+	var sets [][]string
+	for _, c := range refused {
+		sets = append(sets, []string{"param", "set", "/robotControlMuxNode", c.name, c.value})
+	}
+	for i, r := range testenv.CLIAll(t, domain, sets...) {
+		c := refused[i]
+		if r.OK || !strings.Contains(r.Stderr, "Setting parameter failed") || !strings.Contains(r.Stderr, c.reason) {
+			t.Errorf("param set %s %s: ok=%v stderr %q; want refused with %q", c.name, c.value, r.OK, r.Stderr, c.reason)
 		}
 	}
 	if out, _, _ := testenv.CLI(t, domain, "param", "get", "/robotControlMuxNode", "teleoperation_idle_timer"); !strings.Contains(out, "0.5") {

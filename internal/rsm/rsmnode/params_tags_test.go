@@ -19,6 +19,7 @@ func TestParamsFile_LiveTagsMatchDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	domain := testenv.Domain(t)
+	t.Parallel() // a domain of its own
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true,
 		LogOutput: testenv.LogWriter{T: t, Prefix: "rsm: "}, Args: []string{"--ros-args", "-p", "waypoints_file:=''"}})
 	if err != nil {

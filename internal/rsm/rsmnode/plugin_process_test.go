@@ -3,7 +3,6 @@ package rsmnode
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"reflect"
 	"slices"
 	"syscall"
@@ -46,26 +45,14 @@ func TestExamplePlugin_Process(t *testing.T) {
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
 	pluginExe := testenv.Executable(t, "nodes/example_rsm_plugin")
 	// startPlugin starts the plugin node with a 1 s DDS lease, so that a
-	// killed one leaves the graph within a second; done gets its end.
-	startPlugin := func() (*exec.Cmd, chan error) {
-		cmd := exec.Command(pluginExe, "--ros-args", "-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
-		cmd.Env = append(testenv.Env(domain),
-			"CYCLONEDDS_URI=<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>")
-		cmd.Stdout = testenv.LogWriter{T: t, Prefix: "example_rsm_plugin: "}
-		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-done
-			done <- nil
-		})
-		return cmd, done
+	// killed one leaves the graph within a second.
+	startPlugin := func() *testenv.Process {
+		return testenv.Start(t, "example_rsm_plugin", append(testenv.Env(domain),
+			"CYCLONEDDS_URI=<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>"),
+			pluginExe, "--ros-args", "-p", "goals:=[2.0, 0.0, 2.0, 2.0]", "-p", "dwell:=1.5")
 	}
-	plugin, pluginDone := startPlugin()
+	exited := func(p *testenv.Process) func() bool { return func() bool { done, _ := p.Exited(); return done } }
+	plugin := startPlugin()
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -162,9 +149,10 @@ func TestExamplePlugin_Process(t *testing.T) {
 		t.Fatalf("start exploration: %+v", r)
 	}
 	testenv.WaitFor(t, waitLimit, `"E: Goal List 1/2" again`, func() bool { return current() == "E: Goal List 1/2" })
-	_ = plugin.Process.Kill()
-	<-pluginDone
-	pluginDone <- nil
+	if err := syscall.Kill(plugin.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, waitLimit, "the killed plugin gone", exited(plugin))
 	testenv.WaitFor(t, waitLimit, "Idle after the plugin died", func() bool { return current() == "Idle" })
 	if got, want := states.get(), []string{"E: goal_list", "E: Goal List 1/2", "Idle"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("stateInfo %q, want %q", got, want)
@@ -174,7 +162,7 @@ func TestExamplePlugin_Process(t *testing.T) {
 	}
 
 	// A new plugin node: exploration runs its list to the end.
-	plugin, pluginDone = startPlugin()
+	plugin = startPlugin()
 	wctx, wc = context.WithTimeout(ctx, waitLimit)
 	if err := pluginCli.WaitForServer(wctx); err != nil {
 		wc()
@@ -206,13 +194,13 @@ func TestExamplePlugin_Process(t *testing.T) {
 
 	// The plugin node stops: the next exploration waits for its server,
 	// then gives up.
-	_ = plugin.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-pluginDone:
-	case <-time.After(waitLimit):
-		t.Fatal("example_rsm_plugin did not stop on SIGTERM")
+	if err := syscall.Kill(plugin.Pid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
 	}
-	pluginDone <- nil // for the cleanup
+	testenv.WaitFor(t, waitLimit, "example_rsm_plugin to stop on SIGTERM", exited(plugin))
+	if _, err := plugin.Exited(); err != nil {
+		t.Fatalf("example_rsm_plugin after SIGTERM: %v", err)
+	}
 	testenv.WaitFor(t, waitLimit, "the plugin's server gone from the graph", func() bool { return !pluginCli.ServerIsReady() })
 	states.clear()
 	if r := setExploration(true); !r.Success {
