@@ -50,7 +50,8 @@ type navigator struct {
 // with nav2_msgs/action/NavigateToPose, plans on /map with A*, follows the
 // path with pure pursuit from /odom, sends no command that would drive the
 // robot into an obstacle of /map (sim.Navigator.Update: it replans and
-// steers to nearer path points instead), and publishes on the autonomy cmd_vel
+// steers to nearer path points instead; such control cycles are counted as
+// collision_avoidance_cycles on /diagnostics), and publishes on the autonomy cmd_vel
 // topic (parameter cmd_vel_topic, default autonomy/cmd_vel, as RSM's
 // control mux expects) at most max_linear_velocity and
 // max_angular_velocity (may be changed at run time). Goals it cannot reach
@@ -275,9 +276,13 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			limits = l
 			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in
 		}
+		avoided := nav.Avoided()
 		v, w := nav.Update(nv.grid, nv.pose, nv.rate.Seconds())
 		pose := nv.pose
 		nv.mu.Unlock()
+		if nav.Avoided() != avoided {
+			nv.n.Counter("collision_avoidance_cycles").Inc()
+		}
 		switch st, why := nav.Status(); st {
 		case sim.NavSucceeded:
 			log.Infof("goal (%.2f, %.2f) reached", target.X, target.Y)
