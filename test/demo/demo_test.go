@@ -23,6 +23,8 @@ import (
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
+	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -236,6 +238,15 @@ func TestDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close()
+		// Twice the default speeds, through the live velocity limits of the
+		// robot, the mux and then the navigator (as `fsmnodes param set`
+		// would): the exploration takes about half as long.
+		for _, p := range []struct {
+			node     string
+			lin, ang float64
+		}{{"/diffbot/diff_drive_sim", 1.0, 3.0}, {"/diffbot/robotControlMuxNode", 1.0, 3.0}, {"/diffbot/navigator", 0.8, 2.4}} {
+			setDoubles(t, ctx, n, p.node, map[string]float64{"max_linear_velocity": p.lin, "max_angular_velocity": p.ang})
+		}
 		mark := state.Mark()
 		if r := setBool("/diffbot/rsm/startStopExploration", true); !r.Success {
 			t.Fatalf("start exploration: %+v", r)
@@ -366,4 +377,35 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// setDoubles sets double parameters of node through its set_parameters
+// service and fails the test unless every one is accepted.
+func setDoubles(t *testing.T, ctx context.Context, n *ros.Node, node string, values map[string]float64) {
+	t.Helper()
+	c, err := ros.NewClient(n, node+"/set_parameters", rcl_interfaces_srv.SetParameters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitForService(ctx); err != nil {
+		t.Fatalf("%s/set_parameters: %v", node, err)
+	}
+	req := &rcl_interfaces_srv.SetParameters_Request{}
+	for name, v := range values {
+		req.Parameters = append(req.Parameters, rcl_interfaces_msg.Parameter{Name: name,
+			Value: rcl_interfaces_msg.ParameterValue{Type: rcl_interfaces_msg.ParameterType_PARAMETER_DOUBLE, DoubleValue: v}})
+	}
+	resp, err := c.Call(ctx, req)
+	if err != nil {
+		t.Fatalf("%s/set_parameters: %v", node, err)
+	}
+	if len(resp.Results) != len(req.Parameters) {
+		t.Fatalf("%s: %d results for %d parameters", node, len(resp.Results), len(req.Parameters))
+	}
+	for i, r := range resp.Results {
+		if !r.Successful {
+			t.Fatalf("%s: setting %s refused: %s", node, req.Parameters[i].Name, r.Reason)
+		}
+	}
 }
