@@ -101,18 +101,26 @@ func (r *mpRig) waitCS(what string, cond func(diag) bool) diag {
 	return d
 }
 
-// csRuns fails the test with cs's goroutine dump if cs has stopped
-// iterating (its diag's run counter stands still for a second).
+// csRuns waits until cs's diag shows its run counter advance; if it stands
+// still for csStall, it fails the test with cs's goroutine dump.
 func (r *mpRig) csRuns() {
 	r.t.Helper()
 	a := r.waitCS("cs report", func(diag) bool { return true }).u("runs")
-	time.Sleep(time.Second)
-	if b := r.waitCS("cs report", func(diag) bool { return true }).u("runs"); a == b {
-		r.signal("velma_core_cs", syscall.SIGQUIT) // the log shows where it stands
-		time.Sleep(time.Second)
-		r.t.Fatalf("velma_core_cs stopped iterating at run %d", a)
+	for deadline := time.Now().Add(csStall); ; time.Sleep(10 * time.Millisecond) {
+		if d, _ := r.cs.get(); d.u("runs") > a {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.signal("velma_core_cs", syscall.SIGQUIT) // the log shows where it stands
+			time.Sleep(time.Second)                    // for the dump to be written
+			r.t.Fatalf("velma_core_cs stopped iterating at run %d", a)
+		}
 	}
 }
+
+// csStall is how long cs's run counter may stand still before csRuns
+// calls cs stopped (its diag comes at diagRate).
+const csStall = time.Second
 
 func (r *mpRig) call(name string) {
 	r.t.Helper()
@@ -209,6 +217,7 @@ func TestFourProcesses_Faults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	t.Parallel() // a domain of its own
 	domain := testenv.Domain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

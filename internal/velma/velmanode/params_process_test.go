@@ -1,8 +1,6 @@
 package velmanode
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,40 +18,29 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
+	t.Parallel() // a domain of its own
 	domain := testenv.Domain(t)
 	bin := testenv.Executable(t, "nodes/velma_bridge")
-	bridge := exec.Command(bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
-	bridge.Env = testenv.Env(domain)
-	bridge.Stdout = testenv.LogWriter{T: t, Prefix: "velma_bridge: "}
-	bridge.Stderr = bridge.Stdout
-	if err := bridge.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = bridge.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = bridge.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = bridge.Process.Kill()
-			<-done
-		}
-	})
+	testenv.Start(t, "velma_bridge", testenv.Env(domain), bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
 	testenv.WaitFor(t, 30*time.Second, "velma_core's parameters", func() bool {
 		out, _, ok := testenv.CLI(t, domain, "param", "get", "/velma_core", "cs.head_max_velocity")
 		return ok && strings.Contains(out, "1.04")
 	})
-	for _, c := range []struct{ name, value, reason string }{
+	refused := []struct{ name, value, reason string }{
 		{"cs.head_max_velocity", "0.0", "head_max_velocity"},
 		{"cs.safe_damping", "3.0", "damping"},
 		{"cs.safe_stiffness", ".nan", "NaN"},
 		{"cs.safe_stiffness", "stiff", "type"},
 		{"period", "0.004", "read-only"},
 		{"cs.jnt_stiffness", "[1.0]", "read-only"},
-	} {
-		if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/velma_core", c.name, c.value); ok || !strings.Contains(stderr, c.reason) {
-			t.Errorf("param set %s %s: ok=%v %q, want refused with %q", c.name, c.value, ok, stderr, c.reason)
+	}
+	var sets [][]string
+	for _, c := range refused {
+		sets = append(sets, []string{"param", "set", "/velma_core", c.name, c.value})
+	}
+	for i, r := range testenv.CLIAll(t, domain, sets...) { // independent: all at once
+		if c := refused[i]; r.OK || !strings.Contains(r.Stderr, c.reason) {
+			t.Errorf("param set %s %s: ok=%v %q, want refused with %q", c.name, c.value, r.OK, r.Stderr, c.reason)
 		}
 	}
 	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/velma_core", "cs.head_max_velocity", "0.5"); !ok || !strings.Contains(out, "successful") {

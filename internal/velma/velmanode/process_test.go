@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +27,9 @@ import (
 )
 
 // The test binary doubles as the command-source process: with
-// VELMA_TEST_HELPER=<mode> it runs helperMain instead of the tests.
+// VELMA_TEST_HELPER=<mode> it runs helperMain instead of the tests. The
+// process tests mostly wait (for motions, DDS leases, restarts): four run
+// at a time.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("VELMA_TEST_HELPER"); mode != "" {
 		if err := helperMain(mode); err != nil {
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testenv.DefaultParallel(4)
 	os.Exit(testenv.Main(m))
 }
 
@@ -117,32 +119,13 @@ func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
 	defer cancel()
 	bin := testenv.Executable(t, "nodes/velma_bridge")
 	env := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", domain))
-	bridge := exec.Command(bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
-	bridge.Env = env
-	logPath := filepath.Join(t.TempDir(), "bridge.log")
-	logs, _ := os.Create(logPath)
-	bridge.Stdout, bridge.Stderr = logs, logs
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("velma_bridge log:\n%s", out)
+	bridge := testenv.Start(t, "velma_bridge", env, bin, "--ros-args", "--params-file", "../../../params/velma.yaml")
+	defer func() { // it stops on SIGINT, and cleanly
+		for _, problem := range bridge.Stop() {
+			t.Error(problem)
 		}
-	})
-	if err := bridge.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = bridge.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- bridge.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("velma_bridge exit: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			_ = bridge.Process.Kill()
-			t.Error("velma_bridge did not stop on SIGINT")
+		if _, err := bridge.Exited(); err != nil {
+			t.Errorf("velma_bridge exit: %v", err)
 		}
 	}()
 
