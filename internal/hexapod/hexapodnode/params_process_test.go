@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -110,24 +108,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	proc := exec.Command(os.Args[0])
-	proc.Env = append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1")
-	proc.Stdout = testenv.LogWriter{T: t, Prefix: "motion_control: "}
-	proc.Stderr = proc.Stdout
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = proc.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = proc.Process.Kill()
-			<-done
-		}
-	})
+	testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0])
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -225,12 +206,14 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	})
 	t.Logf("travel per tick at gait.distance_per_step 0.003: %.5f m", travel())
 
-	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0"); ok ||
-		!strings.Contains(stderr, "DistancePerStep must be positive") {
-		t.Errorf("distance_per_step 0: ok=%v %q, want refused with the reason", ok, stderr)
+	refused := testenv.CLIAll(t, domain, // independent: both at once
+		[]string{"param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0"},
+		[]string{"param", "set", "/hexapod_controller", "rate", "50.0"})
+	if r := refused[0]; r.OK || !strings.Contains(r.Stderr, "DistancePerStep must be positive") {
+		t.Errorf("distance_per_step 0: ok=%v %q, want refused with the reason", r.OK, r.Stderr)
 	}
-	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "rate", "50.0"); ok || !strings.Contains(stderr, "read-only") {
-		t.Errorf("rate 50: ok=%v %q, want refused as read-only", ok, stderr)
+	if r := refused[1]; r.OK || !strings.Contains(r.Stderr, "read-only") {
+		t.Errorf("rate 50: ok=%v %q, want refused as read-only", r.OK, r.Stderr)
 	}
 	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/hexapod_controller", "gait.distance_per_step", "0.0015"); !ok ||
 		!strings.Contains(out, "Set parameter successful") {

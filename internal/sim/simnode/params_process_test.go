@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,24 +38,7 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	proc := exec.Command(os.Args[0])
-	proc.Env = append(testenv.Env(domain), "SIMNODE_TEST_EXEC=1")
-	proc.Stdout = testenv.LogWriter{T: t, Prefix: "diff_drive_sim: "}
-	proc.Stderr = proc.Stdout
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = proc.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = proc.Process.Kill()
-			<-done
-		}
-	})
+	testenv.Start(t, "diff_drive_sim", append(testenv.Env(domain), "SIMNODE_TEST_EXEC=1"), os.Args[0])
 
 	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
@@ -100,18 +81,22 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 	turnRate := func() float64 { mu.Lock(); defer mu.Unlock(); return turn }
 	testenv.WaitFor(t, 30*time.Second, "turning at the default 1.5 rad/s", func() bool { return math.Abs(turnRate()-1.5) < 1e-9 })
 
-	for _, c := range []struct{ value, reason string }{
-		{"-0.5", "outside the floating point range"},
-		{"0.0", "must be above 0"},
-		{".nan", "NaN"},
-		{"fast", "type"},
-	} {
-		if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "max_angular_velocity", c.value); ok || !strings.Contains(stderr, c.reason) {
-			t.Errorf("max_angular_velocity %s: ok=%v %q, want refused with %q", c.value, ok, stderr, c.reason)
-		}
+	// Refused sets, independent of each other: all at once.
+	refused := []struct{ name, value, reason string }{
+		{"max_angular_velocity", "-0.5", "outside the floating point range"},
+		{"max_angular_velocity", "0.0", "must be above 0"},
+		{"max_angular_velocity", ".nan", "NaN"},
+		{"max_angular_velocity", "fast", "type"},
+		{"start_x", "1.0", "read-only"},
 	}
-	if _, stderr, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "start_x", "1.0"); ok || !strings.Contains(stderr, "read-only") {
-		t.Errorf("start_x: ok=%v %q, want refused as read-only", ok, stderr)
+	var sets [][]string
+	for _, c := range refused {
+		sets = append(sets, []string{"param", "set", "/diff_drive_sim", c.name, c.value})
+	}
+	for i, r := range testenv.CLIAll(t, domain, sets...) {
+		if c := refused[i]; r.OK || !strings.Contains(r.Stderr, c.reason) {
+			t.Errorf("%s %s: ok=%v %q, want refused with %q", c.name, c.value, r.OK, r.Stderr, c.reason)
+		}
 	}
 	if out, _, ok := testenv.CLI(t, domain, "param", "set", "/diff_drive_sim", "max_angular_velocity", "0.3"); !ok || !strings.Contains(out, "successful") {
 		t.Fatalf("max_angular_velocity 0.3 refused: %q", out)
