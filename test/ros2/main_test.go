@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -66,12 +65,7 @@ var peer struct {
 func TestMain(m *testing.M) {
 	// The tests here mostly wait (for discovery, --spin-time, ros2
 	// launch): four run at a time unless -parallel says otherwise.
-	flag.Parse()
-	parallelSet := false
-	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
-	if !parallelSet {
-		_ = flag.Set("test.parallel", "4")
-	}
+	testenv.DefaultParallel(4)
 	code := setUp()
 	if code == 0 {
 		code = testenv.WithLogDir(m)
