@@ -7,7 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +86,14 @@ func (s *suite) answering(t *testing.T, fqn string, within time.Duration) {
 }
 
 // answers is answering for deferred calls: it returns the failure.
+//
+// A request sent before this client has matched the (re)started server,
+// or sent to the endpoints of a killed run whose lease has not expired
+// yet, gets no answer. So each attempt first waits for the service to be
+// available, and an unanswered call is retried with a per-call wait that
+// doubles from 250 ms up to 4 s: a lost request costs a quarter second,
+// not seconds, and a slow answer on a loaded machine is still taken; within
+// alone bounds the whole wait.
 func (s *suite) answers(fqn string, within time.Duration) error {
 	c, err := ros.NewClient(s.o.n, fqn+"/list_parameters", rcl_interfaces_srv.ListParameters)
 	if err != nil {
@@ -91,17 +102,22 @@ func (s *suite) answers(fqn string, within time.Duration) error {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
+	wait := 250 * time.Millisecond
 	for {
-		callCtx, cancelCall := context.WithTimeout(ctx, 2*time.Second)
-		_, err := c.Call(callCtx, &rcl_interfaces_srv.ListParameters_Request{})
-		cancelCall()
+		err := c.WaitForService(ctx)
 		if err == nil {
-			return nil
+			callCtx, cancelCall := context.WithTimeout(ctx, wait)
+			_, err = c.Call(callCtx, &rcl_interfaces_srv.ListParameters_Request{})
+			cancelCall()
+			if err == nil {
+				return nil
+			}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s does not answer list_parameters within %v: %v", fqn, within, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		wait = min(2*wait, 4*time.Second)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -155,9 +171,25 @@ func TestFaults(t *testing.T) {
 		}
 	}
 
-	t.Run("CLI waits bounded by --timeout", s.cliTimeouts)
-	t.Run("absurd commands clamped and said once", s.absurdCommands)
-	t.Run("invalid parameters refused", s.parameters)
+	// These three do not disturb one another (the CLI's navigation goal
+	// moves no robot while the mux is STOPPED or in TELEOPERATION, the
+	// parameters tried are refused or are the navigator's own limit), and
+	// mostly wait on timeouts and publishing periods: side by side.
+	t.Run("CLI, commands, parameters", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			f    func(*testing.T)
+		}{
+			{"CLI waits bounded by --timeout", s.cliTimeouts},
+			{"absurd commands clamped and said once", s.absurdCommands},
+			{"invalid parameters refused", s.parameters},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				c.f(t)
+			})
+		}
+	})
 	t.Run("bad requests refused, logged and counted", s.badRequests)
 	t.Run("waypoints persisted in ROS_HOME", s.persistence)
 	t.Run("kill -9 and SIGSTOP of every node", s.killAndStop)
@@ -181,8 +213,9 @@ func (s *suite) cliTimeouts(t *testing.T) {
 		t.Errorf("service call --timeout 1 on a missing service: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	t.Logf("service call --timeout 1 on a missing service returned after %.1f s", took.Seconds())
-	// The mux is STOPPED (the demo starts so), so the robot stays put while
-	// the navigator works on this goal.
+	// The mux is STOPPED (the demo starts so) or forwarding the absurd
+	// commands' teleoperation, never the navigator's output: the goal
+	// moves no robot.
 	goal := fmt.Sprintf("{pose: {header: {frame_id: map}, pose: {position: {x: %g, y: %g}, orientation: {w: 1.0}}}}", patrol[1][0], patrol[1][1])
 	out, errs, code, took = s.d.cli(t, 60*time.Second, "action", "send_goal", "--timeout", "3", "/diffbot/navigate_to_pose", "nav2_msgs/action/NavigateToPose", goal)
 	if code != 1 || !strings.Contains(out, "Goal accepted with ID") || !strings.Contains(out, "Canceling goal...") ||
@@ -201,10 +234,27 @@ func (s *suite) cliTimeouts(t *testing.T) {
 // and switched to TELEOPERATION. Item 7: the simulator's rejection warning
 // repeated 20 times a second.
 func (s *suite) absurdCommands(t *testing.T) {
-	mux, sim, hex := s.d.proc(t, nodeMux), s.d.proc(t, nodeSim), s.d.proc(t, nodeHexapod)
+	// The two robots side by side.
+	t.Run("diffbot", func(t *testing.T) {
+		t.Parallel()
+		s.absurdDiffbot(t)
+	})
+	t.Run("hexapod", func(t *testing.T) {
+		t.Parallel()
+		s.absurdHexapod(t)
+	})
+}
+
+// hugeTwist is a finite command far beyond every robot's limits.
+func hugeTwist() *geometry_msgs_msg.Twist {
+	return &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 1e308}, Angular: geometry_msgs_msg.Vector3{Z: -1e300}}
+}
+
+// absurdDiffbot: through the mux and straight into the simulator.
+func (s *suite) absurdDiffbot(t *testing.T) {
+	mux, sim := s.d.proc(t, nodeMux), s.d.proc(t, nodeSim)
 	n := s.o.n
-	huge := &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 1e308}, Angular: geometry_msgs_msg.Vector3{Z: -1e300}}
-	nan := &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: math.NaN()}}
+	huge, nan := hugeTwist(), &geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: math.NaN()}}
 	const maxLin = 0.5 // rsm_sim.launch.xml's mux and params/sim.yaml's diff_drive_sim limit
 
 	// teleoperation through the mux
@@ -245,23 +295,29 @@ func (s *suite) absurdCommands(t *testing.T) {
 	if sp := s.o.get().maxSpeed; sp > maxLin+1e-9 || sp == 0 {
 		t.Errorf("the robot drove up to %g m/s on 1e308 commands, want up to the limit %g", sp, maxLin)
 	}
+	// Said once, counted every time: commands_rejected on /diagnostics.
+	s.rejectedCounted(t, nodeMux, 30)
+	s.rejectedCounted(t, nodeSim, 80)
+}
 
-	// the hexapod's cmd_vel
+// absurdHexapod: the hexapod's cmd_vel.
+func (s *suite) absurdHexapod(t *testing.T) {
+	hex := s.d.proc(t, nodeHexapod)
 	hexMark := len(hex.out.String())
-	publishFor(t, n, "/hexapod/cmd_vel", huge, 10, time.Second)
+	publishFor(t, s.o.n, "/hexapod/cmd_vel", hugeTwist(), 10, time.Second)
 	if c := linesSince(hex, hexMark, "cmd_vel clamped"); c != 1 {
 		t.Errorf("motion_control logged %d clamp warnings, want 1", c)
 	}
+	s.rejectedCounted(t, nodeHexapod, 10)
+}
 
-	// Said once, counted every time: commands_rejected on /diagnostics.
-	for _, c := range []struct {
-		node string
-		min  uint64
-	}{{nodeMux, 30}, {nodeSim, 80}, {nodeHexapod, 10}} {
-		testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("%s commands_rejected >= %d on /diagnostics", c.node, c.min), func() bool {
-			return s.o.counter(c.node, ros.CounterCommandsRejected) >= c.min
-		})
-	}
+// rejectedCounted waits for a node's commands_rejected on /diagnostics to
+// reach atLeast.
+func (s *suite) rejectedCounted(t *testing.T, node string, atLeast uint64) {
+	t.Helper()
+	testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("%s commands_rejected >= %d on /diagnostics", node, atLeast), func() bool {
+		return s.o.counter(node, ros.CounterCommandsRejected) >= atLeast
+	})
 }
 
 // Issue 13 item 7: bad service and action requests were counted but never
@@ -413,21 +469,41 @@ func (s *suite) failedSave(t *testing.T) {
 // arm gets the diffbot patrolling in AUTONOMOUS and returns once it moves
 // at least 2 m from both patrol waypoints, so that a stop seen after a
 // fault is a stop en route, not the end of a leg.
+//
+// A fault often ends the RSM's goal, and the patrol then turns back. When
+// that leaves the robot within 2 m of the waypoint it now drives to, it
+// would have to reach it, turn and leave it again before it is armed: arm
+// then restarts waypoint following towards the farther waypoint instead
+// (once), as it does when waypoint following is not running at all.
 func (s *suite) arm(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
+	aimed, start := false, time.Now()
+	deadline := start.Add(45 * time.Second)
 	for time.Now().Before(deadline) {
 		snap := s.o.get()
 		if snap.op.EmergencyStop || snap.op.Mode != rsm_msgs_msg.OperationMode_AUTONOMOUS || time.Since(snap.opAt) > time.Second {
 			s.setMode(t, rsm_msgs_msg.OperationMode_AUTONOMOUS)
 		}
+		// Driven, not coasting on a stale state: the mux forwards a
+		// command and the odometry moves (a simulator resumed after
+		// SIGSTOP reports its old speed once).
+		moving := time.Since(snap.movedAt) < 200*time.Millisecond && math.Abs(snap.twist[0]) > 0.05 &&
+			time.Since(snap.cmdNonzeroAt) < 200*time.Millisecond
+		dist := distToPatrol(snap.pose)
 		switch st := s.rsmState(t); {
 		case st == "Idle":
+			if !aimed {
+				s.aim(t, snap.pose)
+				aimed = true
+			}
 			s.setBool(t, "/diffbot/rsm/startStopWaypointFollowing", true)
 		case strings.HasPrefix(st, "W:"):
-			moving := time.Since(snap.movedAt) < 200*time.Millisecond && math.Abs(snap.twist[0]) > 0.05
-			if moving && distToPatrol(snap.pose) > 2 {
+			if moving && dist > 2 {
+				t.Logf("armed after %.1f s at (%.1f, %.1f), %.1f m from the nearer waypoint", time.Since(start).Seconds(), snap.pose[0], snap.pose[1], dist)
 				return
+			}
+			if !aimed && dist < 2 {
+				s.setBool(t, "/diffbot/rsm/startStopWaypointFollowing", false) // to Idle, then aimed
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -435,19 +511,101 @@ func (s *suite) arm(t *testing.T) {
 	t.Fatalf("the diffbot did not get going on its patrol; last %+v, state %q", s.o.get(), s.rsmState(t))
 }
 
-// outcome is one row of the kill/stop table.
-type outcome struct {
-	node, signal, result string
+// aim makes the waypoint farther from pose the next one of the patrol
+// (rsm.WaypointFollowing drives to the first waypoint neither visited nor
+// unreachable, from the end when reversed). The RSM must be Idle.
+func (s *suite) aim(t *testing.T, pose [2]float64) {
+	t.Helper()
+	far := 0
+	if math.Hypot(pose[0]-patrol[1][0], pose[1]-patrol[1][1]) > math.Hypot(pose[0]-patrol[0][0], pose[1]-patrol[0][1]) {
+		far = 1
+	}
+	n := s.o.n
+	mode := &rsm_msgs_srv.SetWaypointFollowingMode_Request{Mode: rsm_msgs_msg.WaypointArray_PATROL, Reverse: far == 0}
+	if r, err := call(t, n, "/diffbot/rsm/setWaypointFollowingMode", rsm_msgs_srv.SetWaypointFollowingMode, mode); err != nil || !r.Success {
+		t.Fatalf("setWaypointFollowingMode: %+v %v", r, err)
+	}
+	if r, err := call(t, n, "/diffbot/rsm/resetWaypoints", std_srvs_srv.Trigger, &std_srvs_srv.Trigger_Request{}); err != nil || !r.Success {
+		t.Fatalf("resetWaypoints: %+v %v", r, err)
+	}
+	visited := &rsm_msgs_srv.WaypointVisited_Request{Position: int64(1 - far)}
+	if r, err := call(t, n, "/diffbot/rsm/waypointVisited", rsm_msgs_srv.WaypointVisited, visited); err != nil || !r.Success {
+		t.Fatalf("waypointVisited %d: %+v %v", 1-far, r, err)
+	}
 }
 
-func (s *suite) killAndStop(t *testing.T) {
-	type target struct {
-		fqn string
-		// diffbotStops: the diffbot must stop (en route) after the fault;
-		// own: the robot inside this process, whose joint_states stop.
-		diffbotStops bool
-		own          string
+// target is a node to fault and what its fault means.
+type target struct {
+	fqn string
+	// diffbotStops: the diffbot must stop (en route) after the fault;
+	// own: the robot inside this process, whose joint_states stop.
+	diffbotStops bool
+	own          string
+}
+
+// faultCase is one signal to one node.
+type faultCase struct {
+	tg  target
+	sig syscall.Signal
+}
+
+func (c faultCase) signalName() string {
+	if c.sig == syscall.SIGKILL {
+		return "kill -9"
 	}
+	return "SIGSTOP"
+}
+
+// faults is the state shared by the lanes of killAndStop.
+type faults struct {
+	mu     sync.Mutex
+	active map[string]string            // node -> signal of the faults in progress
+	table  map[string]map[string]string // node -> signal -> outcome
+}
+
+func (f *faults) begin(c faultCase) {
+	f.mu.Lock()
+	f.active[c.tg.fqn] = c.signalName()
+	f.mu.Unlock()
+}
+
+func (f *faults) end(c faultCase, result string) {
+	f.mu.Lock()
+	delete(f.active, c.tg.fqn)
+	if result != "" {
+		if f.table[c.tg.fqn] == nil {
+			f.table[c.tg.fqn] = map[string]string{}
+		}
+		f.table[c.tg.fqn][c.signalName()] = result
+	}
+	f.mu.Unlock()
+}
+
+// inProgress lists the faults in progress, for messages.
+func (f *faults) inProgress() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var l []string
+	for n, sig := range f.active {
+		l = append(l, sig+" of "+n)
+	}
+	sort.Strings(l)
+	return strings.Join(l, ", ")
+}
+
+// killAndStop sends kill -9, then SIGSTOP, to every node of the demo in
+// turn, in two lanes side by side:
+//
+//   - the diffbot's lane: the nodes whose fault must stop the driving
+//     diffbot (each case arms it first), then serviceProviderNode, which
+//     the RSM and arm call;
+//   - the other lane: every node that moves no diffbot (foxglove_bridge,
+//     the robot_state_publishers, frontier_detector, which only serves
+//     exploration) and the hexapod and Velma, robots of their own.
+//
+// A process that ends without the suite killing it fails the case that
+// sees it, whichever lane faults what.
+func (s *suite) killAndStop(t *testing.T) {
 	// What each node's death means; every other node of the demo
 	// (foxglove_bridge, robot_state_publisher, ...) moves no robot.
 	known := map[string]target{
@@ -458,101 +616,150 @@ func (s *suite) killAndStop(t *testing.T) {
 		nodeHexapod: {nodeHexapod, false, "hexapod"},
 		nodeVelma:   {nodeVelma, false, "velma"},
 	}
-	var targets []target
+	both := []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP}
+	// The diffbot's lane, in an order that keeps the robot en route: a
+	// restarted simulator puts it back at its start, beside a waypoint,
+	// so diff_drive_sim comes last and is killed after it is stopped.
+	var diffbot, other []faultCase
+	for _, step := range []struct {
+		fqn  string
+		sigs []syscall.Signal
+	}{
+		{nodeMux, both}, {nodeRSM, both}, {nodeNav, both},
+		{nodeSim, []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL}},
+		{nodeProvider, both},
+	} {
+		tg, ok := known[step.fqn]
+		if !ok {
+			tg = target{fqn: step.fqn}
+		}
+		s.d.proc(t, step.fqn)
+		for _, sig := range step.sigs {
+			diffbot = append(diffbot, faultCase{tg, sig})
+		}
+	}
 	for _, fqn := range s.d.order {
-		if fqn == nodeBoot {
-			continue // it exits by itself once rsmNode has booted
+		if fqn == nodeBoot { // it exits by itself once rsmNode has booted
+			continue
+		}
+		if slices.ContainsFunc(diffbot, func(c faultCase) bool { return c.tg.fqn == fqn }) {
+			continue
 		}
 		tg, ok := known[fqn]
 		if !ok {
 			tg = target{fqn: fqn}
 		}
-		targets = append(targets, tg)
+		if tg.diffbotStops {
+			t.Fatalf("%s stops the diffbot but is not in its lane", fqn)
+		}
+		for _, sig := range both {
+			other = append(other, faultCase{tg, sig})
+		}
 	}
-	var table []outcome
-	defer func() {
+	f := &faults{active: map[string]string{}, table: map[string]map[string]string{}}
+	t.Cleanup(func() {
 		var b strings.Builder
-		for _, r := range table {
-			fmt.Fprintf(&b, "\n  %-32s %-8s %s", r.node, r.signal, r.result)
+		for _, fqn := range s.d.order {
+			for _, sig := range []string{"kill -9", "SIGSTOP"} {
+				if r, ok := f.table[fqn][sig]; ok {
+					fmt.Fprintf(&b, "\n  %-32s %-8s %s", fqn, sig, r)
+				}
+			}
 		}
 		t.Logf("kill -9 / SIGSTOP outcomes (1 s DDS lease):%s", b.String())
-	}()
-	for _, tg := range targets {
-		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
-			name := map[syscall.Signal]string{syscall.SIGKILL: "kill -9", syscall.SIGSTOP: "SIGSTOP"}[sig]
-			t.Run(strings.ReplaceAll(strings.TrimPrefix(tg.fqn, "/"), "/", ".")+" "+name, func(t *testing.T) {
-				p := s.d.proc(t, tg.fqn)
-				if tg.diffbotStops {
-					s.arm(t)
-				}
-				at := time.Now()
-				p.signal(t, sig)
-				// Bring it back however this case ends.
-				defer func() {
-					if sig == syscall.SIGSTOP {
-						p.signal(t, syscall.SIGCONT)
-					} else {
-						p.start(t)
-						if tg.fqn == nodeRSM {
-							s.d.proc(t, nodeBoot).start(t) // a new rsmNode boots again
-						}
-					}
-					if err := s.answers(tg.fqn, 30*time.Second); err != nil {
-						t.Errorf("after %s: %v", name, err)
-					}
-				}()
-				result := "no robot affected"
-				switch {
-				case tg.diffbotStops:
-					var stopAt time.Time
-					testenv.WaitFor(t, 10*time.Second, "the diffbot to stop", func() bool {
-						var ok bool
-						stopAt, ok = s.o.get().stoppedSince(time.Now())
-						return ok
-					})
-					snap := s.o.get()
-					if dist := distToPatrol(snap.pose); dist < 0.5 {
-						t.Errorf("the diffbot stopped %.2f m from a patrol waypoint: it finished its leg instead of stopping", dist)
-					}
-					time.Sleep(time.Second)
-					if _, ok := s.o.get().stoppedSince(time.Now()); !ok {
-						t.Errorf("the diffbot moved again within 1 s of stopping")
-					}
-					result = fmt.Sprintf("diffbot stopped %.2f s after the signal, %.2f m short of its waypoint", stopAt.Sub(at).Seconds(), distToPatrol(snap.pose))
-				case tg.own != "":
-					testenv.WaitFor(t, 10*time.Second, tg.own+" joint_states to stop", func() bool {
-						snap := s.o.get()
-						last := snap.hexAt
-						if tg.own == "velma" {
-							last = snap.velmaAt
-						}
-						return time.Since(last) > settle
-					})
-					result = tg.own + " stopped with its process"
-				default:
-					time.Sleep(time.Second)
-				}
-				// No other process went down with it.
-				for _, other := range s.d.order {
-					if other != tg.fqn && other != nodeBoot && s.d.procs[other].exited() {
-						t.Errorf("%s exited after %s of %s", other, name, tg.fqn)
-					}
-				}
-				table = append(table, outcome{tg.fqn, name, result})
-			})
-			// After the node is back: a restarted rsmNode boots, a
-			// restarted serviceProviderNode has kept the waypoints.
-			t.Run(strings.ReplaceAll(strings.TrimPrefix(tg.fqn, "/"), "/", ".")+" "+name+" back", func(t *testing.T) {
-				if tg.fqn == nodeRSM && sig == syscall.SIGKILL {
-					testenv.WaitFor(t, 60*time.Second, "the restarted rsmNode to boot", func() bool { return s.rsmState(t) == "Idle" })
-				}
-				if tg.fqn == nodeProvider && sig == syscall.SIGKILL {
-					r, err := call(t, s.o.n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints, &rsm_msgs_srv.GetWaypoints_Request{})
-					if err != nil || len(r.WaypointArray.Waypoints) != 2 || r.WaypointArray.Mode != rsm_msgs_msg.WaypointArray_PATROL {
-						t.Errorf("waypoints after serviceProviderNode was killed and restarted: %+v %v; want the two patrol waypoints", r, err)
-					}
-				}
-			})
-		}
+	})
+	for _, lane := range []struct {
+		name  string
+		cases []faultCase
+	}{{"diffbot", diffbot}, {"beside", other}} {
+		t.Run(lane.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range lane.cases {
+				s.fault(t, f, c)
+			}
+		})
 	}
+}
+
+// fault runs one case: signal, check what the robots do, bring the node
+// back, check it has lost nothing.
+func (s *suite) fault(t *testing.T, f *faults, c faultCase) {
+	tg, sig, name := c.tg, c.sig, c.signalName()
+	label := strings.ReplaceAll(strings.TrimPrefix(tg.fqn, "/"), "/", ".") + " " + name
+	t.Run(label, func(t *testing.T) {
+		p := s.d.proc(t, tg.fqn)
+		if tg.diffbotStops {
+			s.arm(t)
+		}
+		result := ""
+		f.begin(c)
+		at := time.Now()
+		p.signal(t, sig)
+		// Bring it back however this case ends.
+		defer func() {
+			if sig == syscall.SIGSTOP {
+				p.signal(t, syscall.SIGCONT)
+			} else {
+				p.start(t)
+				if tg.fqn == nodeRSM {
+					s.d.proc(t, nodeBoot).start(t) // a new rsmNode boots again
+				}
+			}
+			if err := s.answers(tg.fqn, 30*time.Second); err != nil {
+				t.Errorf("after %s: %v", name, err)
+			}
+			f.end(c, result)
+		}()
+		switch {
+		case tg.diffbotStops:
+			var stopAt time.Time
+			testenv.WaitFor(t, 10*time.Second, "the diffbot to stop", func() bool {
+				var ok bool
+				stopAt, ok = s.o.get().stoppedSince(time.Now())
+				return ok
+			})
+			snap := s.o.get()
+			if dist := distToPatrol(snap.pose); dist < 0.5 {
+				t.Errorf("the diffbot stopped %.2f m from a patrol waypoint: it finished its leg instead of stopping", dist)
+			}
+			time.Sleep(time.Second)
+			if _, ok := s.o.get().stoppedSince(time.Now()); !ok {
+				t.Errorf("the diffbot moved again within 1 s of stopping")
+			}
+			result = fmt.Sprintf("diffbot stopped %.2f s after the signal, %.2f m short of its waypoint", stopAt.Sub(at).Seconds(), distToPatrol(snap.pose))
+		case tg.own != "":
+			testenv.WaitFor(t, 10*time.Second, tg.own+" joint_states to stop", func() bool {
+				snap := s.o.get()
+				last := snap.hexAt
+				if tg.own == "velma" {
+					last = snap.velmaAt
+				}
+				return time.Since(last) > settle
+			})
+			result = tg.own + " stopped with its process"
+		default:
+			time.Sleep(time.Second)
+			result = "no robot affected"
+		}
+		// No other process went down with it (nor with a fault of the
+		// other lane: a kill by the suite is never taken for a crash).
+		for _, other := range s.d.order {
+			if other != nodeBoot && s.d.procs[other].exitedUnbidden() {
+				t.Errorf("%s exited during %s of %s (faults in progress: %s)", other, name, tg.fqn, f.inProgress())
+			}
+		}
+	})
+	// After the node is back: a restarted rsmNode boots, a restarted
+	// serviceProviderNode has kept the waypoints.
+	t.Run(label+" back", func(t *testing.T) {
+		if tg.fqn == nodeRSM && sig == syscall.SIGKILL {
+			testenv.WaitFor(t, 60*time.Second, "the restarted rsmNode to boot", func() bool { return s.rsmState(t) == "Idle" })
+		}
+		if tg.fqn == nodeProvider && sig == syscall.SIGKILL {
+			r, err := call(t, s.o.n, "/diffbot/rsm/getWaypoints", rsm_msgs_srv.GetWaypoints, &rsm_msgs_srv.GetWaypoints_Request{})
+			if err != nil || len(r.WaypointArray.Waypoints) != 2 || r.WaypointArray.Mode != rsm_msgs_msg.WaypointArray_PATROL {
+				t.Errorf("waypoints after serviceProviderNode was killed and restarted: %+v %v; want the two patrol waypoints", r, err)
+			}
+		}
+	})
 }

@@ -10,8 +10,10 @@
 //   - waypoint persistence ($ROS_HOME/fsmnodes/waypoints.yaml; a failed save
 //     answers success=false);
 //   - CLI waits bounded by --timeout;
-//   - kill -9 and SIGSTOP of every node in turn while the diffbot drives a
-//     patrol: every robot must end up stopped or safe, the measured time is
+//   - kill -9 and SIGSTOP of every node while the diffbot drives a patrol
+//     (its own nodes in turn; the nodes that move no diffbot, the hexapod's
+//     and Velma's, in a second lane beside them): every robot must end up
+//     stopped or safe, no other process may go down, the measured time is
 //     logged, and the node comes back (restart or SIGCONT) with nothing lost;
 //   - hostile CDR (the fuzz corpora and generated garbage) fired at every
 //     subscribed topic and service of the demo, after which every node must
@@ -39,7 +41,12 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	// The suite runs some subtests side by side (t.Parallel); they wait on
+	// the demo's processes, not on the CPU.
+	testenv.DefaultParallel(4)
+	os.Exit(testenv.Main(m))
+}
 
 // leaseURI shortens the participant lease of every process of the suite.
 const leaseURI = "<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>"
@@ -70,9 +77,10 @@ type proc struct {
 	env  []string
 	out  *syncBuf // stdout and stderr of every run
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the current run has exited
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the current run has exited
+	killed bool          // the suite sent SIGKILL to the current run
 }
 
 // start runs the process (again).
@@ -88,16 +96,20 @@ func (p *proc) start(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	p.mu.Lock()
-	p.cmd, p.done = cmd, done
+	p.cmd, p.done, p.killed = cmd, done, false
 	p.mu.Unlock()
 	fmt.Fprintf(p.out, "=== started pid %d\n", cmd.Process.Pid)
 }
 
-// signal sends sig to the running process.
+// signal sends sig to the running process. A SIGKILL is noted before it
+// is sent, so that the run's end is never taken for a crash.
 func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	p.mu.Lock()
 	cmd := p.cmd
+	if sig == syscall.SIGKILL {
+		p.killed = true
+	}
 	p.mu.Unlock()
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatalf("%v to %s: %v", sig, p.fqn, err)
@@ -113,6 +125,19 @@ func (p *proc) exited() bool {
 	select {
 	case <-done:
 		return true
+	default:
+		return false
+	}
+}
+
+// exitedUnbidden reports whether the current run has ended without the
+// suite killing it: a crash, a panic or a clean exit nobody asked for.
+func (p *proc) exitedUnbidden() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		return !p.killed
 	default:
 		return false
 	}
