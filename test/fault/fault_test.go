@@ -658,6 +658,8 @@ func (s *suite) killAndStop(t *testing.T) {
 	}
 	f := &faults{active: map[string]string{}, table: map[string]map[string]string{}}
 	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
 		var b strings.Builder
 		for _, fqn := range s.d.order {
 			for _, sig := range []string{"kill -9", "SIGSTOP"} {
