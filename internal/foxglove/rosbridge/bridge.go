@@ -66,8 +66,9 @@ type Bridge struct {
 }
 
 type serviceClient struct {
-	typ string
-	c   *ros.DynamicClient
+	typ  string
+	c    *ros.DynamicClient
+	busy int // calls in progress (guarded by Bridge.mu): not pruned meanwhile
 }
 
 // New returns a Bridge for node. Attach a Server with Start.
@@ -229,9 +230,10 @@ func (b *Bridge) Refresh() {
 			})
 		}
 	}
-	// Forget clients of services that are gone.
+	// Forget clients of services that are gone, unless a call is waiting
+	// on one (for its service to appear, or for the answer).
 	for key, c := range b.clients {
-		if !present[key] {
+		if !present[key] && c.busy == 0 {
 			c.c.Close()
 			delete(b.clients, key)
 		}
@@ -402,10 +404,11 @@ func (b *Bridge) CallService(ctx context.Context, svc foxglove.Service, encoding
 	if err := rosidl.Unmarshal(request, req); err != nil {
 		return nil, fmt.Errorf("malformed %s request: %w", st.Name, err)
 	}
-	c, err := b.serviceClient(svc.Name, st)
+	c, release, err := b.serviceClient(svc.Name, st)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if !c.ServiceIsReady() {
 		if err := c.WaitForService(ctx); err != nil {
 			return nil, fmt.Errorf("service is not available: %w", err)
@@ -418,22 +421,31 @@ func (b *Bridge) CallService(ctx context.Context, svc foxglove.Service, encoding
 	return rosidl.Marshal(resp, nil), nil
 }
 
-func (b *Bridge) serviceClient(name string, st *rosidl.ServiceType) (*ros.DynamicClient, error) {
+// serviceClient returns the client of service name, marked busy until
+// release is called so that a graph refresh does not close it under a call
+// (a call may wait for a service that is not in the graph yet).
+func (b *Bridge) serviceClient(name string, st *rosidl.ServiceType) (_ *ros.DynamicClient, release func(), err error) {
 	key := name + "\x00" + st.Name
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, ros.ErrClosed
+		return nil, nil, ros.ErrClosed
 	}
-	if c, ok := b.clients[key]; ok {
-		return c.c, nil
+	sc, ok := b.clients[key]
+	if !ok {
+		c, err := ros.NewDynamicClient(b.node, name, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc = &serviceClient{typ: st.Name, c: c}
+		b.clients[key] = sc
 	}
-	c, err := ros.NewDynamicClient(b.node, name, st)
-	if err != nil {
-		return nil, err
-	}
-	b.clients[key] = &serviceClient{typ: st.Name, c: c}
-	return c, nil
+	sc.busy++
+	return sc.c, func() {
+		b.mu.Lock()
+		sc.busy--
+		b.mu.Unlock()
+	}, nil
 }
 
 // splitParamName splits "/ns/node.param" at the first '.' (node names

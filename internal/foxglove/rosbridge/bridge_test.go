@@ -323,6 +323,54 @@ func TestCallService(t *testing.T) {
 	}
 }
 
+// TestCallServiceThatAppearsLater: a call may wait for its service to
+// appear. A graph refresh in the meantime used to close the call's client
+// (the bridge forgets clients of services that are not in the graph), and
+// the call failed with "ros: closed" instead of reaching the service (seen
+// in CI as TestCallService's missing-service case failing with "ros:
+// closed" instead of its deadline).
+func TestCallServiceThatAppearsLater(t *testing.T) {
+	domain := testenv.Domain(t)
+	peer := newContext(t, domain)
+	b, _ := startBridge(t, newContext(t, domain), Config{})
+	sv := foxglove.Service{ServiceInfo: foxglove.ServiceInfo{Name: "/late", Type: "std_srvs/srv/SetBool"}}
+	type result struct {
+		resp []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	go func() {
+		resp, err := b.CallService(ctx, sv, "cdr", rosidl.Marshal(&std_srvs_srv.SetBool_Request{Data: true}, nil))
+		done <- result{resp, err}
+	}()
+	// While the call waits, the bridge refreshes its graph (as on any
+	// graph change), in which /late does not exist yet.
+	testenv.WaitFor(t, wait, "the call's client", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.clients) == 1
+	})
+	for i := 0; i < 3; i++ {
+		b.Refresh()
+	}
+	pn := newNode(t, peer, "late_server", "")
+	if _, err := ros.NewService(pn, "/late", std_srvs_srv.SetBool, func(ctx context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
+		return &std_srvs_srv.SetBool_Response{Success: req.Data, Message: "late"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("call of a service that appeared during the call: %v", r.err)
+	}
+	var resp std_srvs_srv.SetBool_Response
+	if err := rosidl.Unmarshal(r.resp, &resp); err != nil || !resp.Success || resp.Message != "late" {
+		t.Errorf("response %+v, %v", resp, err)
+	}
+}
+
 func TestParametersAcrossNodes(t *testing.T) {
 	domain := testenv.Domain(t)
 	peer := newContext(t, domain)
