@@ -274,6 +274,12 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 		}
 		return nilIfCanceled(err)
 	}
+	if err := settle(ctx); err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
+		}
+		return nilIfCanceled(err)
+	}
 	goalText, err := msgyaml.Marshal(goal)
 	if err != nil {
 		return err

@@ -86,6 +86,9 @@ func (a *App) serviceCall(ctx context.Context, args []string) error {
 			}
 			return nilIfCanceled(err)
 		}
+		if err := settle(ctx); err != nil {
+			return nilIfCanceled(err)
+		}
 	}
 	for {
 		fmt.Fprintf(a.Stdout, "requester: making request: %s\n\n", msgyaml.Repr(req))
@@ -109,5 +112,24 @@ func (a *App) serviceCall(ctx context.Context, args []string) error {
 			return nil
 		case <-time.After(time.Until(start.Add(period))):
 		}
+	}
+}
+
+// serverSettle is how long a request waits after its service became ready
+// here (settle).
+const serverSettle = 200 * time.Millisecond
+
+// settle waits serverSettle after a service became ready from our side
+// only now. Discovery is not symmetric: the server may not have discovered
+// our reply reader yet, and a Humble server (rmw_cyclonedds) drops a
+// response whose reader it has not matched within 100 ms of the request,
+// so a request sent at once can lose its answer under load. Our own
+// servers wait for the reader instead (Service.respond).
+func settle(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(serverSettle):
+		return nil
 	}
 }
