@@ -1,6 +1,7 @@
 // Package foxglove is a server of the Foxglove WebSocket protocol
-// (subprotocol foxglove.websocket.v1), the protocol Foxglove and Lichtblick
-// use to watch and steer a live robot. The package knows nothing about ROS:
+// (subprotocols foxglove.websocket.v1 and foxglove.sdk.v1, the same
+// messages under two names), the protocol Foxglove and Lichtblick use to
+// watch and steer a live robot. The package knows nothing about ROS:
 // a Backend supplies the channels (topics), services, parameters and the
 // connection graph, and carries out what clients ask for. The ROS 2 side
 // is in the rosbridge subpackage.
@@ -21,8 +22,15 @@ import (
 	"unicode/utf8"
 )
 
-// Subprotocol is the WebSocket subprotocol the server speaks.
+// Subprotocol is the WebSocket subprotocol of version 1 of the Foxglove
+// WebSocket protocol, the name older clients (Lichtblick, Foxglove before
+// the SDK) offer.
 const Subprotocol = "foxglove.websocket.v1"
+
+// SubprotocolSDK is the name the Foxglove SDK's server (and foxglove_bridge
+// from 3.x, built on it) gives the same protocol; current Foxglove clients
+// offer it, some of them only it.
+const SubprotocolSDK = "foxglove.sdk.v1"
 
 // Server capabilities announced in serverInfo.
 const (

@@ -290,6 +290,23 @@ func isWebSocketRequest(r *http.Request) bool {
 	return false
 }
 
+// negotiateSubprotocol picks the subprotocol of a handshake: the first of
+// the client's Sec-WebSocket-Protocol list (its order of preference, RFC
+// 6455 section 4.1) that the server speaks, Subprotocol or SubprotocolSDK;
+// "" when the client offers neither. Subprotocol names are compared exactly
+// (they are case-sensitive tokens).
+func negotiateSubprotocol(h http.Header) string {
+	for _, line := range h.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(line, ",") {
+			switch p = strings.TrimSpace(p); p {
+			case Subprotocol, SubprotocolSDK:
+				return p
+			}
+		}
+	}
+	return ""
+}
+
 // ServeHTTP upgrades WebSocket requests to the protocol and hands other
 // requests to Options.Static.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -303,17 +320,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Any origin may connect, as with foxglove_bridge: Foxglove's web app
 	// is served from another origin. The default address is loopback.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:       []string{Subprotocol},
-		InsecureSkipVerify: true,
-	})
+	// Accept is given the one subprotocol negotiated here, as it would
+	// otherwise pick by the server's order rather than the client's.
+	proto := negotiateSubprotocol(r.Header)
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: true}
+	if proto != "" {
+		opts.Subprotocols = []string{proto}
+	}
+	conn, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		s.opts.Logger.Warnf("WebSocket handshake with %s failed: %v", r.RemoteAddr, err)
 		return
 	}
-	if conn.Subprotocol() != Subprotocol {
-		conn.Close(websocket.StatusPolicyViolation, "subprotocol "+Subprotocol+" required")
-		s.opts.Logger.Warnf("client %s did not offer subprotocol %s; closed", r.RemoteAddr, Subprotocol)
+	if proto == "" || conn.Subprotocol() != proto {
+		conn.Close(websocket.StatusPolicyViolation, "subprotocol "+SubprotocolSDK+" or "+Subprotocol+" required")
+		s.opts.Logger.Warnf("client %s offered neither subprotocol %s nor %s; closed", r.RemoteAddr, SubprotocolSDK, Subprotocol)
 		return
 	}
 	conn.SetReadLimit(maxClientMessage)
@@ -324,7 +345,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
-	s.opts.Logger.Infof("client %s connected", c.addr)
+	s.opts.Logger.Infof("client %s connected (subprotocol %s)", c.addr, proto)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -183,9 +183,17 @@ type testClient struct {
 
 func (h *harness) dial() *testClient {
 	h.t.Helper()
+	c, _ := h.dialOffering(Subprotocol)
+	return c
+}
+
+// dialOffering connects offering subprotocols in this order of preference
+// and returns the client and the subprotocol the server chose.
+func (h *harness) dialOffering(subprotocols ...string) (*testClient, string) {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, h.url, &websocket.DialOptions{Subprotocols: []string{Subprotocol}})
+	conn, _, err := websocket.Dial(ctx, h.url, &websocket.DialOptions{Subprotocols: subprotocols})
 	if err != nil {
 		h.t.Fatalf("dial: %v", err)
 	}
@@ -211,7 +219,7 @@ func (h *harness) dial() *testClient {
 		}
 	}()
 	h.t.Cleanup(func() { conn.CloseNow() })
-	return c
+	return c, conn.Subprotocol()
 }
 
 func (c *testClient) send(v any) {
@@ -838,6 +846,49 @@ func TestStaticPageAndSubprotocolRequired(t *testing.T) {
 	_, _, err = conn.Read(ctx)
 	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
 		t.Errorf("a client without the subprotocol got %v, want a policy-violation close", err)
+	}
+}
+
+// A client that offers only foxglove.sdk.v1 (current Foxglove clients may)
+// gets the whole protocol; a client that offers both gets the one it lists
+// first.
+func TestSubprotocolNegotiation(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.srv.SetChannels([]ChannelInfo{odomInfo("/odom")})
+	for _, tc := range []struct {
+		offer []string
+		want  string
+	}{
+		{[]string{SubprotocolSDK}, SubprotocolSDK},
+		{[]string{Subprotocol}, Subprotocol},
+		{[]string{SubprotocolSDK, Subprotocol}, SubprotocolSDK},
+		{[]string{Subprotocol, SubprotocolSDK}, Subprotocol},
+		{[]string{"foxglove.websocket.v2", SubprotocolSDK}, SubprotocolSDK},
+	} {
+		c, got := h.dialOffering(tc.offer...)
+		if got != tc.want {
+			t.Errorf("offering %q: server chose %q, want %q", tc.offer, got, tc.want)
+		}
+		if info := c.expect("serverInfo"); info["name"] != "foxglove_bridge" {
+			t.Errorf("offering %q: serverInfo = %v", tc.offer, info)
+		}
+		odom := channelIDs(c.expect("advertise"))["/odom"]
+		c.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 1, "channelId": odom}}})
+		waitFor(t, "the subscription", func() bool {
+			for _, cl := range h.srv.Stats().Clients {
+				if cl.Subscriptions == 1 {
+					return true
+				}
+			}
+			return false
+		})
+		payload := []byte{0, 1, 0, 0, 7}
+		h.b.publish(odom, 42, payload)
+		if sub, ts, data := parseMessageData(t, c.expectBinary()); sub != 1 || ts != 42 || !bytes.Equal(data, payload) {
+			t.Errorf("offering %q: got sub %d ts %d payload % x", tc.offer, sub, ts, data)
+		}
+		c.conn.Close(websocket.StatusNormalClosure, "")
+		waitFor(t, "the client gone", func() bool { return len(h.srv.Stats().Clients) == 0 })
 	}
 }
 

@@ -1,5 +1,5 @@
 // Command foxglove_bridge serves the Foxglove WebSocket protocol
-// (foxglove.websocket.v1) for the ROS 2 graph, as foxglove_bridge does,
+// (foxglove.websocket.v1 or foxglove.sdk.v1) for the ROS 2 graph, as foxglove_bridge does,
 // and the dashboard page (internal/dashboard) on the same port; see
 // internal/foxglove.
 //
