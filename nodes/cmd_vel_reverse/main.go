@@ -5,7 +5,7 @@
 // linear part negated, and serves /rsm/setNavigationToReverse; see
 // docs/rsm.md.
 //
-//	cmd_vel_reverse [--ros-args -p autonomy_cmd_vel_topic:=/autonomy/cmd_vel]
+//	cmd_vel_reverse [--ros-args -p autonomy_cmd_vel_topic:=autonomy/cmd_vel]
 package main
 
 import (

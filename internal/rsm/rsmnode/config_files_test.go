@@ -1,12 +1,15 @@
 package rsmnode
 
 import (
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/fsmnodes/fsmnodes/internal/launch"
@@ -32,8 +35,8 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"reverse_navigation_action": "navigate_to_pose_reverse", "action_server_timeout": 20.0,
 		},
 		"/robotControlMuxNode": {
-			"update_frequency": 20.0, "autonomy_cmd_vel_topic": "/autonomy/cmd_vel",
-			"teleoperation_cmd_vel_topic": "/teleoperation/cmd_vel", "cmd_vel_topic": "/cmd_vel",
+			"update_frequency": 20.0, "autonomy_cmd_vel_topic": "autonomy/cmd_vel",
+			"teleoperation_cmd_vel_topic": "teleoperation/cmd_vel", "cmd_vel_topic": "cmd_vel",
 			"joystick_used": false, "joystick_topic": "joy", "teleoperation_idle_timer": 0.5,
 			"initial_operation_mode": int64(0), "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
 			"autonomy_cmd_vel_timeout": 2.0,
@@ -43,7 +46,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 		},
 		"/bootUpNode": {"wait_time": 1.0},
 		"/cmd_vel_reverse": {
-			"autonomy_cmd_vel_topic": "/autonomy/cmd_vel", "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
+			"autonomy_cmd_vel_topic": "autonomy/cmd_vel", "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
 		},
 	}
 	for node, params := range want {
@@ -329,5 +332,45 @@ func TestLaunchFiles_SimTime(t *testing.T) {
 				t.Errorf("use_sim_time:=%v: %s gets %s = %v", on, p.Name, want, got)
 			}
 		}
+	}
+}
+
+// TestLaunchFile_ArgumentsDocumented: the table "Launch arguments" of
+// docs/rsm.md lists every argument of launch/rsm.launch.xml with its
+// default, in the file's order, and nothing else.
+func TestLaunchFile_ArgumentsDocumented(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "launch", "rsm.launch.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Args []struct {
+			Name    string `xml:"name,attr"`
+			Default string `xml:"default,attr"`
+		} `xml:"arg"`
+	}
+	if err := xml.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, a := range file.Args {
+		want = append(want, fmt.Sprintf("%s=%s", a.Name, a.Default))
+	}
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "rsm.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n### Launch arguments\n")
+	if !ok {
+		t.Fatal(`docs/rsm.md has no "### Launch arguments"`)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| `([^`]*)` \\|")
+	var got []string
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1]+"="+m[2])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/rsm.md launch arguments:\n%s\nlaunch/rsm.launch.xml:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
