@@ -16,6 +16,7 @@ import (
 	example_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/srv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
+	lifecycle_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/srv"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -84,6 +85,12 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(geometry_msgs_msg.WrenchStamped_TypeInfo)
 	r.AddMessage(lifecycle_msgs_msg.State_TypeInfo)
 	r.AddMessage(lifecycle_msgs_msg.Transition_TypeInfo)
+	r.AddMessage(lifecycle_msgs_msg.TransitionDescription_TypeInfo)
+	r.AddMessage(lifecycle_msgs_msg.TransitionEvent_TypeInfo)
+	r.AddService(lifecycle_msgs_srv.ChangeState_ServiceType)
+	r.AddService(lifecycle_msgs_srv.GetAvailableStates_ServiceType)
+	r.AddService(lifecycle_msgs_srv.GetAvailableTransitions_ServiceType)
+	r.AddService(lifecycle_msgs_srv.GetState_ServiceType)
 	r.AddAction(nav2_msgs_action.NavigateThroughPoses_ActionType)
 	r.AddAction(nav2_msgs_action.NavigateToPose_ActionType)
 	r.AddMessage(nav_msgs_msg.MapMetaData_TypeInfo)
