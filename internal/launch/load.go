@@ -395,6 +395,9 @@ func (l *loader) action(s *scope, e *element) error {
 			return err
 		}
 		s.ns = joinNamespace(s.ns, ns)
+		// launch_ros keeps the pushed namespace in this launch
+		// configuration, so $(var ros_namespace '') names it there too.
+		s.configs[RosNamespaceConfig] = s.ns
 	case "include":
 		return l.include(s, e)
 	case "set_env", "set-env":
@@ -606,6 +609,13 @@ func (l *loader) include(s *scope, e *element) error {
 	defer func() { s.file, l.includeArgs = outerFile, outerGiven; l.depth-- }()
 	return l.loadFile(s, file)
 }
+
+// RosNamespaceConfig is the launch configuration that holds the namespace
+// pushed by <push_ros_namespace> (absolute, e.g. "/robot1"; unset while none
+// is pushed), as launch_ros's PushRosNamespace keeps it. A launch file reads
+// it with $(var ros_namespace DEFAULT), DEFAULT being what it means at the
+// root.
+const RosNamespaceConfig = "ros_namespace"
 
 // joinNamespace prefixes ns with base unless ns is absolute, as
 // push_ros_namespace and node namespaces do.

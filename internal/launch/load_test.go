@@ -213,7 +213,9 @@ func TestLoad_BadFiles(t *testing.T) {
 		{"bad choice", "<launch><arg name=\"m\" default=\"x\"><choice value=\"a\"/><choice value=\"b\"/></arg></launch>",
 			`bad.launch.xml:1: launch argument "m" is "x"; valid choices are a, b`},
 		{"undefined var", "<launch><let name=\"a\" value=\"$(var nope)\"/></launch>",
-			`bad.launch.xml:1: launch configuration "nope" does not exist (declare it with <arg> or <let>)`},
+			`bad.launch.xml:1: launch configuration "nope" does not exist (declare it with <arg> or <let>, or give a default: $(var nope default))`},
+		{"var with three words", "<launch><let name=\"a\" value=\"$(var a b c)\"/></launch>",
+			`bad.launch.xml:1: $(var) takes 1 to 2 arguments, got 3`},
 		{"unknown subst", "<launch><let name=\"a\" value=\"$(eval 1+1)\"/></launch>",
 			"bad.launch.xml:1: unknown substitution $(eval) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, command, not, and, or, equals, not-equals)"},
 		{"command fails", "<launch><let name=\"a\" value=\"$(command 'cat /nonexistent/x.urdf')\"/></launch>",
@@ -254,7 +256,7 @@ func TestLoad_BadFiles(t *testing.T) {
 			`bad.launch.xml:1: on_exit: only "shutdown" is supported, got "restart"`},
 		{"param type", "<launch><node pkg=\"fsmnodes\" exec=\"talker\"><param name=\"a\" value=\"1\" type=\"yaml\"/></node></launch>",
 			`bad.launch.xml:1: param "a": type "yaml" is not supported (use str, or leave it out)`},
-		{"subst args", "<launch><let name=\"a\" value=\"$(var)\"/></launch>", "bad.launch.xml:1: $(var) takes 1 argument(s), got 0"},
+		{"subst args", "<launch><let name=\"a\" value=\"$(var)\"/></launch>", "bad.launch.xml:1: $(var) takes 1 to 2 arguments, got 0"},
 		{"executable not found", "<launch><executable cmd=\"no-such-cmd-xyz\"/></launch>",
 			`bad.launch.xml:1: command "no-such-cmd-xyz" not found in PATH`},
 	}
@@ -519,5 +521,54 @@ func TestShellWords(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: %q %v, want %q", c.in, got, err, c.want)
 		}
+	}
+}
+
+// $(var name default) gives the default when name is not set, and
+// ros_namespace is the pushed namespace, as in launch_ros: absolute, nested
+// pushes joined, unset at the root and after the group that pushed it.
+func TestLoad_VarDefaultAndRosNamespace(t *testing.T) {
+	bin := fakeBin(t, "talker")
+	dir := t.TempDir()
+	top := filepath.Join(dir, "top.launch.xml")
+	if err := os.WriteFile(top, []byte(`<launch>
+<let name="set" value="yes"/>
+<node pkg="fsmnodes" exec="talker" name="root" args="$(var ros_namespace none) $(var set no) $(var unset fallback)"/>
+<group>
+  <push_ros_namespace namespace="robot1"/>
+  <node pkg="fsmnodes" exec="talker" name="one" args="$(var ros_namespace none)"/>
+  <group>
+    <push_ros_namespace namespace="arm"/>
+    <node pkg="fsmnodes" exec="talker" name="arm" args="$(var ros_namespace none)"/>
+  </group>
+</group>
+<group>
+  <push_ros_namespace namespace="/robot2/"/>
+  <node pkg="fsmnodes" exec="talker" name="two" args="file$(var ros_namespace '')/w.yaml"/>
+</group>
+<node pkg="fsmnodes" exec="talker" name="after" args="file$(var ros_namespace '')/w.yaml"/>
+</launch>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(top, Options{BinDir: bin, ShareDir: dir, LookupEnv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"root":  "none yes fallback",
+		"one":   "/robot1",
+		"arm":   "/robot1/arm",
+		"two":   "file/robot2/w.yaml",
+		"after": "file/w.yaml",
+	}
+	for _, p := range d.Processes {
+		got := strings.Join(p.Args, " ")
+		if w, ok := want[p.Name]; !ok || got != w {
+			t.Errorf("%s: args %q, want %q", p.Name, got, w)
+		}
+		delete(want, p.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("missing nodes: %v", want)
 	}
 }

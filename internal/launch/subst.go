@@ -126,14 +126,17 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 	}
 	switch name {
 	case "var":
-		if err := want(1, 1); err != nil {
+		if err := want(1, 2); err != nil {
 			return "", err
 		}
 		v, ok := s.configs[args[0]]
-		if !ok {
-			return "", e.errorf("launch configuration %q does not exist (declare it with <arg> or <let>)", args[0])
+		switch {
+		case ok:
+			return v, nil
+		case len(args) == 2:
+			return args[1], nil
 		}
-		return v, nil
+		return "", e.errorf("launch configuration %q does not exist (declare it with <arg> or <let>, or give a default: $(var %s default))", args[0], args[0])
 	case "env", "optenv":
 		if err := want(1, 2); err != nil {
 			return "", err

@@ -430,7 +430,7 @@ func (s *suite) persistence(t *testing.T) {
 			t.Fatalf("addWaypoint %v: %+v %v", w, r, err)
 		}
 	}
-	path := filepath.Join(s.d.home, "fsmnodes", "waypoints.yaml")
+	path := filepath.Join(s.d.home, "fsmnodes", "diffbot", "waypoints.yaml")
 	arr, err := rsm.LoadWaypoints(path)
 	if _, statErr := os.Stat(path); statErr != nil || err != nil || len(arr.Waypoints) != 2 || arr.Mode != rsm.Patrol {
 		t.Fatalf("%s after two addWaypoint calls: %v %v, %+v; want both waypoints in PATROL mode", path, statErr, err, arr)

@@ -7,7 +7,7 @@
 //   - absurd finite and non-finite velocity commands (clamped or rejected,
 //     said once, counted);
 //   - invalid run-time parameter changes (refused with the reason);
-//   - waypoint persistence ($ROS_HOME/fsmnodes/waypoints.yaml; a failed save
+//   - waypoint persistence ($ROS_HOME/fsmnodes/diffbot/waypoints.yaml; a failed save
 //     answers success=false);
 //   - CLI waits bounded by --timeout;
 //   - kill -9 and SIGSTOP of every node while the diffbot drives a patrol

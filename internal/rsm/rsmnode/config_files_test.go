@@ -155,7 +155,9 @@ func TestExpandPath(t *testing.T) {
 }
 
 // Issue 13: the demo lost its waypoints on restart (waypoints_file ""). The
-// demo and rsm.launch.xml keep them in $ROS_HOME/fsmnodes/waypoints.yaml.
+// demo and rsm.launch.xml keep them in $ROS_HOME/fsmnodes/waypoints.yaml, and
+// (issue 27) each robot namespace in a file of its own:
+// $ROS_HOME/fsmnodes/<namespace>/waypoints.yaml.
 func TestLaunchFiles_WaypointsPersistedInROSHome(t *testing.T) {
 	bin := t.TempDir()
 	nodes, err := os.ReadDir(filepath.Join(repoRoot, "nodes"))
@@ -168,11 +170,15 @@ func TestLaunchFiles_WaypointsPersistedInROSHome(t *testing.T) {
 		}
 	}
 	for _, file := range []string{"rsm.launch.xml", "rsm_sim.launch.xml", "demo.launch.xml"} {
+		dir := "fsmnodes/" // the root namespace
+		if file == "demo.launch.xml" {
+			dir = "fsmnodes/diffbot/"
+		}
 		for _, tt := range []struct {
 			rosHome, want string
 		}{
-			{"", "/home/u/.ros/fsmnodes/waypoints.yaml"},
-			{"/var/lib/robot", "/var/lib/robot/fsmnodes/waypoints.yaml"},
+			{"", "/home/u/.ros/" + dir + "waypoints.yaml"},
+			{"/var/lib/robot", "/var/lib/robot/" + dir + "waypoints.yaml"},
 		} {
 			vars := map[string]string{"HOME": "/home/u"}
 			if tt.rosHome != "" {
