@@ -78,7 +78,7 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 			p.mu.Unlock()
 			return err
 		}
-		br.ent = C.fsm_create_reader(p.ent, tp.topic, nil, br.q)
+		br.ent = C.fsm_create_reader(p.ent, tp.topic, nil, br.q, nil)
 		if br.ent < 0 {
 			delete(p.recvs, br.tok)
 			C.fsm_rq_free(br.q)

@@ -24,6 +24,14 @@
  * Matching: every data reader and writer also has a matched-status
  * listener that signals the hub's match queue (see match_signal).
  *
+ * Statuses: every data reader and writer also has a signal queue of its
+ * own for its QoS statuses (incompatible QoS, deadline missed, liveliness
+ * changed or lost).  Their listeners run on Cyclone's threads, add the
+ * status to the queue's fsm_status (Cyclone resets a status's change
+ * counts after calling its listener, so the changes are summed here until
+ * Go takes them) and signal the queue; the receive goroutine takes the sum
+ * with fsm_rq_take_status.
+ *
  * Locking: one mutex per hub protects every queue, the ready list and the
  * flags.  It is never held while calling into Cyclone, and bytes are copied
  * out of the serdata after it is released.
@@ -61,6 +69,7 @@ struct fsm_rq {
   uint64_t bytes;
   uint64_t dropped;
   uint64_t oversized;
+  fsm_status st;           /* a status queue's statuses (see status_update) */
   int32_t ready;           /* on the hub's ready list */
   struct fsm_rq *next_ready;
   struct fsm_rq *prev, *next; /* all queues of the hub */
@@ -410,7 +419,121 @@ void fsm_hub_watch_matches (fsm_hub *h, fsm_rq *q)
   pthread_mutex_unlock (&h->lock);
 }
 
-dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q)
+/* Status listeners: add to the status queue's sums and signal it. */
+static void status_update (fsm_rq *q, uint32_t bit, void (*add) (fsm_status *st, const void *v), const void *v)
+{
+  fsm_hub *h = q->hub;
+  int w = 0;
+  pthread_mutex_lock (&h->lock);
+  if (!h->closing)
+  {
+    add (&q->st, v);
+    q->st.changed |= bit;
+    ready_push (h, q);
+    w = wake_needed (h);
+  }
+  pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
+}
+
+static void add_requested_incompatible (fsm_status *st, const void *v)
+{
+  const dds_requested_incompatible_qos_status_t *x = v;
+  st->incompatible_total = x->total_count;
+  st->incompatible_change += x->total_count_change;
+  st->last_policy_id = x->last_policy_id;
+}
+
+static void add_offered_incompatible (fsm_status *st, const void *v)
+{
+  const dds_offered_incompatible_qos_status_t *x = v;
+  st->incompatible_total = x->total_count;
+  st->incompatible_change += x->total_count_change;
+  st->last_policy_id = x->last_policy_id;
+}
+
+static void add_requested_deadline (fsm_status *st, const void *v)
+{
+  const dds_requested_deadline_missed_status_t *x = v;
+  st->deadline_total = x->total_count;
+  st->deadline_change += x->total_count_change;
+}
+
+static void add_offered_deadline (fsm_status *st, const void *v)
+{
+  const dds_offered_deadline_missed_status_t *x = v;
+  st->deadline_total = x->total_count;
+  st->deadline_change += x->total_count_change;
+}
+
+static void add_liveliness_changed (fsm_status *st, const void *v)
+{
+  const dds_liveliness_changed_status_t *x = v;
+  st->alive_count = x->alive_count;
+  st->not_alive_count = x->not_alive_count;
+  st->alive_change += x->alive_count_change;
+  st->not_alive_change += x->not_alive_count_change;
+}
+
+static void add_liveliness_lost (fsm_status *st, const void *v)
+{
+  const dds_liveliness_lost_status_t *x = v;
+  st->lost_total = x->total_count;
+  st->lost_change += x->total_count_change;
+}
+
+static void on_requested_incompatible_qos (dds_entity_t rd, const dds_requested_incompatible_qos_status_t st, void *arg)
+{
+  (void) rd;
+  status_update (arg, FSM_ST_INCOMPATIBLE_QOS, add_requested_incompatible, &st);
+}
+
+static void on_offered_incompatible_qos (dds_entity_t wr, const dds_offered_incompatible_qos_status_t st, void *arg)
+{
+  (void) wr;
+  status_update (arg, FSM_ST_INCOMPATIBLE_QOS, add_offered_incompatible, &st);
+}
+
+static void on_requested_deadline_missed (dds_entity_t rd, const dds_requested_deadline_missed_status_t st, void *arg)
+{
+  (void) rd;
+  status_update (arg, FSM_ST_DEADLINE_MISSED, add_requested_deadline, &st);
+}
+
+static void on_offered_deadline_missed (dds_entity_t wr, const dds_offered_deadline_missed_status_t st, void *arg)
+{
+  (void) wr;
+  status_update (arg, FSM_ST_DEADLINE_MISSED, add_offered_deadline, &st);
+}
+
+static void on_liveliness_changed (dds_entity_t rd, const dds_liveliness_changed_status_t st, void *arg)
+{
+  (void) rd;
+  status_update (arg, FSM_ST_LIVELINESS, add_liveliness_changed, &st);
+}
+
+static void on_liveliness_lost (dds_entity_t wr, const dds_liveliness_lost_status_t st, void *arg)
+{
+  (void) wr;
+  status_update (arg, FSM_ST_LIVELINESS, add_liveliness_lost, &st);
+}
+
+void fsm_rq_take_status (fsm_rq *q, fsm_status *out)
+{
+  fsm_hub *h = q->hub;
+  pthread_mutex_lock (&h->lock);
+  *out = q->st;
+  q->st.changed = 0;
+  q->st.incompatible_change = 0;
+  q->st.deadline_change = 0;
+  q->st.alive_change = 0;
+  q->st.not_alive_change = 0;
+  q->st.lost_change = 0;
+  pthread_mutex_unlock (&h->lock);
+}
+
+dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q, fsm_rq *sq)
 {
   dds_listener_t *l = dds_create_listener (q);
   if (l == NULL)
@@ -418,17 +541,29 @@ dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_
   dds_lset_data_available (l, q->kind == FSM_RQ_DATA ? on_data_available : on_signal);
   if (q->kind == FSM_RQ_DATA)
     dds_lset_subscription_matched (l, on_subscription_matched);
+  if (sq != NULL)
+  {
+    dds_lset_requested_incompatible_qos_arg (l, on_requested_incompatible_qos, sq, true);
+    dds_lset_requested_deadline_missed_arg (l, on_requested_deadline_missed, sq, true);
+    dds_lset_liveliness_changed_arg (l, on_liveliness_changed, sq, true);
+  }
   dds_entity_t rd = dds_create_reader (pp, tp, qos, l);
   dds_delete_listener (l);
   return rd;
 }
 
-dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h)
+dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h, fsm_rq *sq)
 {
   dds_listener_t *l = dds_create_listener (h);
   if (l == NULL)
     return DDS_RETCODE_OUT_OF_RESOURCES;
   dds_lset_publication_matched (l, on_publication_matched);
+  if (sq != NULL)
+  {
+    dds_lset_offered_incompatible_qos_arg (l, on_offered_incompatible_qos, sq, true);
+    dds_lset_offered_deadline_missed_arg (l, on_offered_deadline_missed, sq, true);
+    dds_lset_liveliness_lost_arg (l, on_liveliness_lost, sq, true);
+  }
   dds_entity_t wr = dds_create_writer (pp, tp, qos, l);
   dds_delete_listener (l);
   return wr;

@@ -32,6 +32,24 @@ typedef struct fsm_meta {
 
 #define FSM_BATCH 64
 
+/* QoS statuses of a reader or writer summed by its status listeners
+   (hub.c): the totals and last values as Cyclone last reported them, the
+   changes summed since the last fsm_rq_take_status. */
+#define FSM_ST_INCOMPATIBLE_QOS 1u /* requested (reader) or offered (writer) */
+#define FSM_ST_DEADLINE_MISSED 2u  /* requested (reader) or offered (writer) */
+#define FSM_ST_LIVELINESS 4u       /* changed (reader) or lost (writer) */
+typedef struct fsm_status {
+  uint32_t changed;        /* FSM_ST_* bits of the statuses that changed */
+  uint32_t incompatible_total, last_policy_id;
+  int32_t incompatible_change;
+  uint32_t deadline_total;
+  int32_t deadline_change;
+  uint32_t alive_count, not_alive_count; /* reader */
+  int32_t alive_change, not_alive_change;
+  uint32_t lost_total;     /* writer */
+  int32_t lost_change;
+} fsm_status;
+
 /* Per-call state of the receive goroutine (see hub.c). */
 typedef struct fsm_recv {
   struct ddsi_serdata *sd[FSM_BATCH]; /* scratch */
@@ -79,11 +97,13 @@ uint64_t fsm_rq_dropped (fsm_rq *q);
 uint64_t fsm_rq_oversized (fsm_rq *q);
 /* Creates a reader whose data-available listener feeds q (and, for a data
    queue, whose subscription-matched listener signals the hub's match
-   queue). */
-dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q);
+   queue); sq (a signal queue, or NULL) gets its QoS statuses. */
+dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_rq *q, fsm_rq *sq);
 /* Creates a writer whose publication-matched listener signals the hub's
-   match queue. */
-dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h);
+   match queue; sq (a signal queue, or NULL) gets its QoS statuses. */
+dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h, fsm_rq *sq);
+/* Copies a status queue's statuses to out and clears their changes. */
+void fsm_rq_take_status (fsm_rq *q, fsm_status *out);
 /* Makes q (a signal queue) the queue the match listeners signal; a freed
    queue stops being it. */
 void fsm_hub_watch_matches (fsm_hub *h, fsm_rq *q);

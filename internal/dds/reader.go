@@ -18,6 +18,7 @@ type Reader struct {
 	t      *Topic
 	ent    C.dds_entity_t
 	q      *C.fsm_rq // hub queue, fed by the reader's C listener; freed on Close
+	sw     *statusWatcher
 	tok    uint64
 	guid   GUID
 	handle InstanceHandle
@@ -62,11 +63,18 @@ func (p *Participant) NewReader(t *Topic, q QoS, h func(batch []Sample)) (_ *Rea
 		p.mu.Unlock()
 		return nil, err
 	}
-	r.ent = C.fsm_create_reader(p.ent, t.ent, cq, r.q)
+	if r.sw, err = p.newStatusWatcher(true); err != nil {
+		delete(p.recvs, r.tok)
+		C.fsm_rq_free(r.q)
+		p.mu.Unlock()
+		return nil, err
+	}
+	r.ent = C.fsm_create_reader(p.ent, t.ent, cq, r.q, r.sw.q)
 	if r.ent < 0 {
 		rc := r.ent
 		delete(p.recvs, r.tok)
 		C.fsm_rq_free(r.q)
+		r.sw.free()
 		p.mu.Unlock()
 		return nil, fmt.Errorf("dds: reader on %q: %w", t.name, newError("dds_create_reader", C.dds_return_t(rc)))
 	}
@@ -79,6 +87,7 @@ func (p *Participant) NewReader(t *Topic, q QoS, h func(batch []Sample)) (_ *Rea
 		delete(p.recvs, r.tok)
 		C.dds_delete(r.ent)
 		C.fsm_rq_free(r.q)
+		r.sw.free()
 		p.mu.Unlock()
 		return nil, err
 	}
@@ -165,8 +174,10 @@ func (r *Reader) Close() error {
 		r.dropped = uint64(C.fsm_rq_dropped(r.q))
 		r.oversized = uint64(C.fsm_rq_oversized(r.q))
 		C.fsm_rq_free(r.q)
+		r.sw.free()
 	}
 	r.q = nil
+	r.sw.q = nil
 	r.p.mu.Unlock()
 	r.p.waitDelivery()
 	return err

@@ -21,6 +21,7 @@ type Writer struct {
 	ent    C.dds_entity_t
 	guid   GUID
 	handle InstanceHandle
+	sw     *statusWatcher
 
 	mu     sync.RWMutex // Write holds it shared, Close exclusively
 	closed bool
@@ -42,13 +43,19 @@ func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
 	if p.closed {
 		return nil, ErrClosed
 	}
-	ent := C.fsm_create_writer(p.ent, t.ent, cq, p.hub)
+	sw, err := p.newStatusWatcher(false)
+	if err != nil {
+		return nil, err
+	}
+	ent := C.fsm_create_writer(p.ent, t.ent, cq, p.hub, sw.q)
 	if ent < 0 {
+		sw.free()
 		return nil, fmt.Errorf("dds: writer on %q: %w", t.name, newError("dds_create_writer", C.dds_return_t(ent)))
 	}
 	defer func() {
 		if err != nil {
 			C.dds_delete(ent)
+			sw.free()
 		}
 	}()
 	// Keep the topic's single instance registered for the writer's life:
@@ -57,7 +64,7 @@ func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
 	if err := check("dds_register_instance", C.fsm_register(ent)); err != nil {
 		return nil, err
 	}
-	w := &Writer{p: p, t: t, ent: ent}
+	w := &Writer{p: p, t: t, ent: ent, sw: sw}
 	if w.guid, err = entityGUID(ent); err != nil {
 		return nil, err
 	}
@@ -176,7 +183,16 @@ func (w *Writer) Close() error {
 	delete(w.p.writers, w)
 	w.p.mu.Unlock()
 	// Not under p.mu: deleting a reliable writer may linger for unacked data.
-	if rc := C.dds_delete(w.ent); rc < 0 && rc != C.DDS_RETCODE_ALREADY_DELETED {
+	rc := C.dds_delete(w.ent)
+	// Its listeners are done now; the status queue may go, unless the
+	// participant closed meanwhile (then it goes with the hub).
+	w.p.mu.Lock()
+	if !w.p.closed {
+		w.sw.free()
+	}
+	w.sw.q = nil
+	w.p.mu.Unlock()
+	if rc < 0 && rc != C.DDS_RETCODE_ALREADY_DELETED {
 		return newError("dds_delete(writer)", rc)
 	}
 	return nil

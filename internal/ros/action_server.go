@@ -133,10 +133,10 @@ func NewActionServer[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]
 		}
 	}()
 	prefix := fqn + "/_action/"
-	if s.statusPub, err = newPublisher(n, prefix+"status", action_msgs_msg.GoalStatusArray_TypeInfo, QoSLatched); err != nil {
+	if s.statusPub, err = newPublisher(n, prefix+"status", action_msgs_msg.GoalStatusArray_TypeInfo, QoSLatched, withoutDefaultEvents()); err != nil {
 		return nil, err
 	}
-	if s.feedbackPub, err = newPublisher(n, prefix+"feedback", at.FeedbackMessage, QoSDefault); err != nil {
+	if s.feedbackPub, err = newPublisher(n, prefix+"feedback", at.FeedbackMessage, QoSDefault, withoutDefaultEvents()); err != nil {
 		return nil, err
 	}
 	svc, err := newService(n, prefix+"send_goal", at.SendGoal.Request, at.SendGoal.Response,

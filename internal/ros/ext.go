@@ -37,7 +37,7 @@ type extensions struct {
 func (n *Node) initExtensions() error {
 	n.ext.clock = NewClock(nil)
 	if rl := n.ctx.args.RosoutLogs; rl == nil || *rl {
-		pub, err := newPublisher(n, "/rosout", rcl_interfaces_msg.Log_TypeInfo, QoSRosout)
+		pub, err := newPublisher(n, "/rosout", rcl_interfaces_msg.Log_TypeInfo, QoSRosout, withoutDefaultEvents())
 		if err != nil {
 			return fmt.Errorf("rosout: %w", err)
 		}

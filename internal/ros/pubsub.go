@@ -23,6 +23,11 @@ type endpointOptions struct {
 	// also is one more type the endpoint's node uses through it: the
 	// action type, set on an action's send_goal service and client.
 	also *rosidl.TypeDescription
+	// QoS event callbacks (qos_events.go); quietEvents: no default
+	// incompatible-QoS warning.
+	subEvents   *SubscriptionEventCallbacks
+	pubEvents   *PublisherEventCallbacks
+	quietEvents bool
 }
 
 // alsoUses registers d in the node's type cache for as long as the service
@@ -67,16 +72,21 @@ func checkType(ti *rosidl.TypeInfo) error {
 
 // publisher is the untyped core of Publisher and DynamicPublisher.
 type publisher struct {
-	n     *Node
-	topic string
-	ti    *rosidl.TypeInfo
-	w     *dds.Writer
-	bufs  sync.Pool
+	n      *Node
+	topic  string
+	ti     *rosidl.TypeInfo
+	w      *dds.Writer
+	events *qosEvents // nil: not watched
+	bufs   sync.Pool
 }
 
-func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publisher, error) {
+func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...EndpointOption) (*publisher, error) {
 	if err := checkType(ti); err != nil {
 		return nil, fmt.Errorf("ros: publisher on %q: %w", topic, err)
+	}
+	o := applyOptions(opts)
+	if o.subEvents != nil {
+		return nil, fmt.Errorf("ros: publisher on %q: subscription event callbacks given", topic)
 	}
 	fqn, err := n.ResolveTopicName(topic)
 	if err != nil {
@@ -95,6 +105,12 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*publish
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
 	p := &publisher{n: n, topic: fqn, ti: ti, w: w}
+	if o.pubEvents != nil || !o.quietEvents {
+		if p.events, err = watchPublisherEvents(n, w, fqn, o.pubEvents, o.quietEvents); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
 	if err := n.addEntity(p); err != nil {
 		return nil, err
 	}
@@ -136,7 +152,24 @@ func (p *publisher) subscriptionCount() (int, error) {
 }
 
 func (p *publisher) gids() (readers, writers []dds.GUID) { return nil, []dds.GUID{p.w.GUID()} }
-func (p *publisher) close() error                        { return p.w.Close() }
+
+func (p *publisher) close() error {
+	err := p.w.Close()
+	if p.events != nil {
+		p.events.close()
+	}
+	return err
+}
+
+func (p *publisher) assertLiveliness() error {
+	if err := p.w.AssertLiveliness(); err != nil {
+		if errors.Is(err, dds.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("ros: assert liveliness on %s: %w", p.topic, err)
+	}
+	return nil
+}
 
 // Close closes the publisher and removes it from the graph.
 func (p *publisher) Close() error {
@@ -156,8 +189,10 @@ type Publisher[T any] struct {
 // names; remapped) with the given QoS. T is a generated message struct:
 //
 //	pub, err := ros.NewPublisher[std_msgs_msg.String](node, "chatter", ros.QoSDefault)
-func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS) (*Publisher[T], error) {
-	p, err := newPublisher(n, topic, P(nil).ROSType(), qos)
+//
+// The one option a publisher takes is WithPublisherEvents.
+func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS, opts ...EndpointOption) (*Publisher[T], error) {
+	p, err := newPublisher(n, topic, P(nil).ROSType(), qos, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +218,11 @@ func (p *Publisher[T]) GID() dds.GUID { return p.p.w.GUID() }
 // SubscriptionCount returns the number of matched subscriptions.
 func (p *Publisher[T]) SubscriptionCount() (int, error) { return p.p.subscriptionCount() }
 
+// AssertLiveliness asserts the publisher's liveliness, which a publisher
+// whose QoS Liveliness is LivelinessManualByTopic must do (or publish)
+// within every LivelinessLeaseDuration.
+func (p *Publisher[T]) AssertLiveliness() error { return p.p.assertLiveliness() }
+
 // Close closes the publisher.
 func (p *Publisher[T]) Close() error { return p.p.Close() }
 
@@ -191,8 +231,8 @@ func (p *Publisher[T]) Close() error { return p.p.Close() }
 type DynamicPublisher struct{ p *publisher }
 
 // NewDynamicPublisher creates a publisher for the type described by ti.
-func NewDynamicPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS) (*DynamicPublisher, error) {
-	p, err := newPublisher(n, topic, ti, qos)
+func NewDynamicPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...EndpointOption) (*DynamicPublisher, error) {
+	p, err := newPublisher(n, topic, ti, qos, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +253,10 @@ func (p *DynamicPublisher) TopicName() string { return p.p.topic }
 // SubscriptionCount returns the number of matched subscriptions.
 func (p *DynamicPublisher) SubscriptionCount() (int, error) { return p.p.subscriptionCount() }
 
+// AssertLiveliness asserts the publisher's liveliness (see
+// Publisher.AssertLiveliness).
+func (p *DynamicPublisher) AssertLiveliness() error { return p.p.assertLiveliness() }
+
 // Close closes the publisher.
 func (p *DynamicPublisher) Close() error { return p.p.Close() }
 
@@ -227,6 +271,7 @@ type Subscription struct {
 	ti        *rosidl.TypeInfo
 	r         *dds.Reader
 	in        *inbox[rosidl.Message]
+	events    *qosEvents
 	malformed atomic.Uint64
 	size      *oversizeGuard
 
@@ -263,6 +308,9 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 		return nil, fmt.Errorf("ros: subscription on %q: %w", topic, err)
 	}
 	o := applyOptions(opts)
+	if o.pubEvents != nil {
+		return nil, fmt.Errorf("ros: subscription on %q: publisher event callbacks given", topic)
+	}
 	fqn, err := n.ResolveTopicName(topic)
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription: %w", err)
@@ -305,6 +353,10 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
+	if s.events, err = watchSubscriptionEvents(n, s.r, fqn, o.subEvents); err != nil {
+		s.r.Close()
+		return nil, err
+	}
 	if err := n.addEntity(s); err != nil {
 		return nil, err
 	}
@@ -317,6 +369,7 @@ func (s *Subscription) hubDropped() uint64                  { return s.r.Dropped
 func (s *Subscription) close() error {
 	err := s.r.Close()
 	s.in.close()
+	s.events.close()
 	return err
 }
 

@@ -26,11 +26,12 @@ type RawMessage struct {
 // runs on the node's callback goroutine, with the same keep-last queue as
 // a Subscription, or with WithReceiveGoroutine on the receive goroutine.
 type RawSubscription struct {
-	n     *Node
-	topic string
-	ti    *rosidl.TypeInfo
-	r     *dds.Reader
-	in    *inbox[RawMessage] // nil with WithReceiveGoroutine
+	n      *Node
+	topic  string
+	ti     *rosidl.TypeInfo
+	r      *dds.Reader
+	in     *inbox[RawMessage] // nil with WithReceiveGoroutine
+	events *qosEvents
 }
 
 // WithReceiveGoroutine makes a raw subscription call its callback on the
@@ -53,6 +54,9 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 		return nil, fmt.Errorf("ros: raw subscription on %q: %w", topic, err)
 	}
 	o := applyOptions(opts)
+	if o.pubEvents != nil {
+		return nil, fmt.Errorf("ros: raw subscription on %q: publisher event callbacks given", topic)
+	}
 	fqn, err := n.ResolveTopicName(topic)
 	if err != nil {
 		return nil, fmt.Errorf("ros: raw subscription: %w", err)
@@ -96,6 +100,10 @@ func NewRawSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, cb 
 	if err != nil {
 		return nil, fmt.Errorf("ros: raw subscription on %s: %w", fqn, err)
 	}
+	if s.events, err = watchSubscriptionEvents(n, s.r, fqn, o.subEvents); err != nil {
+		s.r.Close()
+		return nil, err
+	}
 	if err := n.addEntity(s); err != nil {
 		return nil, err
 	}
@@ -112,6 +120,7 @@ func (s *RawSubscription) close() error {
 	if s.in != nil {
 		s.in.close()
 	}
+	s.events.close()
 	return err
 }
 
