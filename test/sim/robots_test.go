@@ -290,3 +290,89 @@ func TestTwoRobots_OneRSMPerNamespace(t *testing.T) {
 	launchWithHome(t, domain, home, file)
 	check("after a restart")
 }
+
+// Reverse driving works out of the box in the demo's configuration (the
+// built-in simulation in the namespace diffbot, as launch/demo.launch.xml
+// includes it): setReverseMode succeeds, because the simulated navigator
+// serves rsm/setNavigationToReverse and the reverse action, and a goal
+// straight ahead of the robot is then driven to with the back leading:
+// every moving command on cmd_vel is backwards (linear.x < 0) and the robot
+// arrives facing away from where it came from.
+func TestReverseDriving_DemoConfiguration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches the simulation")
+	}
+	t.Parallel()
+	domain := testenv.Domain(t)
+	launchWithHome(t, domain, t.TempDir(), robotsLaunch(t, "diffbot"))
+	n := newNode(t, domain, "reverse_demo_test")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := newRobot(t, ctx, n, "/diffbot")
+	testenv.WaitFor(t, 90*time.Second, "Idle", func() bool { return r.state() == "Idle" })
+	testenv.WaitFor(t, 30*time.Second, "odometry", func() bool { _, _, ok := r.pos(); return ok })
+
+	cctx, cc := r.callCtx()
+	defer cc()
+	if err := r.setReverse.WaitForService(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := r.setReverse.Call(cctx, &std_srvs_srv.SetBool_Request{Data: true}); err != nil || !resp.Success || resp.Message != "Mode set" {
+		t.Fatalf("setReverseMode(true) = %+v, %v; want success, \"Mode set\"", resp, err)
+	}
+	if resp, err := r.getReverse.Call(cctx, &std_srvs_srv.Trigger_Request{}); err != nil || !resp.Success {
+		t.Fatalf("getReverseMode = %+v, %v; want success (reverse active)", resp, err)
+	}
+	if err := r.modeCli.WaitForService(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := r.modeCli.Call(cctx, &rsm_msgs_srv.SetOperationMode_Request{
+		OperationMode: rsm_msgs_msg.OperationMode{Mode: rsm_msgs_msg.OperationMode_AUTONOMOUS}}); err != nil || !resp.Success {
+		t.Fatalf("setOperationMode AUTONOMOUS: %+v, %v", resp, err)
+	}
+
+	x0, y0, _ := r.pos()
+	yaw0 := yawOf(r.odom.Get())
+	goal := geometry_msgs_msg.PoseStamped{}
+	goal.Header.FrameId = "map"
+	goal.Pose.Position = geometry_msgs_msg.Point{X: x0 + 1.5*math.Cos(yaw0), Y: y0 + 1.5*math.Sin(yaw0)}
+	goal.Pose.Orientation = geometry_msgs_msg.Quaternion{Z: math.Sin(yaw0 / 2), W: math.Cos(yaw0 / 2)}
+	r.mu.Lock()
+	r.recordCmds = true
+	r.mu.Unlock()
+	testenv.WaitFor(t, 30*time.Second, "G: Navigation", func() bool {
+		if err := r.simpleGoal.Publish(&goal); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		return r.state() == "G: Navigation"
+	})
+	testenv.WaitFor(t, 120*time.Second, "the robot at the goal", func() bool {
+		x, y, _ := r.pos()
+		return math.Hypot(x-goal.Pose.Position.X, y-goal.Pose.Position.Y) < 0.3
+	})
+	r.mu.Lock()
+	cmds := append([]geometry_msgs_msg.Twist(nil), r.cmdLog...)
+	r.mu.Unlock()
+	backwards, forwards := 0, 0
+	for _, c := range cmds {
+		switch {
+		case c.Linear.X < -0.05:
+			backwards++
+		case c.Linear.X > 0.05:
+			forwards++
+		}
+	}
+	if backwards == 0 || forwards > 0 {
+		t.Errorf("cmd_vel on the way to a goal ahead in reverse mode: %d backwards, %d forwards commands; want only backwards", backwards, forwards)
+	}
+	if yaw := yawOf(r.odom.Get()); math.Cos(yaw-yaw0) > -0.5 {
+		t.Errorf("robot arrived with heading %.2f rad, started with %.2f: want it turned round, backing into the goal", yaw, yaw0)
+	}
+}
+
+// yawOf is the heading of an odometry pose.
+func yawOf(o *nav_msgs_msg.Odometry) float64 {
+	q := o.Pose.Pose.Orientation
+	return math.Atan2(2*(q.W*q.Z+q.X*q.Y), 1-2*(q.Y*q.Y+q.Z*q.Z))
+}
