@@ -380,3 +380,68 @@ func TestLaunchFile_ArgumentsDocumented(t *testing.T) {
 		t.Errorf("docs/rsm.md launch arguments:\n%s\nlaunch/rsm.launch.xml:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestLaunchFile_RoutinePlugins: routine_plugins is a launch argument of
+// rsm.launch.xml that reaches rsmNode as the string array the node
+// declares, and its entries parse (default none).
+func TestLaunchFile_RoutinePlugins(t *testing.T) {
+	bin := t.TempDir()
+	for _, e := range []string{"robot_control_mux", "state_interface", "service_provider", "rsm_boot", "cmd_vel_reverse"} {
+		if err := os.WriteFile(filepath.Join(bin, e), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		arg  string // "" = the default
+		want map[string]string
+	}{
+		{"", map[string]string{}},
+		{"['Stairs=action:/my_robot/stairs']", map[string]string{"Stairs": "action:/my_robot/stairs"}},
+		{"['Stairs=action:stairs', 'Dock=mypkg::DockState']", map[string]string{"Stairs": "action:stairs", "Dock": "mypkg::DockState"}},
+	} {
+		t.Run(tt.arg, func(t *testing.T) {
+			var args [][2]string
+			if tt.arg != "" {
+				args = [][2]string{{"routine_plugins", tt.arg}}
+			}
+			d, err := launch.Load(filepath.Join(repoRoot, "launch", "rsm.launch.xml"), launch.Options{BinDir: bin, Args: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range d.Processes {
+				if p.Name != StateInterfaceNodeName {
+					continue
+				}
+				for i, src := range p.Params {
+					if len(src.Inline) == 0 {
+						continue
+					}
+					f := filepath.Join(t.TempDir(), fmt.Sprintf("params_%d.yaml", i))
+					if err := os.WriteFile(f, []byte(p.ParamsYAML(src.Inline)), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					var o param.Overrides
+					if err := o.AddFile(f); err != nil {
+						t.Fatal(err)
+					}
+					pv, ok := o.For(p.FQN())["routine_plugins"]
+					if !ok {
+						continue
+					}
+					found = true
+					if pv.Type() != param.TypeStringArray && pv.Len() != 0 {
+						t.Errorf("routine_plugins = %v (%v), want a string array", pv, pv.Type())
+					}
+					got, err := ParseRoutinePlugins(pv.Strings())
+					if err != nil || !reflect.DeepEqual(got, tt.want) {
+						t.Errorf("routine_plugins %v → %v, %v; want %v", pv, got, err, tt.want)
+					}
+				}
+			}
+			if !found {
+				t.Error("rsmNode has no routine_plugins")
+			}
+		})
+	}
+}
