@@ -149,12 +149,12 @@ func (g *Guard) Check(t Twist, now time.Time) Result {
 	for i := range 6 {
 		if x := t.component(i); math.IsNaN(x) || math.IsInf(x, 0) {
 			g.rejected.Add(1)
-			g.calm(&g.kinds[0])
+			g.kinds[0].calm()
 			err := fmt.Errorf("%s rejected: %s is %v (only finite velocities are accepted)", g.input, componentNames[i], x)
-			return Result{Verdict: Rejected, Err: err, Report: g.note(&g.kinds[1], now, err)}
+			return Result{Verdict: Rejected, Err: err, Report: g.kinds[1].note(now, err)}
 		}
 	}
-	g.calm(&g.kinds[1])
+	g.kinds[1].calm()
 	out := t
 	var first string
 	for i := range 3 {
@@ -172,22 +172,22 @@ func (g *Guard) Check(t Twist, now time.Time) Result {
 		}
 	}
 	if first == "" {
-		g.calm(&g.kinds[0])
+		g.kinds[0].calm()
 		return Result{Twist: out, Verdict: Accepted}
 	}
 	g.clamped.Add(1)
 	err := fmt.Errorf("%s clamped: %s", g.input, first)
-	return Result{Twist: out, Verdict: Clamped, Err: err, Report: g.note(&g.kinds[0], now, err)}
+	return Result{Twist: out, Verdict: Clamped, Err: err, Report: g.kinds[0].note(now, err)}
 }
 
 func clamp(x, lim float64) float64 { return math.Max(-lim, math.Min(lim, x)) }
 
 // calm ends an episode of one kind.
-func (g *Guard) calm(s *reportState) { s.inEpisode = false }
+func (s *reportState) calm() { s.inEpisode = false }
 
 // note counts one bad command of a kind and returns the report to log, if
 // any.
-func (g *Guard) note(s *reportState, now time.Time, what error) error {
+func (s *reportState) note(now time.Time, what error) error {
 	s.unreported++
 	if !s.inEpisode {
 		s.inEpisode, s.pending = true, true

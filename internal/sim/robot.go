@@ -61,13 +61,22 @@ func NewDiffDrive(cfg DiffDriveConfig, world *Grid, start Pose2D) (*DiffDrive, e
 
 // Command sets the velocity command (like a cmd_vel message). NaN or Inf
 // values are rejected; out-of-range values are clamped to the limits.
-func (d *DiffDrive) Command(v, w float64) error {
+func (d *DiffDrive) Command(v, w float64) error { return d.CommandAged(v, w, 0) }
+
+// CommandAged sets a velocity command that was given age seconds ago (a
+// stamped cmd_vel: now − its stamp): it holds for CmdTimeout − age more.
+// A negative or NaN age counts as 0, an infinite one never holds; NaN or
+// Inf velocities are rejected, out-of-range ones clamped, as by Command.
+func (d *DiffDrive) CommandAged(v, w, age float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(w) || math.IsInf(w, 0) {
 		return fmt.Errorf("sim: rejected cmd_vel (%v, %v): not finite", v, w)
 	}
+	if !(age > 0) {
+		age = 0
+	}
 	d.v = clamp(v, d.cfg.MaxLinear)
 	d.w = clamp(w, d.cfg.MaxAngular)
-	d.cmdAge = 0
+	d.cmdAge = age
 	return nil
 }
 

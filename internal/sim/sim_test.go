@@ -107,6 +107,41 @@ func TestCommandTimeoutStopsRobot(t *testing.T) {
 	}
 }
 
+// A stamped command that was given age seconds ago holds for the rest of
+// the command timeout (0.5 s) only; a negative or NaN age counts as a
+// fresh command.
+func TestCommandAged_HoldsForTheRestOfTheTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		age  float64
+		want float64 // x after 2 s at 0.4 m/s
+	}{
+		{"fresh", 0, 0.2},
+		{"0.3 s old", 0.3, 0.08},
+		{"as old as the timeout", 0.5, 0},
+		{"negative age counts as 0", -1, 0.2},
+		{"NaN age counts as 0", math.NaN(), 0.2},
+		{"+Inf age never holds", math.Inf(1), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRobot(t, emptyWorld(t), Pose2D{})
+			if err := r.CommandAged(0.4, 0, tt.age); err != nil {
+				t.Fatal(err)
+			}
+			for range 100 {
+				r.Step(dt)
+			}
+			if x := r.Pose().X; math.Abs(x-tt.want) > 0.4*dt+1e-9 {
+				t.Errorf("x = %v, want about %v", x, tt.want)
+			}
+		})
+	}
+	r := newRobot(t, emptyWorld(t), Pose2D{})
+	if err := r.CommandAged(math.NaN(), 0, 0.1); err == nil {
+		t.Error("CommandAged(NaN) accepted")
+	}
+}
+
 func TestCommandRejectsNonFinite(t *testing.T) {
 	r := newRobot(t, emptyWorld(t), Pose2D{})
 	for _, c := range [][2]float64{{math.NaN(), 0}, {0, math.Inf(1)}, {math.Inf(-1), 0}} {

@@ -42,8 +42,15 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 	if p.Package != "fsmnodes" || p.Executable != "motion_control" || p.Name != NodeName || p.Output != "screen" {
 		t.Fatalf("process %+v", p)
 	}
-	if len(p.Params) != 1 || p.Params[0].File != filepath.Join(root, "params", "hexapod.yaml") {
+	// The file, then the launch argument enable_stamped_cmd_vel (left out
+	// of the file so that it can be set here).
+	stamped := []launch.ParamValue{{Name: "enable_stamped_cmd_vel", Value: false}}
+	if len(p.Params) != 2 || p.Params[0].File != filepath.Join(root, "params", "hexapod.yaml") || !reflect.DeepEqual(p.Params[1].Inline, stamped) {
 		t.Fatalf("params %+v", p.Params)
+	}
+	stamped[0].Value = true
+	if p := load([2]string{"enable_stamped_cmd_vel", "true"}).Processes[0]; len(p.Params) != 2 || !reflect.DeepEqual(p.Params[1].Inline, stamped) {
+		t.Fatalf("enable_stamped_cmd_vel:=true: params %+v", p.Params)
 	}
 	j := d.Processes[1]
 	if j.Executable != "joy" || j.Name != "joy_node" || len(j.Params) != 1 {

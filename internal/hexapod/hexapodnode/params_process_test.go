@@ -268,6 +268,13 @@ func TestParamsFile_LiveTagsMatchDescriptors(t *testing.T) {
 	for i, line := range strings.Split(string(b), "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
+		// A commented-out entry ("# name: value  # [tag]", left out so that
+		// a launch argument can set it) counts as an entry.
+		if after, ok := strings.CutPrefix(trimmed, "# "); ok && (strings.Contains(after, "[live]") || strings.Contains(after, "[read-only]")) {
+			if k, _, ok := strings.Cut(after, ":"); ok && !strings.ContainsAny(k, " (") {
+				trimmed = after
+			}
+		}
 		key, rest, ok := strings.Cut(trimmed, ":")
 		if !ok || trimmed == "" || strings.HasPrefix(trimmed, "#") || indent < 4 {
 			continue // comments, the node and ros__parameters keys

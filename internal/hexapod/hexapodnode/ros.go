@@ -6,11 +6,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
-	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -23,7 +23,8 @@ const NodeName = "hexapod_controller"
 // the program name) and blocks until ctx is cancelled or the process gets
 // SIGINT/SIGTERM. On the way out the servos are freed.
 //
-// Interface: subscriptions cmd_vel (geometry_msgs/Twist) and joy
+// Interface: subscriptions cmd_vel (geometry_msgs/Twist, or TwistStamped
+// with enable_stamped_cmd_vel) and joy
 // (sensor_msgs/Joy); services ~/start_stop, ~/stand_up, ~/sit_down and
 // ~/stand_walk (std_srvs/Trigger, success=false with the reason when the FSM
 // ignores the command); publications joint_states (sensor_msgs/JointState,
@@ -58,7 +59,7 @@ func Setup(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := wire(n, a, s.Live, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+	if err := wire(n, a, s.Live, s.StampedCmdVel, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
 		return err
 	}
 	log.Infof("hexapod controller running at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
@@ -89,7 +90,7 @@ func openServos(s Settings, log Logger, now func() time.Time) (hexapod.ServoDriv
 // The gait and the command and stick timeouts run on the node clock, so
 // under use_sim_time the hexapod walks in sim time (a paused simulation
 // pauses the gait; the servos keep their last goal positions).
-func wire(n *ros.Node, a *Adapter, live *Live, period time.Duration) error {
+func wire(n *ros.Node, a *Adapter, live *Live, stamped bool, period time.Duration) error {
 	clk := n.Clock()
 	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
 	if err != nil {
@@ -109,8 +110,11 @@ func wire(n *ros.Node, a *Adapter, live *Live, period time.Duration) error {
 			counted = c
 		}
 	}
-	if _, err := ros.NewSubscription(n, "cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		_ = a.CmdVel([3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z}, [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}, clk.Now())
+	// A stamped command counts from its stamp; one older than
+	// cmd_vel_timeout is ignored (cmdvel.Stamps).
+	if _, err := cmdvelnode.Subscribe(n, "cmd_vel", cmdvelnode.SubscriptionOptions{Stamped: stamped,
+		Timeout: live.CmdVelTimeout.Get}, func(c cmdvelnode.Command) {
+		_ = a.CmdVel(c.Twist.Linear, c.Twist.Angular, c.At)
 		count()
 	}); err != nil {
 		return err

@@ -19,6 +19,9 @@ type Settings struct {
 	Controller    hexapod.Config
 	Joy           hexapod.JoyMapping
 	CmdVelTimeout time.Duration
+	// StampedCmdVel is enable_stamped_cmd_vel: cmd_vel is
+	// geometry_msgs/TwistStamped.
+	StampedCmdVel bool
 	// JoyTimeout is joy.timeout: how long a stick velocity holds without a
 	// new Joy message.
 	JoyTimeout time.Duration
@@ -151,6 +154,9 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	lv.CmdVelTimeout = param.DeclareLiveDuration(d, "cmd_vel_timeout", 500*time.Millisecond, param.Descriptor{
 		Description: "age after which cmd_vel counts as zero (s); 0 disables (live)", FloatRange: param.Floats(0, 3600)}, nil)
 	s.CmdVelTimeout = lv.CmdVelTimeout.Get()
+	s.StampedCmdVel = param.Declare(d, "enable_stamped_cmd_vel", false, param.ReadOnly(
+		"cmd_vel is geometry_msgs/msg/TwistStamped instead of geometry_msgs/msg/Twist (as Jazzy's diff_drive_controller "+
+			"takes it; a stamp older than cmd_vel_timeout is ignored)", "cmd_vel is subscribed at start-up with one type"), nil)
 	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
 	// full stick is never cut; smaller values slow the robot down.
 	lv.MaxLinear = param.DeclareLive(d, "max_linear_velocity", 0.25, param.Descriptor{

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/joy"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
-	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
@@ -111,7 +111,10 @@ const (
 // The output is clamped to max_linear_velocity and max_angular_velocity
 // (a hostile Joy axis of 1e30 gives the limit, said once and counted).
 // The scales and limits may be set while the node runs (they apply to the
-// next Joy message); the button and axis mapping is read-only.
+// next Joy message); the button and axis mapping is read-only. With
+// publish_stamped_twist the output is geometry_msgs/TwistStamped, stamped
+// with the node clock's now and frame (default teleop_twist_joy), as
+// teleop_twist_joy sends it.
 func SetupTeleop(_ context.Context, n *ros.Node) error {
 	def := joy.DefaultTeleop()
 	cfg := def
@@ -140,6 +143,10 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 		Description: "m/s: the output's linear.x is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
 	maxAng := param.DeclareLive(d, "max_angular_velocity", DefaultTeleopMaxAngular, param.Descriptor{
 		Description: "rad/s: the output's angular.z is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	// teleop_twist_joy's names and defaults.
+	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamPublishStamped, "the output")
+	frame := param.Declare(d, "frame", "teleop_twist_joy", param.ReadOnly(
+		"header.frame_id of the output with "+cmdvelnode.ParamPublishStamped, "it is read once at start-up"), nil)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -158,7 +165,8 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 		return fmt.Errorf("parameter %w", err)
 	}
 	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
-	pub, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "teleoperation/cmd_vel", ros.QoSDefault)
+	pub, err := cmdvelnode.Advertise(n, "teleoperation/cmd_vel", cmdvelnode.PublisherOptions{Stamped: stamped,
+		Param: cmdvelnode.ParamPublishStamped, Frame: frame})
 	if err != nil {
 		return err
 	}
@@ -187,8 +195,7 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 		if r.Verdict == cmdvel.Rejected { // Update zeroes NaN axes; a NaN scale is refused at start
 			return
 		}
-		_ = pub.Publish(&geometry_msgs_msg.Twist{
-			Linear: geometry_msgs_msg.Vector3{X: r.Twist.Linear[0]}, Angular: geometry_msgs_msg.Vector3{Z: r.Twist.Angular[2]}})
+		_ = pub.Publish(cmdvel.Twist{Linear: [3]float64{r.Twist.Linear[0]}, Angular: [3]float64{2: r.Twist.Angular[2]}})
 	})
 	return err
 }

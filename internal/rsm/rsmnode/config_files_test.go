@@ -39,7 +39,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"teleoperation_cmd_vel_topic": "teleoperation/cmd_vel", "cmd_vel_topic": "cmd_vel",
 			"joystick_used": false, "joystick_topic": "joy", "teleoperation_idle_timer": 0.5,
 			"initial_operation_mode": int64(0), "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
-			"autonomy_cmd_vel_timeout": 2.0,
+			"autonomy_cmd_vel_timeout": 2.0, "enable_stamped_cmd_vel": false, "frame_id": "base_link",
 		},
 		"/serviceProviderNode": {
 			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",
@@ -47,6 +47,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 		"/bootUpNode": {"wait_time": 1.0},
 		"/cmd_vel_reverse": {
 			"autonomy_cmd_vel_topic": "autonomy/cmd_vel", "max_linear_velocity": 1.0, "max_angular_velocity": 2.0,
+			"enable_stamped_cmd_vel": false, "frame_id": "base_link", "cmd_vel_timeout": 0.5,
 		},
 	}
 	for node, params := range want {
@@ -77,14 +78,17 @@ func TestLaunchFile_NodesAndArguments(t *testing.T) {
 	}
 	file := filepath.Join(repoRoot, "launch", "rsm.launch.xml")
 	tests := []struct {
-		name  string
-		args  [][2]string
-		nodes []string
+		name    string
+		args    [][2]string
+		nodes   []string
+		stamped bool // the mux and the relay get enable_stamped_cmd_vel true
 	}{
-		{"defaults", nil, []string{"bootUpNode", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
-		{"no boot node", [][2]string{{"start_boot", "false"}}, []string{"robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
+		{"defaults", nil, []string{"bootUpNode", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}, false},
+		{"no boot node", [][2]string{{"start_boot", "false"}}, []string{"robotControlMuxNode", "rsmNode", "serviceProviderNode"}, false},
 		{"reverse relay", [][2]string{{"cmd_vel_reverse", "true"}, {"autonomy_cmd_vel_topic", "/robot/autonomy/cmd_vel"}},
-			[]string{"bootUpNode", "cmd_vel_reverse", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}},
+			[]string{"bootUpNode", "cmd_vel_reverse", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}, false},
+		{"stamped", [][2]string{{"cmd_vel_reverse", "true"}, {"enable_stamped_cmd_vel", "true"}, {"autonomy_cmd_vel_topic", "/robot/autonomy/cmd_vel"}},
+			[]string{"bootUpNode", "cmd_vel_reverse", "robotControlMuxNode", "rsmNode", "serviceProviderNode"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +110,9 @@ func TestLaunchFile_NodesAndArguments(t *testing.T) {
 				}
 				if p.Name == "cmd_vel_reverse" && inline["autonomy_cmd_vel_topic"] != "/robot/autonomy/cmd_vel" {
 					t.Errorf("cmd_vel_reverse: autonomy_cmd_vel_topic = %v, want the mux's", inline["autonomy_cmd_vel_topic"])
+				}
+				if (p.Name == "cmd_vel_reverse" || p.Name == MuxNodeName) && inline["enable_stamped_cmd_vel"] != tt.stamped {
+					t.Errorf("%s: enable_stamped_cmd_vel = %#v, want %v", p.Name, inline["enable_stamped_cmd_vel"], tt.stamped)
 				}
 				if p.Name == "serviceProviderNode" && inline["robot_frame"] != "base_link" {
 					t.Errorf("robot_frame = %v, want the launch argument", inline["robot_frame"])

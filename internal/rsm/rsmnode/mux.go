@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
-	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
@@ -22,7 +22,10 @@ const MuxNodeName = "robotControlMuxNode"
 // autonomy/teleoperation Twist inputs (clamped to max_linear_velocity and
 // max_angular_velocity; a silent autonomy input falls back to STOPPED after
 // autonomy_cmd_vel_timeout), the joystick (only if joystick_used), cmd_vel
-// and rsm/operationMode outputs every cycle, and rsm/setOperationMode.
+// and rsm/operationMode outputs every cycle, and rsm/setOperationMode. With
+// enable_stamped_cmd_vel the inputs and the output are
+// geometry_msgs/TwistStamped (the output stamped with the node clock's now,
+// frame frame_id).
 func SetupMux(n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
@@ -49,6 +52,8 @@ func SetupMux(n *ros.Node) error {
 		Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
 			"to STOPPED (0 disables; live)",
 		FloatRange: param.Floats(0, 3600)}, nil)
+	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the autonomy and teleoperation inputs and the cmd_vel output")
+	frame := cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -66,7 +71,8 @@ func SetupMux(n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	out, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, outTopic, ros.QoSDefault.KeepLast(1))
+	outQoS := ros.QoSDefault.KeepLast(1)
+	out, err := cmdvelnode.Advertise(n, outTopic, cmdvelnode.PublisherOptions{Stamped: stamped, Frame: frame, QoS: &outQoS})
 	if err != nil {
 		return err
 	}
@@ -95,13 +101,18 @@ func SetupMux(n *ros.Node) error {
 		}
 	}
 	clk := n.Clock()
-	if _, err := ros.NewSubscription(n, autoTopic, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		warn(mux.OnAutonomy(TwistFromMsg(m), clk.Now()))
+	// A stamped command counts from its stamp: older than the input's
+	// timer (autonomy_cmd_vel_timeout, teleoperation_idle_timer) it is
+	// ignored as if it had not come (cmdvel.Stamps).
+	if _, err := cmdvelnode.Subscribe(n, autoTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "autonomy cmd_vel",
+		Timeout: autoTimeout.Get}, func(c cmdvelnode.Command) {
+		warn(mux.OnAutonomy(rsmTwist(c.Twist), c.At))
 	}); err != nil {
 		return err
 	}
-	if _, err := ros.NewSubscription(n, teleTopic, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
-		warn(mux.OnTeleop(TwistFromMsg(m), clk.Now()))
+	if _, err := cmdvelnode.Subscribe(n, teleTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "teleoperation cmd_vel",
+		Timeout: idle.Get}, func(c cmdvelnode.Command) {
+		warn(mux.OnTeleop(rsmTwist(c.Twist), c.At))
 	}); err != nil {
 		return err
 	}
@@ -131,12 +142,24 @@ func SetupMux(n *ros.Node) error {
 		}
 		tw, op := mux.Tick(clk.Now())
 		count()
-		t, o := TwistToMsg(tw), OperationModeToMsg(op)
-		if err := out.Publish(&t); err != nil {
+		o := OperationModeToMsg(op)
+		if err := out.Publish(cmdvelTwist(tw)); err != nil {
 			log.Errorf("publish %s: %v", outTopic, err)
 		}
 		if err := opPub.Publish(&o); err != nil {
 			log.Errorf("publish operationMode: %v", err)
 		}
 	})
+}
+
+// rsmTwist converts a command to the state machine's type.
+func rsmTwist(t cmdvel.Twist) rsm.Twist {
+	return rsm.Twist{Linear: rsm.Vec3{X: t.Linear[0], Y: t.Linear[1], Z: t.Linear[2]},
+		Angular: rsm.Vec3{X: t.Angular[0], Y: t.Angular[1], Z: t.Angular[2]}}
+}
+
+// cmdvelTwist converts the state machine's command for cmdvelnode.
+func cmdvelTwist(t rsm.Twist) cmdvel.Twist {
+	return cmdvel.Twist{Linear: [3]float64{t.Linear.X, t.Linear.Y, t.Linear.Z},
+		Angular: [3]float64{t.Angular.X, t.Angular.Y, t.Angular.Z}}
 }

@@ -2,17 +2,22 @@ package rsmnode
 
 import (
 	"context"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
-	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
 // CmdVelReverseNodeName is the name of the reverse-driving relay node.
 const CmdVelReverseNodeName = "cmd_vel_reverse"
+
+// DefaultReverseTimeout is the relay's cmd_vel_timeout: diff_drive_controller's
+// default command timeout.
+const DefaultReverseTimeout = 500 * time.Millisecond
 
 // SetupCmdVelReverse turns n into the reverse-driving relay of the
 // original's additions node (rsm.ReverseRelay): it subscribes
@@ -22,7 +27,11 @@ const CmdVelReverseNodeName = "cmd_vel_reverse"
 // it serves rsm/setNavigationToReverse ("Mode set") for the service
 // provider's setReverseMode. Commands are checked first: NaN/Inf becomes a
 // stop, finite values beyond max_linear_velocity / max_angular_velocity are
-// clamped (counted as commands_rejected on /diagnostics).
+// clamped (counted as commands_rejected on /diagnostics). With
+// enable_stamped_cmd_vel both topics are geometry_msgs/TwistStamped: a
+// command stamped longer ago than cmd_vel_timeout is not relayed (it would
+// leave with a fresh stamp), the others leave stamped with the node clock's
+// now, frame frame_id.
 func SetupCmdVelReverse(n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
@@ -30,6 +39,12 @@ func SetupCmdVelReverse(n *ros.Node) error {
 		param.ReadOnly("the control mux's autonomy input; the reverse stack publishes on this name + \"_reverse\"",
 			"the topics are subscribed and advertised at start-up"), nonEmpty)
 	maxLin, maxAng := declareLimits(d, "a relayed command")
+	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the input and the output")
+	frame := cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
+	timeout := param.DeclareLiveDuration(d, "cmd_vel_timeout", DefaultReverseTimeout, param.Descriptor{
+		Description: "with " + cmdvelnode.ParamStamped + ": seconds a stamped input command may be old; an older one is " +
+			"ignored, not relayed with a fresh stamp (0 disables; live)",
+		FloatRange: param.Floats(0, 3600)}, nil)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -39,7 +54,7 @@ func SetupCmdVelReverse(n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	out, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, topic, ros.QoSDefault)
+	out, err := cmdvelnode.Advertise(n, topic, cmdvelnode.PublisherOptions{Stamped: stamped, Frame: frame})
 	if err != nil {
 		return err
 	}
@@ -47,14 +62,15 @@ func SetupCmdVelReverse(n *ros.Node) error {
 	var bad uint64
 	clk := n.Clock()
 	in := topic + "_reverse"
-	if _, err := ros.NewSubscription(n, in, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+	if _, err := cmdvelnode.Subscribe(n, in, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "reverse cmd_vel",
+		Timeout: timeout.Get}, func(c cmdvelnode.Command) {
 		if l := limits(); l != lim { // live parameters apply from the next command
 			if err := relay.SetLimits(l); err != nil {
 				log.Errorf("new limits refused: %v", err) // the parameter checks make this unreachable
 			}
 			lim = l
 		}
-		tw, report := relay.Command(TwistFromMsg(m), clk.Now())
+		tw, report := relay.Command(rsmTwist(c.Twist), clk.Now())
 		if report != nil {
 			log.Warnf("%v", report)
 		}
@@ -62,8 +78,7 @@ func SetupCmdVelReverse(n *ros.Node) error {
 			cmdCtr.Add(c - bad)
 			bad = c
 		}
-		msg := TwistToMsg(tw)
-		if err := out.Publish(&msg); err != nil {
+		if err := out.Publish(cmdvelTwist(tw)); err != nil {
 			log.Errorf("publish %s: %v", topic, err)
 		}
 	}); err != nil {

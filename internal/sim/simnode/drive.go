@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
@@ -32,7 +33,11 @@ const DriveNodeName = "diff_drive_sim"
 // own frames (base_footprint → base_link → laser, the wheels) come from
 // robot_state_publisher with urdf/diffbot.urdf, as with Gazebo. Non-finite
 // commands are rejected; rejections and clamps are counted and logged once
-// per episode, at most every 5 s.
+// per episode, at most every 5 s. With enable_stamped_cmd_vel, cmd_vel is
+// geometry_msgs/TwistStamped, as Jazzy's diff_drive_controller takes it: a
+// command stamped longer ago than the command timeout (0.5 s, in the
+// simulation's clock) is ignored, a younger one holds for the rest of it,
+// and a zero stamp is taken as now (cmdvel.Stamps).
 func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
@@ -44,6 +49,7 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	pubClock := param.Declare(d, "publish_clock", false, fixed("publish /clock from the simulation time (for use_sim_time)"), nil)
 	cfg := sim.DefaultDiffDrive()
 	limits := declareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "every cmd_vel component")
+	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel")
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -102,10 +108,23 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		}
 	}
 
+	// The simulation's clock: sim time when it publishes /clock, else the
+	// node clock. Its stamps and the age of stamped commands are in it.
+	simTime := time.Unix(0, 0)
+	simNow := func() time.Time {
+		if clockPub != nil {
+			return simTime
+		}
+		return n.Clock().Now()
+	}
 	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
-	if _, err := ros.NewSubscription(n, sim.TopicCmdVel, ros.QoSDefault, func(m *geometry_msgs_msg.Twist) {
+	// A stamped command older than the command timeout is ignored; a
+	// younger one holds for the rest of it.
+	cmdTimeout := time.Duration(cfg.CmdTimeout * float64(time.Second))
+	if _, err := cmdvelnode.Subscribe(n, sim.TopicCmdVel, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "cmd_vel",
+		Now: simNow, Timeout: func() time.Duration { return cmdTimeout }}, func(c cmdvelnode.Command) {
 		applyLimits()
-		r := guard.Check(twistOf(m), time.Now())
+		r := guard.Check(c.Twist, time.Now())
 		if r.Verdict != cmdvel.Accepted {
 			cmdCtr.Inc()
 		}
@@ -115,7 +134,8 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		if r.Verdict == cmdvel.Rejected {
 			return // the previous command stays in force until it times out
 		}
-		_ = robot.Command(r.Twist.Linear[0], r.Twist.Angular[2]) // finite and within the limits
+		// Finite and within the limits.
+		_ = robot.CommandAged(r.Twist.Linear[0], r.Twist.Angular[2], simNow().Sub(c.At).Seconds())
 	}); err != nil {
 		return err
 	}
@@ -130,7 +150,6 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	}
 
 	dt := step.Seconds()
-	simTime := time.Unix(0, 0)
 	var sinceMap, sinceScan time.Duration
 	scanEvery := 100 * time.Millisecond
 	_, err = n.NewWallTimer(step, func() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -32,7 +33,7 @@ type (
 // subscriptions.
 type navigator struct {
 	n       *ros.Node
-	cmdPub  *ros.Publisher[geometry_msgs_msg.Twist]
+	cmdPub  *cmdvelnode.Publisher
 	planPub *ros.Publisher[nav_msgs_msg.Path]
 	rate    time.Duration
 
@@ -62,7 +63,10 @@ type navigator struct {
 // these checks run on the node clock (sim time under use_sim_time). Every path it
 // plans goes out on plan (nav_msgs/Path, frame map, transient local), and
 // an empty path when the goal ends. It also serves
-// rsm/setNavigationToReverse for RSM's service provider.
+// rsm/setNavigationToReverse for RSM's service provider. With
+// enable_stamped_cmd_vel its commands are geometry_msgs/TwistStamped, as
+// Nav2's controller server sends them with that parameter: stamped with the
+// node clock's now, frame robot_base_frame (base_link).
 func SetupNavigator(_ context.Context, n *ros.Node) error {
 	d := ros.NewDeclarer(n)
 	cmdTopic := param.Declare(d, "cmd_vel_topic", "autonomy/cmd_vel", param.ReadOnly("where velocity commands go",
@@ -70,6 +74,8 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 	every := rate(d, "control_rate", 20, "control loop rate, Hz")
 	def := sim.DefaultNav()
 	limits := declareLimits(d, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity")
+	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel_topic")
+	baseFrame := cmdvelnode.DeclareFrame(d, "robot_base_frame", cmdvelnode.DefaultFrame)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -86,7 +92,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		}
 	})
 	var err error
-	if nv.cmdPub, err = ros.NewPublisher[geometry_msgs_msg.Twist](n, cmdTopic, ros.QoSDefault); err != nil {
+	if nv.cmdPub, err = cmdvelnode.Advertise(n, cmdTopic, cmdvelnode.PublisherOptions{Stamped: stamped, Frame: baseFrame}); err != nil {
 		return err
 	}
 	// The plan, as Nav2's planner names it; kept for late joiners (RViz).
@@ -154,7 +160,7 @@ func checkGoal(g *navGoal) error {
 	return fmt.Errorf("goal frame %q is not %q", g.Pose.Header.FrameId, sim.FrameMap)
 }
 
-func (nv *navigator) stop() { _ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{}) }
+func (nv *navigator) stop() { _ = nv.cmdPub.Publish(cmdvel.Twist{}) }
 
 // errClientLost aborts a goal whose action client has gone.
 var errClientLost = errors.New("action client lost: goal aborted and the robot stopped")
@@ -295,8 +301,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			plans = nav.Plans()
 			nv.publishPlan(sim.PlanPoses(sim.Point{X: pose.X, Y: pose.Y}, nav.Path()))
 		}
-		_ = nv.cmdPub.Publish(&geometry_msgs_msg.Twist{
-			Linear: geometry_msgs_msg.Vector3{X: v}, Angular: geometry_msgs_msg.Vector3{Z: w}})
+		_ = nv.cmdPub.Publish(cmdvel.Twist{Linear: [3]float64{v}, Angular: [3]float64{2: w}})
 		if now.Sub(lastFeedback) >= 500*time.Millisecond || now.Before(lastFeedback) {
 			lastFeedback = now
 			fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(now.Sub(start)),

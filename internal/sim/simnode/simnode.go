@@ -144,9 +144,3 @@ func (l *liveLimits) changed() (cmdvel.Limits, bool) {
 	l.last = cur
 	return cur, true
 }
-
-// twistOf converts a geometry_msgs/Twist.
-func twistOf(m *geometry_msgs_msg.Twist) cmdvel.Twist {
-	return cmdvel.Twist{Linear: [3]float64{m.Linear.X, m.Linear.Y, m.Linear.Z},
-		Angular: [3]float64{m.Angular.X, m.Angular.Y, m.Angular.Z}}
-}
