@@ -12,7 +12,8 @@
 //     navigation_plugin, mapping_plugin or routine_plugins.
 //   - In its own process, in any language: serve the ROS 2 action
 //     rsm_msgs/action/RunState and select it with "action:<action name>".
-//     From Go, Serve does the ROS part; the state is a StateServer.
+//     From Go, Serve (or ServeNode, for a plugin with parameters of its
+//     own) does the ROS part; the state is a StateServer.
 //
 // The names here are aliases of fsmnodes' own types, so a plugin state is
 // exactly what a built-in one is.
@@ -21,6 +22,7 @@ package rsmplugin
 import (
 	"context"
 
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/rsmnode"
 )
@@ -135,7 +137,58 @@ func RunStateInterface(ctx context.Context, args []string, register func(*Regist
 // Serve runs a plugin node named node until ctx ends or a signal arrives:
 // it serves the rsm_msgs/action/RunState action (relative to the node's
 // namespace unless absolute) with the StateServer newServer makes. store
-// calls the service provider's /rsm services.
+// calls the service provider's /rsm services. A plugin with parameters of
+// its own uses ServeNode.
 func Serve(ctx context.Context, args []string, node, action string, newServer func(store DataStore) (StateServer, error)) error {
 	return rsmnode.RunPlugin(ctx, args, node, action, newServer)
+}
+
+// ServeNode is Serve for a plugin that reads parameters of its own: the
+// constructor gets the plugin's Node, declares them with Param and
+// LiveParam and reaches the service provider with Node.Store. A parameter
+// of the wrong type, or one its check refuses, ends the node with the
+// reason before it serves anything.
+func ServeNode(ctx context.Context, args []string, node, action string, newServer func(n *Node) (StateServer, error)) error {
+	return rsmnode.RunPluginNode(ctx, args, node, action, func(p rsmnode.PluginSetup) (StateServer, error) {
+		return newServer(&Node{p: p})
+	})
+}
+
+// Node is a plugin node as the constructor ServeNode calls sees it.
+type Node struct{ p rsmnode.PluginSetup }
+
+// Store returns the service provider's services (waypoints, navigation
+// goal, robot pose, modes).
+func (n *Node) Store() DataStore { return n.p.Store }
+
+// Name returns the node's fully qualified name (e.g. /robot1/go_home_plugin).
+func (n *Node) Name() string { return n.p.Node.FullyQualifiedName() }
+
+// Log returns the node's logger (console, /rosout and the log file).
+func (n *Node) Log() Logger { return n.p.Node.Logger() }
+
+// Logger logs a plugin's messages.
+type Logger = rsm.Logger
+
+// ParamType is the set of types a parameter may have, ROS 2's: bool,
+// int64, float64, string, []byte and arrays of bool, int64, float64 and
+// string.
+type ParamType = param.Kind
+
+// Param declares the read-only parameter name of the plugin node with
+// default def and returns its value: def, or what a --params-file or
+// --ros-args -p name:=value gave. description is what `ros2 param
+// describe` shows. check, if not nil, validates the value; its error (or a
+// value of another type) ends the node with the reason.
+func Param[T ParamType](n *Node, name string, def T, description string, check func(T) error) T {
+	return param.Declare(n.p.Params, name, def, param.ReadOnly(description, "the plugin reads it at start-up"), check)
+}
+
+// LiveParam declares a parameter that may also be set while the plugin
+// runs (ros2 param set, fsmnodes param set) and returns a function that
+// gives its current value, safe to call from any goroutine. check, if not
+// nil, validates the start-up value and every change (a refused change
+// answers the set call with check's error as the reason).
+func LiveParam[T ParamType](n *Node, name string, def T, description string, check func(T) error) func() T {
+	return param.DeclareLive(n.p.Params, name, def, param.Descriptor{Description: description + " (live)"}, check).Get
 }

@@ -162,3 +162,23 @@ func ExampleServe() {
 		os.Exit(1)
 	}
 }
+
+// A plugin node with parameters of its own: where home is, set with
+// --ros-args -p "home:=[1.0, 2.0]" or a params file.
+func ExampleServeNode() {
+	err := rsmplugin.ServeNode(context.Background(), os.Args[1:], "go_home_plugin", "go_home",
+		func(n *rsmplugin.Node) (rsmplugin.StateServer, error) {
+			home := rsmplugin.Param(n, "home", []float64{0, 0}, "x, y of home in the map frame", func(xy []float64) error {
+				if len(xy) != 2 {
+					return fmt.Errorf("want [x, y], got %d values", len(xy))
+				}
+				return nil
+			})
+			n.Log().Infof("home is at (%g, %g)", home[0], home[1])
+			return &goHome{store: n.Store()}, nil
+		})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go_home_plugin:", err)
+		os.Exit(1)
+	}
+}

@@ -236,13 +236,34 @@ func RunExamplePlugin(ctx context.Context, args []string) error {
 // the StateServer newServer makes; store reaches the service provider's
 // /rsm services.
 func RunPlugin(ctx context.Context, args []string, node, action string, newServer func(store rsm.DataStore) (StateServer, error)) error {
+	return RunPluginNode(ctx, args, node, action, func(p PluginSetup) (StateServer, error) { return newServer(p.Store) })
+}
+
+// PluginSetup is what the constructor of a plugin node's StateServer gets
+// from RunPluginNode.
+type PluginSetup struct {
+	// Node is the plugin node.
+	Node *ros.Node
+	// Params declares the node's own parameters (set with --ros-args -p or
+	// --params-file like any node's). RunPluginNode checks Params.Err once
+	// the constructor returns: a bad value ends the node with the reason
+	// before it serves anything.
+	Params *param.Declarer
+	// Store calls the service provider's rsm/ services.
+	Store rsm.DataStore
+}
+
+// RunPluginNode is RunPlugin for a constructor that also reads the node's
+// parameters (PluginSetup).
+func RunPluginNode(ctx context.Context, args []string, node, action string, newServer func(PluginSetup) (StateServer, error)) error {
 	return ros.Run(ctx, args, node, func(_ context.Context, n *ros.Node) error {
 		store, err := newRemoteStore(n)
 		if err != nil {
 			return err
 		}
-		s, err := newServer(store)
-		if err != nil {
+		d := ros.NewDeclarer(n)
+		s, err := newServer(PluginSetup{Node: n, Params: d, Store: store})
+		if err := errors.Join(d.Err(), err); err != nil {
 			return err
 		}
 		return ServeRunState(n, action, s)
