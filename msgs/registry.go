@@ -131,6 +131,7 @@ func Registry() *rosidl.Registry {
 	r.AddService(rsm_msgs_srv.GoalCompleted_ServiceType)
 	r.AddService(rsm_msgs_srv.MoveWaypoint_ServiceType)
 	r.AddService(rsm_msgs_srv.RemoveWaypoint_ServiceType)
+	r.AddService(rsm_msgs_srv.RunStateHook_ServiceType)
 	r.AddService(rsm_msgs_srv.SetNavigationGoal_ServiceType)
 	r.AddService(rsm_msgs_srv.SetOperationMode_ServiceType)
 	r.AddService(rsm_msgs_srv.SetWaypointFollowingMode_ServiceType)

@@ -70,6 +70,25 @@ type (
 	RunResult = rsm.RunResult
 	// StateServer runs the state of a plugin node for each RunState goal.
 	StateServer = rsm.StateServer
+	// StateHooks is implemented by a StateServer whose running state
+	// answers the start/stop requests and interrupts itself, as a
+	// pluginlib state's hooks did (docs/rsm.md#hooks-of-a-plugin-node).
+	StateHooks = rsm.StateHooks
+	// Hook names a hook: HookExplorationStart … HookInterrupt.
+	Hook = rsm.Hook
+	// HookRequest is what rsmNode asks a StateHooks.
+	HookRequest = rsm.HookRequest
+	// HookReply answers it: handled or not, the reply, the next state.
+	HookReply = rsm.HookReply
+)
+
+// The hooks a StateHooks answers.
+const (
+	HookExplorationStart       = rsm.HookExplorationStart
+	HookExplorationStop        = rsm.HookExplorationStop
+	HookWaypointFollowingStart = rsm.HookWaypointFollowingStart
+	HookWaypointFollowingStop  = rsm.HookWaypointFollowingStop
+	HookInterrupt              = rsm.HookInterrupt
 )
 
 // Interrupts, plugin kinds, navigation modes and goal states.

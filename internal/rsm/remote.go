@@ -117,6 +117,79 @@ type StateRunner interface {
 	Run(ctx context.Context, action string, req RunRequest) (RemoteRun, error)
 }
 
+// Hook names one of the hooks of a state a plugin node may answer while its
+// RunState goal runs (rsm_msgs/srv/RunStateHook): the start/stop requests
+// and interrupts a pluginlib state answered in onExplorationStart,
+// onExplorationStop, onWaypointFollowingStart, onWaypointFollowingStop and
+// onInterrupt.
+type Hook uint8
+
+// The hooks, numbered as RunStateHook's constants.
+const (
+	HookExplorationStart       Hook = 0
+	HookExplorationStop        Hook = 1
+	HookWaypointFollowingStart Hook = 2
+	HookWaypointFollowingStop  Hook = 3
+	HookInterrupt              Hook = 4
+)
+
+// String returns the hook's name as the original's state interface spells
+// it.
+func (h Hook) String() string {
+	switch h {
+	case HookExplorationStart:
+		return "onExplorationStart"
+	case HookExplorationStop:
+		return "onExplorationStop"
+	case HookWaypointFollowingStart:
+		return "onWaypointFollowingStart"
+	case HookWaypointFollowingStop:
+		return "onWaypointFollowingStop"
+	case HookInterrupt:
+		return "onInterrupt"
+	}
+	return fmt.Sprintf("Hook(%d)", uint8(h))
+}
+
+// HookRequest asks a plugin node how its running state answers a hook.
+type HookRequest struct {
+	Hook Hook
+	// Interrupt is the interrupt, for HookInterrupt.
+	Interrupt Interrupt
+	// StateName is the running goal's RunRequest.StateName.
+	StateName string
+}
+
+// HookReply is a plugin node's answer to a HookRequest.
+type HookReply struct {
+	// Handled false leaves the request to the common handling (the other
+	// fields are ignored).
+	Handled bool
+	// Reply answers a start/stop request (ignored for an interrupt).
+	Reply Reply
+	// NextState is "" to stay in the state (the goal goes on), or the
+	// state to go to, named as RunResult.NextState; the goal is then
+	// canceled.
+	NextState string
+}
+
+// StateHooks is implemented by a StateServer whose states answer the hooks
+// themselves while a goal runs (rsmnode.ServeRunState then also serves
+// <action>/hook). OnHook may be called while RunState runs, from another
+// goroutine, and should answer at once: the state machine waits for it
+// (at most rsmnode.CallTimeout, then the common handling applies).
+type StateHooks interface {
+	OnHook(ctx context.Context, req HookRequest) (HookReply, error)
+}
+
+// HookCaller is implemented by a StateRunner that can ask a plugin node
+// for its hooks (rsmnode.ActionStateRunner over <action>/hook).
+type HookCaller interface {
+	// CallHook asks the plugin node serving action. An error wrapping
+	// ErrUnavailable means the node has no hook service.
+	CallHook(ctx context.Context, action string, req HookRequest) (HookReply, error)
+}
+
 // RemoteState is a plugin state that runs in another process: it sends a
 // RunState goal to Action when it is entered, shows the name the server
 // sends as feedback, and goes to the state the result names. It treats
@@ -127,11 +200,15 @@ type StateRunner interface {
 // state it does not know. An interrupt or a stop request that ends the
 // state cancels the goal.
 //
-// The start/stop services and SIMPLE_GOAL_STOP follow the prefix of the
-// shown name, the convention the GUI follows too: "E:" answers as an
-// exploration state (Mapping Dummy), "W:" as a waypoint routine
-// (Reversing), "G:" as a simple goal's navigation; other names refuse
-// every request with "<name> running" and stop nothing.
+// While the goal runs, a plugin node that serves <action>/hook answers the
+// start/stop requests and interrupts itself (HookCaller, StateHooks): it
+// may stay, go to a state it names, or leave the request to the common
+// handling. Without the hook service (or when it fails or declines), the
+// start/stop services and SIMPLE_GOAL_STOP follow the prefix of the shown
+// name, the convention the GUI follows too: "E:" answers as an exploration
+// state (Mapping Dummy), "W:" as a waypoint routine (Reversing), "G:" as a
+// simple goal's navigation; other names refuse every request with
+// "<name> running" and stop nothing; interrupts get the common handling.
 type RemoteState struct {
 	Base
 	action, started string
@@ -146,6 +223,7 @@ type RemoteState struct {
 	lostSince    time.Time // since when the server is missing during the goal
 	report       onceReporter
 	badName      onceReporter
+	hookFailed   onceReporter
 }
 
 // NewRemoteState returns a state that runs in the RunState server action,
@@ -367,12 +445,68 @@ func (s *RemoteState) running() string {
 	return s.name + " running"
 }
 
-// OnExplorationStart refuses with what is running.
-func (s *RemoteState) OnExplorationStart(context.Context) Reply { return fail(s.running()) }
+// hook asks the plugin node how its running state answers h (for
+// HookInterrupt, the interrupt i). handled is false when the common handling
+// applies: no goal running, no hook service, a failed call, a declined
+// request or a next state that does not exist (both logged). A handled
+// request's next state is requested here, by Next, or by InterruptTo for
+// an interrupt.
+func (s *RemoteState) hook(ctx context.Context, h Hook, i Interrupt) (rep HookReply, handled bool) {
+	if s.run == nil || s.finished || s.Leaving() {
+		return HookReply{}, false
+	}
+	if st, _ := s.run.Status(); st != RunActive {
+		return HookReply{}, false
+	}
+	hc, ok := s.runner.(HookCaller)
+	if !ok {
+		return HookReply{}, false
+	}
+	log := s.si.Log()
+	rep, err := hc.CallHook(ctx, s.action, HookRequest{Hook: h, Interrupt: i, StateName: s.started})
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return HookReply{}, false // a plugin without hooks
+	case err != nil:
+		s.hookFailed.fail(log, "rsm: plugin %s%s: %s: %v; handled the common way", ActionPluginPrefix, s.action, h, err)
+		return HookReply{}, false
+	}
+	s.hookFailed.ok(log, "rsm: plugin %s%s: hooks answer again", ActionPluginPrefix, s.action)
+	if !rep.Handled {
+		return HookReply{}, false
+	}
+	if rep.NextState == "" {
+		return rep, true
+	}
+	next, err := s.si.StateByName(rep.NextState)
+	if err != nil {
+		log.Errorf("rsm: plugin %s%s: %s: next state: %v; handled the common way", ActionPluginPrefix, s.action, h, err)
+		return HookReply{}, false
+	}
+	if h == HookInterrupt {
+		s.InterruptTo(next)
+	} else {
+		s.Next(next)
+	}
+	return rep, true
+}
 
-// OnExplorationStop stops an "E:" state ("Exploration stopped" → Idle,
-// the goal is canceled); otherwise refuses with what is running.
-func (s *RemoteState) OnExplorationStop(context.Context) Reply {
+// OnExplorationStart asks the plugin node; otherwise refuses with what is
+// running.
+func (s *RemoteState) OnExplorationStart(ctx context.Context) Reply {
+	if rep, ok := s.hook(ctx, HookExplorationStart, 0); ok {
+		return rep.Reply
+	}
+	return fail(s.running())
+}
+
+// OnExplorationStop asks the plugin node; otherwise it stops an "E:" state
+// ("Exploration stopped" → Idle, the goal is canceled) and refuses in any
+// other with what is running.
+func (s *RemoteState) OnExplorationStop(ctx context.Context) Reply {
+	if rep, ok := s.hook(ctx, HookExplorationStop, 0); ok {
+		return rep.Reply
+	}
 	if s.kind() != NavigationExploration {
 		return fail(s.running())
 	}
@@ -380,13 +514,22 @@ func (s *RemoteState) OnExplorationStop(context.Context) Reply {
 	return ok(msgExplorationStopped)
 }
 
-// OnWaypointFollowingStart refuses with what is running.
-func (s *RemoteState) OnWaypointFollowingStart(context.Context) Reply { return fail(s.running()) }
+// OnWaypointFollowingStart asks the plugin node; otherwise refuses with
+// what is running.
+func (s *RemoteState) OnWaypointFollowingStart(ctx context.Context) Reply {
+	if rep, ok := s.hook(ctx, HookWaypointFollowingStart, 0); ok {
+		return rep.Reply
+	}
+	return fail(s.running())
+}
 
-// OnWaypointFollowingStop stops a "W:" state ("Waypoint following
-// stopped" → Idle, the goal is canceled); otherwise refuses with what is
-// running.
-func (s *RemoteState) OnWaypointFollowingStop(context.Context) Reply {
+// OnWaypointFollowingStop asks the plugin node; otherwise it stops a "W:"
+// state ("Waypoint following stopped" → Idle, the goal is canceled) and
+// refuses in any other with what is running.
+func (s *RemoteState) OnWaypointFollowingStop(ctx context.Context) Reply {
+	if rep, ok := s.hook(ctx, HookWaypointFollowingStop, 0); ok {
+		return rep.Reply
+	}
 	if s.kind() != NavigationWaypointFollowing {
 		return fail(s.running())
 	}
@@ -394,9 +537,13 @@ func (s *RemoteState) OnWaypointFollowingStop(context.Context) Reply {
 	return ok(msgWaypointFollowingStopped)
 }
 
-// OnInterrupt: the common pattern; SIMPLE_GOAL_STOP ends a "G:" state
-// (→ Idle). The goal is canceled on exit.
-func (s *RemoteState) OnInterrupt(_ context.Context, i Interrupt) {
+// OnInterrupt asks the plugin node; otherwise the common pattern, and
+// SIMPLE_GOAL_STOP ends a "G:" state (→ Idle). The goal is canceled on
+// exit.
+func (s *RemoteState) OnInterrupt(ctx context.Context, i Interrupt) {
+	if _, ok := s.hook(ctx, HookInterrupt, i); ok {
+		return
+	}
 	if s.commonInterrupt(i) {
 		return
 	}

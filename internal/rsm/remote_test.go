@@ -29,11 +29,22 @@ func (r *fakeRun) Cancel(context.Context) error {
 }
 
 // fakeRunner records RunState goals; down lists actions without a server,
-// err (if set) is what Run returns.
+// err (if set) is what Run returns. hook answers CallHook (nil: the plugin
+// node has no hook service); hooks records the requests.
 type fakeRunner struct {
-	down map[string]bool
-	err  error
-	runs []*fakeRun
+	down  map[string]bool
+	err   error
+	runs  []*fakeRun
+	hook  func(HookRequest) (HookReply, error)
+	hooks []HookRequest
+}
+
+func (f *fakeRunner) CallHook(_ context.Context, action string, req HookRequest) (HookReply, error) {
+	if f.hook == nil {
+		return HookReply{}, fmt.Errorf("service %s/hook: %w", action, ErrUnavailable)
+	}
+	f.hooks = append(f.hooks, req)
+	return f.hook(req)
 }
 
 func (f *fakeRunner) Ready(action string) bool { return !f.down[action] }
@@ -541,4 +552,136 @@ func TestRemoteState_ExplorationScenario(t *testing.T) {
 	if len(h.log.errors) != 0 {
 		t.Fatalf("errors: %q", h.log.errors)
 	}
+}
+
+// TestRemoteState_PluginHooks: while its goal runs, a plugin node with a
+// hook service answers the start/stop requests and interrupts itself, as a
+// pluginlib state's hooks did: it stays (the goal goes on), names the next
+// state (the goal is canceled), or declines. A declined request, a failed
+// call and an unknown next state get the common handling (the last two
+// logged, a failing service once per burst). Before the goal runs and
+// after it ended nobody is asked.
+func TestRemoteState_PluginHooks(t *testing.T) {
+	type call struct {
+		hook Hook
+		i    Interrupt
+	}
+	do := func(s *RemoteState, ctx context.Context, c call) Reply {
+		switch c.hook {
+		case HookExplorationStart:
+			return s.OnExplorationStart(ctx)
+		case HookExplorationStop:
+			return s.OnExplorationStop(ctx)
+		case HookWaypointFollowingStart:
+			return s.OnWaypointFollowingStart(ctx)
+		case HookWaypointFollowingStop:
+			return s.OnWaypointFollowingStop(ctx)
+		}
+		s.OnInterrupt(ctx, c.i)
+		return Reply{}
+	}
+	custom := Reply{Success: true, Message: "Stairs: finishing the flight first"}
+	hookErr := errors.New("service /robot/goals/hook: timeout")
+	cases := []struct {
+		name    string
+		call    call
+		reply   HookReply
+		err     error
+		want    Reply  // start/stop answer
+		pending string // "" = stays
+		errLogs int
+	}{
+		// Handled: the plugin's answer, staying or going where it says.
+		{"exploration start, stay", call{HookExplorationStart, 0}, HookReply{Handled: true, Reply: custom}, nil, custom, "", 0},
+		{"exploration stop, stay", call{HookExplorationStop, 0}, HookReply{Handled: true, Reply: custom}, nil, custom, "", 0},
+		{"exploration stop, to mapping", call{HookExplorationStop, 0}, HookReply{Handled: true, Reply: custom, NextState: NextMapping}, nil, custom, "E: Mapping Dummy", 0},
+		{"waypoint start, to waypoint following", call{HookWaypointFollowingStart, 0}, HookReply{Handled: true, Reply: custom, NextState: NextWaypointFollowing}, nil, custom, "W: Waypoint Following", 0},
+		{"waypoint stop, to Idle", call{HookWaypointFollowingStop, 0}, HookReply{Handled: true, Reply: custom, NextState: NextIdle}, nil, custom, "Idle", 0},
+		{"e-stop ignored", call{HookInterrupt, EmergencyStopInterrupt}, HookReply{Handled: true}, nil, Reply{}, "", 0},
+		{"teleoperation to Idle", call{HookInterrupt, TeleoperationInterrupt}, HookReply{Handled: true, NextState: NextIdle}, nil, Reply{}, "Idle", 0},
+		{"simple goal stop to Idle", call{HookInterrupt, SimpleGoalStopInterrupt}, HookReply{Handled: true, NextState: NextIdle}, nil, Reply{}, "Idle", 0},
+		{"simple goal ignored", call{HookInterrupt, SimpleGoalInterrupt}, HookReply{Handled: true}, nil, Reply{}, "", 0},
+		// Declined: the common handling of an "E:" state.
+		{"exploration start declined", call{HookExplorationStart, 0}, HookReply{Reply: custom}, nil, Reply{Message: "Exploration running"}, "", 0},
+		{"exploration stop declined", call{HookExplorationStop, 0}, HookReply{NextState: NextMapping}, nil, Reply{Success: true, Message: "Exploration stopped"}, "Idle", 0},
+		{"e-stop declined", call{HookInterrupt, EmergencyStopInterrupt}, HookReply{}, nil, Reply{}, "Emergency Stop", 0},
+		// Failed call or unknown next state: common handling, logged.
+		{"exploration stop, call fails", call{HookExplorationStop, 0}, HookReply{}, hookErr, Reply{Success: true, Message: "Exploration stopped"}, "Idle", 1},
+		{"teleoperation, call fails", call{HookInterrupt, TeleoperationInterrupt}, HookReply{}, hookErr, Reply{}, "Teleoperation", 1},
+		{"waypoint stop, unknown next state", call{HookWaypointFollowingStop, 0}, HookReply{Handled: true, Reply: custom, NextState: "Nowhere"}, nil, Reply{Message: "Exploration running"}, "", 1},
+		{"e-stop, unknown next state", call{HookInterrupt, EmergencyStopInterrupt}, HookReply{Handled: true, NextState: "Teleoperation"}, nil, Reply{}, "Emergency Stop", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, s := remoteHarness(t, Config{})
+			h.runner.hook = func(HookRequest) (HookReply, error) { return c.reply, c.err }
+			h.tick(1)
+			r := h.runner.last(t)
+			r.shown = "E: Stairs"
+			h.tick(1)
+			rep := do(s, h.ctx, c.call)
+			if c.call.hook != HookInterrupt && rep != c.want {
+				t.Errorf("reply %+v, want %+v", rep, c.want)
+			}
+			if got := h.pendingName(); got != c.pending {
+				t.Errorf("pending %q, want %q", got, c.pending)
+			}
+			want := []HookRequest{{Hook: c.call.hook, Interrupt: c.call.i, StateName: NextCalculateGoal}}
+			if fmt.Sprint(h.runner.hooks) != fmt.Sprint(want) {
+				t.Errorf("hook requests %+v, want %+v", h.runner.hooks, want)
+			}
+			if got := h.log.errorsContaining("/robot/goals"); got != c.errLogs {
+				t.Errorf("%d error logs naming the plugin, want %d: %q", got, c.errLogs, h.log.errors)
+			}
+			h.tick(1)
+			if wantCancels := map[bool]int{true: 1, false: 0}[c.pending != ""]; r.cancels != wantCancels {
+				t.Errorf("goal canceled %d times, want %d", r.cancels, wantCancels)
+			}
+			if c.pending == "" && h.current() != "E: Stairs" {
+				t.Errorf("current %q, want the plugin state still", h.current())
+			}
+		})
+	}
+
+	t.Run("a failing hook service is logged once per burst", func(t *testing.T) {
+		h, s := remoteHarness(t, Config{})
+		var fail bool
+		h.runner.hook = func(HookRequest) (HookReply, error) {
+			if fail {
+				return HookReply{}, hookErr
+			}
+			return HookReply{Handled: true, Reply: custom}, nil
+		}
+		h.tick(2)
+		fail = true
+		for i := 0; i < 3; i++ {
+			if rep := s.OnExplorationStart(h.ctx); rep.Success {
+				t.Fatalf("failed hook answered %+v, want the common refusal", rep)
+			}
+		}
+		fail = false
+		if rep := s.OnExplorationStart(h.ctx); rep != custom {
+			t.Fatalf("recovered hook answered %+v", rep)
+		}
+		if len(h.log.errors) != 1 || len(h.log.infos) == 0 || !strings.Contains(h.log.infos[len(h.log.infos)-1], "hooks answer again") {
+			t.Fatalf("errors %q infos %q, want one error and the recovery", h.log.errors, h.log.infos)
+		}
+	})
+
+	t.Run("nobody is asked before the goal runs or after it ended", func(t *testing.T) {
+		h, s := remoteHarness(t, Config{})
+		h.runner.hook = func(HookRequest) (HookReply, error) { return HookReply{Handled: true, Reply: custom}, nil }
+		if rep := s.OnExplorationStart(h.ctx); rep.Success { // no goal sent yet
+			t.Fatalf("before the goal: %+v", rep)
+		}
+		h.tick(1)
+		r := h.runner.last(t)
+		r.status, r.res = RunSucceeded, RunResult{NextState: NextMapping}
+		if rep := s.OnExplorationStart(h.ctx); rep.Success { // the goal ended
+			t.Fatalf("after the goal: %+v", rep)
+		}
+		if len(h.runner.hooks) != 0 {
+			t.Fatalf("hook requests %+v, want none", h.runner.hooks)
+		}
+	})
 }

@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		runs := map[string]func(context.Context, []string) error{
 			"robot_control_mux": RunMux, "state_interface": RunStateInterface,
 			"service_provider": RunServiceProvider, "rsm_boot": RunBoot, "cmd_vel_reverse": RunCmdVelReverse,
+			"survey_plugin": runSurveyPlugin,
 		}
 		run, ok := runs[name]
 		if !ok {

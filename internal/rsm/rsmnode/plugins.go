@@ -14,26 +14,40 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/goallist"
 	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 )
 
 // runStateClient is the action client of one RunState server.
 type runStateClient = ros.ActionClient[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Result, rsm_msgs_action.RunState_Feedback]
 
+// hookClient is the client of a plugin node's <action>/hook service.
+type hookClient = ros.Client[rsm_msgs_srv.RunStateHook_Request, rsm_msgs_srv.RunStateHook_Response]
+
+// HookService is the name of a plugin node's optional hook service
+// relative to its RunState action: <action>/hook.
+const HookService = "/hook"
+
 // ActionStateRunner is rsm.StateRunner over rsm_msgs/action/RunState: one
-// action client per action name, created on first use. Ready and Run are
-// called on the node's callback goroutine; the goals' results are awaited
-// on goroutines of their own until the goal ends, is canceled or ctx ends.
+// action client per action name, created on first use, with a client of
+// the plugin node's optional <action>/hook service beside it
+// (rsm.HookCaller). Ready, Run and CallHook are called on the node's
+// callback goroutine; the goals' results are awaited on goroutines of their
+// own until the goal ends, is canceled or ctx ends.
 type ActionStateRunner struct {
 	n       *ros.Node
 	ctx     context.Context
 	clients map[string]*runStateClient
+	hooks   map[string]*hookClient
 }
 
 // NewActionStateRunner returns the RunState client side of rsmNode.
 func NewActionStateRunner(ctx context.Context, n *ros.Node) *ActionStateRunner {
-	return &ActionStateRunner{n: n, ctx: ctx, clients: map[string]*runStateClient{}}
+	return &ActionStateRunner{n: n, ctx: ctx, clients: map[string]*runStateClient{}, hooks: map[string]*hookClient{}}
 }
 
+// client returns the action client of name, creating it and the hook
+// client on first use (so the hook service is discovered while the state
+// waits for the server and runs its goal).
 func (r *ActionStateRunner) client(name string) (*runStateClient, error) {
 	if c, ok := r.clients[name]; ok {
 		return c, nil
@@ -43,8 +57,31 @@ func (r *ActionStateRunner) client(name string) (*runStateClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.clients[name] = c
+	h, err := ros.NewClient(r.n, name+HookService, rsm_msgs_srv.RunStateHook)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	r.clients[name], r.hooks[name] = c, h
 	return c, nil
+}
+
+var _ rsm.HookCaller = (*ActionStateRunner)(nil)
+
+// CallHook asks the plugin node serving name how its running state answers
+// req (at most CallTimeout). A node without the hook service gives an
+// error wrapping rsm.ErrUnavailable at once.
+func (r *ActionStateRunner) CallHook(ctx context.Context, name string, req rsm.HookRequest) (rsm.HookReply, error) {
+	if _, err := r.client(name); err != nil {
+		return rsm.HookReply{}, err
+	}
+	resp, err := call(ctx, r.hooks[name], &rsm_msgs_srv.RunStateHook_Request{
+		Hook: uint8(req.Hook), Interrupt: uint8(req.Interrupt), StateName: req.StateName})
+	if err != nil {
+		return rsm.HookReply{}, err
+	}
+	return rsm.HookReply{Handled: resp.Handled, Reply: rsm.Reply{Success: resp.Success, Message: resp.Message},
+		NextState: resp.NextState}, nil
 }
 
 // Ready reports whether a RunState server serves name.
@@ -169,8 +206,15 @@ func ParseRoutinePlugins(entries []string) (map[string]string, error) {
 type StateServer = rsm.StateServer
 
 // ServeRunState serves the RunState action name on n with s. Goals run on
-// goroutines of their own; each carries its own context.
+// goroutines of their own; each carries its own context. If s also
+// implements rsm.StateHooks, the service <name>/hook answers rsmNode's
+// hook requests with it.
 func ServeRunState(n *ros.Node, name string, s StateServer) error {
+	if hs, ok := s.(rsm.StateHooks); ok {
+		if err := serveHooks(n, name, hs); err != nil {
+			return err
+		}
+	}
 	log := n.Logger()
 	_, err := ros.NewActionServer(n, name, rsm_msgs_action.RunState,
 		func(ctx context.Context, g *ros.ServerGoal[rsm_msgs_action.RunState_Goal, rsm_msgs_action.RunState_Feedback]) (*rsm_msgs_action.RunState_Result, error) {
@@ -193,6 +237,32 @@ func ServeRunState(n *ros.Node, name string, s StateServer) error {
 		}, ros.ActionServerOptions[rsm_msgs_action.RunState_Goal]{})
 	if err != nil {
 		return fmt.Errorf("RunState server %s: %w", name, err)
+	}
+	return nil
+}
+
+// serveHooks serves <name>/hook (rsm_msgs/srv/RunStateHook) with hs. A
+// request with an unknown hook or interrupt, or an error of hs, is
+// answered handled=false (rsmNode then applies its common handling) with
+// the reason as the message.
+func serveHooks(n *ros.Node, name string, hs rsm.StateHooks) error {
+	log := n.Logger()
+	_, err := ros.NewService(n, name+HookService, rsm_msgs_srv.RunStateHook,
+		func(ctx context.Context, req *rsm_msgs_srv.RunStateHook_Request) (*rsm_msgs_srv.RunStateHook_Response, error) {
+			if req.Hook > uint8(rsm.HookInterrupt) || req.Interrupt > uint8(rsm.SimpleGoalStopInterrupt) {
+				return &rsm_msgs_srv.RunStateHook_Response{
+					Message: fmt.Sprintf("unknown hook %d or interrupt %d", req.Hook, req.Interrupt)}, nil
+			}
+			rep, err := hs.OnHook(ctx, rsm.HookRequest{Hook: rsm.Hook(req.Hook), Interrupt: rsm.Interrupt(req.Interrupt), StateName: req.StateName})
+			if err != nil {
+				log.Warnf("rsm plugin: %s: %v; rsmNode handles it the common way", rsm.Hook(req.Hook), err)
+				return &rsm_msgs_srv.RunStateHook_Response{Message: err.Error()}, nil
+			}
+			return &rsm_msgs_srv.RunStateHook_Response{Handled: rep.Handled, Success: rep.Reply.Success,
+				Message: rep.Reply.Message, NextState: rep.NextState}, nil
+		})
+	if err != nil {
+		return fmt.Errorf("RunState hook service %s%s: %w", name, HookService, err)
 	}
 	return nil
 }
