@@ -295,30 +295,39 @@ func paramOr(p string) string {
 // the peers on the other side: when there are peers, none has our type and
 // at least one has the other velocity type, nothing passes between them.
 // ok is false when there is nothing to say.
-func Mismatch(topic string, sub, stamped bool, paramName string, peers []ros.EndpointInfo) (warning string, ok bool) {
+//
+// unnamed says that some of those peers have no node name yet: the graph
+// learns an endpoint's node from its participant's ros_discovery_info,
+// which may come later than the endpoint (or never, for a plain DDS peer).
+func Mismatch(topic string, sub, stamped bool, paramName string, peers []ros.EndpointInfo) (warning string, ok, unnamed bool) {
 	ours, other := typeOf(stamped), typeOf(!stamped)
 	var names []string
 	for _, p := range peers {
 		switch p.TopicType {
 		case ours:
-			return "", false
+			return "", false, false
 		case other:
+			if p.NodeName == unknownNode {
+				unnamed = true
+				names = append(names, "one without a ROS node name")
+				continue
+			}
 			names = append(names, ros.FullyQualifiedNodeName(p.NodeNamespace, p.NodeName))
 		}
 	}
 	if len(names) == 0 {
-		return "", false
+		return "", false, false
 	}
 	sort.Strings(names)
 	names = dedupe(names)
 	if sub {
 		return fmt.Sprintf("%s: this node subscribes %s (%s is %v) but its publishers (%s) send %s: none of their commands "+
 			"arrive. Set %s:=%v on this node, or make them publish %s", topic, ours, paramName, stamped,
-			strings.Join(names, ", "), other, paramName, !stamped, ours), true
+			strings.Join(names, ", "), other, paramName, !stamped, ours), true, unnamed
 	}
 	return fmt.Sprintf("%s: this node publishes %s (%s is %v) but its subscribers (%s) take %s: none of its commands "+
 		"arrive. Set %s:=%v on this node, or make them subscribe %s", topic, ours, paramName, stamped,
-		strings.Join(names, ", "), other, paramName, !stamped, ours), true
+		strings.Join(names, ", "), other, paramName, !stamped, ours), true, unnamed
 }
 
 func dedupe(s []string) []string {
@@ -331,6 +340,14 @@ func dedupe(s []string) []string {
 	return out
 }
 
+// nameWait is how long a mismatch with peers whose node is not known yet
+// waits for their names before it is reported without them.
+const nameWait = 2 * time.Second
+
+// unknownNode is the node name EndpointInfo gives an endpoint no
+// ros_discovery_info names.
+const unknownNode = "_NODE_NAME_UNKNOWN_"
+
 // watch warns once when the peers of an endpoint on topic all use the other
 // velocity type; it checks at every graph change until it has warned, stop
 // is closed or the node shuts down.
@@ -341,11 +358,23 @@ func watch(n *ros.Node, topic string, sub, stamped bool, paramName string, stop 
 		peers = c.SubscriptionsInfo
 	}
 	c.Go(func(ctx context.Context) error {
+		var unnamedSince time.Time // a mismatch with unnamed peers was first seen
 		for {
 			changed := c.GraphChanged()
-			if w, ok := Mismatch(topic, sub, stamped, paramName, peers(topic)); ok {
+			var wait <-chan time.Time
+			w, ok, unnamed := Mismatch(topic, sub, stamped, paramName, peers(topic))
+			switch {
+			case ok && unnamed && unnamedSince.IsZero():
+				unnamedSince = time.Now()
+				fallthrough
+			case ok && unnamed && time.Since(unnamedSince) < nameWait:
+				// Give the peers' node names time to arrive.
+				wait = time.After(nameWait - time.Since(unnamedSince))
+			case ok:
 				n.Logger().Warnf("%s", w)
 				return nil
+			default:
+				unnamedSince = time.Time{}
 			}
 			select {
 			case <-ctx.Done():
@@ -353,6 +382,7 @@ func watch(n *ros.Node, topic string, sub, stamped bool, paramName string, stop 
 			case <-stop:
 				return nil
 			case <-changed:
+			case <-wait:
 			}
 		}
 	})

@@ -31,30 +31,35 @@ func TestMismatch(t *testing.T) {
 		stamped bool
 		peers   []ros.EndpointInfo
 		want    string // "" = nothing to say
+		unnamed bool
 	}{
-		{"no peers", true, true, nil, ""},
-		{"same type", true, true, []ros.EndpointInfo{ep("mux", TypeTwistStamped)}, ""},
+		{"no peers", true, true, nil, "", false},
+		{"same type", true, true, []ros.EndpointInfo{ep("mux", TypeTwistStamped)}, "", false},
 		{"stamped sub, plain publisher", true, true, []ros.EndpointInfo{ep("pub", TypeTwist)},
 			"/cmd_vel: this node subscribes geometry_msgs/msg/TwistStamped (enable_stamped_cmd_vel is true) but its publishers (/pub) " +
-				"send geometry_msgs/msg/Twist: none of their commands arrive. Set enable_stamped_cmd_vel:=false on this node, or make them publish geometry_msgs/msg/TwistStamped"},
+				"send geometry_msgs/msg/Twist: none of their commands arrive. Set enable_stamped_cmd_vel:=false on this node, or make them publish geometry_msgs/msg/TwistStamped", false},
 		{"plain sub, stamped publishers", true, false, []ros.EndpointInfo{ep("b", TypeTwistStamped), ep("a", TypeTwistStamped), ep("a", TypeTwistStamped)},
 			"/cmd_vel: this node subscribes geometry_msgs/msg/Twist (enable_stamped_cmd_vel is false) but its publishers (/a, /b) send " +
-				"geometry_msgs/msg/TwistStamped: none of their commands arrive. Set enable_stamped_cmd_vel:=true on this node, or make them publish geometry_msgs/msg/Twist"},
-		{"one peer of our type is enough", true, false, []ros.EndpointInfo{ep("b", TypeTwistStamped), ep("a", TypeTwist)}, ""},
-		{"other types are not ours to judge", true, false, []ros.EndpointInfo{ep("x", "std_msgs/msg/String")}, ""},
+				"geometry_msgs/msg/TwistStamped: none of their commands arrive. Set enable_stamped_cmd_vel:=true on this node, or make them publish geometry_msgs/msg/Twist", false},
+		{"one peer of our type is enough", true, false, []ros.EndpointInfo{ep("b", TypeTwistStamped), ep("a", TypeTwist)}, "", false},
+		{"other types are not ours to judge", true, false, []ros.EndpointInfo{ep("x", "std_msgs/msg/String")}, "", false},
 		{"stamped publisher, plain subscriber", false, true, []ros.EndpointInfo{ep("sim", TypeTwist)},
 			"/cmd_vel: this node publishes geometry_msgs/msg/TwistStamped (enable_stamped_cmd_vel is true) but its subscribers (/sim) take " +
-				"geometry_msgs/msg/Twist: none of its commands arrive. Set enable_stamped_cmd_vel:=false on this node, or make them subscribe geometry_msgs/msg/TwistStamped"},
+				"geometry_msgs/msg/Twist: none of its commands arrive. Set enable_stamped_cmd_vel:=false on this node, or make them subscribe geometry_msgs/msg/TwistStamped", false},
+		{"a peer whose node is not known (yet)", true, true, []ros.EndpointInfo{
+			{NodeName: "_NODE_NAME_UNKNOWN_", NodeNamespace: "_NODE_NAMESPACE_UNKNOWN_", TopicType: TypeTwist}, ep("pub", TypeTwist)},
+			"/cmd_vel: this node subscribes geometry_msgs/msg/TwistStamped (enable_stamped_cmd_vel is true) but its publishers (/pub, one without a ROS node name) " +
+				"send geometry_msgs/msg/Twist: none of their commands arrive. Set enable_stamped_cmd_vel:=false on this node, or make them publish geometry_msgs/msg/TwistStamped", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Mismatch("/cmd_vel", tt.sub, tt.stamped, ParamStamped, tt.peers)
-			if ok != (tt.want != "") || got != tt.want {
-				t.Errorf("Mismatch =\n%q, %v\nwant\n%q", got, ok, tt.want)
+			got, ok, unnamed := Mismatch("/cmd_vel", tt.sub, tt.stamped, ParamStamped, tt.peers)
+			if ok != (tt.want != "") || got != tt.want || unnamed != tt.unnamed {
+				t.Errorf("Mismatch =\n%q, %v, unnamed %v\nwant\n%q, unnamed %v", got, ok, unnamed, tt.want, tt.unnamed)
 			}
 		})
 	}
-	if w, _ := Mismatch("/teleoperation/cmd_vel", false, false, ParamPublishStamped, []ros.EndpointInfo{ep("mux", TypeTwistStamped)}); !strings.Contains(w, "Set publish_stamped_twist:=true") {
+	if w, _, _ := Mismatch("/teleoperation/cmd_vel", false, false, ParamPublishStamped, []ros.EndpointInfo{ep("mux", TypeTwistStamped)}); !strings.Contains(w, "Set publish_stamped_twist:=true") {
 		t.Errorf("the parameter named is not the node's: %q", w)
 	}
 }

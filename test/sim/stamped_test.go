@@ -1,0 +1,173 @@
+package simtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+)
+
+// odomMoved returns how far the robot is from where odom first saw it.
+func odomMoved(t *testing.T, n *ros.Node) func() float64 {
+	t.Helper()
+	var odom testenv.Latest[nav_msgs_msg.Odometry]
+	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 60*time.Second, "odometry", func() bool { return odom.Get() != nil })
+	p0 := odom.Get().Pose.Pose.Position
+	return func() float64 {
+		p := odom.Get().Pose.Pose.Position
+		return math.Hypot(p.X-p0.X, p.Y-p0.Y)
+	}
+}
+
+func stampedCmd(stamp time.Time, x float64) *geometry_msgs_msg.TwistStamped {
+	m := &geometry_msgs_msg.TwistStamped{Header: std_msgs_msg.Header{Stamp: builtin_interfaces_msg.TimeOf(stamp), FrameId: "stamped_test"}}
+	m.Twist.Linear.X = x
+	return m
+}
+
+// rsm_sim.launch.xml enable_stamped_cmd_vel:=true switches the whole chain:
+// a TwistStamped teleoperation command goes through the stamped mux, which
+// publishes TwistStamped on cmd_vel (stamped now, frame base_link), and the
+// stamped simulator drives the robot; the navigator publishes TwistStamped
+// too. Commands stamped an hour ago are ignored (the robot stays) and said
+// so.
+func TestStamped_LaunchChainDrivesTheRobot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches the whole simulation")
+	}
+	t.Parallel()
+	domain := testenv.Domain(t)
+	launch := testenv.Launch(t, domain, "launch/rsm_sim.launch.xml", "enable_stamped_cmd_vel:=true", "waypoints_file:=")
+	n := newNode(t, domain, "stamped_launch_test")
+	var out testenv.Latest[geometry_msgs_msg.TwistStamped]
+	if _, err := ros.NewSubscription(n, "/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.TwistStamped) { out.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	tele, err := ros.NewPublisher[geometry_msgs_msg.TwistStamped](n, "/teleoperation/cmd_vel", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// A match is the first proof: a Twist subscription would never match.
+	if err := n.Context().WaitForGraph(ctx, func() bool { c, _ := tele.SubscriptionCount(); return c > 0 }); err != nil {
+		t.Fatalf("the mux never subscribed /teleoperation/cmd_vel as TwistStamped: %v", err)
+	}
+	moved := odomMoved(t, n)
+
+	// Stale commands: ignored, so the mux stays STOPPED and the robot still.
+	stale := time.Now().Add(-time.Hour)
+	for range 10 {
+		if err := tele.Publish(stampedCmd(stale, 0.3)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	launch.WaitOutput(t, 30*time.Second, regexp.MustCompile(`teleoperation cmd_vel: ignoring a command stamped 1h0m0[.0-9]*s ago, older than the command timeout 500ms`))
+	if d := moved(); d > 0.01 {
+		t.Fatalf("the robot moved %.3f m on commands stamped an hour ago", d)
+	}
+
+	// Fresh commands drive it.
+	testenv.WaitFor(t, 60*time.Second, "the robot to move on stamped teleoperation commands", func() bool {
+		if err := tele.Publish(stampedCmd(time.Now(), 0.3)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return moved() > 0.2
+	})
+	testenv.WaitFor(t, 10*time.Second, "a moving command on /cmd_vel", func() bool {
+		m := out.Get()
+		return m != nil && m.Twist.Linear.X > 0
+	})
+	m := out.Get()
+	if m.Header.FrameId != "base_link" || m.Header.Stamp.IsZero() || m.Twist.Linear.X != 0.3 {
+		t.Errorf("the mux's output: %+v; want linear.x 0.3 stamped (non-zero) in base_link", m)
+	}
+	if age := time.Since(m.Header.Stamp.AsTime()); age > time.Minute || age < -time.Minute {
+		t.Errorf("the mux's output is stamped %v, %v from now: want the node clock's now", m.Header.Stamp.AsTime(), age)
+	}
+	// The navigator publishes on the autonomy input with the same type.
+	testenv.WaitFor(t, 30*time.Second, "the navigator's TwistStamped publisher on /autonomy/cmd_vel", func() bool {
+		for _, p := range n.Context().PublishersInfo("/autonomy/cmd_vel") {
+			if p.NodeName == "navigator" {
+				return p.TopicType == cmdvelnode.TypeTwistStamped
+			}
+		}
+		return false
+	})
+	// Nobody warned about a type mismatch.
+	if o := launch.Output(); regexp.MustCompile(`none of (their|its) commands arrive`).MatchString(o) {
+		t.Errorf("a mismatch warning in the stamped launch:\n%s", o)
+	}
+}
+
+// A publisher of the other type on cmd_vel: the simulator says once which
+// parameter to set, and the robot does not move.
+func TestStamped_MismatchIsNotSilent(t *testing.T) {
+	for _, tt := range []struct {
+		simStamped, pubStamped bool
+	}{{true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("sim stamped %v", tt.simStamped), func(t *testing.T) {
+			t.Parallel()
+			domain := testenv.Domain(t)
+			sim := testenv.Start(t, "diff_drive_sim", testenv.Env(domain), testenv.Executable(t, "nodes/diff_drive_sim"),
+				"--ros-args", "-p", fmt.Sprintf("enable_stamped_cmd_vel:=%v", tt.simStamped))
+			n := newNode(t, domain, "mismatch_test")
+			moved := odomMoved(t, n)
+			var publish func() error
+			if tt.pubStamped {
+				p, err := ros.NewPublisher[geometry_msgs_msg.TwistStamped](n, "/cmd_vel", ros.QoSDefault)
+				if err != nil {
+					t.Fatal(err)
+				}
+				publish = func() error { return p.Publish(stampedCmd(time.Now(), 0.3)) }
+			} else {
+				p, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "/cmd_vel", ros.QoSDefault)
+				if err != nil {
+					t.Fatal(err)
+				}
+				publish = func() error { return p.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.3}}) }
+			}
+			ours, theirs := cmdvelnode.TypeTwist, cmdvelnode.TypeTwistStamped
+			if tt.simStamped {
+				ours, theirs = theirs, ours
+			}
+			want := regexp.MustCompile(regexp.QuoteMeta(fmt.Sprintf("/cmd_vel: this node subscribes %s (enable_stamped_cmd_vel is %v) "+
+				"but its publishers (/mismatch_test) send %s: none of their commands arrive. Set enable_stamped_cmd_vel:=%v on this node",
+				ours, tt.simStamped, theirs, !tt.simStamped)))
+			testenv.WaitFor(t, 30*time.Second, "the simulator's mismatch warning", func() bool {
+				if err := publish(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond)
+				return want.MatchString(sim.Output())
+			})
+			for range 10 { // a second of commands that never arrive
+				if err := publish(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if d := moved(); d > 0.01 {
+				t.Errorf("the robot moved %.3f m on commands of the other type", d)
+			}
+			if c := len(want.FindAllString(sim.Output(), -1)); c != 1 {
+				t.Errorf("the warning was logged %d times, want once", c)
+			}
+		})
+	}
+}
