@@ -185,6 +185,16 @@ func (c *Controller) SetTuning(t Tuning) error {
 // Flags returns the command flags.
 func (c *Controller) Flags() Flags { return c.flags }
 
+// Free frees the servos (torque off), as the original did when it stopped.
+// The controller keeps its state; a managed node that stops driving
+// builds a new controller to start again.
+func (c *Controller) Free() error {
+	if err := c.servos.SetTorque(false); err != nil {
+		return fmt.Errorf("servos: torque off: %w", err)
+	}
+	return nil
+}
+
 // Joints returns the last commanded joint angles.
 func (c *Controller) Joints() Joints { return c.joints }
 

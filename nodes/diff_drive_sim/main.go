@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/sim/simnode"
 )
 
 func main() {
-	if err := ros.Run(context.Background(), os.Args[1:], simnode.DriveNodeName, simnode.SetupDiffDrive); err != nil {
+	if err := lifecycle.Run(context.Background(), os.Args[1:], simnode.DriveNodeName, simnode.SetupDiffDrive); err != nil {
 		fmt.Fprintln(os.Stderr, "diff_drive_sim:", err)
 		os.Exit(1)
 	}

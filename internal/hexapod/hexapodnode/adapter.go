@@ -38,7 +38,11 @@ type Adapter struct {
 	state              hexapod.State
 	sent               bool // ~/state published at least once
 	warned             map[string]time.Time
+	inactive           bool // the node is not active: nothing is driven, inputs are refused
 }
+
+// ErrInactive refuses inputs while the node is not active (lifecycle).
+var ErrInactive = errors.New("hexapod_controller is not active: nothing is driven (activate it: ros2 lifecycle set /hexapod_controller activate)")
 
 // TickResult is what one tick publishes.
 type TickResult struct {
@@ -77,6 +81,36 @@ func NewAdapter(s Settings, servos hexapod.ServoDriver, log Logger) (*Adapter, e
 		names: append([]string(nil), s.JointNames...), state: ctrl.State(), warned: map[string]time.Time{}}, nil
 }
 
+// Active reports whether the adapter drives the servos (the managed node
+// is active).
+func (a *Adapter) Active() bool { return !a.inactive }
+
+// Deactivate stops driving: the velocity inputs are dropped and the servos
+// freed (torque off). Until Activate, Tick does nothing and inputs are
+// refused with ErrInactive. The error is the servos' (they are counted
+// free either way).
+func (a *Adapter) Deactivate() error {
+	if a.inactive {
+		return nil
+	}
+	a.inactive = true
+	a.vel = hexapod.VelocityInput{Timeout: a.vel.Timeout, JoyTimeout: a.vel.JoyTimeout}
+	return a.ctrl.Free()
+}
+
+// Activate starts driving servos with a fresh controller (the FSM starts
+// over, as at process start) that keeps the current configuration and
+// tuning; the next Tick publishes ~/state again.
+func (a *Adapter) Activate(servos hexapod.ServoDriver) error {
+	ctrl, err := hexapod.NewController(a.ctrl.Config(), servos)
+	if err != nil {
+		return err
+	}
+	a.ctrl, a.state, a.sent, a.inactive = ctrl, ctrl.State(), false, false
+	a.vel = hexapod.VelocityInput{Timeout: a.vel.Timeout, JoyTimeout: a.vel.JoyTimeout}
+	return nil
+}
+
 // SetTunables applies a change of the live parameters: controller tuning
 // (see hexapod.Controller.SetTuning), input timeouts and velocity limits,
 // all or nothing. An invalid change is refused with the reason.
@@ -103,6 +137,9 @@ func (a *Adapter) State() hexapod.State { return a.ctrl.State() }
 // Command runs a service command: success and a message for the
 // std_srvs/Trigger response (the reason when the FSM ignored it).
 func (a *Adapter) Command(cmd hexapod.Command) (success bool, message string) {
+	if a.inactive {
+		return false, ErrInactive.Error()
+	}
 	msg, err := a.ctrl.Command(cmd)
 	if err != nil {
 		a.log.Infof("%v", err)
@@ -120,6 +157,9 @@ func (a *Adapter) Command(cmd hexapod.Command) (success bool, message string) {
 // every cmdvel.ReportInterval. Only linear.x, linear.y and angular.z are
 // used.
 func (a *Adapter) CmdVel(linear, angular [3]float64, now time.Time) error {
+	if a.inactive {
+		return ErrInactive
+	}
 	r := a.cmdGuard.Check(cmdvel.Twist{Linear: linear, Angular: angular}, now)
 	if r.Report != nil {
 		a.log.Warnf("%v", r.Report)
@@ -139,6 +179,9 @@ func (a *Adapter) Counts() (rejected, clamped uint64) {
 // Joy takes a sensor_msgs/Joy received at now; a zero stamp is replaced by
 // now. Button commands are applied at once, in order.
 func (a *Adapter) Joy(j hexapod.Joy, now time.Time) error {
+	if a.inactive {
+		return ErrInactive
+	}
 	if j.Stamp == 0 {
 		j.Stamp = float64(now.UnixNano()) / 1e9
 	}
@@ -161,8 +204,12 @@ func (a *Adapter) Joy(j hexapod.Joy, now time.Time) error {
 	return a.vel.SetJoy(hexapod.Velocity{X: r.Twist.Linear[0], Y: r.Twist.Linear[1], Yaw: r.Twist.Angular[2]}, now)
 }
 
-// Tick runs one control cycle at now.
+// Tick runs one control cycle at now; while inactive it does nothing and
+// returns an empty result.
 func (a *Adapter) Tick(now time.Time) TickResult {
+	if a.inactive {
+		return TickResult{}
+	}
 	// The velocity was validated on the way in; SetVelocity cannot fail.
 	_ = a.ctrl.SetVelocity(a.vel.At(now))
 	out, err := a.ctrl.Tick()

@@ -12,7 +12,8 @@ import (
 // TestLaunchFile_StartsControllerAndJoystick loads launch/hexapod.launch.xml
 // with the project's launch loader: the controller with its parameter file,
 // and the joystick driver with the original's deadzone and autorepeat on
-// joy_dev; joystick:=false leaves the driver out.
+// joy_dev; joystick:=false leaves the driver out; autostart:=false reaches
+// the managed controller as its autostart parameter.
 func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
@@ -42,15 +43,19 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 	if p.Package != "fsmnodes" || p.Executable != "motion_control" || p.Name != NodeName || p.Output != "screen" {
 		t.Fatalf("process %+v", p)
 	}
-	// The file, then the launch argument enable_stamped_cmd_vel (left out
-	// of the file so that it can be set here).
-	stamped := []launch.ParamValue{{Name: "enable_stamped_cmd_vel", Value: false}}
-	if len(p.Params) != 2 || p.Params[0].File != filepath.Join(root, "params", "hexapod.yaml") || !reflect.DeepEqual(p.Params[1].Inline, stamped) {
+	// The file, then the launch arguments enable_stamped_cmd_vel and
+	// autostart (left out of the file so that they can be set here).
+	inline := func(stamped, autostart bool) []launch.ParamValue {
+		return []launch.ParamValue{{Name: "enable_stamped_cmd_vel", Value: stamped}, {Name: "autostart", Value: autostart}}
+	}
+	if len(p.Params) != 2 || p.Params[0].File != filepath.Join(root, "params", "hexapod.yaml") || !reflect.DeepEqual(p.Params[1].Inline, inline(false, true)) {
 		t.Fatalf("params %+v", p.Params)
 	}
-	stamped[0].Value = true
-	if p := load([2]string{"enable_stamped_cmd_vel", "true"}).Processes[0]; len(p.Params) != 2 || !reflect.DeepEqual(p.Params[1].Inline, stamped) {
+	if p := load([2]string{"enable_stamped_cmd_vel", "true"}).Processes[0]; len(p.Params) != 2 || !reflect.DeepEqual(p.Params[1].Inline, inline(true, true)) {
 		t.Fatalf("enable_stamped_cmd_vel:=true: params %+v", p.Params)
+	}
+	if p := load([2]string{"autostart", "false"}).Processes[0]; len(p.Params) != 2 || !reflect.DeepEqual(p.Params[1].Inline, inline(false, false)) {
+		t.Fatalf("autostart:=false: params %+v", p.Params)
 	}
 	j := d.Processes[1]
 	if j.Executable != "joy" || j.Name != "joy_node" || len(j.Params) != 1 {

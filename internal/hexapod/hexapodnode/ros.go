@@ -2,7 +2,6 @@ package hexapodnode
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -33,36 +33,78 @@ const NodeName = "hexapod_controller"
 // params/hexapod.yaml); the gait speeds and lift height, posing gains, input
 // timeouts and velocity limits may be set while the node runs (Live), the
 // rest are read-only.
+//
+// The node is a managed (lifecycle) node: configure opens the servos,
+// activate starts the controller (a fresh FSM), deactivate frees the
+// servos (torque off) and stops it, cleanup and shutdown close the servo
+// port. It configures and activates itself at start unless the parameter
+// autostart is false.
 func Run(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, NodeName, Setup)
+	return lifecycle.Run(ctx, args, NodeName, Setup)
 }
 
-// Setup creates the controller's entities on n (the template of ros.Run):
-// it loads the settings, opens the servos (freed by an OnShutdown hook once
-// the node is closed, so no tick runs while they are released) and wires
-// the topics, services and the gait timer.
-func Setup(_ context.Context, n *ros.Node) error {
+// Setup creates the controller's entities on the managed node l (the
+// template of lifecycle.Run): it loads the settings, wires the topics,
+// services and the gait timer, and registers the transitions that open,
+// drive, free and close the servos. Nothing is driven until l is active.
+func Setup(_ context.Context, l *lifecycle.Node) error {
+	n := l.Node()
 	log := n.Logger()
 	s, err := LoadSettings(ros.NewDeclarer(n))
 	if err != nil {
 		return err
 	}
-	servos, closer := openServos(s, log, n.Clock().Now)
-	n.Context().OnShutdown(func() error {
-		err := servos.SetTorque(false)
-		if closer != nil {
-			err = errors.Join(err, closer.Close())
-		}
-		return err
-	})
-	a, err := NewAdapter(s, servos, log)
+	a, err := NewAdapter(s, nil, log) // checks the settings; drives nothing until activated
 	if err != nil {
 		return err
 	}
-	if err := wire(n, a, s.Live, s.StampedCmdVel, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+	_ = a.Deactivate() // no servos yet
+	var servos hexapod.ServoDriver
+	var closer io.Closer
+	release := func() {
+		if servos == nil {
+			return
+		}
+		if err := servos.SetTorque(false); err != nil {
+			log.Warnf("servos: torque off: %v", err)
+		}
+		if closer != nil {
+			if err := closer.Close(); err != nil {
+				log.Warnf("servo port: %v", err)
+			}
+		}
+		servos, closer = nil, nil
+	}
+	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
+		servos, closer = openServos(s, log, n.Clock().Now)
+		return lifecycle.Success
+	})
+	l.OnActivate(func(lifecycle.State) lifecycle.Result {
+		if err := a.Activate(servos); err != nil {
+			log.Errorf("activate: %v", err)
+			return lifecycle.Failure
+		}
+		if err := a.SetTunables(s.Live.Tunables()); err != nil {
+			log.Errorf("activate: %v", err)
+			_ = a.Deactivate()
+			return lifecycle.Failure
+		}
+		return lifecycle.Success
+	})
+	stop := func(lifecycle.State) lifecycle.Result {
+		if err := a.Deactivate(); err != nil {
+			log.Warnf("deactivate: %v", err)
+		}
+		return lifecycle.Success
+	}
+	l.OnDeactivate(stop)
+	l.OnCleanup(func(lifecycle.State) lifecycle.Result { release(); return lifecycle.Success })
+	l.OnShutdown(func(p lifecycle.State) lifecycle.Result { stop(p); release(); return lifecycle.Success })
+	l.OnError(func(p lifecycle.State) lifecycle.Result { stop(p); release(); return lifecycle.Success })
+	if err := wire(l, a, s.Live, s.StampedCmdVel, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
 		return err
 	}
-	log.Infof("hexapod controller running at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
+	log.Infof("hexapod controller at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
 	return nil
 }
 
@@ -90,13 +132,14 @@ func openServos(s Settings, log Logger, now func() time.Time) (hexapod.ServoDriv
 // The gait and the command and stick timeouts run on the node clock, so
 // under use_sim_time the hexapod walks in sim time (a paused simulation
 // pauses the gait; the servos keep their last goal positions).
-func wire(n *ros.Node, a *Adapter, live *Live, stamped bool, period time.Duration) error {
+func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.Duration) error {
+	n := l.Node()
 	clk := n.Clock()
-	js, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault)
+	js, err := lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, "joint_states", ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	state, err := ros.NewPublisher[std_msgs_msg.String](n, "~/state", ros.QoSLatched)
+	state, err := lifecycle.NewPublisher[std_msgs_msg.String](l, "~/state", ros.QoSLatched)
 	if err != nil {
 		return err
 	}
@@ -139,6 +182,9 @@ func wire(n *ros.Node, a *Adapter, live *Live, stamped bool, period time.Duratio
 	log := n.Logger()
 	tune := live.Tunables()
 	_, err = n.NewTimer(period, func() {
+		if !a.Active() {
+			return // not active: the servos are not driven
+		}
 		now := clk.Now()
 		// Live parameters changed since the last tick apply from this one.
 		if t := live.Tunables(); t != tune {

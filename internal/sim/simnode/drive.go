@@ -9,6 +9,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -38,7 +39,14 @@ const DriveNodeName = "diff_drive_sim"
 // command stamped longer ago than the command timeout (0.5 s, in the
 // simulation's clock) is ignored, a younger one holds for the rest of it,
 // and a zero stamp is taken as now (cmdvel.Stamps).
-func SetupDiffDrive(_ context.Context, n *ros.Node) error {
+//
+// n is a managed (lifecycle) node: configure places the robot at its start
+// pose, activate starts the simulation (stepping, the publications,
+// commands), deactivate stops the robot and freezes the world (no step, no
+// odom, tf, scan, map or /clock; commands are ignored), cleanup and shutdown
+// drop the robot. With the default autostart it runs from the start.
+func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
+	n := l.Node()
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	step := rate(d, "rate", 50, "simulation steps per second")
@@ -58,10 +66,31 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		return fmt.Errorf("parameter %w", err)
 	}
 	cfg.MaxLinear, cfg.MaxAngular = limits.last.Linear, limits.last.Angular
-	robot, err := sim.NewDiffDrive(cfg, sim.DefaultWorld(), sim.Pose2D{X: startX, Y: startY, Theta: startYaw})
+	start := sim.Pose2D{X: startX, Y: startY, Theta: startYaw}
+	robot, err := sim.NewDiffDrive(cfg, sim.DefaultWorld(), start)
 	if err != nil {
 		return err
 	}
+	// The robot of the current configuration: nil while unconfigured. Every
+	// use is on the node's callback goroutine (or in setup before it runs).
+	var configured *sim.DiffDrive
+	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
+		r, err := sim.NewDiffDrive(robot.Config(), sim.DefaultWorld(), start)
+		if err != nil {
+			log.Errorf("configure: %v", err)
+			return lifecycle.Failure
+		}
+		robot, configured = r, r
+		return lifecycle.Success
+	})
+	release := func(lifecycle.State) lifecycle.Result { configured = nil; return lifecycle.Success }
+	l.OnCleanup(release)
+	l.OnShutdown(release)
+	l.OnError(release)
+	l.OnDeactivate(func(lifecycle.State) lifecycle.Result {
+		_ = robot.Command(0, 0) // stand still when activated again
+		return lifecycle.Success
+	})
 	// Live limits changed since the last command or step apply from this one
 	// (both run on the node's callback goroutine).
 	applyLimits := func() {
@@ -77,33 +106,33 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
 	}
 
-	odomPub, err := ros.NewPublisher[nav_msgs_msg.Odometry](n, sim.TopicOdom, ros.QoSDefault)
+	odomPub, err := lifecycle.NewPublisher[nav_msgs_msg.Odometry](l, sim.TopicOdom, ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	tfPub, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, sim.TopicTF, ros.QoSDefault.KeepLast(100))
+	tfPub, err := lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTF, ros.QoSDefault.KeepLast(100))
 	if err != nil {
 		return err
 	}
-	tfStatic, err := ros.NewPublisher[tf2_msgs_msg.TFMessage](n, sim.TopicTFStat, ros.QoSLatched)
+	tfStatic, err := lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTFStat, ros.QoSLatched)
 	if err != nil {
 		return err
 	}
-	jointPub, err := ros.NewPublisher[sensor_msgs_msg.JointState](n, sim.TopicJoints, ros.QoSDefault)
+	jointPub, err := lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, sim.TopicJoints, ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	scanPub, err := ros.NewPublisher[sensor_msgs_msg.LaserScan](n, sim.TopicScan, ros.QoSSensorData)
+	scanPub, err := lifecycle.NewPublisher[sensor_msgs_msg.LaserScan](l, sim.TopicScan, ros.QoSSensorData)
 	if err != nil {
 		return err
 	}
-	mapPub, err := ros.NewPublisher[nav_msgs_msg.OccupancyGrid](n, sim.TopicMap, ros.QoSLatched)
+	mapPub, err := lifecycle.NewPublisher[nav_msgs_msg.OccupancyGrid](l, sim.TopicMap, ros.QoSLatched)
 	if err != nil {
 		return err
 	}
-	var clockPub *ros.Publisher[rosgraph_msgs_msg.Clock]
+	var clockPub *lifecycle.Publisher[rosgraph_msgs_msg.Clock]
 	if pubClock {
-		if clockPub, err = ros.NewPublisher[rosgraph_msgs_msg.Clock](n, sim.TopicClock, ros.QoSClock); err != nil {
+		if clockPub, err = lifecycle.NewPublisher[rosgraph_msgs_msg.Clock](l, sim.TopicClock, ros.QoSClock); err != nil {
 			return err
 		}
 	}
@@ -123,6 +152,9 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 	cmdTimeout := time.Duration(cfg.CmdTimeout * float64(time.Second))
 	if _, err := cmdvelnode.Subscribe(n, sim.TopicCmdVel, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "cmd_vel",
 		Now: simNow, Timeout: func() time.Duration { return cmdTimeout }}, func(c cmdvelnode.Command) {
+		if !l.Active() {
+			return // not active: commands are not integrated
+		}
 		applyLimits()
 		r := guard.Check(c.Twist, time.Now())
 		if r.Verdict != cmdvel.Accepted {
@@ -140,19 +172,28 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 		return err
 	}
 
-	now := n.Clock().Now()
-	static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
-		{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
-			Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
-	}}
-	if err := tfStatic.Publish(static); err != nil {
-		return err
-	}
+	// Activation publishes map → odom and the map seen so far (both latched).
+	l.OnActivate(func(lifecycle.State) lifecycle.Result {
+		now := n.Clock().Now()
+		static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
+			{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
+				Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
+		}}
+		if err := tfStatic.Publish(static); err != nil {
+			log.Errorf("activate: publish %s: %v", sim.TopicTFStat, err)
+			return lifecycle.Failure
+		}
+		_ = mapPub.Publish(gridToMsg(robot.Seen(), now, sim.FrameMap))
+		return lifecycle.Success
+	})
 
 	dt := step.Seconds()
 	var sinceMap, sinceScan time.Duration
 	scanEvery := 100 * time.Millisecond
 	_, err = n.NewWallTimer(step, func() {
+		if !l.Active() || configured == nil {
+			return // not active: the world stands still
+		}
 		applyLimits()
 		robot.Step(dt)
 		simTime = simTime.Add(step)
@@ -198,9 +239,5 @@ func SetupDiffDrive(_ context.Context, n *ros.Node) error {
 			_ = mapPub.Publish(gridToMsg(robot.Seen(), t, sim.FrameMap))
 		}
 	})
-	if err != nil {
-		return err
-	}
-	_ = mapPub.Publish(gridToMsg(robot.Seen(), now, sim.FrameMap))
-	return nil
+	return err
 }

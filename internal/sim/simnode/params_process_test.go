@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
@@ -20,7 +21,7 @@ import (
 // SIMNODE_TEST_EXEC=1 it runs the node.
 func TestMain(m *testing.M) {
 	if os.Getenv("SIMNODE_TEST_EXEC") != "" {
-		if err := ros.Run(context.Background(), os.Args[1:], DriveNodeName, SetupDiffDrive); err != nil {
+		if err := lifecycle.Run(context.Background(), os.Args[1:], DriveNodeName, SetupDiffDrive); err != nil {
 			fmt.Fprintln(os.Stderr, "diff_drive_sim:", err)
 			os.Exit(1)
 		}

@@ -63,3 +63,39 @@ func TestLaunchFile_SingleProcess(t *testing.T) {
 		t.Fatalf("process %+v", p)
 	}
 }
+
+// autostart:=false reaches the managed nodes (velma_sim, or velma_bridge
+// with processes:=false) as their autostart parameter; the default is true.
+func TestLaunchFile_Autostart(t *testing.T) {
+	autostart := func(p *launch.Process) (any, bool) {
+		for _, ps := range p.Params {
+			for _, v := range ps.Inline {
+				if v.Name == "autostart" {
+					return v.Value, true
+				}
+			}
+		}
+		return nil, false
+	}
+	for _, c := range []struct {
+		args [][2]string
+		exe  string
+		want bool
+	}{
+		{nil, "velma_sim", true},
+		{[][2]string{{"autostart", "false"}}, "velma_sim", false},
+		{[][2]string{{"processes", "false"}}, "velma_bridge", true},
+		{[][2]string{{"processes", "false"}, {"autostart", "false"}}, "velma_bridge", false},
+	} {
+		d := loadVelmaLaunch(t, c.args)
+		for _, p := range d.Processes {
+			v, ok := autostart(p)
+			switch {
+			case p.Executable == c.exe && (!ok || v != c.want):
+				t.Errorf("%v: %s autostart %v (set %v), want %v", c.args, p.Executable, v, ok, c.want)
+			case p.Executable != c.exe && ok:
+				t.Errorf("%v: %s (not a managed node) gets autostart", c.args, p.Executable)
+			}
+		}
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rt"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
@@ -278,12 +280,44 @@ func setupCS(_ context.Context, n *ros.Node) error {
 }
 
 // RunSim runs the velma_sim node: the simulated effectors in lock-step
-// with ve_body.
+// with ve_body. It is a managed (lifecycle) node: configure creates the
+// simulator and its status buffer, activate starts answering ve_body,
+// deactivate stops (ve_body gets no status and holds safe), cleanup and
+// shutdown close the buffers. It configures and activates itself at
+// start unless the parameter autostart is false.
 func RunSim(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, SimNodeName, setupSim)
+	return lifecycle.Run(ctx, args, SimNodeName, setupSim)
 }
 
-func setupSim(_ context.Context, n *ros.Node) error {
+// simGate holds velma_sim's simulator (nil while unconfigured) and whether
+// it steps; the loop steps it under mu, so a transition that returns has
+// no step running.
+type simGate struct {
+	mu sync.Mutex
+	sm *subsys.Sim
+	on bool
+}
+
+// step runs one simulator step if the gate is on; false means it is not
+// (the caller waits).
+func (g *simGate) step(timeout time.Duration) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.on || g.sm == nil {
+		return false
+	}
+	g.sm.Step(timeout)
+	return true
+}
+
+func (g *simGate) set(sm *subsys.Sim, on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sm, g.on = sm, on
+}
+
+func setupSim(_ context.Context, l *lifecycle.Node) error {
+	n := l.Node()
 	p, err := DeclareParams(n)
 	if err != nil {
 		return fmt.Errorf("%s: %w", SimNodeName, err)
@@ -292,16 +326,41 @@ func setupSim(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", SimNodeName, err)
 	}
-	sm, err := subsys.NewSim(p.Sim, subsys.Buffers{Prefix: pp.Buffers})
-	if err != nil {
-		return err
+	log := n.Logger()
+	var g simGate
+	var sm *subsys.Sim // the configured simulator (transitions only)
+	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
+		s, err := subsys.NewSim(p.Sim, subsys.Buffers{Prefix: pp.Buffers})
+		if err != nil {
+			log.Errorf("configure: %v", err)
+			return lifecycle.Failure
+		}
+		sm = s
+		g.set(sm, false)
+		return lifecycle.Success
+	})
+	l.OnActivate(func(lifecycle.State) lifecycle.Result { g.set(sm, true); return lifecycle.Success })
+	l.OnDeactivate(func(lifecycle.State) lifecycle.Result { g.set(sm, false); return lifecycle.Success })
+	release := func(lifecycle.State) lifecycle.Result {
+		g.set(nil, false)
+		if sm != nil {
+			sm.Close()
+			sm = nil
+		}
+		return lifecycle.Success
 	}
-	n.Context().OnShutdown(func() error { sm.Close(); return nil })
+	l.OnCleanup(release)
+	l.OnShutdown(release)
+	l.OnError(release)
 	d, err := newDiag(n)
 	if err != nil {
 		return err
 	}
 	if _, err := n.NewWallTimer(time.Second/diagRate, func() {
+		if !l.Active() || sm == nil {
+			d.publish(diagnostic_msgs_msg.DiagnosticStatus_WARN, l.State().Label+": the effectors do not answer (ve_body holds safe)")
+			return
+		}
 		r := sm.Report()
 		d.publish(diagnostic_msgs_msg.DiagnosticStatus_OK, "running", "steps", u(r.Steps), "answer", u(r.Answer),
 			"connected", strconv.FormatBool(r.Connected))
@@ -313,7 +372,12 @@ func setupSim(_ context.Context, n *ros.Node) error {
 		res := rt.Prepare(o)
 		logRT(n, res, o)
 		for ctx.Err() == nil {
-			sm.Step(20 * time.Millisecond)
+			if !g.step(20 * time.Millisecond) {
+				select {
+				case <-ctx.Done():
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
 		}
 		return ctx.Err()
 	})

@@ -3,7 +3,7 @@ package velmanode
 import (
 	"context"
 
-	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 )
 
 // NodeName is the default node name of velma_bridge.
@@ -12,16 +12,39 @@ const NodeName = "velma_core"
 // Run runs the velma_core node until SIGINT/SIGTERM or ctx is done. args
 // is the command line without the program name (--ros-args are parsed).
 func Run(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, NodeName, Setup)
+	return lifecycle.Run(ctx, args, NodeName, Setup)
 }
 
-// Setup creates the bridge on n and starts its 500 Hz loop as a background
-// loop of the node's Context (the template of ros.Run).
-func Setup(_ context.Context, n *ros.Node) error {
+// Setup creates the bridge on the managed node l and starts its 500 Hz
+// loop as a background loop of the node's Context (the template of
+// lifecycle.Run). The lifecycle switches the simulated effectors: they are
+// powered only while l is active (activate powers them, deactivate,
+// cleanup and shutdown switch them off; configure has nothing to open, the
+// simulator is part of the process). The agent and its ROS interface run
+// in every state; while the effectors are off ve_body holds safe, as with
+// velma_sim not running in the multi-process launch.
+func Setup(_ context.Context, l *lifecycle.Node) error {
+	n := l.Node()
 	b, err := NewBridge(n)
 	if err != nil {
 		return err
 	}
+	b.runner.PowerEffectors(false)
+	log := n.Logger()
+	power := func(on bool) func(lifecycle.State) lifecycle.Result {
+		return func(lifecycle.State) lifecycle.Result {
+			if b.runner.EffectorsPowered() != on {
+				b.runner.PowerEffectors(on)
+				log.Infof("simulated effectors %s", map[bool]string{true: "powered", false: "off: ve_body holds safe"}[on])
+			}
+			return lifecycle.Success
+		}
+	}
+	l.OnActivate(power(true))
+	l.OnDeactivate(power(false))
+	l.OnCleanup(power(false))
+	l.OnShutdown(power(false))
+	l.OnError(power(false))
 	n.Context().Go(b.Run)
 	n.Logger().Infof("velma core agent running at %.0f Hz (ve_body idle, cs idle)", 1/b.runner.Params().Period)
 	return nil

@@ -66,6 +66,7 @@ type tracker struct {
 type Runner struct {
 	params Params
 	sim    *sim.Sim
+	eff    *effectorSwitch // the simulator behind its power switch (nil: remote)
 	agent  *velma.Agent
 	loop   *velma.Loop
 	hooks  Hooks
@@ -104,7 +105,8 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("velma runner: %w", err)
 	}
-	a, err := velma.NewAgent(p.Agent, s)
+	eff := &effectorSwitch{sim: s, on: true}
+	a, err := velma.NewAgent(p.Agent, eff)
 	if err != nil {
 		return nil, fmt.Errorf("velma runner: %w", err)
 	}
@@ -114,8 +116,68 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 		return nil, fmt.Errorf("velma runner: %w", err)
 	}
 	// the first window starts in ve_body's initial state, idle
-	return &Runner{params: p, sim: s, agent: a, loop: l, hooks: hooks, lastCS: -1,
+	return &Runner{params: p, sim: s, eff: eff, agent: a, loop: l, hooks: hooks, lastCS: -1,
 		bodyWindow: []velma.BodyState{velma.BodyIdle}, bodySet: 1 << uint(velma.BodyIdle), lastBody: -1}, nil
+}
+
+// effectorSwitch is the power switch of a one-process runner's simulated
+// effectors (a managed velma_bridge switches them with its lifecycle):
+// off, they send no status, take no command and do not move, as when
+// velma_sim is not running, so ve_body holds safe.
+type effectorSwitch struct {
+	mu  sync.Mutex
+	sim *sim.Sim
+	on  bool
+}
+
+func (e *effectorSwitch) ReadStatus() (velma.EffectorStatus, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.on {
+		return velma.EffectorStatus{}, false
+	}
+	return e.sim.ReadStatus()
+}
+
+func (e *effectorSwitch) WriteCommand(c velma.EffectorCommand) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.on {
+		e.sim.WriteCommand(c)
+	}
+}
+
+func (e *effectorSwitch) Step() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.on {
+		e.sim.Step()
+	}
+}
+
+// PowerEffectors switches the simulated effectors of a one-process runner
+// on or off; once it returns with false, no further command reaches them.
+// Off, they neither answer nor move, and ve_body holds safe (no status
+// from the effectors). A runner starts with them on; a remote runner has
+// none (it returns false).
+func (r *Runner) PowerEffectors(on bool) bool {
+	if r.eff == nil {
+		return false
+	}
+	r.eff.mu.Lock()
+	r.eff.on = on
+	r.eff.mu.Unlock()
+	return true
+}
+
+// EffectorsPowered reports whether the simulated effectors are on.
+func (r *Runner) EffectorsPowered() bool {
+	if r.eff == nil {
+		return false
+	}
+	r.eff.mu.Lock()
+	defer r.eff.mu.Unlock()
+	return r.eff.on
 }
 
 // staleAfter is how long an interface runner waits for cs's status before
