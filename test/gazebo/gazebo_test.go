@@ -28,8 +28,9 @@ type bridgeEntry struct {
 	Direction string `yaml:"direction"`
 }
 
-func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "params/gz_bridge.yaml"))
+func readBridge(t *testing.T, name string) []bridgeEntry {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "params", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +38,34 @@ func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&entries); err != nil {
-		t.Fatalf("gz_bridge.yaml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(entries) == 0 {
-		t.Fatal("gz_bridge.yaml bridges nothing")
+		t.Fatalf("%s bridges nothing", name)
 	}
+	return entries
+}
+
+// The stamped configuration (rsm_gazebo.launch.py enable_stamped_cmd_vel:=true)
+// is the plain one with /cmd_vel as TwistStamped, which ros_gz_bridge
+// converts to gz.msgs.Twist.
+func TestStampedBridgeDiffersOnlyInCmdVel(t *testing.T) {
+	plain, stamped := readBridge(t, "gz_bridge.yaml"), readBridge(t, "gz_bridge_stamped.yaml")
+	if len(plain) != len(stamped) {
+		t.Fatalf("gz_bridge.yaml has %d entries, gz_bridge_stamped.yaml %d", len(plain), len(stamped))
+	}
+	for i, want := range plain {
+		if want.ROSTopic == "/cmd_vel" {
+			want.ROSType = "geometry_msgs/msg/TwistStamped"
+		}
+		if stamped[i] != want {
+			t.Errorf("gz_bridge_stamped.yaml entry %d: %+v, want %+v", i, stamped[i], want)
+		}
+	}
+}
+
+func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
+	entries := readBridge(t, "gz_bridge.yaml")
 	topics := sim.SimTopics()
 	seen := map[string]bool{}
 	for _, e := range entries {
