@@ -14,6 +14,7 @@ import (
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
@@ -169,5 +170,40 @@ func TestStamped_MismatchIsNotSilent(t *testing.T) {
 				t.Errorf("the warning was logged %d times, want once", c)
 			}
 		})
+	}
+}
+
+// joy_teleop with publish_stamped_twist (teleop_twist_joy's parameter)
+// publishes TwistStamped stamped now in its frame parameter
+// (teleop_twist_joy by default), as teleop_twist_joy does.
+func TestStamped_JoyTeleopPublishesTwistStamped(t *testing.T) {
+	t.Parallel()
+	domain := testenv.Domain(t)
+	testenv.Start(t, "joy_teleop", testenv.Env(domain), testenv.Executable(t, "nodes/joy_teleop"),
+		"--ros-args", "-p", "publish_stamped_twist:=true")
+	n := newNode(t, domain, "stamped_joy_test")
+	var got testenv.Latest[geometry_msgs_msg.TwistStamped]
+	if _, err := ros.NewSubscription(n, "/teleoperation/cmd_vel", ros.QoSDefault, func(m *geometry_msgs_msg.TwistStamped) { got.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	pad, err := ros.NewPublisher[sensor_msgs_msg.Joy](n, "/joy", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enable button held, stick full up: 0.5 m/s with the defaults.
+	testenv.WaitFor(t, 30*time.Second, "a moving TwistStamped from joy_teleop", func() bool {
+		if err := pad.Publish(&sensor_msgs_msg.Joy{Axes: []float32{0, 1}, Buttons: []int32{1}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		m := got.Get()
+		return m != nil && m.Twist.Linear.X != 0
+	})
+	m := got.Get()
+	if m.Twist.Linear.X != 0.5 || m.Header.FrameId != "teleop_twist_joy" || m.Header.Stamp.IsZero() {
+		t.Errorf("joy_teleop sent %+v; want linear.x 0.5 stamped (non-zero) in teleop_twist_joy", m)
+	}
+	if age := time.Since(m.Header.Stamp.AsTime()); age < -time.Minute || age > time.Minute {
+		t.Errorf("stamped %v, %v from now: want the node clock's now", m.Header.Stamp.AsTime(), age)
 	}
 }
