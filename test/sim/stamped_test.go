@@ -207,3 +207,33 @@ func TestStamped_JoyTeleopPublishesTwistStamped(t *testing.T) {
 		t.Errorf("stamped %v, %v from now: want the node clock's now", m.Header.Stamp.AsTime(), age)
 	}
 }
+
+// The hexapod controller with enable_stamped_cmd_vel subscribes cmd_vel
+// as TwistStamped (a Twist subscription would never match this publisher)
+// and says nothing about a mismatch.
+func TestStamped_HexapodSubscribesTwistStamped(t *testing.T) {
+	t.Parallel()
+	domain := testenv.Domain(t)
+	hexapod := testenv.Start(t, "motion_control", testenv.Env(domain), testenv.Executable(t, "nodes/motion_control"),
+		"--ros-args", "-p", "enable_stamped_cmd_vel:=true")
+	n := newNode(t, domain, "stamped_hexapod_test")
+	pub, err := ros.NewPublisher[geometry_msgs_msg.TwistStamped](n, "/cmd_vel", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Context().WaitForGraph(ctx, func() bool { c, _ := pub.SubscriptionCount(); return c > 0 }); err != nil {
+		t.Fatalf("motion_control never subscribed /cmd_vel as TwistStamped: %v", err)
+	}
+	for range 5 {
+		if err := pub.Publish(stampedCmd(time.Now(), 0.05)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	hexapod.MustRun(t)
+	if o := hexapod.Output(); regexp.MustCompile(`none of (their|its) commands arrive`).MatchString(o) {
+		t.Errorf("a mismatch warning:\n%s", o)
+	}
+}
