@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
@@ -112,6 +113,7 @@ type Publisher struct {
 	now     func() time.Time
 	topic   string
 	stop    chan struct{}
+	once    sync.Once
 }
 
 // PublisherOptions configure Advertise.
@@ -180,7 +182,7 @@ func (p *Publisher) SubscriptionCount() (int, error) {
 
 // Close destroys the publisher and stops its graph watch.
 func (p *Publisher) Close() error {
-	close(p.stop)
+	p.once.Do(func() { close(p.stop) })
 	if p.stamped != nil {
 		return p.stamped.Close()
 	}
@@ -222,6 +224,7 @@ type Subscription struct {
 	sub    *ros.Subscription
 	stamps *cmdvel.Stamps
 	stop   chan struct{}
+	once   sync.Once
 }
 
 // Subscribe calls cb on the node's callback goroutine with every command on
@@ -279,7 +282,7 @@ func (s *Subscription) PublisherCount() (int, error) { return s.sub.PublisherCou
 
 // Close destroys the subscription and stops its graph watch.
 func (s *Subscription) Close() error {
-	close(s.stop)
+	s.once.Do(func() { close(s.stop) })
 	return s.sub.Close()
 }
 
