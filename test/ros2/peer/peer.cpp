@@ -20,17 +20,28 @@
 //   ros2_peer fibonacci ACTION             node "fibonacci": example_interfaces/action/Fibonacci
 //                                          server, one feedback per step every 100 ms; prints
 //                                          "goal <order>", then "canceled" or "succeeded"
+//   ros2_peer twist_stamped_pub TOPIC X [FRAME]
+//                                          node "twist_stamped_pub": geometry_msgs/TwistStamped with
+//                                          linear.x = X every 100 ms, stamped with the node clock's
+//                                          now in FRAME (default base_link), as Nav2's controller
+//                                          server and teleop_twist_joy send them (keep last 10)
+//   ros2_peer twist_stamped_sub TOPIC      node "twist_stamped_sub": subscribes TwistStamped with
+//                                          the system default QoS, as Jazzy's diff_drive_controller
+//                                          does; prints "heard: stamp=<sec>.<nanosec, 9 digits>
+//                                          frame=<frame_id> x=<linear.x> z=<angular.z>" per message
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "example_interfaces/action/fibonacci.hpp"
 #include "example_interfaces/srv/add_two_ints.hpp"
+#include "geometry_msgs/msg/twist_stamped.hpp"
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_action/rclcpp_action.hpp"
 #include "std_msgs/msg/string.hpp"
@@ -43,7 +54,8 @@ namespace {
 void say(const std::string &line) { std::cout << line << std::endl; }
 
 int usage() {
-  std::cerr << "usage: ros2_peer talker|listener|latched|add_server|caller|params|fibonacci ARGS... "
+  std::cerr << "usage: ros2_peer talker|listener|latched|add_server|caller|params|fibonacci|twist_stamped_pub|"
+               "twist_stamped_sub ARGS... "
                "[--ros-args ...]"
             << std::endl;
   return 2;
@@ -219,6 +231,41 @@ int fibonacci(const std::vector<std::string> &a) {
   return 0;
 }
 
+int twist_stamped_pub(const std::vector<std::string> &a) {
+  if (a.size() < 2) return usage();
+  double x = std::stod(a[1]);
+  std::string frame = a.size() > 2 ? a[2] : "base_link";
+  auto node = rclcpp::Node::make_shared("twist_stamped_pub");
+  auto pub = node->create_publisher<geometry_msgs::msg::TwistStamped>(a[0], 10);
+  auto timer = node->create_wall_timer(100ms, [&]() {
+    geometry_msgs::msg::TwistStamped m;
+    m.header.stamp = node->get_clock()->now();
+    m.header.frame_id = frame;
+    m.twist.linear.x = x;
+    pub->publish(m);
+  });
+  say("ready");
+  rclcpp::spin(node);
+  return 0;
+}
+
+int twist_stamped_sub(const std::vector<std::string> &a) {
+  if (a.size() < 1) return usage();
+  auto node = rclcpp::Node::make_shared("twist_stamped_sub");
+  auto sub = node->create_subscription<geometry_msgs::msg::TwistStamped>(
+      a[0], rclcpp::SystemDefaultsQoS(), [](const geometry_msgs::msg::TwistStamped &m) {
+        char ns[16];
+        std::snprintf(ns, sizeof ns, "%09u", static_cast<unsigned>(m.header.stamp.nanosec));
+        std::ostringstream line;
+        line << "heard: stamp=" << m.header.stamp.sec << "." << ns << " frame=" << m.header.frame_id
+             << " x=" << m.twist.linear.x << " z=" << m.twist.angular.z;
+        say(line.str());
+      });
+  say("ready");
+  rclcpp::spin(node);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -234,6 +281,8 @@ int main(int argc, char **argv) {
   else if (mode == "caller") rc = caller(a);
   else if (mode == "params") rc = params();
   else if (mode == "fibonacci") rc = fibonacci(a);
+  else if (mode == "twist_stamped_pub") rc = twist_stamped_pub(a);
+  else if (mode == "twist_stamped_sub") rc = twist_stamped_sub(a);
   else rc = usage();
   rclcpp::shutdown();
   return rc;

@@ -1,0 +1,70 @@
+package ros2
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+)
+
+// Stamped velocity commands (enable_stamped_cmd_vel) with rclcpp on both
+// ends: an rclcpp TwistStamped publisher, stamped as Nav2 and
+// teleop_twist_joy stamp them, drives our diff_drive_sim (the odometry
+// moves); and our mux, fed by such a publisher on its autonomy input,
+// drives an rclcpp TwistStamped subscriber with the system default QoS, as
+// Jazzy's diff_drive_controller subscribes: what it hears is stamped (not
+// zero, near now) in base_link.
+func TestStampedCmdVelWithRclcpp(t *testing.T) {
+	d := newDom(t)
+	c := d.context()
+	n, err := c.NewNode("stamped_watch", "/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// rclcpp → our simulator.
+	d.start("ours diff_drive_sim", d.oursEnv("humble"), ours("diff_drive_sim"),
+		"--ros-args", "-p", "enable_stamped_cmd_vel:=true").waitLine("ready")
+	var odom testenv.Latest[nav_msgs_msg.Odometry]
+	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, deadline, "odometry", func() bool { return odom.Get() != nil })
+	p0 := odom.Get().Pose.Pose.Position
+	d.start("rclcpp twist_stamped_pub /cmd_vel", d.rosEnv(), peerBin(), "twist_stamped_pub", "/cmd_vel", "0.3").waitLine("ready")
+	testenv.WaitFor(t, deadline, "the simulated robot to move on rclcpp's TwistStamped commands", func() bool {
+		p := odom.Get().Pose.Pose.Position
+		return math.Hypot(p.X-p0.X, p.Y-p0.Y) > 0.2
+	})
+
+	// rclcpp → our mux (AUTONOMOUS from the start) → rclcpp.
+	d.start("ours robot_control_mux", d.oursEnv("humble"), ours("robot_control_mux"), "--ros-args",
+		"-p", "enable_stamped_cmd_vel:=true", "-p", "initial_operation_mode:=1",
+		"-p", "autonomy_cmd_vel_topic:=/autonomy/cmd_vel", "-p", "cmd_vel_topic:=/mux/cmd_vel")
+	sub := d.start("rclcpp twist_stamped_sub /mux/cmd_vel", d.rosEnv(), peerBin(), "twist_stamped_sub", "/mux/cmd_vel")
+	sub.waitLine("ready")
+	d.start("rclcpp twist_stamped_pub /autonomy/cmd_vel", d.rosEnv(), peerBin(), "twist_stamped_pub", "/autonomy/cmd_vel", "0.25",
+		"nav2_frame", "--ros-args", "-r", "__node:=autonomy_pub").waitLine("ready")
+	heard := regexp.MustCompile(`^heard: stamp=(\d+)\.(\d{9}) frame=(\S*) x=0\.25 z=0$`)
+	line := sub.waitMatch("heard: ... x=0.25", heard.MatchString)
+	m := heard.FindStringSubmatch(line)
+	sec, _ := strconv.ParseInt(m[1], 10, 64)
+	nsec, _ := strconv.ParseInt(m[2], 10, 64)
+	stamp := time.Unix(sec, nsec)
+	if sec == 0 && nsec == 0 {
+		t.Errorf("the mux's command has a zero stamp: %q", line)
+	}
+	// Both run on the wall clock here: the stamp is the mux's now (the
+	// bound only catches a stamp that is not a time at all).
+	if age := time.Since(stamp); age < -time.Minute || age > time.Minute {
+		t.Errorf("the mux's command is stamped %v, %v from now: %q", stamp, age, line)
+	}
+	if m[3] != "base_link" {
+		t.Errorf("the mux's command is in frame %q, want base_link (its frame_id), not the input's: %q", m[3], line)
+	}
+}
