@@ -16,7 +16,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # compiling every package twice.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check unit fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer
+.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer
 
 all: build
 
@@ -36,11 +36,15 @@ run: deps build
 	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
-# The quick checks first; then the tests, the fuzz smoke and the colcon
-# build side by side: the tests mostly wait on real time (whole systems
-# running for a minute), which leaves a core for the fuzzer (one worker).
+# The quick checks first; then the tests, test/ros2 against each real ROS 2
+# distro, the fuzz smoke and the colcon build side by side: the tests mostly
+# wait on real time (whole systems running for a minute, ros2 CLI calls
+# waiting out their spin time), which leaves a core for the fuzzer (one
+# worker). Last, the count of checks test/ros2 ran against each distro.
 test: vet lint fmt-check generate-check
-	$(MAKE) --no-print-directory -j3 unit fuzz-smoke colcon-check FUZZPARALLEL=1
+	@rm -f $(ROS2_SUMMARIES)
+	$(MAKE) --no-print-directory -j4 unit ros2-suites fuzz-smoke colcon-check FUZZPARALLEL=1
+	@cat $(ROS2_SUMMARIES) 2>/dev/null || true
 
 vet:
 	$(GO) vet ./...
@@ -64,13 +68,24 @@ generate-check:
 # on real time, go first, so that they do not form a tail at the end; go
 # test then runs up to UNITP test binaries and compilations at once.
 TESTBIN ?= $(CURDIR)/build/testbin
-SLOW_PKGS := ./test/ros2 ./test/fault ./test/demo
+SLOW_PKGS := ./test/fault ./test/demo
 UNITP ?= 3
-unit:
+testbin:
 	@mkdir -p $(TESTBIN)
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
+
+unit: testbin
 	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m -p $(UNITP) $(SLOW_PKGS) \
-	  $$($(GO) list ./... | sed 's#^github.com/fsmnodes/fsmnodes#.#' | grep -vxF $(foreach p,$(SLOW_PKGS),-e $(p)))
+	  $$($(GO) list ./... | sed 's#^github.com/fsmnodes/fsmnodes#.#' | grep -vxF -e ./test/ros2 $(foreach p,$(SLOW_PKGS),-e $(p)))
+
+# test/ros2 once per real ROS 2 distro (/opt/ros2-<distro>, `make ros2-peer`),
+# the runs side by side; each writes its count of checks to build/ros2-<distro>.summary.
+ROS2_DISTROS ?= humble jazzy
+ROS2_SUMMARIES := $(foreach d,$(ROS2_DISTROS),build/ros2-$(d).summary)
+ros2-suites: $(foreach d,$(ROS2_DISTROS),ros2-suite-$(d))
+ros2-suite-%: testbin
+	ROS2_PREFIX=/opt/ros2-$* FSMNODES_ROS2_SUMMARY=$(CURDIR)/build/ros2-$*.summary FSMNODES_TEST_BIN=$(TESTBIN) \
+	  $(GO) test -count=1 -timeout 15m ./test/ros2
 
 fuzz-smoke:
 	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz-smoke.sh
@@ -97,10 +112,11 @@ bench-velma:
 bench-rclcpp:
 	$(GO) run ./test/bench/rclcpp
 
-# Builds ROS 2 Humble (rclcpp, rclpy, ros2 CLI) into /opt/ros2-humble from the
-# shared/ros2 snapshot beside the repo, for test/ros2; skipped when built.
+# Builds ROS 2 Humble and Jazzy (rclcpp, rclpy, ros2 CLI) into
+# /opt/ros2-humble and /opt/ros2-jazzy from the shared/ros2 snapshots beside
+# the repo, for test/ros2; each is skipped when built.
 ros2-peer:
-	scripts/ros2-peer.sh
+	scripts/ros2-peer.sh $(ROS2_DISTROS)
 
 clean:
 	rm -rf $(BIN) build install log

@@ -22,6 +22,7 @@ type ROS2 struct {
 // FSMNODES_ROS2_SETUP is not set.
 var ros2Candidates = []string{
 	"/opt/ros2-humble/env.sh",
+	"/opt/ros2-jazzy/env.sh",
 	"/opt/ros/jazzy/setup.bash",
 	"/opt/ros/humble/setup.bash",
 }

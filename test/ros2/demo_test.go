@@ -67,6 +67,12 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	if err := os.WriteFile(paramFile, []byte("/**:\n  ros__parameters:\n    max_angular_velocity: 0.75\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A real tf2 buffer (tf2_ros_py) looks up each robot's frames while the
+	// ros2 CLI calls below run.
+	tf2Done := make(chan struct{})
+	t.Cleanup(func() { <-tf2Done })
+	go func() { defer close(tf2Done); d.checkTF2() }()
+
 	// Five lanes side by side (each call waits out --spin-time): the graph;
 	// topic echoes; services (after the echo of the operation mode they
 	// change); the mux's parameters; the simulator's parameters.
@@ -81,9 +87,12 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 		with("topic", "echo", "--once", "/velma/velma_core/status").in(echo),
 		with("topic", "echo", "--once", "--no-arr", "/hexapod/joint_states").in(echo),
 		with("topic", "echo", "--once", "/diffbot/rsm/waypoints").in(echo),
+		with("topic", "echo", "--once", "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray").in(echo),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/addWaypoint", "rsm_msgs/srv/AddWaypoint",
 			"{waypoint: {pose: {position: {x: 2.0, y: 0.5}, orientation: {w: 1.0}}}, position: -1}"}}.in(srv),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/getWaypoints", "rsm_msgs/srv/GetWaypoints"}}.in(srv),
+		// RViz's MarkerArray of the waypoints (latched), read by the real CLI.
+		with("topic", "echo", "--once", "/diffbot/rsm/waypoint_markers").in(srv),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setOperationMode", "rsm_msgs/srv/SetOperationMode",
 			"{operation_mode: {emergency_stop: false, mode: 2}}"}}.in(srv),
 		ros2Cmd{Argv: []string{"service", "call", "/diffbot/rsm/setExplorationMode", "std_srvs/srv/SetBool", "{data: true}"}}.in(srv),
@@ -124,26 +133,29 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	mustContain(t, "ros2 topic echo velma_msgs/Status", res[6].Stdout, "ve_body_state:", "cs_state:", "motors_ready:")
 	mustContain(t, "ros2 topic echo JointState", res[7].Stdout, "header:", "frame_id:")
 	mustContain(t, "ros2 topic echo WaypointArray", res[8].Stdout, "waypoints_size:")
-	mustContain(t, "ros2 service call addWaypoint", res[9].Stdout, "success=True", "Added waypoint successfully at the end")
-	mustContain(t, "ros2 service call getWaypoints", res[10].Stdout, "x=2.0", "y=0.5")
-	mustContain(t, "ros2 service call setOperationMode", res[11].Stdout, "success=True", "Operation mode set")
-	mustContain(t, "ros2 service call setExplorationMode", res[12].Stdout, "success=True", "Exploration mode set")
-	mustContain(t, "ros2 service call start_stop", res[13].Stdout, "success=True")
-	mustContain(t, "ros2 param list", res[14].Stdout, "  teleoperation_idle_timer", "  update_frequency", "  use_sim_time")
-	mustContain(t, "ros2 param get", res[15].Stdout, "Double value is: 0.5")
-	mustContain(t, "ros2 param set read-only", res[16].Stdout+res[16].Stderr, "Setting parameter failed", "read-only",
+	mustContain(t, "ros2 topic echo /diagnostics (diagnostic_msgs)", res[9].Stdout, "status:", "level:", ": counters", "hardware_id:", "values:")
+	mustContain(t, "ros2 service call addWaypoint", res[10].Stdout, "success=True", "Added waypoint successfully at the end")
+	mustContain(t, "ros2 service call getWaypoints", res[11].Stdout, "x=2.0", "y=0.5")
+	mustContain(t, "ros2 topic echo waypoint_markers (visualization_msgs)", res[12].Stdout, "markers:", "action: 3",
+		"ns: waypoints", "ns: waypoint_numbers", "frame_id: map", "text: '0'")
+	mustContain(t, "ros2 service call setOperationMode", res[13].Stdout, "success=True", "Operation mode set")
+	mustContain(t, "ros2 service call setExplorationMode", res[14].Stdout, "success=True", "Exploration mode set")
+	mustContain(t, "ros2 service call start_stop", res[15].Stdout, "success=True")
+	mustContain(t, "ros2 param list", res[16].Stdout, "  teleoperation_idle_timer", "  update_frequency", "  use_sim_time")
+	mustContain(t, "ros2 param get", res[17].Stdout, "Double value is: 0.5")
+	mustContain(t, "ros2 param set read-only", res[18].Stdout+res[18].Stderr, "Setting parameter failed", "read-only",
 		"the topic is subscribed or advertised at start-up")
-	mustContain(t, "ros2 param describe", res[17].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double",
+	mustContain(t, "ros2 param describe", res[19].Stdout, "Parameter name: teleoperation_idle_timer", "Type: double",
 		"(live", "Parameter name: cmd_vel_topic", "Read only: true",
 		"read-only: the topic is subscribed or advertised at start-up")
-	mustContain(t, "ros2 param set", res[18].Stdout, "Set parameter successful")
-	mustContain(t, "ros2 param set refused", res[19].Stdout+res[19].Stderr, "Setting parameter failed", "outside the floating point range")
-	mustContain(t, "ros2 param get", res[20].Stdout, "Double value is: 0.8")
-	mustContain(t, "ros2 param load", res[21].Stdout, "Set parameter max_angular_velocity successful")
-	mustContain(t, "ros2 param dump", res[22].Stdout, "/diffbot/diff_drive_sim:", "max_linear_velocity: 0.8", "max_angular_velocity: 0.75")
-	mustContain(t, "ros2 param set live", res[23].Stdout, "Set parameter successful")
-	mustContain(t, "ros2 param set live refused", res[24].Stdout+res[24].Stderr, "Setting parameter failed", "must be above 0 s")
-	mustContain(t, "ros2 param get live", res[25].Stdout, "Double value is: 1.5")
+	mustContain(t, "ros2 param set", res[20].Stdout, "Set parameter successful")
+	mustContain(t, "ros2 param set refused", res[21].Stdout+res[21].Stderr, "Setting parameter failed", "outside the floating point range")
+	mustContain(t, "ros2 param get", res[22].Stdout, "Double value is: 0.8")
+	mustContain(t, "ros2 param load", res[23].Stdout, "Set parameter max_angular_velocity successful")
+	mustContain(t, "ros2 param dump", res[24].Stdout, "/diffbot/diff_drive_sim:", "max_linear_velocity: 0.8", "max_angular_velocity: 0.75")
+	mustContain(t, "ros2 param set live", res[25].Stdout, "Set parameter successful")
+	mustContain(t, "ros2 param set live refused", res[26].Stdout+res[26].Stderr, "Setting parameter failed", "must be above 0 s")
+	mustContain(t, "ros2 param get live", res[27].Stdout, "Double value is: 1.5")
 
 	hz := d.start("ros2 topic hz", d.rosEnv(), "ros2", "topic", "hz", "/diffbot/rsm/operationMode")
 	t.Logf("ros2 topic hz /diffbot/rsm/operationMode: %s (update_frequency 20)", hz.waitLine("average rate:"))
@@ -215,10 +227,10 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 }
 
 // context returns a spinning Context of the test process on the test's
-// domain, speaking Humble on loopback like the other processes.
+// domain, speaking the peer's distro on loopback like the other processes.
 func (d *dom) context() *ros.Context {
 	d.t.Helper()
-	vars := map[string]string{"ROS_DISTRO": "humble"}
+	vars := map[string]string{"ROS_DISTRO": peer.distro}
 	for _, kv := range d.net {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v

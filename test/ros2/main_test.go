@@ -1,17 +1,23 @@
-// Package ros2 drives real ROS 2 (Humble: rclcpp, rclpy, the ros2 CLI and
-// launch, on rmw_cyclonedds_cpp) against our binaries, in both directions.
+// Package ros2 drives real ROS 2 (Humble or Jazzy: rclcpp, rclpy, the ros2
+// CLI and launch, on rmw_cyclonedds_cpp) against our binaries, in both
+// directions.
 //
 // The peer is the ROS 2 build in $ROS2_PREFIX (default /opt/ros2-humble;
-// `make ros2-peer` builds it). TestMain builds on top of it, once per source
+// `make ros2-peer` builds Humble into /opt/ros2-humble and Jazzy into
+// /opt/ros2-jazzy). `make test` runs the package once per distro
+// (scripts/ros2-suite.sh); our processes speak the peer's distro
+// (ROS_DISTRO, see dom.ours), and the dialect tests leave it unset to check
+// the auto-detection against that distro. TestMain builds on top of it, once per source
 // tree (cached under the user cache directory), the interface packages
 // rsm_msgs and velma_msgs and the rclcpp peer test/ros2/peer
 // (build-peer.sh), and builds our executables into a temporary directory.
 // Without the ROS 2 build every test skips with a loud message, except in CI
 // (CI=true), where that is a failure. -short skips them too.
 //
-// Each test runs in its own domain (testenv.Domain), with
-// ROS_LOCALHOST_ONLY=1 (or a CYCLONEDDS_URI with the same effect) on every
-// process, so tests run in parallel without
+// Each test runs in its own domain (testenv.Domain), on loopback as the
+// distro's users set it (Humble's ROS_LOCALHOST_ONLY=1, Jazzy's
+// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, or a CYCLONEDDS_URI with the same
+// effect) on every process, so tests run in parallel without
 // hearing each other; ros2 CLI verbs run with --no-daemon where they take
 // it, and a daemon a verb starts anyway belongs to the test's domain and is
 // stopped when the test ends. ROS 2 commands run in the environment of
@@ -50,6 +56,8 @@ const deadline = 90 * time.Second
 // peer is what TestMain prepared.
 var peer struct {
 	skip    string   // why the tests cannot run ("" when they can)
+	distro  string   // ROS_DISTRO of the peer ("humble", "jazzy")
+	prefix  string   // where it is installed
 	rosEnv  []string // environment of ROS 2 processes (sourced once), without per-test variables
 	baseEnv []string // environment of our processes, without ROS_* variables
 	bin     string   // our executables
@@ -69,6 +77,9 @@ func TestMain(m *testing.M) {
 	code := setUp()
 	if code == 0 {
 		code = testenv.WithLogDir(m)
+		if peer.skip == "" {
+			tally.report(code)
+		}
 	}
 	if peer.tmp != "" {
 		os.RemoveAll(peer.tmp)
@@ -93,8 +104,9 @@ func setUp() int {
 	if prefix == "" {
 		prefix = "/opt/ros2-humble"
 	}
+	peer.prefix = prefix
 	if _, err := os.Stat(filepath.Join(prefix, "env.sh")); err != nil {
-		msg := fmt.Sprintf("no ROS 2 Humble in %s (%s/env.sh missing): run `make ros2-peer` to build it", prefix, prefix)
+		msg := fmt.Sprintf("no ROS 2 in %s (%s/env.sh missing): run `make ros2-peer` to build it", prefix, prefix)
 		if ci {
 			fmt.Fprintln(os.Stderr, "test/ros2: FAIL:", msg, "(CI=true: .ci/run must build it)")
 			return 1
@@ -125,6 +137,17 @@ func setUp() int {
 	if err != nil {
 		return fail(err)
 	}
+	for _, kv := range baseEnv {
+		if v, ok := strings.CutPrefix(kv, "ROS_DISTRO="); ok {
+			peer.distro = v
+		}
+	}
+	switch peer.distro {
+	case "humble", "jazzy":
+	default:
+		return fail(fmt.Errorf("%s/env.sh sets ROS_DISTRO=%q; test/ros2 knows humble and jazzy", prefix, peer.distro))
+	}
+	fmt.Fprintf(os.Stderr, "test/ros2: peer is ROS 2 %s in %s\n", peer.distro, prefix)
 
 	// Our executables (then the colcon overlay of the repo, whose go build
 	// finds them in the build cache) and the ROS side build at the same
@@ -174,6 +197,49 @@ func setUp() int {
 		}
 	}
 	return 0
+}
+
+// tally counts the checks against the peer: every test and subtest that
+// made a domain (newDom), by outcome.
+var tally checkTally
+
+type checkTally struct {
+	mu                      sync.Mutex
+	passed, failed, skipped int
+	failedNames             []string
+}
+
+func (c *checkTally) record(t *testing.T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case t.Failed():
+		c.failed++
+		c.failedNames = append(c.failedNames, t.Name())
+	case t.Skipped():
+		c.skipped++
+	default:
+		c.passed++
+	}
+}
+
+// report prints the tally on stderr and writes it to
+// $FSMNODES_ROS2_SUMMARY when set (make test prints those files at the
+// end, since go test shows a passing package's output only with -v).
+func (c *checkTally) report(code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	line := fmt.Sprintf("test/ros2 against ROS 2 %s (%s): %d checks: passed=%d failed=%d skipped=%d (exit %d)",
+		peer.distro, peer.prefix, c.passed+c.failed+c.skipped, c.passed, c.failed, c.skipped, code)
+	if len(c.failedNames) > 0 {
+		line += "\n  failed: " + strings.Join(c.failedNames, ", ")
+	}
+	fmt.Fprintln(os.Stderr, line)
+	if f := os.Getenv("FSMNODES_ROS2_SUMMARY"); f != "" {
+		if err := os.WriteFile(f, []byte(line+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "test/ros2: writing the summary:", err)
+		}
+	}
 }
 
 // sourceEnv returns the environment after sourcing script in bash, started
@@ -267,9 +333,16 @@ type dom struct {
 // domain on loopback (without multicast, each takes a participant index).
 const moreParticipants = `<CycloneDDS><Domain><Discovery><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>`
 
-// localNet keeps a test on loopback as a Humble user would:
-// ROS_LOCALHOST_ONLY=1 (the 127.0.0.1 interface).
-var localNet = []string{"ROS_LOCALHOST_ONLY=1", "CYCLONEDDS_URI=" + moreParticipants}
+// localNet keeps a test on loopback as a user of distro would: Humble's
+// ROS_LOCALHOST_ONLY=1 (the 127.0.0.1 interface), Jazzy's
+// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (ROS_LOCALHOST_ONLY is deprecated
+// there).
+func localNet(distro string) []string {
+	if distro == "humble" {
+		return []string{"ROS_LOCALHOST_ONLY=1", "CYCLONEDDS_URI=" + moreParticipants}
+	}
+	return []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", "CYCLONEDDS_URI=" + moreParticipants}
+}
 
 // newDom skips the test when the peer is missing and returns a fresh
 // domain. The test runs in parallel with the others.
@@ -279,8 +352,9 @@ func newDom(t *testing.T) *dom {
 		t.Skip("test/ros2:", peer.skip)
 	}
 	t.Parallel()
-	d := &dom{t: t, id: testenv.Domain(t), dir: t.TempDir(), net: localNet}
+	d := &dom{t: t, id: testenv.Domain(t), dir: t.TempDir(), net: localNet(peer.distro)}
 	t.Cleanup(d.stopDaemon)
+	t.Cleanup(func() { tally.record(t) })
 	return d
 }
 
@@ -295,9 +369,12 @@ func (d *dom) vars() []string {
 // rosEnv is the environment of a ROS 2 process of the test.
 func (d *dom) rosEnv() []string { return append(append([]string(nil), peer.rosEnv...), d.vars()...) }
 
-// oursEnv is the environment of one of our processes: ROS_DISTRO=humble
-// (what a user on a Humble machine has) unless distro says otherwise; ""
-// leaves ROS_DISTRO unset.
+// ours is the environment of one of our processes with ROS_DISTRO set to
+// the peer's distro, as a user of that distro has it.
+func (d *dom) ours() []string { return d.oursEnv(peer.distro) }
+
+// oursEnv is the environment of one of our processes with ROS_DISTRO set
+// to distro; "" leaves ROS_DISTRO unset (the dialect follows the domain).
 func (d *dom) oursEnv(distro string) []string {
 	env := append(append([]string(nil), peer.baseEnv...), d.vars()...)
 	if distro != "" {
@@ -529,10 +606,10 @@ func (d *dom) runErr(env []string, argv ...string) (string, error) {
 	return string(out), err
 }
 
-// fsmnodes runs our CLI (ROS_DISTRO=humble).
+// fsmnodes runs our CLI (ROS_DISTRO of the peer).
 func (d *dom) fsmnodes(args ...string) string {
 	d.t.Helper()
-	return d.run(d.oursEnv("humble"), append([]string{ours("fsmnodes")}, args...)...)
+	return d.run(d.ours(), append([]string{ours("fsmnodes")}, args...)...)
 }
 
 // ---- the ros2 CLI, batched ----

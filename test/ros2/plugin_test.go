@@ -46,7 +46,7 @@ func TestPythonPlugin(t *testing.T) {
 	if err := os.WriteFile(script, []byte(pythonPluginFromDocs(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := d.oursEnv("humble")
+	env := d.ours()
 	d.start("service_provider", env, ours("service_provider"))
 	d.start("state_interface", env, ours("state_interface"), "--ros-args",
 		"-p", "calculate_goal_plugin:=action:goal_list", "-p", "action_server_timeout:=3.0")

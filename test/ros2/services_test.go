@@ -14,7 +14,7 @@ import (
 // a subscription callback.
 func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	d := newDom(t)
-	srv := d.start("ours server", d.oursEnv("humble"), ours("ournodes"), "server")
+	srv := d.start("ours server", d.ours(), ours("ournodes"), "server")
 	srv.waitLine("ournodes ready")
 	adder := d.start("rclcpp adder", d.rosEnv(), peerBin(), "add_server", "/add_two_ints")
 	fib := d.start("rclcpp fibonacci", d.rosEnv(), peerBin(), "fibonacci", "/fibonacci")
@@ -124,7 +124,7 @@ func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	mustContain(t, "fsmnodes action send_goal to rclcpp", out, "Feedback:", "- 8", "SUCCEEDED")
 	fib.waitLine("succeeded")
 	// Ctrl-C on our send_goal cancels the rclcpp server's goal.
-	cancel := d.start("fsmnodes action send_goal", d.oursEnv("humble"), ours("fsmnodes"), "action", "send_goal",
+	cancel := d.start("fsmnodes action send_goal", d.ours(), ours("fsmnodes"), "action", "send_goal",
 		"/fibonacci", "example_interfaces/action/Fibonacci", "{order: 200}", "--feedback")
 	cancel.waitLine("Feedback:")
 	cancel.interrupt()
@@ -136,7 +136,7 @@ func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	mustContain(t, "fsmnodes param set on rclcpp", d.fsmnodes("param", "set", "/params", "count", "5"), "Set parameter successful")
 	params.waitLine("set count = 5")
 	mustContain(t, "fsmnodes param get on rclcpp", d.fsmnodes("param", "get", "/params", "count"), "Integer value is: 5")
-	if out, err := d.runErr(d.oursEnv("humble"), ours("fsmnodes"), "param", "set", "/params", "count", "11"); err == nil || !strings.Contains(out, "failed") {
+	if out, err := d.runErr(d.ours(), ours("fsmnodes"), "param", "set", "/params", "count", "11"); err == nil || !strings.Contains(out, "failed") {
 		t.Errorf("fsmnodes param set out of the rclcpp range: %v\n%s", err, out)
 	}
 	mustContain(t, "fsmnodes param describe on rclcpp", d.fsmnodes("param", "describe", "/params", "count"),

@@ -10,7 +10,7 @@ import (
 // verbs on our node, /rosout, and QoS as between two rclcpp nodes.
 func TestTopicsWithRclcpp(t *testing.T) {
 	d := newDom(t)
-	ours := d.start("ours talker", d.oursEnv("humble"), ours("ournodes"), "talker")
+	ours := d.start("ours talker", d.ours(), ours("ournodes"), "talker")
 	ours.waitLine("ournodes ready")
 
 	// rclcpp listeners of our reliable topic: reliable, best effort; a

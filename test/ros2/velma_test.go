@@ -34,10 +34,11 @@ func TestVelmaFourProcessesLaunchedByROS2(t *testing.T) {
 	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
 	res := d.ros2(
 		with("node", "list").in(0),
-		with("topic", "list", "-t").in(1), // (this Humble build has no diagnostic_msgs to echo ~/diag with)
+		with("topic", "list", "-t").in(1),
 		with("node", "info", "/velma_core").in(2),
 		with("param", "get", "/velma_core_ve_body", "ve_body.command_timeout").in(1),
 		with("param", "get", "/velma_core_cs", "cs.safe_stiffness").in(0),
+		with("topic", "echo", "--once", "/velma_core_ve_body/diag", "diagnostic_msgs/msg/DiagnosticArray").in(2),
 	)
 	for _, r := range res {
 		if !r.ok() {
@@ -51,4 +52,5 @@ func TestVelmaFourProcessesLaunchedByROS2(t *testing.T) {
 		"/velma_core/motors/enable: std_srvs/srv/Trigger", "/velma_core/spline_trajectory_action_joint: control_msgs/action/FollowJointTrajectory")
 	mustContain(t, "ros2 param get ve_body.command_timeout (the launch file's timeout)", res[3].Stdout, "Double value is: 0.01")
 	mustContain(t, "ros2 param get cs.safe_stiffness (from params/velma.yaml)", res[4].Stdout, "Double value is: 5.0")
+	mustContain(t, "ros2 topic echo ve_body's diag (diagnostic_msgs)", res[5].Stdout, "status:", "level:", "values:", "key:")
 }
