@@ -8,12 +8,14 @@ import "C"
 
 import (
 	"errors"
+	"time"
 	"unsafe"
 )
 
 // discovery holds the built-in topic readers of WatchDiscovery.
 type discovery struct {
 	readers []*builtinReader
+	subs    *builtinReader // the DCPSSubscription reader (the one GateReaders gates)
 }
 
 // builtinReader reads one of DCPSParticipant, DCPSPublication and
@@ -86,6 +88,9 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 			return newError("dds_create_reader(builtin "+tp.kind.String()+")", C.dds_return_t(br.ent))
 		}
 		d.readers = append(d.readers, br)
+		if tp.kind == KindReader {
+			d.subs = br
+		}
 		// Entities known before the listener was set: take them now.
 		C.fsm_rq_signal(br.q)
 		p.mu.Unlock()
@@ -93,11 +98,56 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 	return nil
 }
 
+// GateReaders arms (or disarms) the reader gate: while it is armed, Cyclone
+// announces a newly discovered remote reader to the WatchDiscovery handler
+// and waits, at most GateWait, until the handler has returned before it
+// matches that reader with this participant's writers. A handler can so
+// change what a transient-local writer holds (a sample in the layout the new
+// reader expects) before the reader is sent that writer's history. Arm it
+// only while it is needed: every remote reader's matching waits for the
+// receive goroutine meanwhile. WatchDiscovery must have been called.
+func (p *Participant) GateReaders(armed bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if p.disc == nil || p.disc.subs == nil {
+		return errors.New("dds: GateReaders: WatchDiscovery has not been called")
+	}
+	a := C.int32_t(0)
+	if armed {
+		a = 1
+	}
+	C.fsm_hub_gate(p.hub, p.disc.subs.q, a)
+	return nil
+}
+
+// GateWait bounds how long a gated reader announcement waits for the
+// WatchDiscovery handler (see GateReaders).
+const GateWait = 100 * time.Millisecond
+
+// GateTimeouts returns how many gated reader announcements stopped waiting
+// for the handler after GateWait.
+func (p *Participant) GateTimeouts() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0
+	}
+	return uint64(C.fsm_gate_timeouts(p.hub))
+}
+
 // deliver takes discovery samples and calls the handler (receive
-// goroutine only).
+// goroutine only). For the DCPSSubscription reader it then tells a gated
+// announcement (GateReaders) that everything it signalled was handled.
 func (br *builtinReader) deliver(rs *recvState, _ C.int32_t) {
 	br.p.deliverMu.Lock()
 	defer br.p.deliverMu.Unlock()
+	if br.kind == KindReader {
+		seq := C.fsm_gate_begin(br.p.hub)
+		defer C.fsm_gate_end(br.p.hub, seq)
+	}
 	if rs.disc == nil {
 		rs.disc = (*C.fsm_dstate)(C.calloc(1, C.sizeof_fsm_dstate))
 		if rs.disc == nil {

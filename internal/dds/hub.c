@@ -32,6 +32,15 @@
  * Go takes them) and signal the queue; the receive goroutine takes the sum
  * with fsm_rq_take_status.
  *
+ * Reader gate: while armed, the listener of the built-in DCPSSubscription
+ * reader waits (at most FSM_GATE_WAIT_NS) until the receive goroutine has
+ * handled the discovery samples it signalled (fsm_gate_begin/_end).  Cyclone
+ * publishes a new remote reader on the built-in topic before it matches
+ * that reader with the local writers, so the handler can replace what a
+ * transient-local writer holds before the new reader is sent its history.
+ * The wait is the only place a Cyclone thread waits for Go, and it is
+ * bounded (timeouts are counted).
+ *
  * Locking: one mutex per hub protects every queue, the ready list and the
  * flags.  It is never held while calling into Cyclone, and bytes are copied
  * out of the serdata after it is released.
@@ -39,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -82,7 +92,14 @@ struct fsm_hub {
   struct fsm_rq *ready_head, *ready_tail;
   struct fsm_rq *all;
   struct fsm_rq *match_q;  /* signalled by the match listeners; NULL: none */
+  /* reader gate (see above); gate_q NULL: none */
+  struct fsm_rq *gate_q;
+  int32_t gate_armed;
+  uint64_t gate_signaled, gate_done, gate_timeouts;
+  pthread_cond_t gate_cond; /* CLOCK_MONOTONIC */
 };
+
+#define FSM_GATE_WAIT_NS 100000000 /* 100 ms */
 
 static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
 
@@ -93,6 +110,22 @@ fsm_hub *fsm_hub_new (void)
     return NULL;
   if (pthread_mutex_init (&h->lock, NULL) != 0)
   {
+    free (h);
+    return NULL;
+  }
+  pthread_condattr_t ca;
+  if (pthread_condattr_init (&ca) != 0)
+  {
+    pthread_mutex_destroy (&h->lock);
+    free (h);
+    return NULL;
+  }
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init (&h->gate_cond, &ca);
+  pthread_condattr_destroy (&ca);
+  if (rc != 0)
+  {
+    pthread_mutex_destroy (&h->lock);
     free (h);
     return NULL;
   }
@@ -296,11 +329,79 @@ static void on_data_available (dds_entity_t rd, void *arg)
   }
 }
 
-/* Listener of built-in (discovery) readers: only signal; Go takes. */
+/* Listener of built-in (discovery) readers: signal; Go takes.  The gated
+   reader's listener then waits for Go to have handled what it signalled. */
 static void on_signal (dds_entity_t rd, void *arg)
 {
   (void) rd;
-  fsm_rq_signal (arg);
+  fsm_rq *q = arg;
+  fsm_hub *h = q->hub;
+  uint64_t seq = 0;
+  int w = 0;
+  pthread_mutex_lock (&h->lock);
+  if (!h->closing)
+  {
+    ready_push (h, q);
+    w = wake_needed (h);
+    if (q == h->gate_q && h->gate_armed)
+      seq = ++h->gate_signaled;
+  }
+  pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
+  if (seq == 0)
+    return;
+  struct timespec until;
+  clock_gettime (CLOCK_MONOTONIC, &until);
+  until.tv_nsec += FSM_GATE_WAIT_NS;
+  until.tv_sec += until.tv_nsec / 1000000000;
+  until.tv_nsec %= 1000000000;
+  pthread_mutex_lock (&h->lock);
+  while (h->gate_armed && !h->closing && h->gate_done < seq)
+  {
+    if (pthread_cond_timedwait (&h->gate_cond, &h->lock, &until) != 0 && h->gate_done < seq)
+    {
+      h->gate_timeouts++;
+      break;
+    }
+  }
+  pthread_mutex_unlock (&h->lock);
+}
+
+void fsm_hub_gate (fsm_hub *h, fsm_rq *q, int32_t armed)
+{
+  pthread_mutex_lock (&h->lock);
+  h->gate_q = q;
+  h->gate_armed = armed;
+  pthread_cond_broadcast (&h->gate_cond);
+  pthread_mutex_unlock (&h->lock);
+}
+
+uint64_t fsm_gate_begin (fsm_hub *h)
+{
+  pthread_mutex_lock (&h->lock);
+  uint64_t seq = h->gate_signaled;
+  pthread_mutex_unlock (&h->lock);
+  return seq;
+}
+
+void fsm_gate_end (fsm_hub *h, uint64_t seq)
+{
+  pthread_mutex_lock (&h->lock);
+  if (seq > h->gate_done)
+  {
+    h->gate_done = seq;
+    pthread_cond_broadcast (&h->gate_cond);
+  }
+  pthread_mutex_unlock (&h->lock);
+}
+
+uint64_t fsm_gate_timeouts (fsm_hub *h)
+{
+  pthread_mutex_lock (&h->lock);
+  uint64_t n = h->gate_timeouts;
+  pthread_mutex_unlock (&h->lock);
+  return n;
 }
 
 void fsm_rq_signal (fsm_rq *q)
@@ -343,6 +444,12 @@ static void rq_destroy_locked (fsm_hub *h, fsm_rq *q)
 {
   if (h->match_q == q)
     h->match_q = NULL;
+  if (h->gate_q == q)
+  {
+    h->gate_q = NULL;
+    h->gate_armed = 0;
+    pthread_cond_broadcast (&h->gate_cond);
+  }
   ready_remove (h, q);
   discard_all (q);
   if (q->prev)
@@ -574,6 +681,7 @@ void fsm_hub_close (fsm_hub *h)
   pthread_mutex_lock (&h->lock);
   h->closing = 1;
   int w = wake_needed (h);
+  pthread_cond_broadcast (&h->gate_cond);
   pthread_mutex_unlock (&h->lock);
   if (w)
     futex_wake (&h->wakeword);
@@ -585,6 +693,7 @@ void fsm_hub_free (fsm_hub *h)
   while (h->all)
     rq_destroy_locked (h, h->all);
   pthread_mutex_unlock (&h->lock);
+  pthread_cond_destroy (&h->gate_cond);
   pthread_mutex_destroy (&h->lock);
   free (h);
 }

@@ -28,11 +28,15 @@ func TestMain(m *testing.M) {
 // runChild is the helper process: role "echo:<domain>" reads rt/ping and
 // writes every sample back on rt/pong until stdin closes; role
 // "latched:<domain>" writes samples 0..4 on the transient-local topic
-// rt/latched (depth 1), prints "ready" and waits for stdin to close.
+// rt/latched (depth 1), prints "ready" and waits for stdin to close; role
+// "gatereader:<domain>" is runGateReader.
 func runChild(role string) error {
 	var domain int
 	if _, err := fmt.Sscanf(role, "latched:%d", &domain); err == nil {
 		return runLatched(uint32(domain))
+	}
+	if _, err := fmt.Sscanf(role, "gatereader:%d", &domain); err == nil {
+		return runGateReader(uint32(domain))
 	}
 	if _, err := fmt.Sscanf(role, "echo:%d", &domain); err != nil {
 		return fmt.Errorf("bad role %q", role)

@@ -86,6 +86,9 @@ type Context struct {
 	infoReader    *dds.Reader
 	infoReady     chan struct{} // closed once infoReader is set
 	infoPublished bool          // under infoMu: graph info was written
+	// gateArmed: the participant's reader gate is armed until the dialect
+	// is settled (dialect.go, first contact).
+	gateArmed atomic.Bool
 
 	csidCounter atomic.Uint32 // client/service id suffix
 	seq         atomic.Int64  // request sequence numbers (first is 1)
@@ -169,8 +172,15 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		}
 	}()
 	c.graph = newGraph(c.part.GUID())
-	if err := c.part.WatchDiscovery(c.graph.onDiscovery); err != nil {
+	if err := c.part.WatchDiscovery(c.onDiscovery); err != nil {
 		return nil, fmt.Errorf("ros: NewContext: discovery: %w", err)
+	}
+	if !env.DistroSet {
+		// Until a peer decides the dialect (see dialect.go, first contact).
+		if err := c.part.GateReaders(true); err != nil {
+			return nil, fmt.Errorf("ros: NewContext: discovery gate: %w", err)
+		}
+		c.gateArmed.Store(true)
 	}
 	if err := c.part.WatchMatches(c.graph.matchChanged); err != nil {
 		return nil, fmt.Errorf("ros: NewContext: matches: %w", err)
@@ -237,11 +247,10 @@ func (c *Context) initDiscoveryInfo() error {
 		return fmt.Errorf("ros: %s topic: %w", discoveryInfoTopic, err)
 	}
 	ud := typeHashUserData(c.Distro(), discoveryInfoHash)
-	wud := ud
 	if !c.dialect.explicit {
-		wud += dialectAutoUserData
+		ud += dialectAutoUserData
 	}
-	wq, err := QoSLatched.ddsQoS([]byte(wud), false)
+	wq, err := QoSLatched.ddsQoS([]byte(ud), false)
 	if err != nil {
 		return err
 	}
@@ -274,7 +283,7 @@ func (c *Context) onDiscoveryInfo(batch []dds.Sample) {
 		if c.infoReader != nil {
 			if ep, ok, err := c.infoReader.MatchedWriter(s.PublicationHandle); err == nil && ok {
 				writerPart = ep.ParticipantKey
-				known, auto = true, isAutoDialectWriter(ep.UserData)
+				known, auto = true, isAutoDialect(ep.UserData)
 			}
 		}
 		info, peer, ok := sniffParticipantInfo(s.Data, c.Distro(), writerPart)
@@ -286,16 +295,7 @@ func (c *Context) onDiscoveryInfo(batch []dds.Sample) {
 		if !known || auto {
 			continue
 		}
-		ev := c.dialect.observe(peer, info.GID)
-		switch {
-		case ev.msg == "":
-		case ev.warn:
-			c.log.Warn(ev.msg)
-		case ev.switched && c.republishGraphInfo():
-			c.log.Info(ev.msg + " (switched from " + dialectDesc(peer.other()) + "; nodes re-announced)")
-		default:
-			c.log.Info(ev.msg)
-		}
+		c.takeDialectEvent(c.dialect.observe(peer, info.GID), peer)
 	}
 }
 

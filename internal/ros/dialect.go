@@ -2,6 +2,7 @@ package ros
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -28,11 +29,23 @@ import (
 //   - once it has followed a peer it never switches again (a domain with
 //     both distros is broken for ROS 2 itself; that is warned about once).
 //
-// Such a Context marks its ros_discovery_info writer with the USER_DATA
-// "dialect=auto;" so that other following Contexts do not follow it: only
-// real ROS 2 processes and fsmnodes processes with an explicit ROS_DISTRO
-// decide. A peer's dialect is read from the sample itself: a layout is
-// accepted only if it decodes exactly and names the writer's own participant.
+// Such a Context marks its ros_discovery_info writer and reader with the
+// USER_DATA "dialect=auto;" so that other following Contexts do not follow
+// it: only real ROS 2 processes and fsmnodes processes with an explicit
+// ROS_DISTRO decide. A peer's dialect is read from the sample itself (a
+// layout is accepted only if it decodes exactly and names the writer's own
+// participant), and earlier from its ros_discovery_info reader, whose
+// USER_DATA carries Jazzy's "typehash=" and never Humble's
+// (onReaderDialect).
+//
+// First contact: a Humble process that reads one Jazzy-layout sample keeps
+// a garbage graph entry for its whole life (its ros2 node list fails with
+// "empty node name returned by the RMW layer"), and our writer is
+// transient-local, so a new reader is sent what the writer holds as soon as
+// Cyclone matches it. Until a peer decided, the Context therefore arms the
+// participant's reader gate (dds.Participant.GateReaders): Cyclone then
+// hands a new remote reader to onReaderDialect, which switches to Humble
+// and rewrites the sample, before it matches that reader with our writer.
 
 // dialectAutoUserData marks the ros_discovery_info writer of a Context whose
 // dialect follows the domain (parsed like any rmw key=value USER_DATA; ROS 2
@@ -166,9 +179,52 @@ func sniffParticipantInfo(payload []byte, prefer Distro, writerPart dds.GUID) (p
 	return participantInfo{}, prefer, false
 }
 
-// isAutoDialectWriter reports whether USER_DATA marks a ros_discovery_info
-// writer whose dialect follows the domain.
-func isAutoDialectWriter(userData []byte) bool {
+// isAutoDialect reports whether USER_DATA marks a ros_discovery_info
+// writer or reader whose dialect follows the domain.
+func isAutoDialect(userData []byte) bool {
 	return bytes.Contains(userData, []byte(dialectAutoUserData)) &&
 		parseUserData(userData)["dialect"] == "auto"
+}
+
+// onDiscovery is the Context's discovery handler (receive goroutine): the
+// graph's, then the dialect a new remote ros_discovery_info reader shows.
+func (c *Context) onDiscovery(ev dds.DiscoveryEvent) {
+	c.graph.onDiscovery(ev)
+	if ev.Kind != dds.KindReader || ev.Local || !ev.Alive || ev.TopicName != discoveryInfoTopic ||
+		isAutoDialect(ev.UserData) {
+		return
+	}
+	peer := Humble
+	if _, ok := parseUserData(ev.UserData)["typehash"]; ok {
+		peer = Jazzy
+	}
+	c.takeDialectEvent(c.dialect.observe(peer, ev.ParticipantKey), peer)
+}
+
+// takeDialectEvent logs what observe decided and, on a switch, re-announces
+// the nodes in the new layout. Once the dialect is settled the reader gate
+// is no longer needed.
+func (c *Context) takeDialectEvent(ev dialectEvent, peer Distro) {
+	switch {
+	case ev.msg == "":
+	case ev.warn:
+		c.log.Warn(ev.msg)
+	case ev.switched && c.republishGraphInfo():
+		c.log.Info(ev.msg + " (switched from " + dialectDesc(peer.other()) + "; nodes re-announced)")
+	default:
+		c.log.Info(ev.msg)
+	}
+	if c.dialect.settled() && c.gateArmed.CompareAndSwap(true, false) {
+		if err := c.part.GateReaders(false); err != nil && !errors.Is(err, dds.ErrClosed) {
+			c.log.Warn("disarming the discovery reader gate: " + err.Error())
+		}
+	}
+}
+
+// settled reports whether the dialect can no longer change: fixed by
+// ROS_DISTRO, or decided by a peer.
+func (dl *dialect) settled() bool {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	return dl.explicit || dl.followed
 }

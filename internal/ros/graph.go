@@ -178,7 +178,7 @@ func (g *graph) infoPending() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, e := range g.endpoints {
-		if e.kind != dds.KindWriter || e.local || e.topic != discoveryInfoTopic || isAutoDialectWriter(e.userData) {
+		if e.kind != dds.KindWriter || e.local || e.topic != discoveryInfoTopic || isAutoDialect(e.userData) {
 			continue
 		}
 		if _, ok := g.infos[e.part]; !ok {
