@@ -28,7 +28,7 @@ func TestStampedCmdVelWithRclcpp(t *testing.T) {
 	}
 
 	// rclcpp → our simulator.
-	d.start("ours diff_drive_sim", d.oursEnv("humble"), ours("diff_drive_sim"),
+	d.start("ours diff_drive_sim", d.ours(), ours("diff_drive_sim"),
 		"--ros-args", "-p", "enable_stamped_cmd_vel:=true").waitLine("ready")
 	var odom testenv.Latest[nav_msgs_msg.Odometry]
 	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }); err != nil {
@@ -43,7 +43,7 @@ func TestStampedCmdVelWithRclcpp(t *testing.T) {
 	})
 
 	// rclcpp → our mux (AUTONOMOUS from the start) → rclcpp.
-	d.start("ours robot_control_mux", d.oursEnv("humble"), ours("robot_control_mux"), "--ros-args",
+	d.start("ours robot_control_mux", d.ours(), ours("robot_control_mux"), "--ros-args",
 		"-p", "enable_stamped_cmd_vel:=true", "-p", "initial_operation_mode:=1",
 		"-p", "autonomy_cmd_vel_topic:=/autonomy/cmd_vel", "-p", "cmd_vel_topic:=/mux/cmd_vel")
 	sub := d.start("rclcpp twist_stamped_sub /mux/cmd_vel", d.rosEnv(), peerBin(), "twist_stamped_sub", "/mux/cmd_vel")
