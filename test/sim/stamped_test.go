@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/launch"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	rosparam "github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -235,5 +239,81 @@ func TestStamped_HexapodSubscribesTwistStamped(t *testing.T) {
 	hexapod.MustRun(t)
 	if o := hexapod.Output(); regexp.MustCompile(`none of (their|its) commands arrive`).MatchString(o) {
 		t.Errorf("a mismatch warning:\n%s", o)
+	}
+}
+
+// One argument switches the whole demo: enable_stamped_cmd_vel:=true on
+// demo.launch.xml (and on rsm_sim.launch.xml and hexapod.launch.xml, whose
+// nodes load params/sim.yaml and params/hexapod.yaml under their own
+// names) hands the parameter (publish_stamped_twist to joy_teleop) to
+// every node with a velocity topic, and no parameter file those nodes
+// load sets it (a node's own entry in a file would win over the launch
+// file's inline value).
+func TestStamped_LaunchArgumentSwitchesEveryVelocityNode(t *testing.T) {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir() // the loader resolves the executables; stand-ins will do
+	nodes, _ := filepath.Glob(filepath.Join(root, "nodes", "*"))
+	for _, n := range nodes {
+		if err := os.WriteFile(filepath.Join(bin, filepath.Base(n)), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	param := map[string]string{ // executable -> the parameter that switches it
+		"robot_control_mux": cmdvelnode.ParamStamped, "diff_drive_sim": cmdvelnode.ParamStamped,
+		"simple_navigator": cmdvelnode.ParamStamped, "motion_control": cmdvelnode.ParamStamped,
+		"joy_teleop": cmdvelnode.ParamPublishStamped,
+	}
+	for _, tt := range []struct {
+		file  string
+		nodes int // velocity nodes it starts (with joystick:=true)
+	}{{"demo.launch.xml", 5}, {"rsm_sim.launch.xml", 4}, {"hexapod.launch.xml", 1}} {
+		for _, on := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s enable_stamped_cmd_vel:=%v", tt.file, on), func(t *testing.T) {
+				args := [][2]string{{"joystick", "true"}}
+				if on {
+					args = append(args, [2]string{"enable_stamped_cmd_vel", "true"})
+				}
+				d, err := launch.Load(filepath.Join(root, "launch", tt.file), launch.Options{ShareDir: root, BinDir: bin,
+					Args: args, LookupEnv: func(string) (string, bool) { return "", false }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen := map[string]bool{}
+				for _, p := range d.Processes {
+					name, ok := param[p.Executable]
+					if !ok {
+						continue
+					}
+					seen[p.Executable] = true
+					fqn := ros.FullyQualifiedNodeName(p.Namespace, p.Name)
+					var inline any
+					for _, src := range p.Params {
+						for _, v := range src.Inline {
+							if v.Name == name {
+								inline = v.Value
+							}
+						}
+						if src.File != "" {
+							var o rosparam.Overrides
+							if err := o.AddFile(src.File); err != nil {
+								t.Fatal(err)
+							}
+							if v, set := o.For(fqn)[name]; set {
+								t.Errorf("%s: %s sets %s = %v, which would win over the launch argument", fqn, src.File, name, v)
+							}
+						}
+					}
+					if inline != on {
+						t.Errorf("%s (%s): %s = %#v, want %v", fqn, p.Executable, name, inline, on)
+					}
+				}
+				if len(seen) != tt.nodes {
+					t.Errorf("%s started %v, want %d velocity nodes", tt.file, seen, tt.nodes)
+				}
+			})
+		}
 	}
 }
