@@ -55,17 +55,23 @@ func fill(v reflect.Value, r *rand.Rand, maxLen int) {
 	}
 }
 
-// TestRoundTripAll encodes and decodes every registered type, first with its
-// default values, then filled with random data, in both byte orders.
+// TestRoundTripAll encodes and decodes every registered type (and every
+// service's event type), first with its default values, then filled with
+// random data, in both byte orders.
 func TestRoundTripAll(t *testing.T) {
 	reg := msgs.Registry()
 	r := rand.New(rand.NewSource(1))
 	count := 0
+	var types []*rosidl.TypeInfo
 	for _, name := range reg.Names() {
-		ti, err := reg.Message(name)
-		if err != nil {
-			continue
+		if ti, err := reg.Message(name); err == nil {
+			types = append(types, ti)
+		} else if s, err := reg.Service(name); err == nil && s.Event != nil {
+			types = append(types, s.Event)
 		}
+	}
+	for _, ti := range types {
+		name := ti.Name
 		count++
 		for round := 0; round < 20; round++ {
 			m := ti.New()

@@ -295,23 +295,33 @@ func (f *file) service(s *SrvSpec) error {
 	if err := f.message(s.Response, svcDesc); err != nil {
 		return err
 	}
+	event := false
 	if h != "" {
-		f.descVar(f.g.U.lookup(full+"_Event"), EncodingImplicit, "")
+		if _, event = f.g.U.Types[s.Event.FullName()]; event {
+			if err := f.message(s.Event, ""); err != nil {
+				return err
+			}
+		} else {
+			f.descVar(s.Event, EncodingImplicit, "")
+		}
 		enc, src := "srv", s.Text
 		if s.Request.Sub != "srv" {
 			enc, src = EncodingImplicit, ""
 		}
 		f.descVar(f.g.U.lookup(full), enc, src)
 	}
-	return f.serviceVar(s, h, svcDesc)
+	return f.serviceVar(s, h, svcDesc, event)
 }
 
-func (f *file) serviceVar(s *SrvSpec, h, svcDesc string) error {
+func (f *file) serviceVar(s *SrvSpec, h, svcDesc string, event bool) error {
 	r := f.rosidl()
 	f.p("// %s_ServiceType describes the service %s/%s/%s.\n", s.Name, s.Pkg, s.Request.Sub, s.Name)
 	f.p("var %s_ServiceType = &%s.ServiceType{\n", s.Name, r)
 	f.p("Name: %q,\n", s.Pkg+"/"+s.Request.Sub+"/"+s.Name)
 	f.p("Request: %s_Request_TypeInfo,\nResponse: %s_Response_TypeInfo,\n", s.Name, s.Name)
+	if event {
+		f.p("Event: %s_Event_TypeInfo,\n", s.Name)
+	}
 	f.p("Hash: %q,\n", h)
 	def := goStringLit(s.Text)
 	if svcDesc != "" {

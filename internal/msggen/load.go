@@ -64,10 +64,32 @@ func Load(root string) (*Universe, error) {
 			u.Packages = append(u.Packages, gp)
 		}
 	}
+	u.promoteEvents()
 	if err := u.resolve(); err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// eventInfoType is the type every X_Event type nests.
+const eventInfoType = "service_msgs/msg/ServiceEventInfo"
+
+// promoteEvents makes the X_Event types full types (generated with Go
+// bindings) when their info type exists; without it they stay hash-only.
+func (u *Universe) promoteEvents() {
+	if _, ok := u.Types[eventInfoType]; !ok {
+		return
+	}
+	for _, gp := range u.Packages {
+		srvs := gp.Srvs
+		for _, a := range gp.Actions {
+			srvs = append(srvs, a.SendGoal, a.GetResult)
+		}
+		for _, s := range srvs {
+			u.Types[s.Event.FullName()] = s.Event
+			delete(u.extra, s.Event.FullName())
+		}
+	}
 }
 
 func (u *Universe) add(m *MsgSpec) error {
@@ -146,7 +168,12 @@ func (u *Universe) addService(s *SrvSpec) error {
 		{Name: "info", Type: FieldType{Base: BaseType{Pkg: "service_msgs", Sub: "msg", Name: "ServiceEventInfo"}}},
 		{Name: "request", Type: FieldType{Base: nested(s.Request), Array: BoundedSeq, Size: 1}},
 		{Name: "response", Type: FieldType{Base: nested(s.Response), Array: BoundedSeq, Size: 1}},
-	}}
+	},
+		// What `interface show` would print had it a .msg file.
+		Text: "service_msgs/ServiceEventInfo info\n" +
+			s.Request.Name + "[<=1] request\n" +
+			s.Response.Name + "[<=1] response\n"}
+	s.Event = ev
 	u.extra[ev.FullName()] = ev
 	u.extra[s.Pkg+"/"+sub+"/"+s.Name] = &MsgSpec{Pkg: s.Pkg, Sub: sub, Name: s.Name, File: s.Request.File, Fields: []Field{
 		{Name: "request_message", Type: FieldType{Base: nested(s.Request)}},

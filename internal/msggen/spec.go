@@ -138,6 +138,11 @@ type SrvSpec struct {
 	Pkg, Name         string
 	Request, Response *MsgSpec
 	Text              string
+	// Event is the X_Event type Jazzy derives for service introspection:
+	// info, request[<=1], response[<=1]. It is generated (a Go type and
+	// X_Event_TypeInfo) when service_msgs/msg/ServiceEventInfo is among
+	// the interfaces; otherwise it only serves the service type hash.
+	Event *MsgSpec
 }
 
 // ActionSpec is a parsed action and the types derived from it.

@@ -74,9 +74,13 @@ type TypeInfo struct {
 
 // ServiceType describes a service pkg/srv/Name.
 type ServiceType struct {
-	Name       string // "std_srvs/srv/SetBool"
-	Request    *TypeInfo
-	Response   *TypeInfo
+	Name     string // "std_srvs/srv/SetBool"
+	Request  *TypeInfo
+	Response *TypeInfo
+	// Event is the type of the service's introspection events
+	// (pkg/srv/Name_Event: info, request[<=1], response[<=1]), which
+	// Jazzy publishes on <service>/_service_event; nil when unknown.
+	Event      *TypeInfo
 	Definition string // .srv text
 	// Hash is the REP-2011 hash of the service type itself (fields
 	// request_message, response_message, event_message), "" if unknown.
@@ -171,8 +175,17 @@ func normalize(name, kind string) string {
 
 // Message looks up a message type by "pkg/msg/Name" (or "pkg/Name").
 func (r *Registry) Message(name string) (*TypeInfo, error) {
-	if t, ok := r.msgs[normalize(name, "msg")]; ok {
+	full := normalize(name, "msg")
+	if t, ok := r.msgs[full]; ok {
 		return t, nil
+	}
+	// A service's event type (pkg/srv/X_Event, pkg/action/X_SendGoal_Event)
+	// is found through its service, as rosidl_runtime_py finds it; it is
+	// not listed among the messages, as `ros2 interface list` does not.
+	if svc, ok := strings.CutSuffix(full, "_Event"); ok {
+		if s, ok := r.srvs[svc]; ok && s.Event != nil {
+			return s.Event, nil
+		}
 	}
 	return nil, fmt.Errorf("unknown message type %q", name)
 }

@@ -3,6 +3,8 @@
 package action_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
@@ -185,6 +187,13 @@ func (m *CancelGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// CancelGoal_Event is the ROS 2 type action_msgs/srv/CancelGoal_Event.
+type CancelGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []CancelGoal_Request              `ros:"request" rostype:"action_msgs/srv/CancelGoal_Request[<=1]"`
+	Response []CancelGoal_Response             `ros:"response" rostype:"action_msgs/srv/CancelGoal_Response[<=1]"`
+}
+
 // desc_CancelGoal_Event is the REP-2011 type description of action_msgs/srv/CancelGoal_Event.
 var desc_CancelGoal_Event = &rosidl.TypeDescription{
 	Name: "action_msgs/srv/CancelGoal_Event",
@@ -195,6 +204,109 @@ var desc_CancelGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CancelGoal_Request, desc_CancelGoal_Response},
 	Encoding: "implicit",
+}
+
+// CancelGoal_Event_TypeInfo describes action_msgs/srv/CancelGoal_Event.
+var CancelGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "action_msgs/srv/CancelGoal_Event",
+	DDSName: "action_msgs::srv::dds_::CancelGoal_Event_",
+	Hash:    "RIHS01_178f81615ce6be41ad328211d7a56b08b00e73f41f0b8aec256b2f3ff97a5e7e",
+	Definition: `service_msgs/ServiceEventInfo info
+CancelGoal_Request[<=1] request
+CancelGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewCancelGoal_Event() },
+	Desc: desc_CancelGoal_Event,
+}
+
+// NewCancelGoal_Event returns a new CancelGoal_Event with its default values set.
+func NewCancelGoal_Event() *CancelGoal_Event {
+	m := &CancelGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *CancelGoal_Event) SetDefaults() {
+	*m = CancelGoal_Event{}
+}
+
+// ROSType returns CancelGoal_Event_TypeInfo.
+func (m *CancelGoal_Event) ROSType() *rosidl.TypeInfo { return CancelGoal_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *CancelGoal_Event) Clone() *CancelGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]CancelGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]CancelGoal_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *CancelGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("action_msgs/srv/CancelGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("action_msgs/srv/CancelGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *CancelGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *CancelGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(24, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]CancelGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]CancelGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_CancelGoal is the REP-2011 type description of action_msgs/srv/CancelGoal.
@@ -226,6 +338,7 @@ var CancelGoal_ServiceType = &rosidl.ServiceType{
 	Name:       "action_msgs/srv/CancelGoal",
 	Request:    CancelGoal_Request_TypeInfo,
 	Response:   CancelGoal_Response_TypeInfo,
+	Event:      CancelGoal_Event_TypeInfo,
 	Hash:       "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a",
 	Desc:       desc_CancelGoal,
 	Definition: desc_CancelGoal.Source,

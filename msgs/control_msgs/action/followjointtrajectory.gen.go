@@ -3,6 +3,8 @@
 package control_msgs_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -576,6 +578,13 @@ func (m *FollowJointTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) e
 	return d.Err()
 }
 
+// FollowJointTrajectory_SendGoal_Event is the ROS 2 type control_msgs/action/FollowJointTrajectory_SendGoal_Event.
+type FollowJointTrajectory_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo         `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []FollowJointTrajectory_SendGoal_Request  `ros:"request" rostype:"control_msgs/action/FollowJointTrajectory_SendGoal_Request[<=1]"`
+	Response []FollowJointTrajectory_SendGoal_Response `ros:"response" rostype:"control_msgs/action/FollowJointTrajectory_SendGoal_Response[<=1]"`
+}
+
 // desc_FollowJointTrajectory_SendGoal_Event is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal_Event.
 var desc_FollowJointTrajectory_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "control_msgs/action/FollowJointTrajectory_SendGoal_Event",
@@ -586,6 +595,111 @@ var desc_FollowJointTrajectory_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_FollowJointTrajectory_SendGoal_Request, desc_FollowJointTrajectory_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// FollowJointTrajectory_SendGoal_Event_TypeInfo describes control_msgs/action/FollowJointTrajectory_SendGoal_Event.
+var FollowJointTrajectory_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "control_msgs/action/FollowJointTrajectory_SendGoal_Event",
+	DDSName: "control_msgs::action::dds_::FollowJointTrajectory_SendGoal_Event_",
+	Hash:    "RIHS01_906dd566308db02673c73c654f69bdd84738589629c1bc2841ddb49059ed1c6f",
+	Definition: `service_msgs/ServiceEventInfo info
+FollowJointTrajectory_SendGoal_Request[<=1] request
+FollowJointTrajectory_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_SendGoal_Event() },
+	Desc: desc_FollowJointTrajectory_SendGoal_Event,
+}
+
+// NewFollowJointTrajectory_SendGoal_Event returns a new FollowJointTrajectory_SendGoal_Event with its default values set.
+func NewFollowJointTrajectory_SendGoal_Event() *FollowJointTrajectory_SendGoal_Event {
+	m := &FollowJointTrajectory_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *FollowJointTrajectory_SendGoal_Event) SetDefaults() {
+	*m = FollowJointTrajectory_SendGoal_Event{}
+}
+
+// ROSType returns FollowJointTrajectory_SendGoal_Event_TypeInfo.
+func (m *FollowJointTrajectory_SendGoal_Event) ROSType() *rosidl.TypeInfo {
+	return FollowJointTrajectory_SendGoal_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *FollowJointTrajectory_SendGoal_Event) Clone() *FollowJointTrajectory_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]FollowJointTrajectory_SendGoal_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]FollowJointTrajectory_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *FollowJointTrajectory_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("control_msgs/action/FollowJointTrajectory_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("control_msgs/action/FollowJointTrajectory_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *FollowJointTrajectory_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *FollowJointTrajectory_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(80, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]FollowJointTrajectory_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]FollowJointTrajectory_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_FollowJointTrajectory_SendGoal is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_SendGoal.
@@ -605,6 +719,7 @@ var FollowJointTrajectory_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "control_msgs/action/FollowJointTrajectory_SendGoal",
 	Request:  FollowJointTrajectory_SendGoal_Request_TypeInfo,
 	Response: FollowJointTrajectory_SendGoal_Response_TypeInfo,
+	Event:    FollowJointTrajectory_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_b13789dddc325a7a962825c45e28c77d37237ec129dd0c34dc5994562938c57f",
 	Desc:     desc_FollowJointTrajectory_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -762,6 +877,13 @@ func (m *FollowJointTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) 
 	return d.Err()
 }
 
+// FollowJointTrajectory_GetResult_Event is the ROS 2 type control_msgs/action/FollowJointTrajectory_GetResult_Event.
+type FollowJointTrajectory_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo          `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []FollowJointTrajectory_GetResult_Request  `ros:"request" rostype:"control_msgs/action/FollowJointTrajectory_GetResult_Request[<=1]"`
+	Response []FollowJointTrajectory_GetResult_Response `ros:"response" rostype:"control_msgs/action/FollowJointTrajectory_GetResult_Response[<=1]"`
+}
+
 // desc_FollowJointTrajectory_GetResult_Event is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult_Event.
 var desc_FollowJointTrajectory_GetResult_Event = &rosidl.TypeDescription{
 	Name: "control_msgs/action/FollowJointTrajectory_GetResult_Event",
@@ -772,6 +894,109 @@ var desc_FollowJointTrajectory_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_FollowJointTrajectory_GetResult_Request, desc_FollowJointTrajectory_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// FollowJointTrajectory_GetResult_Event_TypeInfo describes control_msgs/action/FollowJointTrajectory_GetResult_Event.
+var FollowJointTrajectory_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "control_msgs/action/FollowJointTrajectory_GetResult_Event",
+	DDSName: "control_msgs::action::dds_::FollowJointTrajectory_GetResult_Event_",
+	Hash:    "RIHS01_43161a489e52daaa5bbc2fa74f73f1804d099574fcf8f819170807d75472662a",
+	Definition: `service_msgs/ServiceEventInfo info
+FollowJointTrajectory_GetResult_Request[<=1] request
+FollowJointTrajectory_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewFollowJointTrajectory_GetResult_Event() },
+	Desc: desc_FollowJointTrajectory_GetResult_Event,
+}
+
+// NewFollowJointTrajectory_GetResult_Event returns a new FollowJointTrajectory_GetResult_Event with its default values set.
+func NewFollowJointTrajectory_GetResult_Event() *FollowJointTrajectory_GetResult_Event {
+	m := &FollowJointTrajectory_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *FollowJointTrajectory_GetResult_Event) SetDefaults() {
+	*m = FollowJointTrajectory_GetResult_Event{}
+}
+
+// ROSType returns FollowJointTrajectory_GetResult_Event_TypeInfo.
+func (m *FollowJointTrajectory_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return FollowJointTrajectory_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *FollowJointTrajectory_GetResult_Event) Clone() *FollowJointTrajectory_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]FollowJointTrajectory_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]FollowJointTrajectory_GetResult_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *FollowJointTrajectory_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("control_msgs/action/FollowJointTrajectory_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("control_msgs/action/FollowJointTrajectory_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *FollowJointTrajectory_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *FollowJointTrajectory_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]FollowJointTrajectory_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]FollowJointTrajectory_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_FollowJointTrajectory_GetResult is the REP-2011 type description of control_msgs/action/FollowJointTrajectory_GetResult.
@@ -791,6 +1016,7 @@ var FollowJointTrajectory_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "control_msgs/action/FollowJointTrajectory_GetResult",
 	Request:  FollowJointTrajectory_GetResult_Request_TypeInfo,
 	Response: FollowJointTrajectory_GetResult_Response_TypeInfo,
+	Event:    FollowJointTrajectory_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_e3ceb38e3e1867c8dc0f46014df26e90eb93422f27e9e97f936e07f94be4bc8b",
 	Desc:     desc_FollowJointTrajectory_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id

@@ -3,6 +3,8 @@
 package example_interfaces_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -383,6 +385,13 @@ func (m *Fibonacci_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// Fibonacci_SendGoal_Event is the ROS 2 type example_interfaces/action/Fibonacci_SendGoal_Event.
+type Fibonacci_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []Fibonacci_SendGoal_Request      `ros:"request" rostype:"example_interfaces/action/Fibonacci_SendGoal_Request[<=1]"`
+	Response []Fibonacci_SendGoal_Response     `ros:"response" rostype:"example_interfaces/action/Fibonacci_SendGoal_Response[<=1]"`
+}
+
 // desc_Fibonacci_SendGoal_Event is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal_Event.
 var desc_Fibonacci_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "example_interfaces/action/Fibonacci_SendGoal_Event",
@@ -393,6 +402,109 @@ var desc_Fibonacci_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Fibonacci_SendGoal_Request, desc_Fibonacci_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// Fibonacci_SendGoal_Event_TypeInfo describes example_interfaces/action/Fibonacci_SendGoal_Event.
+var Fibonacci_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "example_interfaces/action/Fibonacci_SendGoal_Event",
+	DDSName: "example_interfaces::action::dds_::Fibonacci_SendGoal_Event_",
+	Hash:    "RIHS01_d5e5b312dbf847307b0e876c2ecc9d80258e95b0d17f8f7bfc581c4a29c83484",
+	Definition: `service_msgs/ServiceEventInfo info
+Fibonacci_SendGoal_Request[<=1] request
+Fibonacci_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewFibonacci_SendGoal_Event() },
+	Desc: desc_Fibonacci_SendGoal_Event,
+}
+
+// NewFibonacci_SendGoal_Event returns a new Fibonacci_SendGoal_Event with its default values set.
+func NewFibonacci_SendGoal_Event() *Fibonacci_SendGoal_Event {
+	m := &Fibonacci_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *Fibonacci_SendGoal_Event) SetDefaults() {
+	*m = Fibonacci_SendGoal_Event{}
+}
+
+// ROSType returns Fibonacci_SendGoal_Event_TypeInfo.
+func (m *Fibonacci_SendGoal_Event) ROSType() *rosidl.TypeInfo {
+	return Fibonacci_SendGoal_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *Fibonacci_SendGoal_Event) Clone() *Fibonacci_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]Fibonacci_SendGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]Fibonacci_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *Fibonacci_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("example_interfaces/action/Fibonacci_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("example_interfaces/action/Fibonacci_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *Fibonacci_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *Fibonacci_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(20, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]Fibonacci_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]Fibonacci_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_Fibonacci_SendGoal is the REP-2011 type description of example_interfaces/action/Fibonacci_SendGoal.
@@ -412,6 +524,7 @@ var Fibonacci_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "example_interfaces/action/Fibonacci_SendGoal",
 	Request:  Fibonacci_SendGoal_Request_TypeInfo,
 	Response: Fibonacci_SendGoal_Response_TypeInfo,
+	Event:    Fibonacci_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557",
 	Desc:     desc_Fibonacci_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -572,6 +685,13 @@ func (m *Fibonacci_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// Fibonacci_GetResult_Event is the ROS 2 type example_interfaces/action/Fibonacci_GetResult_Event.
+type Fibonacci_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []Fibonacci_GetResult_Request     `ros:"request" rostype:"example_interfaces/action/Fibonacci_GetResult_Request[<=1]"`
+	Response []Fibonacci_GetResult_Response    `ros:"response" rostype:"example_interfaces/action/Fibonacci_GetResult_Response[<=1]"`
+}
+
 // desc_Fibonacci_GetResult_Event is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult_Event.
 var desc_Fibonacci_GetResult_Event = &rosidl.TypeDescription{
 	Name: "example_interfaces/action/Fibonacci_GetResult_Event",
@@ -582,6 +702,111 @@ var desc_Fibonacci_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Fibonacci_GetResult_Request, desc_Fibonacci_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// Fibonacci_GetResult_Event_TypeInfo describes example_interfaces/action/Fibonacci_GetResult_Event.
+var Fibonacci_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "example_interfaces/action/Fibonacci_GetResult_Event",
+	DDSName: "example_interfaces::action::dds_::Fibonacci_GetResult_Event_",
+	Hash:    "RIHS01_ac4e9cdb954c2e192c9f0753d46f59ab6f0101d5fb5b9542fd8ab2906e40c4d9",
+	Definition: `service_msgs/ServiceEventInfo info
+Fibonacci_GetResult_Request[<=1] request
+Fibonacci_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewFibonacci_GetResult_Event() },
+	Desc: desc_Fibonacci_GetResult_Event,
+}
+
+// NewFibonacci_GetResult_Event returns a new Fibonacci_GetResult_Event with its default values set.
+func NewFibonacci_GetResult_Event() *Fibonacci_GetResult_Event {
+	m := &Fibonacci_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *Fibonacci_GetResult_Event) SetDefaults() {
+	*m = Fibonacci_GetResult_Event{}
+}
+
+// ROSType returns Fibonacci_GetResult_Event_TypeInfo.
+func (m *Fibonacci_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return Fibonacci_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *Fibonacci_GetResult_Event) Clone() *Fibonacci_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]Fibonacci_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]Fibonacci_GetResult_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *Fibonacci_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("example_interfaces/action/Fibonacci_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("example_interfaces/action/Fibonacci_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *Fibonacci_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *Fibonacci_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]Fibonacci_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]Fibonacci_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_Fibonacci_GetResult is the REP-2011 type description of example_interfaces/action/Fibonacci_GetResult.
@@ -601,6 +826,7 @@ var Fibonacci_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "example_interfaces/action/Fibonacci_GetResult",
 	Request:  Fibonacci_GetResult_Request_TypeInfo,
 	Response: Fibonacci_GetResult_Response_TypeInfo,
+	Event:    Fibonacci_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57",
 	Desc:     desc_Fibonacci_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id

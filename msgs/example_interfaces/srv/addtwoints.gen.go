@@ -3,6 +3,8 @@
 package example_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -144,6 +146,13 @@ func (m *AddTwoInts_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// AddTwoInts_Event is the ROS 2 type example_interfaces/srv/AddTwoInts_Event.
+type AddTwoInts_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []AddTwoInts_Request              `ros:"request" rostype:"example_interfaces/srv/AddTwoInts_Request[<=1]"`
+	Response []AddTwoInts_Response             `ros:"response" rostype:"example_interfaces/srv/AddTwoInts_Response[<=1]"`
+}
+
 // desc_AddTwoInts_Event is the REP-2011 type description of example_interfaces/srv/AddTwoInts_Event.
 var desc_AddTwoInts_Event = &rosidl.TypeDescription{
 	Name: "example_interfaces/srv/AddTwoInts_Event",
@@ -154,6 +163,107 @@ var desc_AddTwoInts_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_AddTwoInts_Request, desc_AddTwoInts_Response},
 	Encoding: "implicit",
+}
+
+// AddTwoInts_Event_TypeInfo describes example_interfaces/srv/AddTwoInts_Event.
+var AddTwoInts_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "example_interfaces/srv/AddTwoInts_Event",
+	DDSName: "example_interfaces::srv::dds_::AddTwoInts_Event_",
+	Hash:    "RIHS01_32c1d140259c71e5c355115942bcb31df98b4330e4d906b1b75ccb1c9b3ce6c8",
+	Definition: `service_msgs/ServiceEventInfo info
+AddTwoInts_Request[<=1] request
+AddTwoInts_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewAddTwoInts_Event() },
+	Desc: desc_AddTwoInts_Event,
+}
+
+// NewAddTwoInts_Event returns a new AddTwoInts_Event with its default values set.
+func NewAddTwoInts_Event() *AddTwoInts_Event {
+	m := &AddTwoInts_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *AddTwoInts_Event) SetDefaults() {
+	*m = AddTwoInts_Event{}
+}
+
+// ROSType returns AddTwoInts_Event_TypeInfo.
+func (m *AddTwoInts_Event) ROSType() *rosidl.TypeInfo { return AddTwoInts_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *AddTwoInts_Event) Clone() *AddTwoInts_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]AddTwoInts_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]AddTwoInts_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *AddTwoInts_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("example_interfaces/srv/AddTwoInts_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("example_interfaces/srv/AddTwoInts_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *AddTwoInts_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *AddTwoInts_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]AddTwoInts_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(8, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]AddTwoInts_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_AddTwoInts is the REP-2011 type description of example_interfaces/srv/AddTwoInts.
@@ -178,6 +288,7 @@ var AddTwoInts_ServiceType = &rosidl.ServiceType{
 	Name:       "example_interfaces/srv/AddTwoInts",
 	Request:    AddTwoInts_Request_TypeInfo,
 	Response:   AddTwoInts_Response_TypeInfo,
+	Event:      AddTwoInts_Event_TypeInfo,
 	Hash:       "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a",
 	Desc:       desc_AddTwoInts,
 	Definition: desc_AddTwoInts.Source,

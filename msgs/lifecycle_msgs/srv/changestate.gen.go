@@ -3,6 +3,8 @@
 package lifecycle_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
@@ -141,6 +143,13 @@ func (m *ChangeState_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// ChangeState_Event is the ROS 2 type lifecycle_msgs/srv/ChangeState_Event.
+type ChangeState_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []ChangeState_Request             `ros:"request" rostype:"lifecycle_msgs/srv/ChangeState_Request[<=1]"`
+	Response []ChangeState_Response            `ros:"response" rostype:"lifecycle_msgs/srv/ChangeState_Response[<=1]"`
+}
+
 // desc_ChangeState_Event is the REP-2011 type description of lifecycle_msgs/srv/ChangeState_Event.
 var desc_ChangeState_Event = &rosidl.TypeDescription{
 	Name: "lifecycle_msgs/srv/ChangeState_Event",
@@ -151,6 +160,107 @@ var desc_ChangeState_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_ChangeState_Request, desc_ChangeState_Response},
 	Encoding: "implicit",
+}
+
+// ChangeState_Event_TypeInfo describes lifecycle_msgs/srv/ChangeState_Event.
+var ChangeState_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "lifecycle_msgs/srv/ChangeState_Event",
+	DDSName: "lifecycle_msgs::srv::dds_::ChangeState_Event_",
+	Hash:    "RIHS01_bf7f355aca8762a7a51df02eaf4a51024255d15b31b1b68bf0a099673c2709bc",
+	Definition: `service_msgs/ServiceEventInfo info
+ChangeState_Request[<=1] request
+ChangeState_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewChangeState_Event() },
+	Desc: desc_ChangeState_Event,
+}
+
+// NewChangeState_Event returns a new ChangeState_Event with its default values set.
+func NewChangeState_Event() *ChangeState_Event {
+	m := &ChangeState_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *ChangeState_Event) SetDefaults() {
+	*m = ChangeState_Event{}
+}
+
+// ROSType returns ChangeState_Event_TypeInfo.
+func (m *ChangeState_Event) ROSType() *rosidl.TypeInfo { return ChangeState_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *ChangeState_Event) Clone() *ChangeState_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]ChangeState_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]ChangeState_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *ChangeState_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/ChangeState_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/ChangeState_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *ChangeState_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *ChangeState_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]ChangeState_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]ChangeState_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_ChangeState is the REP-2011 type description of lifecycle_msgs/srv/ChangeState.
@@ -174,6 +284,7 @@ var ChangeState_ServiceType = &rosidl.ServiceType{
 	Name:       "lifecycle_msgs/srv/ChangeState",
 	Request:    ChangeState_Request_TypeInfo,
 	Response:   ChangeState_Response_TypeInfo,
+	Event:      ChangeState_Event_TypeInfo,
 	Hash:       "RIHS01_356fe34f0475a43acf54542013af4167b0e729f77ea22ffb045c6ad8e20668e5",
 	Desc:       desc_ChangeState,
 	Definition: desc_ChangeState.Source,

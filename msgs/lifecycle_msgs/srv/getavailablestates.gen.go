@@ -3,6 +3,8 @@
 package lifecycle_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
@@ -166,6 +168,13 @@ func (m *GetAvailableStates_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetAvailableStates_Event is the ROS 2 type lifecycle_msgs/srv/GetAvailableStates_Event.
+type GetAvailableStates_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetAvailableStates_Request      `ros:"request" rostype:"lifecycle_msgs/srv/GetAvailableStates_Request[<=1]"`
+	Response []GetAvailableStates_Response     `ros:"response" rostype:"lifecycle_msgs/srv/GetAvailableStates_Response[<=1]"`
+}
+
 // desc_GetAvailableStates_Event is the REP-2011 type description of lifecycle_msgs/srv/GetAvailableStates_Event.
 var desc_GetAvailableStates_Event = &rosidl.TypeDescription{
 	Name: "lifecycle_msgs/srv/GetAvailableStates_Event",
@@ -176,6 +185,111 @@ var desc_GetAvailableStates_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetAvailableStates_Request, desc_GetAvailableStates_Response},
 	Encoding: "implicit",
+}
+
+// GetAvailableStates_Event_TypeInfo describes lifecycle_msgs/srv/GetAvailableStates_Event.
+var GetAvailableStates_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "lifecycle_msgs/srv/GetAvailableStates_Event",
+	DDSName: "lifecycle_msgs::srv::dds_::GetAvailableStates_Event_",
+	Hash:    "RIHS01_4211b77ace9f7061a6109f184cafc1bf0d5e9af0ae690715b92e23c6ced4c45f",
+	Definition: `service_msgs/ServiceEventInfo info
+GetAvailableStates_Request[<=1] request
+GetAvailableStates_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetAvailableStates_Event() },
+	Desc: desc_GetAvailableStates_Event,
+}
+
+// NewGetAvailableStates_Event returns a new GetAvailableStates_Event with its default values set.
+func NewGetAvailableStates_Event() *GetAvailableStates_Event {
+	m := &GetAvailableStates_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetAvailableStates_Event) SetDefaults() {
+	*m = GetAvailableStates_Event{}
+}
+
+// ROSType returns GetAvailableStates_Event_TypeInfo.
+func (m *GetAvailableStates_Event) ROSType() *rosidl.TypeInfo {
+	return GetAvailableStates_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *GetAvailableStates_Event) Clone() *GetAvailableStates_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetAvailableStates_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetAvailableStates_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetAvailableStates_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetAvailableStates_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetAvailableStates_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetAvailableStates_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetAvailableStates_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetAvailableStates_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetAvailableStates_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetAvailableStates is the REP-2011 type description of lifecycle_msgs/srv/GetAvailableStates.
@@ -198,6 +312,7 @@ var GetAvailableStates_ServiceType = &rosidl.ServiceType{
 	Name:       "lifecycle_msgs/srv/GetAvailableStates",
 	Request:    GetAvailableStates_Request_TypeInfo,
 	Response:   GetAvailableStates_Response_TypeInfo,
+	Event:      GetAvailableStates_Event_TypeInfo,
 	Hash:       "RIHS01_00a07d79d2207d71e81a8cbc1880e5d924cc16d4688ea8e8e06e443dc8f8aa1d",
 	Desc:       desc_GetAvailableStates,
 	Definition: desc_GetAvailableStates.Source,

@@ -3,6 +3,8 @@
 package lifecycle_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
@@ -166,6 +168,13 @@ func (m *GetAvailableTransitions_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetAvailableTransitions_Event is the ROS 2 type lifecycle_msgs/srv/GetAvailableTransitions_Event.
+type GetAvailableTransitions_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo  `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetAvailableTransitions_Request  `ros:"request" rostype:"lifecycle_msgs/srv/GetAvailableTransitions_Request[<=1]"`
+	Response []GetAvailableTransitions_Response `ros:"response" rostype:"lifecycle_msgs/srv/GetAvailableTransitions_Response[<=1]"`
+}
+
 // desc_GetAvailableTransitions_Event is the REP-2011 type description of lifecycle_msgs/srv/GetAvailableTransitions_Event.
 var desc_GetAvailableTransitions_Event = &rosidl.TypeDescription{
 	Name: "lifecycle_msgs/srv/GetAvailableTransitions_Event",
@@ -176,6 +185,111 @@ var desc_GetAvailableTransitions_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetAvailableTransitions_Request, desc_GetAvailableTransitions_Response},
 	Encoding: "implicit",
+}
+
+// GetAvailableTransitions_Event_TypeInfo describes lifecycle_msgs/srv/GetAvailableTransitions_Event.
+var GetAvailableTransitions_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "lifecycle_msgs/srv/GetAvailableTransitions_Event",
+	DDSName: "lifecycle_msgs::srv::dds_::GetAvailableTransitions_Event_",
+	Hash:    "RIHS01_188e7de007993da873cc247d52906151b38346fdb72a4cc5f78c407c3b5b370f",
+	Definition: `service_msgs/ServiceEventInfo info
+GetAvailableTransitions_Request[<=1] request
+GetAvailableTransitions_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetAvailableTransitions_Event() },
+	Desc: desc_GetAvailableTransitions_Event,
+}
+
+// NewGetAvailableTransitions_Event returns a new GetAvailableTransitions_Event with its default values set.
+func NewGetAvailableTransitions_Event() *GetAvailableTransitions_Event {
+	m := &GetAvailableTransitions_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetAvailableTransitions_Event) SetDefaults() {
+	*m = GetAvailableTransitions_Event{}
+}
+
+// ROSType returns GetAvailableTransitions_Event_TypeInfo.
+func (m *GetAvailableTransitions_Event) ROSType() *rosidl.TypeInfo {
+	return GetAvailableTransitions_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *GetAvailableTransitions_Event) Clone() *GetAvailableTransitions_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetAvailableTransitions_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetAvailableTransitions_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetAvailableTransitions_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetAvailableTransitions_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetAvailableTransitions_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetAvailableTransitions_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetAvailableTransitions_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetAvailableTransitions_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetAvailableTransitions_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetAvailableTransitions is the REP-2011 type description of lifecycle_msgs/srv/GetAvailableTransitions.
@@ -198,6 +312,7 @@ var GetAvailableTransitions_ServiceType = &rosidl.ServiceType{
 	Name:       "lifecycle_msgs/srv/GetAvailableTransitions",
 	Request:    GetAvailableTransitions_Request_TypeInfo,
 	Response:   GetAvailableTransitions_Response_TypeInfo,
+	Event:      GetAvailableTransitions_Event_TypeInfo,
 	Hash:       "RIHS01_59b7ecefce0982a8a844b9f2c4f14764c1c4543cc55e72924e2aa4adad83e9bc",
 	Desc:       desc_GetAvailableTransitions,
 	Definition: desc_GetAvailableTransitions.Source,

@@ -3,6 +3,8 @@
 package lifecycle_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
@@ -142,6 +144,13 @@ func (m *GetState_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetState_Event is the ROS 2 type lifecycle_msgs/srv/GetState_Event.
+type GetState_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetState_Request                `ros:"request" rostype:"lifecycle_msgs/srv/GetState_Request[<=1]"`
+	Response []GetState_Response               `ros:"response" rostype:"lifecycle_msgs/srv/GetState_Response[<=1]"`
+}
+
 // desc_GetState_Event is the REP-2011 type description of lifecycle_msgs/srv/GetState_Event.
 var desc_GetState_Event = &rosidl.TypeDescription{
 	Name: "lifecycle_msgs/srv/GetState_Event",
@@ -152,6 +161,107 @@ var desc_GetState_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetState_Request, desc_GetState_Response},
 	Encoding: "implicit",
+}
+
+// GetState_Event_TypeInfo describes lifecycle_msgs/srv/GetState_Event.
+var GetState_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "lifecycle_msgs/srv/GetState_Event",
+	DDSName: "lifecycle_msgs::srv::dds_::GetState_Event_",
+	Hash:    "RIHS01_4ac077d336db33726a95700398b95c34f326ecd27162b3f85cd7f85b4a55a75a",
+	Definition: `service_msgs/ServiceEventInfo info
+GetState_Request[<=1] request
+GetState_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetState_Event() },
+	Desc: desc_GetState_Event,
+}
+
+// NewGetState_Event returns a new GetState_Event with its default values set.
+func NewGetState_Event() *GetState_Event {
+	m := &GetState_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetState_Event) SetDefaults() {
+	*m = GetState_Event{}
+}
+
+// ROSType returns GetState_Event_TypeInfo.
+func (m *GetState_Event) ROSType() *rosidl.TypeInfo { return GetState_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetState_Event) Clone() *GetState_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetState_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetState_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetState_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetState_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("lifecycle_msgs/srv/GetState_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetState_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetState_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetState_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetState_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetState is the REP-2011 type description of lifecycle_msgs/srv/GetState.
@@ -174,6 +284,7 @@ var GetState_ServiceType = &rosidl.ServiceType{
 	Name:       "lifecycle_msgs/srv/GetState",
 	Request:    GetState_Request_TypeInfo,
 	Response:   GetState_Response_TypeInfo,
+	Event:      GetState_Event_TypeInfo,
 	Hash:       "RIHS01_800a0a5aae599782b02932de0caf563f6dc4e7e94b794eadde075ba2cbef9795",
 	Desc:       desc_GetState,
 	Definition: desc_GetState.Source,

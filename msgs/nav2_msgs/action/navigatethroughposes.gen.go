@@ -3,6 +3,8 @@
 package nav2_msgs_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -427,6 +429,13 @@ func (m *NavigateThroughPoses_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) er
 	return d.Err()
 }
 
+// NavigateThroughPoses_SendGoal_Event is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.
+type NavigateThroughPoses_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo        `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []NavigateThroughPoses_SendGoal_Request  `ros:"request" rostype:"nav2_msgs/action/NavigateThroughPoses_SendGoal_Request[<=1]"`
+	Response []NavigateThroughPoses_SendGoal_Response `ros:"response" rostype:"nav2_msgs/action/NavigateThroughPoses_SendGoal_Response[<=1]"`
+}
+
 // desc_NavigateThroughPoses_SendGoal_Event is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.
 var desc_NavigateThroughPoses_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "nav2_msgs/action/NavigateThroughPoses_SendGoal_Event",
@@ -437,6 +446,111 @@ var desc_NavigateThroughPoses_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateThroughPoses_SendGoal_Request, desc_NavigateThroughPoses_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// NavigateThroughPoses_SendGoal_Event_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.
+var NavigateThroughPoses_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "nav2_msgs/action/NavigateThroughPoses_SendGoal_Event",
+	DDSName: "nav2_msgs::action::dds_::NavigateThroughPoses_SendGoal_Event_",
+	Hash:    "RIHS01_ce71b404cffcd84cdc8fd88aaba7166869ab839dbe056234c92292659050dfd5",
+	Definition: `service_msgs/ServiceEventInfo info
+NavigateThroughPoses_SendGoal_Request[<=1] request
+NavigateThroughPoses_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_SendGoal_Event() },
+	Desc: desc_NavigateThroughPoses_SendGoal_Event,
+}
+
+// NewNavigateThroughPoses_SendGoal_Event returns a new NavigateThroughPoses_SendGoal_Event with its default values set.
+func NewNavigateThroughPoses_SendGoal_Event() *NavigateThroughPoses_SendGoal_Event {
+	m := &NavigateThroughPoses_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *NavigateThroughPoses_SendGoal_Event) SetDefaults() {
+	*m = NavigateThroughPoses_SendGoal_Event{}
+}
+
+// ROSType returns NavigateThroughPoses_SendGoal_Event_TypeInfo.
+func (m *NavigateThroughPoses_SendGoal_Event) ROSType() *rosidl.TypeInfo {
+	return NavigateThroughPoses_SendGoal_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *NavigateThroughPoses_SendGoal_Event) Clone() *NavigateThroughPoses_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]NavigateThroughPoses_SendGoal_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]NavigateThroughPoses_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *NavigateThroughPoses_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateThroughPoses_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *NavigateThroughPoses_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *NavigateThroughPoses_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(24, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]NavigateThroughPoses_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]NavigateThroughPoses_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_NavigateThroughPoses_SendGoal is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_SendGoal.
@@ -456,6 +570,7 @@ var NavigateThroughPoses_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateThroughPoses_SendGoal",
 	Request:  NavigateThroughPoses_SendGoal_Request_TypeInfo,
 	Response: NavigateThroughPoses_SendGoal_Response_TypeInfo,
+	Event:    NavigateThroughPoses_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_5a590fa8e9a32b7b9c838fdf5939a2fb8858d6cfd25bdf2f2e5f0f7bbb25f52b",
 	Desc:     desc_NavigateThroughPoses_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -613,6 +728,13 @@ func (m *NavigateThroughPoses_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) e
 	return d.Err()
 }
 
+// NavigateThroughPoses_GetResult_Event is the ROS 2 type nav2_msgs/action/NavigateThroughPoses_GetResult_Event.
+type NavigateThroughPoses_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo         `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []NavigateThroughPoses_GetResult_Request  `ros:"request" rostype:"nav2_msgs/action/NavigateThroughPoses_GetResult_Request[<=1]"`
+	Response []NavigateThroughPoses_GetResult_Response `ros:"response" rostype:"nav2_msgs/action/NavigateThroughPoses_GetResult_Response[<=1]"`
+}
+
 // desc_NavigateThroughPoses_GetResult_Event is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult_Event.
 var desc_NavigateThroughPoses_GetResult_Event = &rosidl.TypeDescription{
 	Name: "nav2_msgs/action/NavigateThroughPoses_GetResult_Event",
@@ -623,6 +745,109 @@ var desc_NavigateThroughPoses_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateThroughPoses_GetResult_Request, desc_NavigateThroughPoses_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// NavigateThroughPoses_GetResult_Event_TypeInfo describes nav2_msgs/action/NavigateThroughPoses_GetResult_Event.
+var NavigateThroughPoses_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "nav2_msgs/action/NavigateThroughPoses_GetResult_Event",
+	DDSName: "nav2_msgs::action::dds_::NavigateThroughPoses_GetResult_Event_",
+	Hash:    "RIHS01_494e93f5dc8d29604736bfed242c9301a46b7015841b0e3f43010abb498daa12",
+	Definition: `service_msgs/ServiceEventInfo info
+NavigateThroughPoses_GetResult_Request[<=1] request
+NavigateThroughPoses_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewNavigateThroughPoses_GetResult_Event() },
+	Desc: desc_NavigateThroughPoses_GetResult_Event,
+}
+
+// NewNavigateThroughPoses_GetResult_Event returns a new NavigateThroughPoses_GetResult_Event with its default values set.
+func NewNavigateThroughPoses_GetResult_Event() *NavigateThroughPoses_GetResult_Event {
+	m := &NavigateThroughPoses_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *NavigateThroughPoses_GetResult_Event) SetDefaults() {
+	*m = NavigateThroughPoses_GetResult_Event{}
+}
+
+// ROSType returns NavigateThroughPoses_GetResult_Event_TypeInfo.
+func (m *NavigateThroughPoses_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return NavigateThroughPoses_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *NavigateThroughPoses_GetResult_Event) Clone() *NavigateThroughPoses_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]NavigateThroughPoses_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]NavigateThroughPoses_GetResult_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *NavigateThroughPoses_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateThroughPoses_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateThroughPoses_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *NavigateThroughPoses_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *NavigateThroughPoses_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]NavigateThroughPoses_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(7, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]NavigateThroughPoses_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_NavigateThroughPoses_GetResult is the REP-2011 type description of nav2_msgs/action/NavigateThroughPoses_GetResult.
@@ -642,6 +867,7 @@ var NavigateThroughPoses_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateThroughPoses_GetResult",
 	Request:  NavigateThroughPoses_GetResult_Request_TypeInfo,
 	Response: NavigateThroughPoses_GetResult_Response_TypeInfo,
+	Event:    NavigateThroughPoses_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_fdc12773de81ce69f7eeb4366702ea757d792ab5068bc461ee3b1438e66c7b36",
 	Desc:     desc_NavigateThroughPoses_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id

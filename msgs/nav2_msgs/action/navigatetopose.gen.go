@@ -3,6 +3,8 @@
 package nav2_msgs_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -395,6 +397,13 @@ func (m *NavigateToPose_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// NavigateToPose_SendGoal_Event is the ROS 2 type nav2_msgs/action/NavigateToPose_SendGoal_Event.
+type NavigateToPose_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo  `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []NavigateToPose_SendGoal_Request  `ros:"request" rostype:"nav2_msgs/action/NavigateToPose_SendGoal_Request[<=1]"`
+	Response []NavigateToPose_SendGoal_Response `ros:"response" rostype:"nav2_msgs/action/NavigateToPose_SendGoal_Response[<=1]"`
+}
+
 // desc_NavigateToPose_SendGoal_Event is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal_Event.
 var desc_NavigateToPose_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "nav2_msgs/action/NavigateToPose_SendGoal_Event",
@@ -405,6 +414,109 @@ var desc_NavigateToPose_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateToPose_SendGoal_Request, desc_NavigateToPose_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// NavigateToPose_SendGoal_Event_TypeInfo describes nav2_msgs/action/NavigateToPose_SendGoal_Event.
+var NavigateToPose_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "nav2_msgs/action/NavigateToPose_SendGoal_Event",
+	DDSName: "nav2_msgs::action::dds_::NavigateToPose_SendGoal_Event_",
+	Hash:    "RIHS01_bdc94ccf5fcb7263afa245871959c3df011b278ce34242a2a4eef05819aeb84e",
+	Definition: `service_msgs/ServiceEventInfo info
+NavigateToPose_SendGoal_Request[<=1] request
+NavigateToPose_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewNavigateToPose_SendGoal_Event() },
+	Desc: desc_NavigateToPose_SendGoal_Event,
+}
+
+// NewNavigateToPose_SendGoal_Event returns a new NavigateToPose_SendGoal_Event with its default values set.
+func NewNavigateToPose_SendGoal_Event() *NavigateToPose_SendGoal_Event {
+	m := &NavigateToPose_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *NavigateToPose_SendGoal_Event) SetDefaults() {
+	*m = NavigateToPose_SendGoal_Event{}
+}
+
+// ROSType returns NavigateToPose_SendGoal_Event_TypeInfo.
+func (m *NavigateToPose_SendGoal_Event) ROSType() *rosidl.TypeInfo {
+	return NavigateToPose_SendGoal_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *NavigateToPose_SendGoal_Event) Clone() *NavigateToPose_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]NavigateToPose_SendGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]NavigateToPose_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *NavigateToPose_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateToPose_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateToPose_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *NavigateToPose_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *NavigateToPose_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(88, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]NavigateToPose_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]NavigateToPose_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_NavigateToPose_SendGoal is the REP-2011 type description of nav2_msgs/action/NavigateToPose_SendGoal.
@@ -424,6 +536,7 @@ var NavigateToPose_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateToPose_SendGoal",
 	Request:  NavigateToPose_SendGoal_Request_TypeInfo,
 	Response: NavigateToPose_SendGoal_Response_TypeInfo,
+	Event:    NavigateToPose_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_a4fcb3bee1bf32e21a0e541a943b221aa0826996e2c98f079b47022b256f48b5",
 	Desc:     desc_NavigateToPose_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -581,6 +694,13 @@ func (m *NavigateToPose_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// NavigateToPose_GetResult_Event is the ROS 2 type nav2_msgs/action/NavigateToPose_GetResult_Event.
+type NavigateToPose_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo   `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []NavigateToPose_GetResult_Request  `ros:"request" rostype:"nav2_msgs/action/NavigateToPose_GetResult_Request[<=1]"`
+	Response []NavigateToPose_GetResult_Response `ros:"response" rostype:"nav2_msgs/action/NavigateToPose_GetResult_Response[<=1]"`
+}
+
 // desc_NavigateToPose_GetResult_Event is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult_Event.
 var desc_NavigateToPose_GetResult_Event = &rosidl.TypeDescription{
 	Name: "nav2_msgs/action/NavigateToPose_GetResult_Event",
@@ -591,6 +711,109 @@ var desc_NavigateToPose_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_NavigateToPose_GetResult_Request, desc_NavigateToPose_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// NavigateToPose_GetResult_Event_TypeInfo describes nav2_msgs/action/NavigateToPose_GetResult_Event.
+var NavigateToPose_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "nav2_msgs/action/NavigateToPose_GetResult_Event",
+	DDSName: "nav2_msgs::action::dds_::NavigateToPose_GetResult_Event_",
+	Hash:    "RIHS01_a6afa5991dfffdcc45a1be7fe6d8996fbf3d209fafca2fa361039e4e0b0295db",
+	Definition: `service_msgs/ServiceEventInfo info
+NavigateToPose_GetResult_Request[<=1] request
+NavigateToPose_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewNavigateToPose_GetResult_Event() },
+	Desc: desc_NavigateToPose_GetResult_Event,
+}
+
+// NewNavigateToPose_GetResult_Event returns a new NavigateToPose_GetResult_Event with its default values set.
+func NewNavigateToPose_GetResult_Event() *NavigateToPose_GetResult_Event {
+	m := &NavigateToPose_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *NavigateToPose_GetResult_Event) SetDefaults() {
+	*m = NavigateToPose_GetResult_Event{}
+}
+
+// ROSType returns NavigateToPose_GetResult_Event_TypeInfo.
+func (m *NavigateToPose_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return NavigateToPose_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *NavigateToPose_GetResult_Event) Clone() *NavigateToPose_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]NavigateToPose_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]NavigateToPose_GetResult_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *NavigateToPose_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateToPose_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("nav2_msgs/action/NavigateToPose_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *NavigateToPose_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *NavigateToPose_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]NavigateToPose_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(7, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]NavigateToPose_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_NavigateToPose_GetResult is the REP-2011 type description of nav2_msgs/action/NavigateToPose_GetResult.
@@ -610,6 +833,7 @@ var NavigateToPose_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "nav2_msgs/action/NavigateToPose_GetResult",
 	Request:  NavigateToPose_GetResult_Request_TypeInfo,
 	Response: NavigateToPose_GetResult_Response_TypeInfo,
+	Event:    NavigateToPose_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_c407920357d566771e8882b4ef4d1f1a84ee922d609920ccd57faa6d6e391dc5",
 	Desc:     desc_NavigateToPose_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id

@@ -194,6 +194,13 @@ func (m *DescribeParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// DescribeParameters_Event is the ROS 2 type rcl_interfaces/srv/DescribeParameters_Event.
+type DescribeParameters_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []DescribeParameters_Request      `ros:"request" rostype:"rcl_interfaces/srv/DescribeParameters_Request[<=1]"`
+	Response []DescribeParameters_Response     `ros:"response" rostype:"rcl_interfaces/srv/DescribeParameters_Response[<=1]"`
+}
+
 // desc_DescribeParameters_Event is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters_Event.
 var desc_DescribeParameters_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/DescribeParameters_Event",
@@ -204,6 +211,118 @@ var desc_DescribeParameters_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_DescribeParameters_Request, desc_DescribeParameters_Response},
 	Encoding: "implicit",
+}
+
+// DescribeParameters_Event_TypeInfo describes rcl_interfaces/srv/DescribeParameters_Event.
+var DescribeParameters_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/DescribeParameters_Event",
+	DDSName: "rcl_interfaces::srv::dds_::DescribeParameters_Event_",
+	Hash:    "RIHS01_3deba64c035093033c690184834441551a53128ea2539f71f2596fbc4ed9de43",
+	Definition: `service_msgs/ServiceEventInfo info
+DescribeParameters_Request[<=1] request
+DescribeParameters_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewDescribeParameters_Event() },
+	Desc: desc_DescribeParameters_Event,
+}
+
+// NewDescribeParameters_Event returns a new DescribeParameters_Event with its default values set.
+func NewDescribeParameters_Event() *DescribeParameters_Event {
+	m := &DescribeParameters_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *DescribeParameters_Event) SetDefaults() {
+	*m = DescribeParameters_Event{}
+}
+
+// ROSType returns DescribeParameters_Event_TypeInfo.
+func (m *DescribeParameters_Event) ROSType() *rosidl.TypeInfo {
+	return DescribeParameters_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *DescribeParameters_Event) Clone() *DescribeParameters_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]DescribeParameters_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]DescribeParameters_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *DescribeParameters_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/DescribeParameters_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/DescribeParameters_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	for i := range m.Response {
+		if err := m.Response[i].Validate(); err != nil {
+			return fmt.Errorf("rcl_interfaces/srv/DescribeParameters_Event.response[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *DescribeParameters_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *DescribeParameters_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]DescribeParameters_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]DescribeParameters_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_DescribeParameters is the REP-2011 type description of rcl_interfaces/srv/DescribeParameters.
@@ -227,6 +346,7 @@ var DescribeParameters_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/DescribeParameters",
 	Request:    DescribeParameters_Request_TypeInfo,
 	Response:   DescribeParameters_Response_TypeInfo,
+	Event:      DescribeParameters_Event_TypeInfo,
 	Hash:       "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
 	Desc:       desc_DescribeParameters,
 	Definition: desc_DescribeParameters.Source,

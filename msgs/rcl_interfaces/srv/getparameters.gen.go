@@ -3,6 +3,8 @@
 package rcl_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -183,6 +185,13 @@ func (m *GetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetParameters_Event is the ROS 2 type rcl_interfaces/srv/GetParameters_Event.
+type GetParameters_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetParameters_Request           `ros:"request" rostype:"rcl_interfaces/srv/GetParameters_Request[<=1]"`
+	Response []GetParameters_Response          `ros:"response" rostype:"rcl_interfaces/srv/GetParameters_Response[<=1]"`
+}
+
 // desc_GetParameters_Event is the REP-2011 type description of rcl_interfaces/srv/GetParameters_Event.
 var desc_GetParameters_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/GetParameters_Event",
@@ -193,6 +202,111 @@ var desc_GetParameters_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetParameters_Request, desc_GetParameters_Response},
 	Encoding: "implicit",
+}
+
+// GetParameters_Event_TypeInfo describes rcl_interfaces/srv/GetParameters_Event.
+var GetParameters_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/GetParameters_Event",
+	DDSName: "rcl_interfaces::srv::dds_::GetParameters_Event_",
+	Hash:    "RIHS01_84eeb9247b09067c35bd8750d5c8555b700e394a616737c4624f15ae02e64c4d",
+	Definition: `service_msgs/ServiceEventInfo info
+GetParameters_Request[<=1] request
+GetParameters_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetParameters_Event() },
+	Desc: desc_GetParameters_Event,
+}
+
+// NewGetParameters_Event returns a new GetParameters_Event with its default values set.
+func NewGetParameters_Event() *GetParameters_Event {
+	m := &GetParameters_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetParameters_Event) SetDefaults() {
+	*m = GetParameters_Event{}
+}
+
+// ROSType returns GetParameters_Event_TypeInfo.
+func (m *GetParameters_Event) ROSType() *rosidl.TypeInfo { return GetParameters_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetParameters_Event) Clone() *GetParameters_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetParameters_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]GetParameters_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetParameters_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/GetParameters_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/GetParameters_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetParameters_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetParameters_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetParameters_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetParameters_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetParameters is the REP-2011 type description of rcl_interfaces/srv/GetParameters.
@@ -216,6 +330,7 @@ var GetParameters_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/GetParameters",
 	Request:    GetParameters_Request_TypeInfo,
 	Response:   GetParameters_Response_TypeInfo,
+	Event:      GetParameters_Event_TypeInfo,
 	Hash:       "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
 	Desc:       desc_GetParameters,
 	Definition: desc_GetParameters.Source,

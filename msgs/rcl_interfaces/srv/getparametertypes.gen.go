@@ -3,6 +3,8 @@
 package rcl_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -179,6 +181,13 @@ func (m *GetParameterTypes_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetParameterTypes_Event is the ROS 2 type rcl_interfaces/srv/GetParameterTypes_Event.
+type GetParameterTypes_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetParameterTypes_Request       `ros:"request" rostype:"rcl_interfaces/srv/GetParameterTypes_Request[<=1]"`
+	Response []GetParameterTypes_Response      `ros:"response" rostype:"rcl_interfaces/srv/GetParameterTypes_Response[<=1]"`
+}
+
 // desc_GetParameterTypes_Event is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes_Event.
 var desc_GetParameterTypes_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/GetParameterTypes_Event",
@@ -189,6 +198,111 @@ var desc_GetParameterTypes_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetParameterTypes_Request, desc_GetParameterTypes_Response},
 	Encoding: "implicit",
+}
+
+// GetParameterTypes_Event_TypeInfo describes rcl_interfaces/srv/GetParameterTypes_Event.
+var GetParameterTypes_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/GetParameterTypes_Event",
+	DDSName: "rcl_interfaces::srv::dds_::GetParameterTypes_Event_",
+	Hash:    "RIHS01_9516adca0cc885d46a59c2362fb8eb5f4906b046518266f8c645b454b0dddc60",
+	Definition: `service_msgs/ServiceEventInfo info
+GetParameterTypes_Request[<=1] request
+GetParameterTypes_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetParameterTypes_Event() },
+	Desc: desc_GetParameterTypes_Event,
+}
+
+// NewGetParameterTypes_Event returns a new GetParameterTypes_Event with its default values set.
+func NewGetParameterTypes_Event() *GetParameterTypes_Event {
+	m := &GetParameterTypes_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetParameterTypes_Event) SetDefaults() {
+	*m = GetParameterTypes_Event{}
+}
+
+// ROSType returns GetParameterTypes_Event_TypeInfo.
+func (m *GetParameterTypes_Event) ROSType() *rosidl.TypeInfo { return GetParameterTypes_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetParameterTypes_Event) Clone() *GetParameterTypes_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetParameterTypes_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]GetParameterTypes_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetParameterTypes_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/GetParameterTypes_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/GetParameterTypes_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetParameterTypes_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetParameterTypes_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetParameterTypes_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetParameterTypes_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetParameterTypes is the REP-2011 type description of rcl_interfaces/srv/GetParameterTypes.
@@ -212,6 +326,7 @@ var GetParameterTypes_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/GetParameterTypes",
 	Request:    GetParameterTypes_Request_TypeInfo,
 	Response:   GetParameterTypes_Response_TypeInfo,
+	Event:      GetParameterTypes_Event_TypeInfo,
 	Hash:       "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
 	Desc:       desc_GetParameterTypes,
 	Definition: desc_GetParameterTypes.Source,

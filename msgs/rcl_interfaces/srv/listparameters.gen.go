@@ -3,6 +3,8 @@
 package rcl_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -175,6 +177,13 @@ func (m *ListParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// ListParameters_Event is the ROS 2 type rcl_interfaces/srv/ListParameters_Event.
+type ListParameters_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []ListParameters_Request          `ros:"request" rostype:"rcl_interfaces/srv/ListParameters_Request[<=1]"`
+	Response []ListParameters_Response         `ros:"response" rostype:"rcl_interfaces/srv/ListParameters_Response[<=1]"`
+}
+
 // desc_ListParameters_Event is the REP-2011 type description of rcl_interfaces/srv/ListParameters_Event.
 var desc_ListParameters_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/ListParameters_Event",
@@ -185,6 +194,111 @@ var desc_ListParameters_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_ListParameters_Request, desc_ListParameters_Response},
 	Encoding: "implicit",
+}
+
+// ListParameters_Event_TypeInfo describes rcl_interfaces/srv/ListParameters_Event.
+var ListParameters_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/ListParameters_Event",
+	DDSName: "rcl_interfaces::srv::dds_::ListParameters_Event_",
+	Hash:    "RIHS01_89c5b5aaf68ec925ae9bbc5569ee21de82959b4d1496dbd498792ad825b9b292",
+	Definition: `service_msgs/ServiceEventInfo info
+ListParameters_Request[<=1] request
+ListParameters_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewListParameters_Event() },
+	Desc: desc_ListParameters_Event,
+}
+
+// NewListParameters_Event returns a new ListParameters_Event with its default values set.
+func NewListParameters_Event() *ListParameters_Event {
+	m := &ListParameters_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *ListParameters_Event) SetDefaults() {
+	*m = ListParameters_Event{}
+}
+
+// ROSType returns ListParameters_Event_TypeInfo.
+func (m *ListParameters_Event) ROSType() *rosidl.TypeInfo { return ListParameters_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *ListParameters_Event) Clone() *ListParameters_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]ListParameters_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]ListParameters_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *ListParameters_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/ListParameters_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/ListParameters_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *ListParameters_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *ListParameters_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(12, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]ListParameters_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(8, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]ListParameters_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_ListParameters is the REP-2011 type description of rcl_interfaces/srv/ListParameters.
@@ -210,6 +324,7 @@ var ListParameters_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/ListParameters",
 	Request:    ListParameters_Request_TypeInfo,
 	Response:   ListParameters_Response_TypeInfo,
+	Event:      ListParameters_Event_TypeInfo,
 	Hash:       "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
 	Desc:       desc_ListParameters,
 	Definition: desc_ListParameters.Source,

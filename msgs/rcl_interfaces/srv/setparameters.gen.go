@@ -3,6 +3,8 @@
 package rcl_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -184,6 +186,13 @@ func (m *SetParameters_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetParameters_Event is the ROS 2 type rcl_interfaces/srv/SetParameters_Event.
+type SetParameters_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetParameters_Request           `ros:"request" rostype:"rcl_interfaces/srv/SetParameters_Request[<=1]"`
+	Response []SetParameters_Response          `ros:"response" rostype:"rcl_interfaces/srv/SetParameters_Response[<=1]"`
+}
+
 // desc_SetParameters_Event is the REP-2011 type description of rcl_interfaces/srv/SetParameters_Event.
 var desc_SetParameters_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/SetParameters_Event",
@@ -194,6 +203,111 @@ var desc_SetParameters_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetParameters_Request, desc_SetParameters_Response},
 	Encoding: "implicit",
+}
+
+// SetParameters_Event_TypeInfo describes rcl_interfaces/srv/SetParameters_Event.
+var SetParameters_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/SetParameters_Event",
+	DDSName: "rcl_interfaces::srv::dds_::SetParameters_Event_",
+	Hash:    "RIHS01_5060f52369bcff7f9dbd6eca21ee521859e471e71b33a8a8df26d5236fe54a80",
+	Definition: `service_msgs/ServiceEventInfo info
+SetParameters_Request[<=1] request
+SetParameters_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetParameters_Event() },
+	Desc: desc_SetParameters_Event,
+}
+
+// NewSetParameters_Event returns a new SetParameters_Event with its default values set.
+func NewSetParameters_Event() *SetParameters_Event {
+	m := &SetParameters_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetParameters_Event) SetDefaults() {
+	*m = SetParameters_Event{}
+}
+
+// ROSType returns SetParameters_Event_TypeInfo.
+func (m *SetParameters_Event) ROSType() *rosidl.TypeInfo { return SetParameters_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *SetParameters_Event) Clone() *SetParameters_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetParameters_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]SetParameters_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetParameters_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/SetParameters_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/SetParameters_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetParameters_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetParameters_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetParameters_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetParameters_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetParameters is the REP-2011 type description of rcl_interfaces/srv/SetParameters.
@@ -217,6 +331,7 @@ var SetParameters_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/SetParameters",
 	Request:    SetParameters_Request_TypeInfo,
 	Response:   SetParameters_Response_TypeInfo,
+	Event:      SetParameters_Event_TypeInfo,
 	Hash:       "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
 	Desc:       desc_SetParameters,
 	Definition: desc_SetParameters.Source,

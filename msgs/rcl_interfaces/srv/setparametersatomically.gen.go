@@ -3,6 +3,8 @@
 package rcl_interfaces_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -168,6 +170,13 @@ func (m *SetParametersAtomically_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetParametersAtomically_Event is the ROS 2 type rcl_interfaces/srv/SetParametersAtomically_Event.
+type SetParametersAtomically_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo  `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetParametersAtomically_Request  `ros:"request" rostype:"rcl_interfaces/srv/SetParametersAtomically_Request[<=1]"`
+	Response []SetParametersAtomically_Response `ros:"response" rostype:"rcl_interfaces/srv/SetParametersAtomically_Response[<=1]"`
+}
+
 // desc_SetParametersAtomically_Event is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically_Event.
 var desc_SetParametersAtomically_Event = &rosidl.TypeDescription{
 	Name: "rcl_interfaces/srv/SetParametersAtomically_Event",
@@ -178,6 +187,111 @@ var desc_SetParametersAtomically_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetParametersAtomically_Request, desc_SetParametersAtomically_Response},
 	Encoding: "implicit",
+}
+
+// SetParametersAtomically_Event_TypeInfo describes rcl_interfaces/srv/SetParametersAtomically_Event.
+var SetParametersAtomically_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rcl_interfaces/srv/SetParametersAtomically_Event",
+	DDSName: "rcl_interfaces::srv::dds_::SetParametersAtomically_Event_",
+	Hash:    "RIHS01_42fc0821e6e8fcff2b150cefc7d8269f0ce65139e1dc715b15267a4bcf63a189",
+	Definition: `service_msgs/ServiceEventInfo info
+SetParametersAtomically_Request[<=1] request
+SetParametersAtomically_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetParametersAtomically_Event() },
+	Desc: desc_SetParametersAtomically_Event,
+}
+
+// NewSetParametersAtomically_Event returns a new SetParametersAtomically_Event with its default values set.
+func NewSetParametersAtomically_Event() *SetParametersAtomically_Event {
+	m := &SetParametersAtomically_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetParametersAtomically_Event) SetDefaults() {
+	*m = SetParametersAtomically_Event{}
+}
+
+// ROSType returns SetParametersAtomically_Event_TypeInfo.
+func (m *SetParametersAtomically_Event) ROSType() *rosidl.TypeInfo {
+	return SetParametersAtomically_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *SetParametersAtomically_Event) Clone() *SetParametersAtomically_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetParametersAtomically_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]SetParametersAtomically_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetParametersAtomically_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/SetParametersAtomically_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rcl_interfaces/srv/SetParametersAtomically_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetParametersAtomically_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetParametersAtomically_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetParametersAtomically_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetParametersAtomically_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetParametersAtomically is the REP-2011 type description of rcl_interfaces/srv/SetParametersAtomically.
@@ -201,6 +315,7 @@ var SetParametersAtomically_ServiceType = &rosidl.ServiceType{
 	Name:       "rcl_interfaces/srv/SetParametersAtomically",
 	Request:    SetParametersAtomically_Request_TypeInfo,
 	Response:   SetParametersAtomically_Response_TypeInfo,
+	Event:      SetParametersAtomically_Event_TypeInfo,
 	Hash:       "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
 	Desc:       desc_SetParametersAtomically,
 	Definition: desc_SetParametersAtomically.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -436,6 +438,13 @@ func (m *RunState_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// RunState_SendGoal_Event is the ROS 2 type rsm_msgs/action/RunState_SendGoal_Event.
+type RunState_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []RunState_SendGoal_Request       `ros:"request" rostype:"rsm_msgs/action/RunState_SendGoal_Request[<=1]"`
+	Response []RunState_SendGoal_Response      `ros:"response" rostype:"rsm_msgs/action/RunState_SendGoal_Response[<=1]"`
+}
+
 // desc_RunState_SendGoal_Event is the REP-2011 type description of rsm_msgs/action/RunState_SendGoal_Event.
 var desc_RunState_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/action/RunState_SendGoal_Event",
@@ -446,6 +455,107 @@ var desc_RunState_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_RunState_SendGoal_Request, desc_RunState_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// RunState_SendGoal_Event_TypeInfo describes rsm_msgs/action/RunState_SendGoal_Event.
+var RunState_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/action/RunState_SendGoal_Event",
+	DDSName: "rsm_msgs::action::dds_::RunState_SendGoal_Event_",
+	Hash:    "RIHS01_dcf15a4b95c4ea6548f84830220dbb540a314d8804287904a1019293228bfa48",
+	Definition: `service_msgs/ServiceEventInfo info
+RunState_SendGoal_Request[<=1] request
+RunState_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewRunState_SendGoal_Event() },
+	Desc: desc_RunState_SendGoal_Event,
+}
+
+// NewRunState_SendGoal_Event returns a new RunState_SendGoal_Event with its default values set.
+func NewRunState_SendGoal_Event() *RunState_SendGoal_Event {
+	m := &RunState_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *RunState_SendGoal_Event) SetDefaults() {
+	*m = RunState_SendGoal_Event{}
+}
+
+// ROSType returns RunState_SendGoal_Event_TypeInfo.
+func (m *RunState_SendGoal_Event) ROSType() *rosidl.TypeInfo { return RunState_SendGoal_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *RunState_SendGoal_Event) Clone() *RunState_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]RunState_SendGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]RunState_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *RunState_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/action/RunState_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/action/RunState_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *RunState_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *RunState_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(77, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]RunState_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]RunState_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_RunState_SendGoal is the REP-2011 type description of rsm_msgs/action/RunState_SendGoal.
@@ -465,6 +575,7 @@ var RunState_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/action/RunState_SendGoal",
 	Request:  RunState_SendGoal_Request_TypeInfo,
 	Response: RunState_SendGoal_Response_TypeInfo,
+	Event:    RunState_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_ade79e18d15eaeb02f7b825f7082e9c5ac7ca9666c3a357fb574e3392ae6e408",
 	Desc:     desc_RunState_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -622,6 +733,13 @@ func (m *RunState_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// RunState_GetResult_Event is the ROS 2 type rsm_msgs/action/RunState_GetResult_Event.
+type RunState_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []RunState_GetResult_Request      `ros:"request" rostype:"rsm_msgs/action/RunState_GetResult_Request[<=1]"`
+	Response []RunState_GetResult_Response     `ros:"response" rostype:"rsm_msgs/action/RunState_GetResult_Response[<=1]"`
+}
+
 // desc_RunState_GetResult_Event is the REP-2011 type description of rsm_msgs/action/RunState_GetResult_Event.
 var desc_RunState_GetResult_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/action/RunState_GetResult_Event",
@@ -632,6 +750,109 @@ var desc_RunState_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_RunState_GetResult_Request, desc_RunState_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// RunState_GetResult_Event_TypeInfo describes rsm_msgs/action/RunState_GetResult_Event.
+var RunState_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/action/RunState_GetResult_Event",
+	DDSName: "rsm_msgs::action::dds_::RunState_GetResult_Event_",
+	Hash:    "RIHS01_ae880d4477879494b33b6f3023981b5255230c2ad0c5f8c5407839cd837af281",
+	Definition: `service_msgs/ServiceEventInfo info
+RunState_GetResult_Request[<=1] request
+RunState_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewRunState_GetResult_Event() },
+	Desc: desc_RunState_GetResult_Event,
+}
+
+// NewRunState_GetResult_Event returns a new RunState_GetResult_Event with its default values set.
+func NewRunState_GetResult_Event() *RunState_GetResult_Event {
+	m := &RunState_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *RunState_GetResult_Event) SetDefaults() {
+	*m = RunState_GetResult_Event{}
+}
+
+// ROSType returns RunState_GetResult_Event_TypeInfo.
+func (m *RunState_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return RunState_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *RunState_GetResult_Event) Clone() *RunState_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]RunState_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]RunState_GetResult_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *RunState_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/action/RunState_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/action/RunState_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *RunState_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *RunState_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]RunState_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]RunState_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_RunState_GetResult is the REP-2011 type description of rsm_msgs/action/RunState_GetResult.
@@ -651,6 +872,7 @@ var RunState_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "rsm_msgs/action/RunState_GetResult",
 	Request:  RunState_GetResult_Request_TypeInfo,
 	Response: RunState_GetResult_Response_TypeInfo,
+	Event:    RunState_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_6886bbb765167ea3bf36c73229507f6d076ac6e8acae0a4a0d35ad8ca8b09000",
 	Desc:     desc_RunState_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id

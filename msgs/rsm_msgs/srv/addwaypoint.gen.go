@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -152,6 +154,13 @@ func (m *AddWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// AddWaypoint_Event is the ROS 2 type rsm_msgs/srv/AddWaypoint_Event.
+type AddWaypoint_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []AddWaypoint_Request             `ros:"request" rostype:"rsm_msgs/srv/AddWaypoint_Request[<=1]"`
+	Response []AddWaypoint_Response            `ros:"response" rostype:"rsm_msgs/srv/AddWaypoint_Response[<=1]"`
+}
+
 // desc_AddWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/AddWaypoint_Event.
 var desc_AddWaypoint_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/AddWaypoint_Event",
@@ -162,6 +171,107 @@ var desc_AddWaypoint_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_AddWaypoint_Request, desc_AddWaypoint_Response},
 	Encoding: "implicit",
+}
+
+// AddWaypoint_Event_TypeInfo describes rsm_msgs/srv/AddWaypoint_Event.
+var AddWaypoint_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/AddWaypoint_Event",
+	DDSName: "rsm_msgs::srv::dds_::AddWaypoint_Event_",
+	Hash:    "RIHS01_22edf027f0ac784f0487f6e7f9f3ae83083f91a3a0352b9d8ef274612ae583d1",
+	Definition: `service_msgs/ServiceEventInfo info
+AddWaypoint_Request[<=1] request
+AddWaypoint_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewAddWaypoint_Event() },
+	Desc: desc_AddWaypoint_Event,
+}
+
+// NewAddWaypoint_Event returns a new AddWaypoint_Event with its default values set.
+func NewAddWaypoint_Event() *AddWaypoint_Event {
+	m := &AddWaypoint_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *AddWaypoint_Event) SetDefaults() {
+	*m = AddWaypoint_Event{}
+}
+
+// ROSType returns AddWaypoint_Event_TypeInfo.
+func (m *AddWaypoint_Event) ROSType() *rosidl.TypeInfo { return AddWaypoint_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *AddWaypoint_Event) Clone() *AddWaypoint_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]AddWaypoint_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]AddWaypoint_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *AddWaypoint_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/AddWaypoint_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/AddWaypoint_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *AddWaypoint_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *AddWaypoint_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(70, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]AddWaypoint_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]AddWaypoint_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_AddWaypoint is the REP-2011 type description of rsm_msgs/srv/AddWaypoint.
@@ -187,6 +297,7 @@ var AddWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/AddWaypoint",
 	Request:    AddWaypoint_Request_TypeInfo,
 	Response:   AddWaypoint_Response_TypeInfo,
+	Event:      AddWaypoint_Event_TypeInfo,
 	Hash:       "RIHS01_ffbaf752e0071d0a3ad9f2417f7b33ffb0f8db3275c6c89fafd95e36cff9d371",
 	Desc:       desc_AddWaypoint,
 	Definition: desc_AddWaypoint.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -171,6 +173,13 @@ func (m *GetCmdVelRecording_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetCmdVelRecording_Event is the ROS 2 type rsm_msgs/srv/GetCmdVelRecording_Event.
+type GetCmdVelRecording_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetCmdVelRecording_Request      `ros:"request" rostype:"rsm_msgs/srv/GetCmdVelRecording_Request[<=1]"`
+	Response []GetCmdVelRecording_Response     `ros:"response" rostype:"rsm_msgs/srv/GetCmdVelRecording_Response[<=1]"`
+}
+
 // desc_GetCmdVelRecording_Event is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording_Event.
 var desc_GetCmdVelRecording_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GetCmdVelRecording_Event",
@@ -181,6 +190,111 @@ var desc_GetCmdVelRecording_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetCmdVelRecording_Request, desc_GetCmdVelRecording_Response},
 	Encoding: "implicit",
+}
+
+// GetCmdVelRecording_Event_TypeInfo describes rsm_msgs/srv/GetCmdVelRecording_Event.
+var GetCmdVelRecording_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GetCmdVelRecording_Event",
+	DDSName: "rsm_msgs::srv::dds_::GetCmdVelRecording_Event_",
+	Hash:    "RIHS01_d2c4c01bd67701d1c08e9216d531aa1f427381a9c2a7a868d638102378d92918",
+	Definition: `service_msgs/ServiceEventInfo info
+GetCmdVelRecording_Request[<=1] request
+GetCmdVelRecording_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetCmdVelRecording_Event() },
+	Desc: desc_GetCmdVelRecording_Event,
+}
+
+// NewGetCmdVelRecording_Event returns a new GetCmdVelRecording_Event with its default values set.
+func NewGetCmdVelRecording_Event() *GetCmdVelRecording_Event {
+	m := &GetCmdVelRecording_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetCmdVelRecording_Event) SetDefaults() {
+	*m = GetCmdVelRecording_Event{}
+}
+
+// ROSType returns GetCmdVelRecording_Event_TypeInfo.
+func (m *GetCmdVelRecording_Event) ROSType() *rosidl.TypeInfo {
+	return GetCmdVelRecording_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *GetCmdVelRecording_Event) Clone() *GetCmdVelRecording_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetCmdVelRecording_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetCmdVelRecording_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetCmdVelRecording_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetCmdVelRecording_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetCmdVelRecording_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetCmdVelRecording_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetCmdVelRecording_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetCmdVelRecording_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetCmdVelRecording_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetCmdVelRecording is the REP-2011 type description of rsm_msgs/srv/GetCmdVelRecording.
@@ -204,6 +318,7 @@ var GetCmdVelRecording_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GetCmdVelRecording",
 	Request:    GetCmdVelRecording_Request_TypeInfo,
 	Response:   GetCmdVelRecording_Response_TypeInfo,
+	Event:      GetCmdVelRecording_Event_TypeInfo,
 	Hash:       "RIHS01_963f8e7a40dcd92ef46b9684c82ff194c9eeb69db61940edd8385714839fb068",
 	Desc:       desc_GetCmdVelRecording,
 	Definition: desc_GetCmdVelRecording.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -162,6 +164,13 @@ func (m *GetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetNavigationGoal_Event is the ROS 2 type rsm_msgs/srv/GetNavigationGoal_Event.
+type GetNavigationGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetNavigationGoal_Request       `ros:"request" rostype:"rsm_msgs/srv/GetNavigationGoal_Request[<=1]"`
+	Response []GetNavigationGoal_Response      `ros:"response" rostype:"rsm_msgs/srv/GetNavigationGoal_Response[<=1]"`
+}
+
 // desc_GetNavigationGoal_Event is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal_Event.
 var desc_GetNavigationGoal_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GetNavigationGoal_Event",
@@ -172,6 +181,107 @@ var desc_GetNavigationGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetNavigationGoal_Request, desc_GetNavigationGoal_Response},
 	Encoding: "implicit",
+}
+
+// GetNavigationGoal_Event_TypeInfo describes rsm_msgs/srv/GetNavigationGoal_Event.
+var GetNavigationGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GetNavigationGoal_Event",
+	DDSName: "rsm_msgs::srv::dds_::GetNavigationGoal_Event_",
+	Hash:    "RIHS01_3effc20329f8a5f902d16bd667e996ac61680e4fd3e8babea42762559c511d26",
+	Definition: `service_msgs/ServiceEventInfo info
+GetNavigationGoal_Request[<=1] request
+GetNavigationGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetNavigationGoal_Event() },
+	Desc: desc_GetNavigationGoal_Event,
+}
+
+// NewGetNavigationGoal_Event returns a new GetNavigationGoal_Event with its default values set.
+func NewGetNavigationGoal_Event() *GetNavigationGoal_Event {
+	m := &GetNavigationGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetNavigationGoal_Event) SetDefaults() {
+	*m = GetNavigationGoal_Event{}
+}
+
+// ROSType returns GetNavigationGoal_Event_TypeInfo.
+func (m *GetNavigationGoal_Event) ROSType() *rosidl.TypeInfo { return GetNavigationGoal_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetNavigationGoal_Event) Clone() *GetNavigationGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetNavigationGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetNavigationGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetNavigationGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetNavigationGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetNavigationGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetNavigationGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetNavigationGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetNavigationGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(69, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetNavigationGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetNavigationGoal is the REP-2011 type description of rsm_msgs/srv/GetNavigationGoal.
@@ -197,6 +307,7 @@ var GetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GetNavigationGoal",
 	Request:    GetNavigationGoal_Request_TypeInfo,
 	Response:   GetNavigationGoal_Response_TypeInfo,
+	Event:      GetNavigationGoal_Event_TypeInfo,
 	Hash:       "RIHS01_2a2ae3584135a3871396a9b8b4442e991278fb18a0b6475725b4e0d8d3b4fcef",
 	Desc:       desc_GetNavigationGoal,
 	Definition: desc_GetNavigationGoal.Source,

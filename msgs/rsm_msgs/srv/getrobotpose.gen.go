@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -143,6 +145,13 @@ func (m *GetRobotPose_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetRobotPose_Event is the ROS 2 type rsm_msgs/srv/GetRobotPose_Event.
+type GetRobotPose_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetRobotPose_Request            `ros:"request" rostype:"rsm_msgs/srv/GetRobotPose_Request[<=1]"`
+	Response []GetRobotPose_Response           `ros:"response" rostype:"rsm_msgs/srv/GetRobotPose_Response[<=1]"`
+}
+
 // desc_GetRobotPose_Event is the REP-2011 type description of rsm_msgs/srv/GetRobotPose_Event.
 var desc_GetRobotPose_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GetRobotPose_Event",
@@ -153,6 +162,107 @@ var desc_GetRobotPose_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetRobotPose_Request, desc_GetRobotPose_Response},
 	Encoding: "implicit",
+}
+
+// GetRobotPose_Event_TypeInfo describes rsm_msgs/srv/GetRobotPose_Event.
+var GetRobotPose_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GetRobotPose_Event",
+	DDSName: "rsm_msgs::srv::dds_::GetRobotPose_Event_",
+	Hash:    "RIHS01_76b067ef8ed7b06e83adb135da094463144ca12ddcbf81d9817fe77723c2a15d",
+	Definition: `service_msgs/ServiceEventInfo info
+GetRobotPose_Request[<=1] request
+GetRobotPose_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetRobotPose_Event() },
+	Desc: desc_GetRobotPose_Event,
+}
+
+// NewGetRobotPose_Event returns a new GetRobotPose_Event with its default values set.
+func NewGetRobotPose_Event() *GetRobotPose_Event {
+	m := &GetRobotPose_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetRobotPose_Event) SetDefaults() {
+	*m = GetRobotPose_Event{}
+}
+
+// ROSType returns GetRobotPose_Event_TypeInfo.
+func (m *GetRobotPose_Event) ROSType() *rosidl.TypeInfo { return GetRobotPose_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetRobotPose_Event) Clone() *GetRobotPose_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetRobotPose_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetRobotPose_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetRobotPose_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetRobotPose_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetRobotPose_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetRobotPose_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetRobotPose_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetRobotPose_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(56, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetRobotPose_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetRobotPose is the REP-2011 type description of rsm_msgs/srv/GetRobotPose.
@@ -175,6 +285,7 @@ var GetRobotPose_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GetRobotPose",
 	Request:    GetRobotPose_Request_TypeInfo,
 	Response:   GetRobotPose_Response_TypeInfo,
+	Event:      GetRobotPose_Event_TypeInfo,
 	Hash:       "RIHS01_229e00a945f595374bda9a6d472c8264b8795a2eb6cf3bc1239738873546ab55",
 	Desc:       desc_GetRobotPose,
 	Definition: desc_GetRobotPose.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -164,6 +166,13 @@ func (m *GetWaypointRoutines_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetWaypointRoutines_Event is the ROS 2 type rsm_msgs/srv/GetWaypointRoutines_Event.
+type GetWaypointRoutines_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetWaypointRoutines_Request     `ros:"request" rostype:"rsm_msgs/srv/GetWaypointRoutines_Request[<=1]"`
+	Response []GetWaypointRoutines_Response    `ros:"response" rostype:"rsm_msgs/srv/GetWaypointRoutines_Response[<=1]"`
+}
+
 // desc_GetWaypointRoutines_Event is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines_Event.
 var desc_GetWaypointRoutines_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GetWaypointRoutines_Event",
@@ -174,6 +183,111 @@ var desc_GetWaypointRoutines_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetWaypointRoutines_Request, desc_GetWaypointRoutines_Response},
 	Encoding: "implicit",
+}
+
+// GetWaypointRoutines_Event_TypeInfo describes rsm_msgs/srv/GetWaypointRoutines_Event.
+var GetWaypointRoutines_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GetWaypointRoutines_Event",
+	DDSName: "rsm_msgs::srv::dds_::GetWaypointRoutines_Event_",
+	Hash:    "RIHS01_bbe7e5b9fb97e9a698f4aae60ef7a80eaaae9e73f28717132a3d065a6b976e3b",
+	Definition: `service_msgs/ServiceEventInfo info
+GetWaypointRoutines_Request[<=1] request
+GetWaypointRoutines_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetWaypointRoutines_Event() },
+	Desc: desc_GetWaypointRoutines_Event,
+}
+
+// NewGetWaypointRoutines_Event returns a new GetWaypointRoutines_Event with its default values set.
+func NewGetWaypointRoutines_Event() *GetWaypointRoutines_Event {
+	m := &GetWaypointRoutines_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetWaypointRoutines_Event) SetDefaults() {
+	*m = GetWaypointRoutines_Event{}
+}
+
+// ROSType returns GetWaypointRoutines_Event_TypeInfo.
+func (m *GetWaypointRoutines_Event) ROSType() *rosidl.TypeInfo {
+	return GetWaypointRoutines_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *GetWaypointRoutines_Event) Clone() *GetWaypointRoutines_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetWaypointRoutines_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetWaypointRoutines_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetWaypointRoutines_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetWaypointRoutines_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetWaypointRoutines_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetWaypointRoutines_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetWaypointRoutines_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetWaypointRoutines_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(4, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetWaypointRoutines_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetWaypointRoutines is the REP-2011 type description of rsm_msgs/srv/GetWaypointRoutines.
@@ -196,6 +310,7 @@ var GetWaypointRoutines_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GetWaypointRoutines",
 	Request:    GetWaypointRoutines_Request_TypeInfo,
 	Response:   GetWaypointRoutines_Response_TypeInfo,
+	Event:      GetWaypointRoutines_Event_TypeInfo,
 	Hash:       "RIHS01_7a1a9d21ac116b8ca36a2d8ac5e7e98a8952cd4afa4572bab8df831a542f3188",
 	Desc:       desc_GetWaypointRoutines,
 	Definition: desc_GetWaypointRoutines.Source,

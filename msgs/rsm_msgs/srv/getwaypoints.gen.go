@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -145,6 +147,13 @@ func (m *GetWaypoints_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetWaypoints_Event is the ROS 2 type rsm_msgs/srv/GetWaypoints_Event.
+type GetWaypoints_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetWaypoints_Request            `ros:"request" rostype:"rsm_msgs/srv/GetWaypoints_Request[<=1]"`
+	Response []GetWaypoints_Response           `ros:"response" rostype:"rsm_msgs/srv/GetWaypoints_Response[<=1]"`
+}
+
 // desc_GetWaypoints_Event is the REP-2011 type description of rsm_msgs/srv/GetWaypoints_Event.
 var desc_GetWaypoints_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GetWaypoints_Event",
@@ -155,6 +164,109 @@ var desc_GetWaypoints_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetWaypoints_Request, desc_GetWaypoints_Response},
 	Encoding: "implicit",
+}
+
+// GetWaypoints_Event_TypeInfo describes rsm_msgs/srv/GetWaypoints_Event.
+var GetWaypoints_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GetWaypoints_Event",
+	DDSName: "rsm_msgs::srv::dds_::GetWaypoints_Event_",
+	Hash:    "RIHS01_e7a4be04d78ce39ece07fd93c1a4674392852e155990298d58c410163181d1a3",
+	Definition: `service_msgs/ServiceEventInfo info
+GetWaypoints_Request[<=1] request
+GetWaypoints_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetWaypoints_Event() },
+	Desc: desc_GetWaypoints_Event,
+}
+
+// NewGetWaypoints_Event returns a new GetWaypoints_Event with its default values set.
+func NewGetWaypoints_Event() *GetWaypoints_Event {
+	m := &GetWaypoints_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetWaypoints_Event) SetDefaults() {
+	*m = GetWaypoints_Event{}
+}
+
+// ROSType returns GetWaypoints_Event_TypeInfo.
+func (m *GetWaypoints_Event) ROSType() *rosidl.TypeInfo { return GetWaypoints_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GetWaypoints_Event) Clone() *GetWaypoints_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetWaypoints_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetWaypoints_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetWaypoints_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetWaypoints_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GetWaypoints_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetWaypoints_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetWaypoints_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetWaypoints_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(26, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetWaypoints_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetWaypoints is the REP-2011 type description of rsm_msgs/srv/GetWaypoints.
@@ -177,6 +289,7 @@ var GetWaypoints_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GetWaypoints",
 	Request:    GetWaypoints_Request_TypeInfo,
 	Response:   GetWaypoints_Response_TypeInfo,
+	Event:      GetWaypoints_Event_TypeInfo,
 	Hash:       "RIHS01_ff1cf9830167e208a1b76b010184f19907d5fedd5ba9353758c9f13aa7e9d0b3",
 	Desc:       desc_GetWaypoints,
 	Definition: desc_GetWaypoints.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -152,6 +154,13 @@ func (m *GoalCompleted_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GoalCompleted_Event is the ROS 2 type rsm_msgs/srv/GoalCompleted_Event.
+type GoalCompleted_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GoalCompleted_Request           `ros:"request" rostype:"rsm_msgs/srv/GoalCompleted_Request[<=1]"`
+	Response []GoalCompleted_Response          `ros:"response" rostype:"rsm_msgs/srv/GoalCompleted_Response[<=1]"`
+}
+
 // desc_GoalCompleted_Event is the REP-2011 type description of rsm_msgs/srv/GoalCompleted_Event.
 var desc_GoalCompleted_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/GoalCompleted_Event",
@@ -162,6 +171,107 @@ var desc_GoalCompleted_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GoalCompleted_Request, desc_GoalCompleted_Response},
 	Encoding: "implicit",
+}
+
+// GoalCompleted_Event_TypeInfo describes rsm_msgs/srv/GoalCompleted_Event.
+var GoalCompleted_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/GoalCompleted_Event",
+	DDSName: "rsm_msgs::srv::dds_::GoalCompleted_Event_",
+	Hash:    "RIHS01_feb8698dab8d2d9527dd5ebc7d3fbe92570e9bfedce5e52a1b61560c159e0f45",
+	Definition: `service_msgs/ServiceEventInfo info
+GoalCompleted_Request[<=1] request
+GoalCompleted_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGoalCompleted_Event() },
+	Desc: desc_GoalCompleted_Event,
+}
+
+// NewGoalCompleted_Event returns a new GoalCompleted_Event with its default values set.
+func NewGoalCompleted_Event() *GoalCompleted_Event {
+	m := &GoalCompleted_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GoalCompleted_Event) SetDefaults() {
+	*m = GoalCompleted_Event{}
+}
+
+// ROSType returns GoalCompleted_Event_TypeInfo.
+func (m *GoalCompleted_Event) ROSType() *rosidl.TypeInfo { return GoalCompleted_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *GoalCompleted_Event) Clone() *GoalCompleted_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GoalCompleted_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GoalCompleted_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GoalCompleted_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GoalCompleted_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/GoalCompleted_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GoalCompleted_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GoalCompleted_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(58, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GoalCompleted_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GoalCompleted_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GoalCompleted is the REP-2011 type description of rsm_msgs/srv/GoalCompleted.
@@ -187,6 +297,7 @@ var GoalCompleted_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/GoalCompleted",
 	Request:    GoalCompleted_Request_TypeInfo,
 	Response:   GoalCompleted_Response_TypeInfo,
+	Event:      GoalCompleted_Event_TypeInfo,
 	Hash:       "RIHS01_31c58ce346f5634d466a3728f566194d353e9576b4f424efe8f6550f67cbe851",
 	Desc:       desc_GoalCompleted,
 	Definition: desc_GoalCompleted.Source,

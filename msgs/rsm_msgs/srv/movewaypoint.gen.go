@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -152,6 +154,13 @@ func (m *MoveWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// MoveWaypoint_Event is the ROS 2 type rsm_msgs/srv/MoveWaypoint_Event.
+type MoveWaypoint_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []MoveWaypoint_Request            `ros:"request" rostype:"rsm_msgs/srv/MoveWaypoint_Request[<=1]"`
+	Response []MoveWaypoint_Response           `ros:"response" rostype:"rsm_msgs/srv/MoveWaypoint_Response[<=1]"`
+}
+
 // desc_MoveWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint_Event.
 var desc_MoveWaypoint_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/MoveWaypoint_Event",
@@ -162,6 +171,107 @@ var desc_MoveWaypoint_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_MoveWaypoint_Request, desc_MoveWaypoint_Response},
 	Encoding: "implicit",
+}
+
+// MoveWaypoint_Event_TypeInfo describes rsm_msgs/srv/MoveWaypoint_Event.
+var MoveWaypoint_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/MoveWaypoint_Event",
+	DDSName: "rsm_msgs::srv::dds_::MoveWaypoint_Event_",
+	Hash:    "RIHS01_460ef5c3a945095afdf7931449dfadd3cb09864fb8128dc7fc44b4c4dee241f6",
+	Definition: `service_msgs/ServiceEventInfo info
+MoveWaypoint_Request[<=1] request
+MoveWaypoint_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewMoveWaypoint_Event() },
+	Desc: desc_MoveWaypoint_Event,
+}
+
+// NewMoveWaypoint_Event returns a new MoveWaypoint_Event with its default values set.
+func NewMoveWaypoint_Event() *MoveWaypoint_Event {
+	m := &MoveWaypoint_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *MoveWaypoint_Event) SetDefaults() {
+	*m = MoveWaypoint_Event{}
+}
+
+// ROSType returns MoveWaypoint_Event_TypeInfo.
+func (m *MoveWaypoint_Event) ROSType() *rosidl.TypeInfo { return MoveWaypoint_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *MoveWaypoint_Event) Clone() *MoveWaypoint_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]MoveWaypoint_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]MoveWaypoint_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *MoveWaypoint_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/MoveWaypoint_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/MoveWaypoint_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *MoveWaypoint_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *MoveWaypoint_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(64, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]MoveWaypoint_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]MoveWaypoint_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_MoveWaypoint is the REP-2011 type description of rsm_msgs/srv/MoveWaypoint.
@@ -187,6 +297,7 @@ var MoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/MoveWaypoint",
 	Request:    MoveWaypoint_Request_TypeInfo,
 	Response:   MoveWaypoint_Response_TypeInfo,
+	Event:      MoveWaypoint_Event_TypeInfo,
 	Hash:       "RIHS01_c51bcee51639a857418029ff31302b58581807aea20fb8098a49cb609af3b532",
 	Desc:       desc_MoveWaypoint,
 	Definition: desc_MoveWaypoint.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -144,6 +146,13 @@ func (m *RemoveWaypoint_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// RemoveWaypoint_Event is the ROS 2 type rsm_msgs/srv/RemoveWaypoint_Event.
+type RemoveWaypoint_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []RemoveWaypoint_Request          `ros:"request" rostype:"rsm_msgs/srv/RemoveWaypoint_Request[<=1]"`
+	Response []RemoveWaypoint_Response         `ros:"response" rostype:"rsm_msgs/srv/RemoveWaypoint_Response[<=1]"`
+}
+
 // desc_RemoveWaypoint_Event is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint_Event.
 var desc_RemoveWaypoint_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/RemoveWaypoint_Event",
@@ -154,6 +163,107 @@ var desc_RemoveWaypoint_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_RemoveWaypoint_Request, desc_RemoveWaypoint_Response},
 	Encoding: "implicit",
+}
+
+// RemoveWaypoint_Event_TypeInfo describes rsm_msgs/srv/RemoveWaypoint_Event.
+var RemoveWaypoint_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/RemoveWaypoint_Event",
+	DDSName: "rsm_msgs::srv::dds_::RemoveWaypoint_Event_",
+	Hash:    "RIHS01_3f5589da4e471b5c14db41ded21a233ea88894a1d385464c9dd1f7daa5dca3f6",
+	Definition: `service_msgs/ServiceEventInfo info
+RemoveWaypoint_Request[<=1] request
+RemoveWaypoint_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewRemoveWaypoint_Event() },
+	Desc: desc_RemoveWaypoint_Event,
+}
+
+// NewRemoveWaypoint_Event returns a new RemoveWaypoint_Event with its default values set.
+func NewRemoveWaypoint_Event() *RemoveWaypoint_Event {
+	m := &RemoveWaypoint_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *RemoveWaypoint_Event) SetDefaults() {
+	*m = RemoveWaypoint_Event{}
+}
+
+// ROSType returns RemoveWaypoint_Event_TypeInfo.
+func (m *RemoveWaypoint_Event) ROSType() *rosidl.TypeInfo { return RemoveWaypoint_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *RemoveWaypoint_Event) Clone() *RemoveWaypoint_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]RemoveWaypoint_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]RemoveWaypoint_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *RemoveWaypoint_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/RemoveWaypoint_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/RemoveWaypoint_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *RemoveWaypoint_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *RemoveWaypoint_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(8, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]RemoveWaypoint_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]RemoveWaypoint_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_RemoveWaypoint is the REP-2011 type description of rsm_msgs/srv/RemoveWaypoint.
@@ -178,6 +288,7 @@ var RemoveWaypoint_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/RemoveWaypoint",
 	Request:    RemoveWaypoint_Request_TypeInfo,
 	Response:   RemoveWaypoint_Response_TypeInfo,
+	Event:      RemoveWaypoint_Event_TypeInfo,
 	Hash:       "RIHS01_0b27e44acc30d273d651d2296ddf1a628880e3d1fe9d0f0a1d2ed7544e68b0b3",
 	Desc:       desc_RemoveWaypoint,
 	Definition: desc_RemoveWaypoint.Source,

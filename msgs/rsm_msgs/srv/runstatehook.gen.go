@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -220,6 +222,13 @@ func (m *RunStateHook_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// RunStateHook_Event is the ROS 2 type rsm_msgs/srv/RunStateHook_Event.
+type RunStateHook_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []RunStateHook_Request            `ros:"request" rostype:"rsm_msgs/srv/RunStateHook_Request[<=1]"`
+	Response []RunStateHook_Response           `ros:"response" rostype:"rsm_msgs/srv/RunStateHook_Response[<=1]"`
+}
+
 // desc_RunStateHook_Event is the REP-2011 type description of rsm_msgs/srv/RunStateHook_Event.
 var desc_RunStateHook_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/RunStateHook_Event",
@@ -230,6 +239,107 @@ var desc_RunStateHook_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_RunStateHook_Request, desc_RunStateHook_Response},
 	Encoding: "implicit",
+}
+
+// RunStateHook_Event_TypeInfo describes rsm_msgs/srv/RunStateHook_Event.
+var RunStateHook_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/RunStateHook_Event",
+	DDSName: "rsm_msgs::srv::dds_::RunStateHook_Event_",
+	Hash:    "RIHS01_80bac9b940d8edb5b855e4de9cfad3f24b2f22b6048bd203790ddffba4f33041",
+	Definition: `service_msgs/ServiceEventInfo info
+RunStateHook_Request[<=1] request
+RunStateHook_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewRunStateHook_Event() },
+	Desc: desc_RunStateHook_Event,
+}
+
+// NewRunStateHook_Event returns a new RunStateHook_Event with its default values set.
+func NewRunStateHook_Event() *RunStateHook_Event {
+	m := &RunStateHook_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *RunStateHook_Event) SetDefaults() {
+	*m = RunStateHook_Event{}
+}
+
+// ROSType returns RunStateHook_Event_TypeInfo.
+func (m *RunStateHook_Event) ROSType() *rosidl.TypeInfo { return RunStateHook_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *RunStateHook_Event) Clone() *RunStateHook_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]RunStateHook_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]RunStateHook_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *RunStateHook_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/RunStateHook_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/RunStateHook_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *RunStateHook_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *RunStateHook_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(6, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]RunStateHook_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(10, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]RunStateHook_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_RunStateHook is the REP-2011 type description of rsm_msgs/srv/RunStateHook.
@@ -289,6 +399,7 @@ var RunStateHook_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/RunStateHook",
 	Request:    RunStateHook_Request_TypeInfo,
 	Response:   RunStateHook_Response_TypeInfo,
+	Event:      RunStateHook_Event_TypeInfo,
 	Hash:       "RIHS01_225c5f468684926b0b2f0a5b903995a85e876d3133cb7a040bfbf62a837e4aa0",
 	Desc:       desc_RunStateHook,
 	Definition: desc_RunStateHook.Source,

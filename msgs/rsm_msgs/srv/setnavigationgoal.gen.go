@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -166,6 +168,13 @@ func (m *SetNavigationGoal_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetNavigationGoal_Event is the ROS 2 type rsm_msgs/srv/SetNavigationGoal_Event.
+type SetNavigationGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetNavigationGoal_Request       `ros:"request" rostype:"rsm_msgs/srv/SetNavigationGoal_Request[<=1]"`
+	Response []SetNavigationGoal_Response      `ros:"response" rostype:"rsm_msgs/srv/SetNavigationGoal_Response[<=1]"`
+}
+
 // desc_SetNavigationGoal_Event is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal_Event.
 var desc_SetNavigationGoal_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/SetNavigationGoal_Event",
@@ -176,6 +185,107 @@ var desc_SetNavigationGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetNavigationGoal_Request, desc_SetNavigationGoal_Response},
 	Encoding: "implicit",
+}
+
+// SetNavigationGoal_Event_TypeInfo describes rsm_msgs/srv/SetNavigationGoal_Event.
+var SetNavigationGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/SetNavigationGoal_Event",
+	DDSName: "rsm_msgs::srv::dds_::SetNavigationGoal_Event_",
+	Hash:    "RIHS01_0e804b6b5e49a67abb4faff6fd27cc31e5f0398e9ca76626f8ff2db4435fdf5c",
+	Definition: `service_msgs/ServiceEventInfo info
+SetNavigationGoal_Request[<=1] request
+SetNavigationGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetNavigationGoal_Event() },
+	Desc: desc_SetNavigationGoal_Event,
+}
+
+// NewSetNavigationGoal_Event returns a new SetNavigationGoal_Event with its default values set.
+func NewSetNavigationGoal_Event() *SetNavigationGoal_Event {
+	m := &SetNavigationGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetNavigationGoal_Event) SetDefaults() {
+	*m = SetNavigationGoal_Event{}
+}
+
+// ROSType returns SetNavigationGoal_Event_TypeInfo.
+func (m *SetNavigationGoal_Event) ROSType() *rosidl.TypeInfo { return SetNavigationGoal_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *SetNavigationGoal_Event) Clone() *SetNavigationGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetNavigationGoal_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]SetNavigationGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetNavigationGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetNavigationGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetNavigationGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetNavigationGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetNavigationGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(69, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetNavigationGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetNavigationGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetNavigationGoal is the REP-2011 type description of rsm_msgs/srv/SetNavigationGoal.
@@ -203,6 +313,7 @@ var SetNavigationGoal_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/SetNavigationGoal",
 	Request:    SetNavigationGoal_Request_TypeInfo,
 	Response:   SetNavigationGoal_Response_TypeInfo,
+	Event:      SetNavigationGoal_Event_TypeInfo,
 	Hash:       "RIHS01_54541c75043c787b751dd51cd45f44e4d8612ae83604494f8b6c07318d67465a",
 	Desc:       desc_SetNavigationGoal,
 	Definition: desc_SetNavigationGoal.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -150,6 +152,13 @@ func (m *SetOperationMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetOperationMode_Event is the ROS 2 type rsm_msgs/srv/SetOperationMode_Event.
+type SetOperationMode_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetOperationMode_Request        `ros:"request" rostype:"rsm_msgs/srv/SetOperationMode_Request[<=1]"`
+	Response []SetOperationMode_Response       `ros:"response" rostype:"rsm_msgs/srv/SetOperationMode_Response[<=1]"`
+}
+
 // desc_SetOperationMode_Event is the REP-2011 type description of rsm_msgs/srv/SetOperationMode_Event.
 var desc_SetOperationMode_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/SetOperationMode_Event",
@@ -160,6 +169,107 @@ var desc_SetOperationMode_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetOperationMode_Request, desc_SetOperationMode_Response},
 	Encoding: "implicit",
+}
+
+// SetOperationMode_Event_TypeInfo describes rsm_msgs/srv/SetOperationMode_Event.
+var SetOperationMode_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/SetOperationMode_Event",
+	DDSName: "rsm_msgs::srv::dds_::SetOperationMode_Event_",
+	Hash:    "RIHS01_301dccab78003904046dd33622e5af163b14c08b6c66b59e5a9f18bc17574152",
+	Definition: `service_msgs/ServiceEventInfo info
+SetOperationMode_Request[<=1] request
+SetOperationMode_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetOperationMode_Event() },
+	Desc: desc_SetOperationMode_Event,
+}
+
+// NewSetOperationMode_Event returns a new SetOperationMode_Event with its default values set.
+func NewSetOperationMode_Event() *SetOperationMode_Event {
+	m := &SetOperationMode_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetOperationMode_Event) SetDefaults() {
+	*m = SetOperationMode_Event{}
+}
+
+// ROSType returns SetOperationMode_Event_TypeInfo.
+func (m *SetOperationMode_Event) ROSType() *rosidl.TypeInfo { return SetOperationMode_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *SetOperationMode_Event) Clone() *SetOperationMode_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetOperationMode_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]SetOperationMode_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetOperationMode_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetOperationMode_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetOperationMode_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetOperationMode_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetOperationMode_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(2, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetOperationMode_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetOperationMode_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetOperationMode is the REP-2011 type description of rsm_msgs/srv/SetOperationMode.
@@ -184,6 +294,7 @@ var SetOperationMode_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/SetOperationMode",
 	Request:    SetOperationMode_Request_TypeInfo,
 	Response:   SetOperationMode_Response_TypeInfo,
+	Event:      SetOperationMode_Event_TypeInfo,
 	Hash:       "RIHS01_b0b162ee2dbe43f956a9c40eed83ccddd3675f451995f6ee77226db7e204ccee",
 	Desc:       desc_SetOperationMode,
 	Definition: desc_SetOperationMode.Source,

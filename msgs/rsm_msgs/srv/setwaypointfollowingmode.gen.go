@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -153,6 +155,13 @@ func (m *SetWaypointFollowingMode_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetWaypointFollowingMode_Event is the ROS 2 type rsm_msgs/srv/SetWaypointFollowingMode_Event.
+type SetWaypointFollowingMode_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo   `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetWaypointFollowingMode_Request  `ros:"request" rostype:"rsm_msgs/srv/SetWaypointFollowingMode_Request[<=1]"`
+	Response []SetWaypointFollowingMode_Response `ros:"response" rostype:"rsm_msgs/srv/SetWaypointFollowingMode_Response[<=1]"`
+}
+
 // desc_SetWaypointFollowingMode_Event is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode_Event.
 var desc_SetWaypointFollowingMode_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/SetWaypointFollowingMode_Event",
@@ -163,6 +172,109 @@ var desc_SetWaypointFollowingMode_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetWaypointFollowingMode_Request, desc_SetWaypointFollowingMode_Response},
 	Encoding: "implicit",
+}
+
+// SetWaypointFollowingMode_Event_TypeInfo describes rsm_msgs/srv/SetWaypointFollowingMode_Event.
+var SetWaypointFollowingMode_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/SetWaypointFollowingMode_Event",
+	DDSName: "rsm_msgs::srv::dds_::SetWaypointFollowingMode_Event_",
+	Hash:    "RIHS01_0911370dbd682c83880307766390126afebfb131dc639e927b5cb32adc56b6d0",
+	Definition: `service_msgs/ServiceEventInfo info
+SetWaypointFollowingMode_Request[<=1] request
+SetWaypointFollowingMode_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetWaypointFollowingMode_Event() },
+	Desc: desc_SetWaypointFollowingMode_Event,
+}
+
+// NewSetWaypointFollowingMode_Event returns a new SetWaypointFollowingMode_Event with its default values set.
+func NewSetWaypointFollowingMode_Event() *SetWaypointFollowingMode_Event {
+	m := &SetWaypointFollowingMode_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetWaypointFollowingMode_Event) SetDefaults() {
+	*m = SetWaypointFollowingMode_Event{}
+}
+
+// ROSType returns SetWaypointFollowingMode_Event_TypeInfo.
+func (m *SetWaypointFollowingMode_Event) ROSType() *rosidl.TypeInfo {
+	return SetWaypointFollowingMode_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *SetWaypointFollowingMode_Event) Clone() *SetWaypointFollowingMode_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetWaypointFollowingMode_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]SetWaypointFollowingMode_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetWaypointFollowingMode_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetWaypointFollowingMode_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetWaypointFollowingMode_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetWaypointFollowingMode_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetWaypointFollowingMode_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(2, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetWaypointFollowingMode_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetWaypointFollowingMode_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetWaypointFollowingMode is the REP-2011 type description of rsm_msgs/srv/SetWaypointFollowingMode.
@@ -188,6 +300,7 @@ var SetWaypointFollowingMode_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/SetWaypointFollowingMode",
 	Request:    SetWaypointFollowingMode_Request_TypeInfo,
 	Response:   SetWaypointFollowingMode_Response_TypeInfo,
+	Event:      SetWaypointFollowingMode_Event_TypeInfo,
 	Hash:       "RIHS01_c83b68f6354b7b3857c666e566d56cde4c791456c2fe7caa20ea58066233504c",
 	Desc:       desc_SetWaypointFollowingMode,
 	Definition: desc_SetWaypointFollowingMode.Source,

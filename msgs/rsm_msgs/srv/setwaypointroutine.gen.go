@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -153,6 +155,13 @@ func (m *SetWaypointRoutine_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetWaypointRoutine_Event is the ROS 2 type rsm_msgs/srv/SetWaypointRoutine_Event.
+type SetWaypointRoutine_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetWaypointRoutine_Request      `ros:"request" rostype:"rsm_msgs/srv/SetWaypointRoutine_Request[<=1]"`
+	Response []SetWaypointRoutine_Response     `ros:"response" rostype:"rsm_msgs/srv/SetWaypointRoutine_Response[<=1]"`
+}
+
 // desc_SetWaypointRoutine_Event is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine_Event.
 var desc_SetWaypointRoutine_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/SetWaypointRoutine_Event",
@@ -163,6 +172,109 @@ var desc_SetWaypointRoutine_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetWaypointRoutine_Request, desc_SetWaypointRoutine_Response},
 	Encoding: "implicit",
+}
+
+// SetWaypointRoutine_Event_TypeInfo describes rsm_msgs/srv/SetWaypointRoutine_Event.
+var SetWaypointRoutine_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/SetWaypointRoutine_Event",
+	DDSName: "rsm_msgs::srv::dds_::SetWaypointRoutine_Event_",
+	Hash:    "RIHS01_6b63d93cb6e7202a9cf57ce5833653e9329265c927a91bc1c8520b35cb90ecf2",
+	Definition: `service_msgs/ServiceEventInfo info
+SetWaypointRoutine_Request[<=1] request
+SetWaypointRoutine_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetWaypointRoutine_Event() },
+	Desc: desc_SetWaypointRoutine_Event,
+}
+
+// NewSetWaypointRoutine_Event returns a new SetWaypointRoutine_Event with its default values set.
+func NewSetWaypointRoutine_Event() *SetWaypointRoutine_Event {
+	m := &SetWaypointRoutine_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetWaypointRoutine_Event) SetDefaults() {
+	*m = SetWaypointRoutine_Event{}
+}
+
+// ROSType returns SetWaypointRoutine_Event_TypeInfo.
+func (m *SetWaypointRoutine_Event) ROSType() *rosidl.TypeInfo {
+	return SetWaypointRoutine_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *SetWaypointRoutine_Event) Clone() *SetWaypointRoutine_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetWaypointRoutine_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]SetWaypointRoutine_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetWaypointRoutine_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetWaypointRoutine_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/SetWaypointRoutine_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetWaypointRoutine_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetWaypointRoutine_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(12, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetWaypointRoutine_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetWaypointRoutine_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetWaypointRoutine is the REP-2011 type description of rsm_msgs/srv/SetWaypointRoutine.
@@ -188,6 +300,7 @@ var SetWaypointRoutine_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/SetWaypointRoutine",
 	Request:    SetWaypointRoutine_Request_TypeInfo,
 	Response:   SetWaypointRoutine_Response_TypeInfo,
+	Event:      SetWaypointRoutine_Event_TypeInfo,
 	Hash:       "RIHS01_a6d26001786d9ad34cc0c3c87b9f7b8ce23d6f57c7ac3d82e3fd97e65534053c",
 	Desc:       desc_SetWaypointRoutine,
 	Definition: desc_SetWaypointRoutine.Source,

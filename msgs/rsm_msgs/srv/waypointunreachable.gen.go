@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -148,6 +150,13 @@ func (m *WaypointUnreachable_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// WaypointUnreachable_Event is the ROS 2 type rsm_msgs/srv/WaypointUnreachable_Event.
+type WaypointUnreachable_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []WaypointUnreachable_Request     `ros:"request" rostype:"rsm_msgs/srv/WaypointUnreachable_Request[<=1]"`
+	Response []WaypointUnreachable_Response    `ros:"response" rostype:"rsm_msgs/srv/WaypointUnreachable_Response[<=1]"`
+}
+
 // desc_WaypointUnreachable_Event is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable_Event.
 var desc_WaypointUnreachable_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/WaypointUnreachable_Event",
@@ -158,6 +167,109 @@ var desc_WaypointUnreachable_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_WaypointUnreachable_Request, desc_WaypointUnreachable_Response},
 	Encoding: "implicit",
+}
+
+// WaypointUnreachable_Event_TypeInfo describes rsm_msgs/srv/WaypointUnreachable_Event.
+var WaypointUnreachable_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/WaypointUnreachable_Event",
+	DDSName: "rsm_msgs::srv::dds_::WaypointUnreachable_Event_",
+	Hash:    "RIHS01_38d0430df5e95e437498f61ba3060b3c809016286147f9f70c560660096b3827",
+	Definition: `service_msgs/ServiceEventInfo info
+WaypointUnreachable_Request[<=1] request
+WaypointUnreachable_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewWaypointUnreachable_Event() },
+	Desc: desc_WaypointUnreachable_Event,
+}
+
+// NewWaypointUnreachable_Event returns a new WaypointUnreachable_Event with its default values set.
+func NewWaypointUnreachable_Event() *WaypointUnreachable_Event {
+	m := &WaypointUnreachable_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *WaypointUnreachable_Event) SetDefaults() {
+	*m = WaypointUnreachable_Event{}
+}
+
+// ROSType returns WaypointUnreachable_Event_TypeInfo.
+func (m *WaypointUnreachable_Event) ROSType() *rosidl.TypeInfo {
+	return WaypointUnreachable_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *WaypointUnreachable_Event) Clone() *WaypointUnreachable_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]WaypointUnreachable_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]WaypointUnreachable_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *WaypointUnreachable_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/WaypointUnreachable_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/WaypointUnreachable_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *WaypointUnreachable_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *WaypointUnreachable_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(8, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]WaypointUnreachable_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]WaypointUnreachable_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_WaypointUnreachable is the REP-2011 type description of rsm_msgs/srv/WaypointUnreachable.
@@ -182,6 +294,7 @@ var WaypointUnreachable_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/WaypointUnreachable",
 	Request:    WaypointUnreachable_Request_TypeInfo,
 	Response:   WaypointUnreachable_Response_TypeInfo,
+	Event:      WaypointUnreachable_Event_TypeInfo,
 	Hash:       "RIHS01_1a74d882ad549db6d7604b20bd2ef009443d4667d30dadad91c987151beada24",
 	Desc:       desc_WaypointUnreachable,
 	Definition: desc_WaypointUnreachable.Source,

@@ -3,6 +3,8 @@
 package rsm_msgs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -146,6 +148,13 @@ func (m *WaypointVisited_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// WaypointVisited_Event is the ROS 2 type rsm_msgs/srv/WaypointVisited_Event.
+type WaypointVisited_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []WaypointVisited_Request         `ros:"request" rostype:"rsm_msgs/srv/WaypointVisited_Request[<=1]"`
+	Response []WaypointVisited_Response        `ros:"response" rostype:"rsm_msgs/srv/WaypointVisited_Response[<=1]"`
+}
+
 // desc_WaypointVisited_Event is the REP-2011 type description of rsm_msgs/srv/WaypointVisited_Event.
 var desc_WaypointVisited_Event = &rosidl.TypeDescription{
 	Name: "rsm_msgs/srv/WaypointVisited_Event",
@@ -156,6 +165,107 @@ var desc_WaypointVisited_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_WaypointVisited_Request, desc_WaypointVisited_Response},
 	Encoding: "implicit",
+}
+
+// WaypointVisited_Event_TypeInfo describes rsm_msgs/srv/WaypointVisited_Event.
+var WaypointVisited_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "rsm_msgs/srv/WaypointVisited_Event",
+	DDSName: "rsm_msgs::srv::dds_::WaypointVisited_Event_",
+	Hash:    "RIHS01_20b72e61d912204dd562ed4814d2db6ad74763e146b3ed6bd3107ee94a2f6e1f",
+	Definition: `service_msgs/ServiceEventInfo info
+WaypointVisited_Request[<=1] request
+WaypointVisited_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewWaypointVisited_Event() },
+	Desc: desc_WaypointVisited_Event,
+}
+
+// NewWaypointVisited_Event returns a new WaypointVisited_Event with its default values set.
+func NewWaypointVisited_Event() *WaypointVisited_Event {
+	m := &WaypointVisited_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *WaypointVisited_Event) SetDefaults() {
+	*m = WaypointVisited_Event{}
+}
+
+// ROSType returns WaypointVisited_Event_TypeInfo.
+func (m *WaypointVisited_Event) ROSType() *rosidl.TypeInfo { return WaypointVisited_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *WaypointVisited_Event) Clone() *WaypointVisited_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]WaypointVisited_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]WaypointVisited_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *WaypointVisited_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/WaypointVisited_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("rsm_msgs/srv/WaypointVisited_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *WaypointVisited_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *WaypointVisited_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(8, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]WaypointVisited_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]WaypointVisited_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_WaypointVisited is the REP-2011 type description of rsm_msgs/srv/WaypointVisited.
@@ -180,6 +290,7 @@ var WaypointVisited_ServiceType = &rosidl.ServiceType{
 	Name:       "rsm_msgs/srv/WaypointVisited",
 	Request:    WaypointVisited_Request_TypeInfo,
 	Response:   WaypointVisited_Response_TypeInfo,
+	Event:      WaypointVisited_Event_TypeInfo,
 	Hash:       "RIHS01_3163109a731dc0f1c961cb3d152fddc7cc100c27c012cd5c211fb61ed1b1bd83",
 	Desc:       desc_WaypointVisited,
 	Definition: desc_WaypointVisited.Source,

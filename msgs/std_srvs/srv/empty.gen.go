@@ -3,6 +3,8 @@
 package std_srvs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -140,6 +142,13 @@ func (m *Empty_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// Empty_Event is the ROS 2 type std_srvs/srv/Empty_Event.
+type Empty_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []Empty_Request                   `ros:"request" rostype:"std_srvs/srv/Empty_Request[<=1]"`
+	Response []Empty_Response                  `ros:"response" rostype:"std_srvs/srv/Empty_Response[<=1]"`
+}
+
 // desc_Empty_Event is the REP-2011 type description of std_srvs/srv/Empty_Event.
 var desc_Empty_Event = &rosidl.TypeDescription{
 	Name: "std_srvs/srv/Empty_Event",
@@ -150,6 +159,107 @@ var desc_Empty_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Empty_Request, desc_Empty_Response},
 	Encoding: "implicit",
+}
+
+// Empty_Event_TypeInfo describes std_srvs/srv/Empty_Event.
+var Empty_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "std_srvs/srv/Empty_Event",
+	DDSName: "std_srvs::srv::dds_::Empty_Event_",
+	Hash:    "RIHS01_66fa7fcfb5f2bf04b9a8a55603318c5c402edfc4bd56bb0ed7b602990c29305a",
+	Definition: `service_msgs/ServiceEventInfo info
+Empty_Request[<=1] request
+Empty_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewEmpty_Event() },
+	Desc: desc_Empty_Event,
+}
+
+// NewEmpty_Event returns a new Empty_Event with its default values set.
+func NewEmpty_Event() *Empty_Event {
+	m := &Empty_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *Empty_Event) SetDefaults() {
+	*m = Empty_Event{}
+}
+
+// ROSType returns Empty_Event_TypeInfo.
+func (m *Empty_Event) ROSType() *rosidl.TypeInfo { return Empty_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *Empty_Event) Clone() *Empty_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]Empty_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]Empty_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *Empty_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("std_srvs/srv/Empty_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("std_srvs/srv/Empty_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *Empty_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *Empty_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]Empty_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]Empty_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_Empty is the REP-2011 type description of std_srvs/srv/Empty.
@@ -171,6 +281,7 @@ var Empty_ServiceType = &rosidl.ServiceType{
 	Name:       "std_srvs/srv/Empty",
 	Request:    Empty_Request_TypeInfo,
 	Response:   Empty_Response_TypeInfo,
+	Event:      Empty_Event_TypeInfo,
 	Hash:       "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19",
 	Desc:       desc_Empty,
 	Definition: desc_Empty.Source,

@@ -3,6 +3,8 @@
 package std_srvs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -144,6 +146,13 @@ func (m *SetBool_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// SetBool_Event is the ROS 2 type std_srvs/srv/SetBool_Event.
+type SetBool_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []SetBool_Request                 `ros:"request" rostype:"std_srvs/srv/SetBool_Request[<=1]"`
+	Response []SetBool_Response                `ros:"response" rostype:"std_srvs/srv/SetBool_Response[<=1]"`
+}
+
 // desc_SetBool_Event is the REP-2011 type description of std_srvs/srv/SetBool_Event.
 var desc_SetBool_Event = &rosidl.TypeDescription{
 	Name: "std_srvs/srv/SetBool_Event",
@@ -154,6 +163,107 @@ var desc_SetBool_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_SetBool_Request, desc_SetBool_Response},
 	Encoding: "implicit",
+}
+
+// SetBool_Event_TypeInfo describes std_srvs/srv/SetBool_Event.
+var SetBool_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "std_srvs/srv/SetBool_Event",
+	DDSName: "std_srvs::srv::dds_::SetBool_Event_",
+	Hash:    "RIHS01_3c4c20015afb4303eafd347b1d6a786f171a89c814726961a9593ef10df878cf",
+	Definition: `service_msgs/ServiceEventInfo info
+SetBool_Request[<=1] request
+SetBool_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewSetBool_Event() },
+	Desc: desc_SetBool_Event,
+}
+
+// NewSetBool_Event returns a new SetBool_Event with its default values set.
+func NewSetBool_Event() *SetBool_Event {
+	m := &SetBool_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *SetBool_Event) SetDefaults() {
+	*m = SetBool_Event{}
+}
+
+// ROSType returns SetBool_Event_TypeInfo.
+func (m *SetBool_Event) ROSType() *rosidl.TypeInfo { return SetBool_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *SetBool_Event) Clone() *SetBool_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]SetBool_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]SetBool_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *SetBool_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("std_srvs/srv/SetBool_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("std_srvs/srv/SetBool_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *SetBool_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *SetBool_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]SetBool_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]SetBool_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_SetBool is the REP-2011 type description of std_srvs/srv/SetBool.
@@ -178,6 +288,7 @@ var SetBool_ServiceType = &rosidl.ServiceType{
 	Name:       "std_srvs/srv/SetBool",
 	Request:    SetBool_Request_TypeInfo,
 	Response:   SetBool_Response_TypeInfo,
+	Event:      SetBool_Event_TypeInfo,
 	Hash:       "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a",
 	Desc:       desc_SetBool,
 	Definition: desc_SetBool.Source,

@@ -3,6 +3,8 @@
 package std_srvs_srv
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
@@ -145,6 +147,13 @@ func (m *Trigger_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// Trigger_Event is the ROS 2 type std_srvs/srv/Trigger_Event.
+type Trigger_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []Trigger_Request                 `ros:"request" rostype:"std_srvs/srv/Trigger_Request[<=1]"`
+	Response []Trigger_Response                `ros:"response" rostype:"std_srvs/srv/Trigger_Response[<=1]"`
+}
+
 // desc_Trigger_Event is the REP-2011 type description of std_srvs/srv/Trigger_Event.
 var desc_Trigger_Event = &rosidl.TypeDescription{
 	Name: "std_srvs/srv/Trigger_Event",
@@ -155,6 +164,107 @@ var desc_Trigger_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_Trigger_Request, desc_Trigger_Response},
 	Encoding: "implicit",
+}
+
+// Trigger_Event_TypeInfo describes std_srvs/srv/Trigger_Event.
+var Trigger_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "std_srvs/srv/Trigger_Event",
+	DDSName: "std_srvs::srv::dds_::Trigger_Event_",
+	Hash:    "RIHS01_ec4a1d26b0575e61906890342aba9523a2360e9845857c5590fa6e23bc39e1c2",
+	Definition: `service_msgs/ServiceEventInfo info
+Trigger_Request[<=1] request
+Trigger_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewTrigger_Event() },
+	Desc: desc_Trigger_Event,
+}
+
+// NewTrigger_Event returns a new Trigger_Event with its default values set.
+func NewTrigger_Event() *Trigger_Event {
+	m := &Trigger_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *Trigger_Event) SetDefaults() {
+	*m = Trigger_Event{}
+}
+
+// ROSType returns Trigger_Event_TypeInfo.
+func (m *Trigger_Event) ROSType() *rosidl.TypeInfo { return Trigger_Event_TypeInfo }
+
+// Clone returns a deep copy of m.
+func (m *Trigger_Event) Clone() *Trigger_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]Trigger_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]Trigger_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *Trigger_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("std_srvs/srv/Trigger_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("std_srvs/srv/Trigger_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *Trigger_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *Trigger_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(1, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]Trigger_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(5, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]Trigger_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_Trigger is the REP-2011 type description of std_srvs/srv/Trigger.
@@ -178,6 +288,7 @@ var Trigger_ServiceType = &rosidl.ServiceType{
 	Name:       "std_srvs/srv/Trigger",
 	Request:    Trigger_Request_TypeInfo,
 	Response:   Trigger_Response_TypeInfo,
+	Event:      Trigger_Event_TypeInfo,
 	Hash:       "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f",
 	Desc:       desc_Trigger,
 	Definition: desc_Trigger.Source,

@@ -220,6 +220,13 @@ func (m *GetTypeDescription_Response) UnmarshalCDR(d *cdr.Decoder) error {
 	return d.Err()
 }
 
+// GetTypeDescription_Event is the ROS 2 type type_description_interfaces/srv/GetTypeDescription_Event.
+type GetTypeDescription_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []GetTypeDescription_Request      `ros:"request" rostype:"type_description_interfaces/srv/GetTypeDescription_Request[<=1]"`
+	Response []GetTypeDescription_Response     `ros:"response" rostype:"type_description_interfaces/srv/GetTypeDescription_Response[<=1]"`
+}
+
 // desc_GetTypeDescription_Event is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription_Event.
 var desc_GetTypeDescription_Event = &rosidl.TypeDescription{
 	Name: "type_description_interfaces/srv/GetTypeDescription_Event",
@@ -230,6 +237,116 @@ var desc_GetTypeDescription_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_GetTypeDescription_Request, desc_GetTypeDescription_Response},
 	Encoding: "implicit",
+}
+
+// GetTypeDescription_Event_TypeInfo describes type_description_interfaces/srv/GetTypeDescription_Event.
+var GetTypeDescription_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "type_description_interfaces/srv/GetTypeDescription_Event",
+	DDSName: "type_description_interfaces::srv::dds_::GetTypeDescription_Event_",
+	Hash:    "RIHS01_491e3350e7a0b11918fb16a523cf01a22d76fdaa53c43b52164fea14aabb5612",
+	Definition: `service_msgs/ServiceEventInfo info
+GetTypeDescription_Request[<=1] request
+GetTypeDescription_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewGetTypeDescription_Event() },
+	Desc: desc_GetTypeDescription_Event,
+}
+
+// NewGetTypeDescription_Event returns a new GetTypeDescription_Event with its default values set.
+func NewGetTypeDescription_Event() *GetTypeDescription_Event {
+	m := &GetTypeDescription_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *GetTypeDescription_Event) SetDefaults() {
+	*m = GetTypeDescription_Event{}
+}
+
+// ROSType returns GetTypeDescription_Event_TypeInfo.
+func (m *GetTypeDescription_Event) ROSType() *rosidl.TypeInfo {
+	return GetTypeDescription_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *GetTypeDescription_Event) Clone() *GetTypeDescription_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]GetTypeDescription_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]GetTypeDescription_Response, len(m.Response))
+		for i := range m.Response {
+			c.Response[i] = *m.Response[i].Clone()
+		}
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *GetTypeDescription_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("type_description_interfaces/srv/GetTypeDescription_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("type_description_interfaces/srv/GetTypeDescription_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	for i := range m.Response {
+		if err := m.Response[i].Validate(); err != nil {
+			return fmt.Errorf("type_description_interfaces/srv/GetTypeDescription_Event.response[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *GetTypeDescription_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *GetTypeDescription_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]GetTypeDescription_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(25, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]GetTypeDescription_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_GetTypeDescription is the REP-2011 type description of type_description_interfaces/srv/GetTypeDescription.
@@ -259,6 +376,7 @@ var GetTypeDescription_ServiceType = &rosidl.ServiceType{
 	Name:       "type_description_interfaces/srv/GetTypeDescription",
 	Request:    GetTypeDescription_Request_TypeInfo,
 	Response:   GetTypeDescription_Response_TypeInfo,
+	Event:      GetTypeDescription_Event_TypeInfo,
 	Hash:       "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
 	Desc:       desc_GetTypeDescription,
 	Definition: desc_GetTypeDescription.Source,

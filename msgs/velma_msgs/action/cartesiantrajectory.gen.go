@@ -3,6 +3,8 @@
 package velma_msgs_action
 
 import (
+	"fmt"
+
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -470,6 +472,13 @@ func (m *CartesianTrajectory_SendGoal_Response) UnmarshalCDR(d *cdr.Decoder) err
 	return d.Err()
 }
 
+// CartesianTrajectory_SendGoal_Event is the ROS 2 type velma_msgs/action/CartesianTrajectory_SendGoal_Event.
+type CartesianTrajectory_SendGoal_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo       `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []CartesianTrajectory_SendGoal_Request  `ros:"request" rostype:"velma_msgs/action/CartesianTrajectory_SendGoal_Request[<=1]"`
+	Response []CartesianTrajectory_SendGoal_Response `ros:"response" rostype:"velma_msgs/action/CartesianTrajectory_SendGoal_Response[<=1]"`
+}
+
 // desc_CartesianTrajectory_SendGoal_Event is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal_Event.
 var desc_CartesianTrajectory_SendGoal_Event = &rosidl.TypeDescription{
 	Name: "velma_msgs/action/CartesianTrajectory_SendGoal_Event",
@@ -480,6 +489,111 @@ var desc_CartesianTrajectory_SendGoal_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CartesianTrajectory_SendGoal_Request, desc_CartesianTrajectory_SendGoal_Response},
 	Encoding: "implicit",
+}
+
+// CartesianTrajectory_SendGoal_Event_TypeInfo describes velma_msgs/action/CartesianTrajectory_SendGoal_Event.
+var CartesianTrajectory_SendGoal_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "velma_msgs/action/CartesianTrajectory_SendGoal_Event",
+	DDSName: "velma_msgs::action::dds_::CartesianTrajectory_SendGoal_Event_",
+	Hash:    "RIHS01_deeec05532916885e3fb12de431753d89de3a3c7c34a9a9d2f22b68a3d4930ff",
+	Definition: `service_msgs/ServiceEventInfo info
+CartesianTrajectory_SendGoal_Request[<=1] request
+CartesianTrajectory_SendGoal_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewCartesianTrajectory_SendGoal_Event() },
+	Desc: desc_CartesianTrajectory_SendGoal_Event,
+}
+
+// NewCartesianTrajectory_SendGoal_Event returns a new CartesianTrajectory_SendGoal_Event with its default values set.
+func NewCartesianTrajectory_SendGoal_Event() *CartesianTrajectory_SendGoal_Event {
+	m := &CartesianTrajectory_SendGoal_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *CartesianTrajectory_SendGoal_Event) SetDefaults() {
+	*m = CartesianTrajectory_SendGoal_Event{}
+}
+
+// ROSType returns CartesianTrajectory_SendGoal_Event_TypeInfo.
+func (m *CartesianTrajectory_SendGoal_Event) ROSType() *rosidl.TypeInfo {
+	return CartesianTrajectory_SendGoal_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *CartesianTrajectory_SendGoal_Event) Clone() *CartesianTrajectory_SendGoal_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]CartesianTrajectory_SendGoal_Request, len(m.Request))
+		for i := range m.Request {
+			c.Request[i] = *m.Request[i].Clone()
+		}
+	}
+	if m.Response != nil {
+		c.Response = make([]CartesianTrajectory_SendGoal_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *CartesianTrajectory_SendGoal_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("velma_msgs/action/CartesianTrajectory_SendGoal_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("velma_msgs/action/CartesianTrajectory_SendGoal_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *CartesianTrajectory_SendGoal_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *CartesianTrajectory_SendGoal_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(168, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]CartesianTrajectory_SendGoal_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]CartesianTrajectory_SendGoal_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_CartesianTrajectory_SendGoal is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_SendGoal.
@@ -499,6 +613,7 @@ var CartesianTrajectory_SendGoal_ServiceType = &rosidl.ServiceType{
 	Name:     "velma_msgs/action/CartesianTrajectory_SendGoal",
 	Request:  CartesianTrajectory_SendGoal_Request_TypeInfo,
 	Response: CartesianTrajectory_SendGoal_Response_TypeInfo,
+	Event:    CartesianTrajectory_SendGoal_Event_TypeInfo,
 	Hash:     "RIHS01_198bd35e7fa9aedb13bf4d446693142d792cafaf5ab3d480f5085a66c705d956",
 	Desc:     desc_CartesianTrajectory_SendGoal,
 	Definition: `unique_identifier_msgs/UUID goal_id
@@ -656,6 +771,13 @@ func (m *CartesianTrajectory_GetResult_Response) UnmarshalCDR(d *cdr.Decoder) er
 	return d.Err()
 }
 
+// CartesianTrajectory_GetResult_Event is the ROS 2 type velma_msgs/action/CartesianTrajectory_GetResult_Event.
+type CartesianTrajectory_GetResult_Event struct {
+	Info     service_msgs_msg.ServiceEventInfo        `ros:"info" rostype:"service_msgs/msg/ServiceEventInfo"`
+	Request  []CartesianTrajectory_GetResult_Request  `ros:"request" rostype:"velma_msgs/action/CartesianTrajectory_GetResult_Request[<=1]"`
+	Response []CartesianTrajectory_GetResult_Response `ros:"response" rostype:"velma_msgs/action/CartesianTrajectory_GetResult_Response[<=1]"`
+}
+
 // desc_CartesianTrajectory_GetResult_Event is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult_Event.
 var desc_CartesianTrajectory_GetResult_Event = &rosidl.TypeDescription{
 	Name: "velma_msgs/action/CartesianTrajectory_GetResult_Event",
@@ -666,6 +788,109 @@ var desc_CartesianTrajectory_GetResult_Event = &rosidl.TypeDescription{
 	},
 	Refs:     []*rosidl.TypeDescription{service_msgs_msg.ServiceEventInfo_TypeInfo.Desc, desc_CartesianTrajectory_GetResult_Request, desc_CartesianTrajectory_GetResult_Response},
 	Encoding: "implicit",
+}
+
+// CartesianTrajectory_GetResult_Event_TypeInfo describes velma_msgs/action/CartesianTrajectory_GetResult_Event.
+var CartesianTrajectory_GetResult_Event_TypeInfo = &rosidl.TypeInfo{
+	Name:    "velma_msgs/action/CartesianTrajectory_GetResult_Event",
+	DDSName: "velma_msgs::action::dds_::CartesianTrajectory_GetResult_Event_",
+	Hash:    "RIHS01_a22124286579321dd72425f6503f0bacfecd5f45fc168a321efd20c926addb1a",
+	Definition: `service_msgs/ServiceEventInfo info
+CartesianTrajectory_GetResult_Request[<=1] request
+CartesianTrajectory_GetResult_Response[<=1] response
+`,
+	New:  func() rosidl.Message { return NewCartesianTrajectory_GetResult_Event() },
+	Desc: desc_CartesianTrajectory_GetResult_Event,
+}
+
+// NewCartesianTrajectory_GetResult_Event returns a new CartesianTrajectory_GetResult_Event with its default values set.
+func NewCartesianTrajectory_GetResult_Event() *CartesianTrajectory_GetResult_Event {
+	m := &CartesianTrajectory_GetResult_Event{}
+	m.SetDefaults()
+	return m
+}
+
+// SetDefaults resets m to the default values of the definition
+// (zero where none is given).
+func (m *CartesianTrajectory_GetResult_Event) SetDefaults() {
+	*m = CartesianTrajectory_GetResult_Event{}
+}
+
+// ROSType returns CartesianTrajectory_GetResult_Event_TypeInfo.
+func (m *CartesianTrajectory_GetResult_Event) ROSType() *rosidl.TypeInfo {
+	return CartesianTrajectory_GetResult_Event_TypeInfo
+}
+
+// Clone returns a deep copy of m.
+func (m *CartesianTrajectory_GetResult_Event) Clone() *CartesianTrajectory_GetResult_Event {
+	c := *m
+	if m.Request != nil {
+		c.Request = make([]CartesianTrajectory_GetResult_Request, len(m.Request))
+		copy(c.Request, m.Request)
+	}
+	if m.Response != nil {
+		c.Response = make([]CartesianTrajectory_GetResult_Response, len(m.Response))
+		copy(c.Response, m.Response)
+	}
+	return &c
+}
+
+// Validate checks the bounds of bounded strings and sequences, which the
+// wire format cannot carry; call it before publishing.
+func (m *CartesianTrajectory_GetResult_Event) Validate() error {
+	if len(m.Request) > 1 {
+		return fmt.Errorf("velma_msgs/action/CartesianTrajectory_GetResult_Event.request: %d elements exceed the bound 1", len(m.Request))
+	}
+	if len(m.Response) > 1 {
+		return fmt.Errorf("velma_msgs/action/CartesianTrajectory_GetResult_Event.response: %d elements exceed the bound 1", len(m.Response))
+	}
+	return nil
+}
+
+// MarshalCDR appends the CDR body of m to e.
+func (m *CartesianTrajectory_GetResult_Event) MarshalCDR(e *cdr.Encoder) {
+	m.Info.MarshalCDR(e)
+	e.SeqLen(len(m.Request))
+	for i := range m.Request {
+		m.Request[i].MarshalCDR(e)
+	}
+	e.SeqLen(len(m.Response))
+	for i := range m.Response {
+		m.Response[i].MarshalCDR(e)
+	}
+}
+
+// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every
+// field is overwritten. Like encoding/json it reuses the backing arrays of
+// m's slices when they are large enough, so decode into a fresh value if
+// the old one's slices are still in use.
+func (m *CartesianTrajectory_GetResult_Event) UnmarshalCDR(d *cdr.Decoder) error {
+	m.Info.UnmarshalCDR(d)
+	if n := d.BoundedSeqLen(16, 1); n > 0 {
+		if cap(m.Request) >= n {
+			m.Request = m.Request[:n]
+		} else {
+			m.Request = make([]CartesianTrajectory_GetResult_Request, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Request[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Request = nil
+	}
+	if n := d.BoundedSeqLen(9, 1); n > 0 {
+		if cap(m.Response) >= n {
+			m.Response = m.Response[:n]
+		} else {
+			m.Response = make([]CartesianTrajectory_GetResult_Response, n)
+		}
+		for i := 0; i < n && d.Err() == nil; i++ {
+			m.Response[i].UnmarshalCDR(d)
+		}
+	} else {
+		m.Response = nil
+	}
+	return d.Err()
 }
 
 // desc_CartesianTrajectory_GetResult is the REP-2011 type description of velma_msgs/action/CartesianTrajectory_GetResult.
@@ -685,6 +910,7 @@ var CartesianTrajectory_GetResult_ServiceType = &rosidl.ServiceType{
 	Name:     "velma_msgs/action/CartesianTrajectory_GetResult",
 	Request:  CartesianTrajectory_GetResult_Request_TypeInfo,
 	Response: CartesianTrajectory_GetResult_Response_TypeInfo,
+	Event:    CartesianTrajectory_GetResult_Event_TypeInfo,
 	Hash:     "RIHS01_18600d92b664833d3be32d940655460909e30fdf7b15c955e4bb3099dab20fd8",
 	Desc:     desc_CartesianTrajectory_GetResult,
 	Definition: `unique_identifier_msgs/UUID goal_id
