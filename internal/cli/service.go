@@ -19,6 +19,7 @@ func serviceVerbs() map[string]verb {
 				"(at most --timeout seconds when given).",
 			run: (*App).serviceCall,
 		},
+		"service echo": serviceEchoVerb(),
 	}
 }
 

@@ -141,7 +141,7 @@ func (m *actionFeedbackMessage) ROSType() *rosidl.TypeInfo {
 // respond keeps per-service caches that belong to that goroutine.
 func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message,
 	handle func(ctx context.Context, req rosidl.Message, reply func(rosidl.Message)), qos QoS) (*Service, error) {
-	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, nil, 0, func(s *Service) func(incomingRequest) {
+	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, nil, nil, 0, func(s *Service) func(incomingRequest) {
 		return func(r incomingRequest) {
 			handle(n.runCtx, r.req, func(resp rosidl.Message) {
 				// ErrClosed from Post: the node is gone, and so is the reply.

@@ -10,6 +10,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // client is the untyped core of Client and DynamicClient.
@@ -33,6 +34,7 @@ type client struct {
 	mu         sync.Mutex
 	pending    map[int64]chan rosidl.Message
 	closedFlag bool
+	intro      *introspection
 }
 
 func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func() rosidl.Message, opts []EndpointOption) (_ *client, err error) {
@@ -85,9 +87,11 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 		return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
 	}
 	c.handle = uint64(c.reqWriter.Handle())
+	c.intro = newIntrospection(n, fqn, "client", o.event)
 	if err := n.addEntity(c); err != nil {
 		return nil, err
 	}
+	n.applyNodeIntrospection(c.intro, reqT)
 	return c, nil
 }
 
@@ -161,8 +165,10 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 		}
 		return nil, fmt.Errorf("ros: call %s: %w", c.name, err)
 	}
+	c.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_SENT, seq, c.id, req)
 	select {
 	case m := <-ch:
+		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
 		return m, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("ros: call %s: %w", c.name, ctx.Err())
@@ -235,6 +241,7 @@ func (c *client) close() error {
 		c.closedFlag = true
 		c.mu.Unlock()
 		close(c.done)
+		c.intro.close()
 		err = errors.Join(c.reqWriter.Close(), c.repReader.Close())
 	})
 	return err
@@ -266,7 +273,7 @@ func NewClient[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp
 		return nil, fmt.Errorf("ros: client %q: no service type (zero descriptor)", name)
 	}
 	c, err := newClient(n, name, st.Request, st.Response,
-		func() rosidl.Message { return srv.ResponseMsg(new(Resp)) }, opts)
+		func() rosidl.Message { return srv.ResponseMsg(new(Resp)) }, append(opts[:len(opts):len(opts)], withEventType(st.Event)))
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +325,7 @@ func NewDynamicClient(n *Node, name string, st *rosidl.ServiceType, opts ...Endp
 	if st == nil || st.Request == nil || st.Response == nil || st.Response.New == nil {
 		return nil, fmt.Errorf("ros: client %q: incomplete service type information", name)
 	}
-	c, err := newClient(n, name, st.Request, st.Response, st.Response.New, opts)
+	c, err := newClient(n, name, st.Request, st.Response, st.Response.New, append(opts[:len(opts):len(opts)], withEventType(st.Event)))
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,10 @@ type Node struct {
 	// counters are the node's fault counters (counters.go).
 	counters counterSet
 
+	// intro is the node-wide introspection switch, once
+	// DeclareIntrospectionParameters declared it (introspection.go).
+	intro atomic.Pointer[nodeIntrospection]
+
 	runCtx    context.Context // cancelled when the node closes
 	cancelRun context.CancelFunc
 

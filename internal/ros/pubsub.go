@@ -28,6 +28,9 @@ type endpointOptions struct {
 	subEvents   *SubscriptionEventCallbacks
 	pubEvents   *PublisherEventCallbacks
 	quietEvents bool
+	// event is the introspection event type of a service or client
+	// (introspection.go).
+	event *rosidl.TypeInfo
 }
 
 // alsoUses registers d in the node's type cache for as long as the service

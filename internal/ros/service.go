@@ -11,6 +11,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	service_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/service_msgs/msg"
 )
 
 // Response delivery: like rmw_cyclonedds' send_response, a response waits
@@ -108,6 +109,7 @@ type Service struct {
 	malformed atomic.Uint64
 	lost      atomic.Uint64
 	size      *oversizeGuard
+	intro     *introspection
 
 	malformedLog, dropLog, lostLog throttle
 
@@ -158,7 +160,7 @@ func NewService[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Res
 				return nil, errors.New("handler returned a nil response")
 			}
 			return srv.ResponseMsg(resp), nil
-		}, opts)
+		}, append(opts[:len(opts):len(opts)], withEventType(st.Event)))
 }
 
 func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, handle func(context.Context, rosidl.Message) (rosidl.Message, error), opts []EndpointOption) (*Service, error) {
@@ -167,12 +169,14 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 	if o.qos != nil {
 		qos = *o.qos
 	}
-	return newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, o.maxSize, func(s *Service) func(incomingRequest) {
+	s, err := newServiceEndpoints(n, name, reqT, respT, newReq, qos, o.also, o.event, o.maxSize, func(s *Service) func(incomingRequest) {
 		return func(r incomingRequest) {
 			ctx := n.runCtx
 			if part, ok := s.requesterParticipant(r.writer); ok {
 				ctx = context.WithValue(ctx, requesterKey{}, part)
 			}
+			gid := serverSideGID(r.h, r.writer)
+			s.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_RECEIVED, r.h.Seq, gid, r.req)
 			resp, err := handle(ctx, r.req)
 			if err != nil {
 				n.Logger().Errorf("service %s: no response sent: %v", s.name, err)
@@ -180,9 +184,16 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 			}
 			if err := s.respond(r, resp); err != nil {
 				n.Logger().Warnf("service %s: %v", s.name, err)
+				return
 			}
+			s.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_SENT, r.h.Seq, gid, resp)
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
+	n.applyNodeIntrospection(s.intro, reqT)
+	return s, nil
 }
 
 // newServiceEndpoints creates the request reader and reply writer of a
@@ -197,9 +208,10 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 // only place a request can be dropped, and that is counted and logged.
 //
 // Requests above maxSize (0: DefaultMaxRequestSize; see sampleLimit) are
-// dropped undecoded, counted and logged.
+// dropped undecoded, counted and logged. event is the type of the service's
+// introspection events (nil: it has none).
 func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, qos QoS,
-	also *rosidl.TypeDescription, maxSize int, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
+	also *rosidl.TypeDescription, event *rosidl.TypeInfo, maxSize int, onRequest func(s *Service) func(incomingRequest)) (*Service, error) {
 	if err := serviceTypes(reqT, respT); err != nil {
 		return nil, fmt.Errorf("ros: service %q: %w", name, err)
 	}
@@ -217,6 +229,7 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 		return nil, fmt.Errorf("ros: service %s: %w", fqn, err)
 	}
 	s := &Service{n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: also}
+	s.intro = newIntrospection(n, fqn, "service", event)
 	idData := "serviceid=" + s.id.String() + ";"
 	wq, err := qos.ddsQoS([]byte(idData+typeHashUserData(n.ctx.Distro(), respT.Hash)), false)
 	if err != nil {
@@ -488,6 +501,7 @@ func (s *Service) close() error {
 	s.closing.Store(true)
 	err := s.reqReader.Close()
 	s.in.close()
+	s.intro.close()
 	return errors.Join(err, s.repWriter.Close())
 }
 

@@ -18,6 +18,11 @@
 //	                       negative orders rejected), parameters speed
 //	                       (double 1.5, 0..10), label ("ours"), enabled
 //	                       (true), limit (int 7, read-only)
+//	ournodes server introspection
+//	                       the same, with the parameters
+//	                       service_configure_introspection and
+//	                       client_configure_introspection declared
+//	                       (ros.Node.DeclareIntrospectionParameters)
 //	ournodes nodes FQN...  one bare node per fully qualified name
 //
 // The domain and discovery come from the environment (ROS_DOMAIN_ID, ...).
@@ -66,7 +71,7 @@ func run(args []string) error {
 	case "talker":
 		err = talker(rc)
 	case "server":
-		err = server(rc)
+		err = server(rc, len(plain) > 0 && plain[0] == "introspection")
 	case "nodes":
 		err = nodes(rc, plain)
 	default:
@@ -120,10 +125,15 @@ type (
 	fibFeedback = example_interfaces_action.Fibonacci_Feedback
 )
 
-func server(rc *ros.Context) error {
+func server(rc *ros.Context, introspection bool) error {
 	n, err := rc.NewNode("ours_server", "")
 	if err != nil {
 		return err
+	}
+	if introspection {
+		if err := n.DeclareIntrospectionParameters(); err != nil {
+			return err
+		}
 	}
 	if _, err := ros.NewService(n, "~/set", std_srvs_srv.SetBool, func(_ context.Context, req *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 		fmt.Printf("set %v\n", req.Data)
