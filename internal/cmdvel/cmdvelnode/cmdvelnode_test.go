@@ -116,9 +116,10 @@ func newContext(t *testing.T, domain uint32, log *syncBuffer) *ros.Context {
 	return rc
 }
 
-// A stamped subscription over DDS: zero stamps are taken as now, stale
-// ones are ignored and counted, fresh ones count from their stamp, and
-// the sender's frame is passed on.
+// A stamped subscription over DDS, one row per stamp rule: zero stamps
+// and future ones count from their receipt, stale ones are ignored and
+// counted, fresh ones count from their stamp, and the sender's frame is
+// passed on and never changes a verdict.
 func TestSubscribe_StampRules(t *testing.T) {
 	t.Parallel()
 	log := &syncBuffer{}
@@ -167,24 +168,55 @@ func TestSubscribe_StampRules(t *testing.T) {
 		}
 		return Command{}
 	}
-	before := time.Now()
-	send(time.Time{}, 0.1, "teleop_twist_joy")
-	c := next()
-	if c.Twist.Linear[0] != 0.1 || c.At.Before(before) || c.At.After(time.Now()) || c.Frame != "teleop_twist_joy" {
-		t.Errorf("zero stamp: got %+v, want x 0.1 at receipt, frame teleop_twist_joy", c)
+	// One row per rule, sent in order over one reliable writer: a row that
+	// must not be delivered would show up as the next row's command.
+	type at int
+	const (
+		atReceipt at = iota // the time of receipt (zero or future stamp)
+		atStamp             // the stamp itself
+		never               // ignored as stale
+	)
+	rows := []struct {
+		name  string
+		stamp func(now time.Time) time.Time // zero: not set
+		frame string
+		at    at
+	}{
+		{"zero stamp is the time of receipt", func(time.Time) time.Time { return time.Time{} }, "teleop_twist_joy", atReceipt},
+		{"an hour old is ignored", func(now time.Time) time.Time { return now.Add(-time.Hour) }, "base_link", never},
+		{"50 ms old counts from its stamp", func(now time.Time) time.Time { return now.Add(-50 * time.Millisecond) }, "", atStamp},
+		{"an hour ahead counts from receipt; its frame is passed on, not read", func(now time.Time) time.Time { return now.Add(time.Hour) }, "odom", atReceipt},
+		{"older than the 500 ms timeout is ignored, whatever its frame", func(now time.Time) time.Time { return now.Add(-600 * time.Millisecond) }, "map", never},
+		{"stamped now", func(now time.Time) time.Time { return now }, "base_link", atStamp},
 	}
-	send(time.Now().Add(-time.Hour), 0.2, "base_link") // stale: never delivered
-	stamp := time.Now().Add(-50 * time.Millisecond)
-	send(stamp, 0.3, "base_link")
-	c = next()
-	if c.Twist.Linear[0] != 0.3 || !c.At.Equal(stamp.Truncate(time.Nanosecond)) || c.Frame != "base_link" {
-		t.Errorf("fresh stamp: got %+v, want x 0.3 at its stamp %v", c, stamp)
+	stale := 0
+	for i, r := range rows {
+		x := float64(i+1) / 10
+		before := time.Now()
+		stamp := r.stamp(before)
+		send(stamp, x, r.frame)
+		if r.at == never {
+			stale++
+			continue
+		}
+		c := next()
+		after := time.Now()
+		switch {
+		case c.Twist.Linear[0] != x:
+			t.Errorf("%s: got the command with x %v, want x %v (a row before it was delivered?)", r.name, c.Twist.Linear[0], x)
+		case c.Frame != r.frame:
+			t.Errorf("%s: frame %q, want the sender's %q", r.name, c.Frame, r.frame)
+		case r.at == atStamp && !c.At.Equal(stamp):
+			t.Errorf("%s: counts from %v, want its stamp %v", r.name, c.At, stamp)
+		case r.at == atReceipt && (c.At.Before(before) || c.At.After(after)):
+			t.Errorf("%s: counts from %v, want the time of receipt (between %v and %v)", r.name, c.At, before, after)
+		}
 	}
-	if sub.Stale() != 1 {
-		t.Errorf("Stale() = %d, want 1", sub.Stale())
+	if sub.Stale() != uint64(stale) {
+		t.Errorf("Stale() = %d, want %d", sub.Stale(), stale)
 	}
-	if n := rx.Counter(CounterStale).Load(); n != 1 {
-		t.Errorf("%s counter = %d, want 1", CounterStale, n)
+	if n := rx.Counter(CounterStale).Load(); n != uint64(stale) {
+		t.Errorf("%s counter = %d, want %d", CounterStale, n, stale)
 	}
 	testenv.WaitFor(t, waitLimit, "the stale command's warning", func() bool { return strings.Contains(log.String(), "ignoring a command stamped") })
 }
