@@ -147,6 +147,12 @@ func TestUsageAndHelp(t *testing.T) {
 		{[]string{"node", "info"}, 2, "", "usage: fsmnodes node info NODE"},
 		{[]string{"launch"}, 2, "", "usage: fsmnodes launch [PACKAGE] FILE"},
 		{[]string{"launch", "x.launch.xml", "robot=r1", "y"}, 2, "", "usage: fsmnodes launch"},
+		{[]string{"lifecycle", "--help"}, 0, "fsmnodes lifecycle set NODE TRANSITION", ""},
+		{[]string{"lifecycle", "set", "/n"}, 2, "", "usage: fsmnodes lifecycle set NODE TRANSITION"},
+		{[]string{"lifecycle", "list"}, 2, "", "usage: fsmnodes lifecycle list NODE"},
+		{[]string{"lifecycle", "get", "/a", "/b"}, 2, "", "usage: fsmnodes lifecycle get [NODE]"},
+		{[]string{"lifecycle", "nodes", "extra"}, 2, "", "usage: fsmnodes lifecycle nodes"},
+		{[]string{"lifecycle", "get", "/n", "--spin-time", "0"}, 2, "", "--spin-time"},
 	}
 	for _, c := range cases {
 		out, errs, code := run(t, c.args...)
