@@ -373,11 +373,11 @@ func TestLaunchFile_ArgumentsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(doc), "\n### Launch arguments\n")
+	_, section, ok := strings.Cut(string(doc), "\n## Launch arguments\n")
 	if !ok {
-		t.Fatal(`docs/rsm.md has no "### Launch arguments"`)
+		t.Fatal(`docs/rsm.md has no "## Launch arguments"`)
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| `([^`]*)` \\|")
 	var got []string
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
