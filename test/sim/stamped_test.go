@@ -18,6 +18,7 @@ import (
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
@@ -316,4 +317,52 @@ func TestStamped_LaunchArgumentSwitchesEveryVelocityNode(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Under use_sim_time the simulator judges a stamp by the simulation time it
+// publishes on /clock: a command stamped with the latest /clock drives the
+// robot, one stamped a simulated second earlier is stale and ignored, and
+// a wall-clock stamp (decades ahead of the simulation) is taken as
+// received now, with a warning about the clocks.
+func TestStamped_SimulatorJudgesStampsBySimulationTime(t *testing.T) {
+	t.Parallel()
+	domain := testenv.Domain(t)
+	sim := testenv.Start(t, "diff_drive_sim", testenv.Env(domain), testenv.Executable(t, "nodes/diff_drive_sim"),
+		"--ros-args", "-p", "enable_stamped_cmd_vel:=true", "-p", "publish_clock:=true")
+	n := newNode(t, domain, "stamped_simtime_test")
+	var clock testenv.Latest[rosgraph_msgs_msg.Clock]
+	if _, err := ros.NewSubscription(n, "/clock", ros.QoSClock, func(m *rosgraph_msgs_msg.Clock) { clock.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ros.NewPublisher[geometry_msgs_msg.TwistStamped](n, "/cmd_vel", ros.QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := odomMoved(t, n)
+	simNow := func() time.Time { return clock.Get().Clock.AsTime() }
+	// Sim time starts at 0: wait until a second before it is not 0 (a zero
+	// stamp is taken as now).
+	testenv.WaitFor(t, 30*time.Second, "/clock past 2 s", func() bool { return clock.Get() != nil && simNow().After(time.Unix(2, 0)) })
+
+	for range 10 { // a simulated second late: stale
+		if err := pub.Publish(stampedCmd(simNow().Add(-time.Second), 0.3)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sim.WaitOutput(t, 30*time.Second, regexp.MustCompile(`cmd_vel: ignoring a command stamped 1(\.[0-9]+)?s ago, older than the command timeout 500ms`))
+	if d := moved(); d > 0.01 {
+		t.Fatalf("the robot moved %.3f m on commands stamped a simulated second ago", d)
+	}
+	testenv.WaitFor(t, 30*time.Second, "the robot to move on commands stamped with /clock", func() bool {
+		if err := pub.Publish(stampedCmd(simNow(), 0.3)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return moved() > 0.1
+	})
+	if err := pub.Publish(stampedCmd(time.Now(), 0.3)); err != nil { // wall time: far ahead of the simulation
+		t.Fatal(err)
+	}
+	sim.WaitOutput(t, 30*time.Second, regexp.MustCompile(`cmd_vel: a command is stamped \S+ ahead of this node's clock`))
 }
