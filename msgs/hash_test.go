@@ -51,6 +51,16 @@ var publishedHashes = map[string]string{
 	"type_description_interfaces/srv/GetTypeDescription_Request":  "RIHS01_470f56ccbcf13d55c78c8b735fb12da03e639e5acded994426c89d94778d9e28",
 	"type_description_interfaces/srv/GetTypeDescription_Response": "RIHS01_648c49d976240861a482f961c5621ddd0d2135d8cce6f297a76d4f6376d93b75",
 	"nav_msgs/msg/OccupancyGrid":                                  "RIHS01_8d348150c12913a31ee0ec170fbf25089e4745d17035792a1ba94d6f0bc0cfc7",
+	// lifecycle_msgs: share/lifecycle_msgs/*/*.json of the Jazzy build
+	"lifecycle_msgs/msg/State":                            "RIHS01_dd2d02b82f3ebc858e53c431b1e6e91f3ffc71436fc81d0715214ac6ee2107a0",
+	"lifecycle_msgs/msg/Transition":                       "RIHS01_c65d7b31ea134cba4f54fc867b817979be799f7452035cd35fac9b7421fb3424",
+	"lifecycle_msgs/msg/TransitionDescription":            "RIHS01_c5f1cd4bb1ad2ba0e3329d4ac7015c52a674a72c1faf7974c37a33f4f6048b28",
+	"lifecycle_msgs/msg/TransitionEvent":                  "RIHS01_d5f8873a2f0146498f812d7885c7327ce27e463d36811d8792f35ee38c0d6c38",
+	"lifecycle_msgs/srv/ChangeState_Request":              "RIHS01_d74c6f524e14cade7b67e7297190360ed749264af300524fc1456f27cc2a553a",
+	"lifecycle_msgs/srv/ChangeState_Response":             "RIHS01_e1ddfed0271fefe63767aa71561926e4d9eac0f1ddf9e71a8873eb46b36deac2",
+	"lifecycle_msgs/srv/GetState_Response":                "RIHS01_fe249babab472e42cb5653b5d6a6b0c42a003b0fdfb84851aea3fde08760b4f5",
+	"lifecycle_msgs/srv/GetAvailableStates_Response":      "RIHS01_223e0dd5bb8a847ebb9532adaf8b5e2a97e6e68e79faeaabd81a45fb32925bd1",
+	"lifecycle_msgs/srv/GetAvailableTransitions_Response": "RIHS01_4711339461aadf02bcfff797a198de911f885074bd3f2fe9f7b677ef87f0741c",
 }
 
 func TestPublishedHashes(t *testing.T) {
@@ -76,6 +86,10 @@ func TestPublishedHashes(t *testing.T) {
 		"rcl_interfaces/srv/DescribeParameters":              "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
 		"rcl_interfaces/srv/GetParameterTypes":               "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
 		"type_description_interfaces/srv/GetTypeDescription": "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5",
+		"lifecycle_msgs/srv/ChangeState":                     "RIHS01_356fe34f0475a43acf54542013af4167b0e729f77ea22ffb045c6ad8e20668e5",
+		"lifecycle_msgs/srv/GetState":                        "RIHS01_800a0a5aae599782b02932de0caf563f6dc4e7e94b794eadde075ba2cbef9795",
+		"lifecycle_msgs/srv/GetAvailableStates":              "RIHS01_00a07d79d2207d71e81a8cbc1880e5d924cc16d4688ea8e8e06e443dc8f8aa1d",
+		"lifecycle_msgs/srv/GetAvailableTransitions":         "RIHS01_59b7ecefce0982a8a844b9f2c4f14764c1c4543cc55e72924e2aa4adad83e9bc",
 	} {
 		s, err := r.Service(name)
 		if err != nil {
