@@ -354,6 +354,10 @@ func (l *loader) action(s *scope, e *element) error {
 		allowed = []string{"from", "to", "if", "unless"}
 	case "log":
 		allowed = []string{"message", "if", "unless"}
+	case "lifecycle_node", "lifecycle-node":
+		// ros2 launch (Humble, Jazzy) has no XML form of LifecycleNode either;
+		// our managed nodes start themselves (their autostart parameter).
+		return e.errorf("unknown tag <%s>: ROS 2 Humble and Jazzy launch files have no lifecycle nodes in XML; use <node> (a managed node configures and activates itself unless its parameter autostart is false)", e.tag)
 	default:
 		return e.errorf("unknown tag <%s> (supported: arg, let, node, executable, group, push_ros_namespace, include, set_env, unset_env, set_remap, log)", e.tag)
 	}

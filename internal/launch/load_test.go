@@ -203,6 +203,8 @@ func TestLoad_BadFiles(t *testing.T) {
 	}{
 		{"unknown tag", "<launch>\n  <nodes pkg=\"fsmnodes\"/>\n</launch>",
 			"bad.launch.xml:2: unknown tag <nodes> (supported: arg, let, node, executable, group, push_ros_namespace, include, set_env, unset_env, set_remap, log)"},
+		{"lifecycle node", "<launch>\n  <lifecycle_node pkg=\"fsmnodes\" exec=\"talker\" name=\"t\" namespace=\"\" autostart=\"true\"/>\n</launch>",
+			"bad.launch.xml:2: unknown tag <lifecycle_node>: ROS 2 Humble and Jazzy launch files have no lifecycle nodes in XML; use <node> (a managed node configures and activates itself unless its parameter autostart is false)"},
 		{"unknown attribute", "<launch>\n\n  <node pkg=\"fsmnodes\" exec=\"talker\" nmae=\"x\"/>\n</launch>",
 			`bad.launch.xml:3: unknown attribute "nmae" on <node> (allowed: pkg, exec, name, namespace, output, respawn, respawn_delay, respawn_max_retries, args, ros_args, launch-prefix, exec_name, cwd, on_exit, sigterm_timeout, sigkill_timeout, if, unless)`},
 		{"unknown child", "<launch><node pkg=\"fsmnodes\" exec=\"talker\">\n<parm name=\"a\" value=\"1\"/></node></launch>",
