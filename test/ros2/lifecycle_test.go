@@ -26,7 +26,7 @@ import (
 // available states; `fsmnodes lifecycle list -a` prints what ros2 prints.
 func TestLifecycleDrivenByROS2(t *testing.T) {
 	d := newDom(t)
-	env := d.oursEnv("humble")
+	env := d.ours()
 	d.start("diff_drive_sim", env, ours("diff_drive_sim"), "--ros-args", "-p", "autostart:=false")
 	d.start("motion_control", env, ours("motion_control"), "--ros-args", "-p", "autostart:=false")
 	c := d.context()
@@ -138,7 +138,7 @@ var cycloneLine = regexp.MustCompile(`^\d+\.\d+ \[\d+\] `)
 // without Cyclone's lines, and whether it exited 0.
 func (d *dom) lifecycleCLI(args ...string) (string, bool) {
 	d.t.Helper()
-	out, err := d.runErr(d.oursEnv("humble"), append([]string{ours("fsmnodes"), "lifecycle"}, args...)...)
+	out, err := d.runErr(d.ours(), append([]string{ours("fsmnodes"), "lifecycle"}, args...)...)
 	var keep []string
 	for _, l := range strings.SplitAfter(out, "\n") {
 		if l != "" && !cycloneLine.MatchString(l) {

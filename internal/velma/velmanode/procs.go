@@ -282,7 +282,7 @@ func setupCS(_ context.Context, n *ros.Node) error {
 // RunSim runs the velma_sim node: the simulated effectors in lock-step
 // with ve_body. It is a managed (lifecycle) node: configure creates the
 // simulator and its status buffer, activate starts answering ve_body,
-// deactivate stops (ve_body gets no status and holds safe), cleanup and
+// deactivate stops (ve_body gets no status, goes idle and commands nothing), cleanup and
 // shutdown close the buffers. It configures and activates itself at
 // start unless the parameter autostart is false.
 func RunSim(ctx context.Context, args []string) error {
@@ -358,7 +358,7 @@ func setupSim(_ context.Context, l *lifecycle.Node) error {
 	}
 	if _, err := n.NewWallTimer(time.Second/diagRate, func() {
 		if !l.Active() || sm == nil {
-			d.publish(diagnostic_msgs_msg.DiagnosticStatus_WARN, l.State().Label+": the effectors do not answer (ve_body holds safe)")
+			d.publish(diagnostic_msgs_msg.DiagnosticStatus_WARN, l.State().Label+": the effectors do not answer (ve_body commands nothing)")
 			return
 		}
 		r := sm.Report()

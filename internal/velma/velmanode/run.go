@@ -21,7 +21,7 @@ func Run(ctx context.Context, args []string) error {
 // powered only while l is active (activate powers them, deactivate,
 // cleanup and shutdown switch them off; configure has nothing to open, the
 // simulator is part of the process). The agent and its ROS interface run
-// in every state; while the effectors are off ve_body holds safe, as with
+// in every state; while the effectors are off ve_body goes idle and commands nothing, as with
 // velma_sim not running in the multi-process launch.
 func Setup(_ context.Context, l *lifecycle.Node) error {
 	n := l.Node()
@@ -35,7 +35,7 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		return func(lifecycle.State) lifecycle.Result {
 			if b.runner.EffectorsPowered() != on {
 				b.runner.PowerEffectors(on)
-				log.Infof("simulated effectors %s", map[bool]string{true: "powered", false: "off: ve_body holds safe"}[on])
+				log.Infof("simulated effectors %s", map[bool]string{true: "powered", false: "off: ve_body commands nothing"}[on])
 			}
 			return lifecycle.Success
 		}

@@ -123,7 +123,7 @@ func NewRunner(p Params, clock velma.Clock, hooks Hooks) (*Runner, error) {
 // effectorSwitch is the power switch of a one-process runner's simulated
 // effectors (a managed velma_bridge switches them with its lifecycle):
 // off, they send no status, take no command and do not move, as when
-// velma_sim is not running, so ve_body holds safe.
+// velma_sim is not running, so ve_body goes idle and commands nothing.
 type effectorSwitch struct {
 	mu  sync.Mutex
 	sim *sim.Sim
@@ -157,7 +157,7 @@ func (e *effectorSwitch) Step() {
 
 // PowerEffectors switches the simulated effectors of a one-process runner
 // on or off; once it returns with false, no further command reaches them.
-// Off, they neither answer nor move, and ve_body holds safe (no status
+// Off, they neither answer nor move, and ve_body goes idle (no status
 // from the effectors). A runner starts with them on; a remote runner has
 // none (it returns false).
 func (r *Runner) PowerEffectors(on bool) bool {
