@@ -13,7 +13,9 @@
 //   - In its own process, in any language: serve the ROS 2 action
 //     rsm_msgs/action/RunState and select it with "action:<action name>".
 //     From Go, Serve (or ServeNode, for a plugin with parameters of its
-//     own) does the ROS part; the state is a StateServer.
+//     own) does the ROS part; the state is a StateServer, and one that
+//     also implements StateHooks answers the start/stop requests and
+//     interrupts while its goal runs.
 //
 // The names here are aliases of fsmnodes' own types, so a plugin state is
 // exactly what a built-in one is.

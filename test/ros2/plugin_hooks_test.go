@@ -19,7 +19,7 @@ import (
 // its acceptance goes to the state it names (Idle) and cancels the goal.
 func TestPythonPluginHooks(t *testing.T) {
 	d := newDom(t)
-	env := d.oursEnv("humble")
+	env := d.ours()
 	d.start("service_provider", env, ours("service_provider"))
 	d.start("state_interface", env, ours("state_interface"), "--ros-args", "-p", "calculate_goal_plugin:=action:survey")
 	d.start("rsm_boot", env, ours("rsm_boot"), "--ros-args", "-p", "wait_time:=0.1")
