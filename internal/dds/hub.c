@@ -29,8 +29,10 @@
  * changed or lost).  Their listeners run on Cyclone's threads, add the
  * status to the queue's fsm_status (Cyclone resets a status's change
  * counts after calling its listener, so the changes are summed here until
- * Go takes them) and signal the queue; the receive goroutine takes the sum
- * with fsm_rq_take_status.
+ * Go takes them) and, once Go watches the queue (fsm_rq_watch_status),
+ * signal it; the receive goroutine takes the sum with fsm_rq_take_status.
+ * Unwatched queues (readers and writers nobody asked about, such as those
+ * of services) only sum, costing no wake-up.
  *
  * Reader gate: while armed, the listener of the built-in DCPSSubscription
  * reader waits (at most FSM_GATE_WAIT_NS) until the receive goroutine has
@@ -80,6 +82,7 @@ struct fsm_rq {
   uint64_t dropped;
   uint64_t oversized;
   fsm_status st;           /* a status queue's statuses (see status_update) */
+  int32_t watched;         /* a status queue whose statuses Go wants */
   int32_t ready;           /* on the hub's ready list */
   struct fsm_rq *next_ready;
   struct fsm_rq *prev, *next; /* all queues of the hub */
@@ -536,8 +539,11 @@ static void status_update (fsm_rq *q, uint32_t bit, void (*add) (fsm_status *st,
   {
     add (&q->st, v);
     q->st.changed |= bit;
-    ready_push (h, q);
-    w = wake_needed (h);
+    if (q->watched)
+    {
+      ready_push (h, q);
+      w = wake_needed (h);
+    }
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
@@ -624,6 +630,22 @@ static void on_liveliness_lost (dds_entity_t wr, const dds_liveliness_lost_statu
 {
   (void) wr;
   status_update (arg, FSM_ST_LIVELINESS, add_liveliness_lost, &st);
+}
+
+void fsm_rq_watch_status (fsm_rq *q)
+{
+  fsm_hub *h = q->hub;
+  int w = 0;
+  pthread_mutex_lock (&h->lock);
+  q->watched = 1;
+  if (q->st.changed != 0 && !h->closing)
+  {
+    ready_push (h, q);
+    w = wake_needed (h);
+  }
+  pthread_mutex_unlock (&h->lock);
+  if (w)
+    futex_wake (&h->wakeword);
 }
 
 void fsm_rq_take_status (fsm_rq *q, fsm_status *out)

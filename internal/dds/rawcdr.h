@@ -102,6 +102,9 @@ dds_entity_t fsm_create_reader (dds_entity_t pp, dds_entity_t tp, const dds_qos_
 /* Creates a writer whose publication-matched listener signals the hub's
    match queue; sq (a signal queue, or NULL) gets its QoS statuses. */
 dds_entity_t fsm_create_writer (dds_entity_t pp, dds_entity_t tp, const dds_qos_t *qos, fsm_hub *h, fsm_rq *sq);
+/* Has a status queue signalled from now on (and now, if a status changed
+   before). */
+void fsm_rq_watch_status (fsm_rq *q);
 /* Copies a status queue's statuses to out and clears their changes. */
 void fsm_rq_take_status (fsm_rq *q, fsm_status *out);
 /* Makes q (a signal queue) the queue the match listeners signal; a freed

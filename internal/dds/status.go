@@ -135,7 +135,7 @@ func (sw *statusWatcher) watch(h func(Status)) error {
 	if sw.q == nil || sw.p.closed {
 		return ErrClosed
 	}
-	C.fsm_rq_signal(sw.q)
+	C.fsm_rq_watch_status(sw.q)
 	return nil
 }
 

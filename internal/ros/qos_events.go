@@ -148,6 +148,7 @@ func withoutDefaultEvents() EndpointOption {
 type qosEvents struct {
 	n      *Node
 	handle func(dds.Status) // on the node goroutine
+	wants  func(dds.StatusKind) bool
 
 	mu        sync.Mutex
 	pending   []dds.Status // at most one per kind
@@ -155,12 +156,16 @@ type qosEvents struct {
 	closed    bool
 }
 
-func newQoSEvents(n *Node, handle func(dds.Status)) *qosEvents {
-	return &qosEvents{n: n, handle: handle}
+func newQoSEvents(n *Node, wants func(dds.StatusKind) bool, handle func(dds.Status)) *qosEvents {
+	return &qosEvents{n: n, wants: wants, handle: handle}
 }
 
-// push adds a status (receive goroutine).
+// push adds a status (receive goroutine); kinds nobody handles are
+// dropped here, without a task.
 func (e *qosEvents) push(s dds.Status) {
+	if !e.wants(s.Kind) {
+		return
+	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -220,7 +225,11 @@ func watchSubscriptionEvents(n *Node, r *dds.Reader, topic string, cb *Subscript
 	if cb != nil {
 		c = *cb
 	}
-	e := newQoSEvents(n, func(s dds.Status) {
+	wants := func(k dds.StatusKind) bool {
+		return k == dds.IncompatibleQoS || k == dds.DeadlineMissed && c.Deadline != nil ||
+			k == dds.LivelinessChanged && c.Liveliness != nil
+	}
+	e := newQoSEvents(n, wants, func(s dds.Status) {
 		switch s.Kind {
 		case dds.IncompatibleQoS:
 			info := IncompatibleQoSInfo{TotalCount: int(s.TotalCount), TotalCountChange: int(s.TotalCountChange), LastPolicyKind: policyKind(s.LastPolicy)}
@@ -254,7 +263,11 @@ func watchPublisherEvents(n *Node, w *dds.Writer, topic string, cb *PublisherEve
 	if cb != nil {
 		c = *cb
 	}
-	e := newQoSEvents(n, func(s dds.Status) {
+	wants := func(k dds.StatusKind) bool {
+		return k == dds.IncompatibleQoS && (c.IncompatibleQoS != nil || !quiet) ||
+			k == dds.DeadlineMissed && c.Deadline != nil || k == dds.LivelinessLost && c.Liveliness != nil
+	}
+	e := newQoSEvents(n, wants, func(s dds.Status) {
 		switch s.Kind {
 		case dds.IncompatibleQoS:
 			info := IncompatibleQoSInfo{TotalCount: int(s.TotalCount), TotalCountChange: int(s.TotalCountChange), LastPolicyKind: policyKind(s.LastPolicy)}
