@@ -5,21 +5,11 @@ import (
 	"testing"
 )
 
-// sourcedDistro is the ROS_DISTRO of the sourced ROS 2 (humble, jazzy).
-func sourcedDistro() string {
-	for i := len(peer.rosEnv) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(peer.rosEnv[i], "ROS_DISTRO="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // Incompatible QoS between rclcpp and us, both ways: each side warns (our
 // warning is rclcpp's, word for word) and nothing is delivered.
 func TestIncompatibleQoSWithRclcpp(t *testing.T) {
 	d := newDom(t)
-	env := d.oursEnv(sourcedDistro())
+	env := d.ours()
 	const (
 		ourWarn = "New publisher discovered on topic '/qos/cpp', offering incompatible QoS. " +
 			"No messages will be sent to it. Last incompatible policy: DURABILITY_QOS_POLICY"
