@@ -18,7 +18,8 @@ import (
 // moves); and our mux, fed by such a publisher on its autonomy input,
 // drives an rclcpp TwistStamped subscriber with the system default QoS, as
 // Jazzy's diff_drive_controller subscribes: what it hears is stamped (not
-// zero, near now) in base_link.
+// zero, near now) in base_link. An rclcpp TwistStamped publisher against
+// our Twist simulator gets its warning, naming the rclcpp node.
 func TestStampedCmdVelWithRclcpp(t *testing.T) {
 	d := newDom(t)
 	c := d.context()
@@ -67,4 +68,13 @@ func TestStampedCmdVelWithRclcpp(t *testing.T) {
 	if m[3] != "base_link" {
 		t.Errorf("the mux's command is in frame %q, want base_link (its frame_id), not the input's: %q", m[3], line)
 	}
+
+	// rclcpp TwistStamped against a Twist simulator (the default): ours
+	// names the rclcpp node, its type and the parameter to set, once.
+	plain := d.start("ours diff_drive_sim (Twist) in /plain", d.ours(), ours("diff_drive_sim"), "--ros-args", "-r", "__ns:=/plain")
+	plain.waitLine("ready")
+	d.start("rclcpp twist_stamped_pub /plain/cmd_vel", d.rosEnv(), peerBin(), "twist_stamped_pub", "/plain/cmd_vel", "0.3",
+		"--ros-args", "-r", "__node:=nav2_like").waitLine("ready")
+	plain.waitLine("/plain/cmd_vel: this node subscribes geometry_msgs/msg/Twist (enable_stamped_cmd_vel is false) but its " +
+		"publishers (/nav2_like) send geometry_msgs/msg/TwistStamped: none of their commands arrive. Set enable_stamped_cmd_vel:=true on this node")
 }
