@@ -11,8 +11,10 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
+	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 )
 
 // The real `ros2 lifecycle` drives our managed nodes: diff_drive_sim and
@@ -214,4 +216,60 @@ func TestFsmnodesLifecycleDrivesRclpy(t *testing.T) {
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Errorf("transition events:\n%v\nwant\n%v", events, want)
 	}
+}
+
+// `ros2 launch fsmnodes hexapod.launch.xml autostart:=false` (ROS 2's own
+// launch, from the colcon overlay) hands the argument to the managed
+// controller: it waits unconfigured, publishing no joint_states, until
+// `ros2 lifecycle set` configures and activates it. The default launch
+// starts it active.
+func TestLifecycleLaunchArgumentByROS2Launch(t *testing.T) {
+	d := newDom(t)
+	if peer.colconErr != nil {
+		t.Fatal(peer.colconErr)
+	}
+	env, err := sourceEnv(d.rosEnv(), filepath.Join(peer.ws, "install", "setup.bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "hexapod.launch.xml", "joystick:=false", "autostart:=false")
+	c := d.context()
+	n, err := c.NewNode("joint_listener", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joints atomic.Int64
+	if _, err := ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(*sensor_msgs_msg.JointState) { joints.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	waitGraph(t, c, "hexapod_controller's change_state", func() bool {
+		for _, s := range c.ServiceNamesAndTypes() {
+			if s.Name == "/hexapod_controller/change_state" {
+				return true
+			}
+		}
+		return false
+	})
+	nd := []string{"--no-daemon", "--spin-time", "3"}
+	lc := func(argv ...string) ros2Cmd {
+		return ros2Cmd{Argv: append(append([]string{"lifecycle"}, argv...), nd...)}
+	}
+	res := d.ros2(lc("get", "/hexapod_controller"), ros2Cmd{Argv: []string{"param", "get", "/hexapod_controller", "autostart"}})
+	if res[0].Stdout != "unconfigured [1]\n" {
+		t.Errorf("after ros2 launch ... autostart:=false: %v", res[0])
+	}
+	mustContain(t, "ros2 param get autostart", res[1].Stdout, "Boolean value is: False")
+	if k := joints.Load(); k != 0 { // seconds of the node's life, unconfigured
+		t.Errorf("%d joint_states from the unconfigured controller", k)
+	}
+	res = d.ros2(lc("set", "/hexapod_controller", "configure"), lc("set", "/hexapod_controller", "activate"), lc("get", "/hexapod_controller"))
+	for _, r := range res[:2] {
+		if r.Stdout != "Transitioning successful\n" {
+			t.Errorf("%v", r)
+		}
+	}
+	if res[2].Stdout != "active [3]\n" {
+		t.Errorf("after configure and activate: %v", res[2])
+	}
+	testenv.WaitFor(t, deadline, "joint_states once active", func() bool { return joints.Load() > 10 })
 }
