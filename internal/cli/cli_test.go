@@ -13,6 +13,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/msgyaml"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/msgs"
+	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
 )
 
@@ -428,5 +429,33 @@ func TestBwReport(t *testing.T) {
 	ws = []sample{{t0, 2000}, {t0, 4000}}
 	if got := bwReport(ws, t0.Add(time.Second)); got != "6.00 KB/s from 2 messages\n\tMessage size mean: 3.00 KB min: 2.00 KB max: 4.00 KB\n" {
 		t.Errorf("bwReport KB = %q", got)
+	}
+}
+
+func TestBuildStamped_SaysWhetherItStamped(t *testing.T) {
+	ti, err := msgs.Registry().Message("geometry_msgs/msg/TwistStamped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1700000000, 5)
+	for _, tt := range []struct {
+		values  string
+		stamped bool
+	}{
+		{"{header: auto}", true},
+		{"{header: {stamp: now}}", true},
+		{"{header: {stamp: {sec: 3}}}", false},
+		{"{twist: {linear: {x: 1}}}", false},
+	} {
+		m, stamped, err := buildStamped(ti, tt.values, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stamped != tt.stamped {
+			t.Errorf("%s: stamped %v, want %v", tt.values, stamped, tt.stamped)
+		}
+		if got := m.(*geometry_msgs_msg.TwistStamped).Header.Stamp.AsTime(); tt.stamped && !got.Equal(at) {
+			t.Errorf("%s: stamp %v, want %v", tt.values, got, at)
+		}
 	}
 }

@@ -54,17 +54,25 @@ func (a *App) messageType(name string) (*rosidl.TypeInfo, error) {
 
 // buildMessage makes a message of ti from YAML values and checks it.
 func buildMessage(ti *rosidl.TypeInfo, values string) (rosidl.Message, error) {
+	m, _, err := buildStamped(ti, values, time.Now())
+	return m, err
+}
+
+// buildStamped is buildMessage with every "now" / "auto" stamp field set to
+// at; stamped says whether values had any (ros2 topic pub restamps them
+// at every publication).
+func buildStamped(ti *rosidl.TypeInfo, values string, at time.Time) (_ rosidl.Message, stamped bool, _ error) {
 	m := ti.New()
-	// "now" / "auto" stamp fields with the wall clock, as ros2 topic pub does.
-	if err := msgyaml.DecodeWith(values, m, msgyaml.Options{Now: time.Now}); err != nil {
-		return nil, fmt.Errorf("failed to populate field: %w", err)
+	now := func() time.Time { stamped = true; return at }
+	if err := msgyaml.DecodeWith(values, m, msgyaml.Options{Now: now}); err != nil {
+		return nil, false, fmt.Errorf("failed to populate field: %w", err)
 	}
 	if v, ok := m.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("failed to populate field: %w", err)
+			return nil, false, fmt.Errorf("failed to populate field: %w", err)
 		}
 	}
-	return m, nil
+	return m, stamped, nil
 }
 
 // topicTypeFromGraph finds the single type of a topic.
@@ -279,7 +287,7 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	if len(p.pos) == 3 {
 		values = p.pos[2]
 	}
-	msg, err := buildMessage(ti, values)
+	msg, stamped, err := buildStamped(ti, values, time.Now())
 	if err != nil {
 		return err
 	}
@@ -309,6 +317,11 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 			case <-ctx.Done():
 				return nil
 			case <-tick.C:
+			}
+		}
+		if stamped { // "now" / "auto": the time of this publication, as ros2 topic pub
+			if msg, _, err = buildStamped(ti, values, time.Now()); err != nil {
+				return err
 			}
 		}
 		if printNth > 0 && count%printNth == 0 {
