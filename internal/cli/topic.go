@@ -19,12 +19,13 @@ import (
 func topicVerbs() map[string]verb {
 	return map[string]verb{
 		"topic echo": {
-			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length] [--qos-*]",
+			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--flow-style] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length] [--qos-*]",
 			help: "Print the messages of a topic as YAML, each followed by '---'. Without TYPE the type\n" +
 				"is taken from the graph. Reliability and durability follow the publishers unless given\n" +
 				"(--qos-profile, --qos-depth, --qos-history, --qos-reliability, --qos-durability).\n" +
 				"Strings and sequences longer than --truncate-length (default 128) end in '...' unless\n" +
-				"--full-length; --no-arr and --no-str replace sequences and strings by a summary.",
+				"--full-length; --no-arr and --no-str replace sequences and strings by a summary;\n" +
+				"--flow-style prints sequences in flow style ([1, 2]).",
 			run: (*App).topicEcho,
 		},
 		"topic pub": {
@@ -144,7 +145,7 @@ func fieldOf(m rosidl.Message, path string) (any, error) {
 func (a *App) topicEcho(ctx context.Context, args []string) error {
 	p, err := parseFlags(args, addFlags(flagSpec{"--once": false, "--field": true, "--no-daemon": false,
 		"--full-length": false, "-f": false, "--truncate-length": true, "-l": true, "--no-arr": false,
-		"--no-str": false}, qosFlags))
+		"--no-str": false, "--flow-style": false}, qosFlags))
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (a *App) topicEcho(ctx context.Context, args []string) error {
 	if p.has("--full-length", "-f") {
 		trunc = 0
 	}
-	show := msgyaml.EchoOptions{TruncateLength: trunc, NoArr: p.has("--no-arr"), NoStr: p.has("--no-str")}
+	show := msgyaml.EchoOptions{TruncateLength: trunc, NoArr: p.has("--no-arr"), NoStr: p.has("--no-str"), FlowStyle: p.has("--flow-style")}
 	s, fqn, ti, q, err := a.subscribeArgs(ctx, p, "echo")
 	if err != nil {
 		return err

@@ -17,6 +17,11 @@ type EchoOptions struct {
 	// ("<array type: T[N]>"); NoStr replaces strings by
 	// "<string length: <N>>".
 	NoArr, NoStr bool
+	// FlowStyle is ros2's --flow-style (PyYAML's default_flow_style=True
+	// with rosidl_runtime_py's representer for messages): messages stay
+	// block mappings, sequences and arrays are written in flow style
+	// ("[1, 2]", "[{a: 1, b: x}]"), and whatever they hold too.
+	FlowStyle bool
 }
 
 // Marshal renders msg (a pointer to or value of a message struct) as
@@ -95,6 +100,10 @@ func (e *encoder) value(v reflect.Value, rosType string, indent int) {
 		}
 		if v.Len() == 0 {
 			e.b.WriteString(" []\n")
+			return
+		}
+		if e.opts.FlowStyle {
+			e.b.WriteString(" " + e.flow(v, rosType, indent+2) + "\n")
 			return
 		}
 		e.b.WriteByte('\n')
@@ -208,4 +217,48 @@ func scalarYAML(v reflect.Value, indent int) string {
 		return yamlString(v.String(), indent)
 	}
 	return fmt.Sprintf("%v", v.Interface())
+}
+
+// flow renders v in flow style, as PyYAML does inside a flow collection.
+func (e *encoder) flow(v reflect.Value, rosType string, indent int) string {
+	switch v.Kind() {
+	case reflect.Struct:
+		fs := fieldsOf(v.Type())
+		parts := make([]string, 0, len(fs))
+		for _, f := range fs {
+			parts = append(parts, f.name+": "+e.flow(v.Field(f.index), f.rosType, indent))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case reflect.Slice, reflect.Array:
+		if e.opts.NoArr {
+			return flowString(abbreviateArray(v, rosType), indent)
+		}
+		n := v.Len()
+		truncated := e.opts.TruncateLength > 0 && n > e.opts.TruncateLength
+		if truncated {
+			n = e.opts.TruncateLength
+		}
+		elem := rosType
+		if i := strings.LastIndexByte(elem, '['); i >= 0 {
+			elem = elem[:i]
+		}
+		parts := make([]string, 0, n+1)
+		for i := 0; i < n; i++ {
+			parts = append(parts, e.flow(v.Index(i), elem, indent))
+		}
+		if truncated {
+			parts = append(parts, "'...'")
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.String:
+		s := v.String()
+		switch {
+		case e.opts.NoStr:
+			s = fmt.Sprintf("<string length: <%d>>", len([]rune(s)))
+		case e.opts.TruncateLength > 0 && len([]rune(s)) > e.opts.TruncateLength:
+			s = string([]rune(s)[:e.opts.TruncateLength]) + "..."
+		}
+		return flowString(s, indent)
+	}
+	return scalarYAML(v, indent)
 }

@@ -46,6 +46,8 @@ func EchoValueWith(x any, opts EchoOptions) (string, error) {
 			b.WriteString(yamlString(abbreviateArray(v, ""), 2) + "\n...\n")
 		case v.Len() == 0:
 			b.WriteString("[]\n")
+		case opts.FlowStyle:
+			b.WriteString(e.flow(v, "", 2) + "\n")
 		default:
 			e.sequence(v, 0)
 		}

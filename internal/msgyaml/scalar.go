@@ -209,6 +209,23 @@ func yamlString(s string, indent int) string {
 	return doubleQuoted(s)
 }
 
+// flowString renders s as PyYAML does inside a flow collection: a plain
+// scalar there may in addition hold none of the flow indicators ",?[]{}"
+// and no ':' (PyYAML's analyze_scalar).
+func flowString(s string, indent int) string {
+	style := chooseStyle(s)
+	if style == stylePlain && strings.ContainsAny(s, ",?[]{}:") {
+		style = styleSingle
+	}
+	switch style {
+	case stylePlain:
+		return s
+	case styleSingle:
+		return singleQuoted(s, indent)
+	}
+	return doubleQuoted(s)
+}
+
 func singleQuoted(s string, indent int) string {
 	var b strings.Builder
 	b.WriteByte('\'')

@@ -50,8 +50,15 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 	srv := d.start("ours server", env, ours("ournodes"), "server", "introspection",
 		"--ros-args", "-p", "service_configure_introspection:=contents")
 	srv.waitLine("ournodes ready")
-	theirs := d.start("ros2 service echo", d.rosEnv(), "ros2", "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool")
-	mine := d.start("fsmnodes service echo", env, ours("fsmnodes"), "service", "echo", "/ours_server/set")
+	// Each echo in block and in flow style (ros2's --flow-style).
+	type pair struct{ theirs, mine *proc }
+	pairs := []pair{
+		{d.start("ros2 service echo", d.rosEnv(), "ros2", "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool"),
+			d.start("fsmnodes service echo", env, ours("fsmnodes"), "service", "echo", "/ours_server/set")},
+		{d.start("ros2 service echo --flow-style", d.rosEnv(), "ros2", "service", "echo", "--flow-style", "/ours_server/set", "std_srvs/srv/SetBool"),
+			d.start("fsmnodes service echo --flow-style", env, ours("fsmnodes"), "service", "echo", "--flow-style", "/ours_server/set")},
+	}
+	theirs := pairs[0].theirs
 
 	// One client (our CLI's, not introspected, so its sequence numbers
 	// tell the calls apart) calls five times a second until both echoes
@@ -67,22 +74,31 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 		for _, m := range seqRe.FindAllStringSubmatch(theirs.output(), -1) {
-			s := m[1]
-			if findBlock(echoBlocks(theirs.output()), "REQUEST_RECEIVED", s) != "" &&
-				findBlock(echoBlocks(mine.output()), "REQUEST_RECEIVED", s) != "" &&
-				findBlock(echoBlocks(mine.output()), "RESPONSE_SENT", s) != "" {
+			s, all := m[1], true
+			for _, p := range pairs {
+				for _, out := range []string{p.theirs.output(), p.mine.output()} {
+					for _, kind := range []string{"REQUEST_RECEIVED", "RESPONSE_SENT"} {
+						all = all && findBlock(echoBlocks(out), kind, s) != ""
+					}
+				}
+			}
+			if all {
 				seq = s
 				break
 			}
 		}
 	}
-	for _, kind := range []string{"REQUEST_RECEIVED", "RESPONSE_SENT"} {
-		want := findBlock(echoBlocks(theirs.output()), kind, seq)
-		got := findBlock(echoBlocks(mine.output()), kind, seq)
-		if got != want {
-			t.Errorf("%s of call %s:\nros2 service echo:\n%s\nfsmnodes service echo:\n%s", kind, seq, want, got)
+	for _, p := range pairs {
+		for _, kind := range []string{"REQUEST_RECEIVED", "RESPONSE_SENT"} {
+			want := findBlock(echoBlocks(p.theirs.output()), kind, seq)
+			got := findBlock(echoBlocks(p.mine.output()), kind, seq)
+			if got != want {
+				t.Errorf("%s of call %s:\n%s:\n%s\n%s:\n%s", kind, seq, p.theirs.name, want, p.mine.name, got)
+			}
 		}
 	}
+	mustContain(t, "ros2 service echo --flow-style's RESPONSE_SENT", findBlock(echoBlocks(pairs[1].theirs.output()), "RESPONSE_SENT", seq),
+		"\nrequest: []\nresponse: [{success: true, message: set true}]")
 	b := findBlock(echoBlocks(theirs.output()), "REQUEST_RECEIVED", seq)
 	mustContain(t, "ros2 service echo's REQUEST_RECEIVED", b, "\nrequest:\n- data: true\nresponse: []")
 	b = findBlock(echoBlocks(theirs.output()), "RESPONSE_SENT", seq)
