@@ -44,6 +44,9 @@ func (c Config) Sanitize() (Config, []string, error) {
 	if !finite(c.Deadzone) || !finite(c.AutorepeatRate) {
 		return c, nil, fmt.Errorf("joy: deadzone %v and autorepeat_rate %v must be finite", c.Deadzone, c.AutorepeatRate)
 	}
+	if c.AutorepeatRate > 0 && time.Duration(float64(time.Second)/c.AutorepeatRate) <= 0 {
+		return c, nil, fmt.Errorf("joy: autorepeat_rate %g Hz is a period of %g s, which rounds to 0 ns", c.AutorepeatRate, 1/c.AutorepeatRate)
+	}
 	var warn []string
 	if c.CoalesceInterval > 0 && c.AutorepeatRate > 1/c.CoalesceInterval.Seconds() {
 		warn = append(warn, fmt.Sprintf("autorepeat_rate (%g Hz) > 1/coalesce_interval (%g Hz) does not make sense; "+

@@ -59,6 +59,11 @@ func DefaultCSConfig() CSConfig {
 	return c
 }
 
+// MaxHeadVelocity is the highest head_max_velocity Validate accepts, rad/s:
+// about ten times the real head's limit, so a typo or an attacker's 1e308
+// (or +Inf) never becomes the head's step.
+const MaxHeadVelocity = 10.0
+
 // Validate checks the configuration.
 func (c *CSConfig) Validate() error {
 	if c.Period <= 0 {
@@ -83,8 +88,11 @@ func (c *CSConfig) Validate() error {
 	if !(c.CollisionDistance >= 0 && c.RepulseDistance > c.CollisionDistance) {
 		return fmt.Errorf("cs config: collision distances %g/%g, want 0 ≤ collision < repulse", c.CollisionDistance, c.RepulseDistance)
 	}
-	if !(c.HeadMaxVelocity > 0) || !(c.LimitRange > 0) {
-		return errors.New("cs config: head_max_velocity and limit_range must be > 0")
+	if !(c.HeadMaxVelocity > 0 && c.HeadMaxVelocity <= MaxHeadVelocity) {
+		return fmt.Errorf("cs config: head_max_velocity %g, want > 0 and ≤ %g rad/s", c.HeadMaxVelocity, MaxHeadVelocity)
+	}
+	if !(c.LimitRange > 0) || math.IsInf(c.LimitRange, 0) {
+		return fmt.Errorf("cs config: limit_range %g, want finite and > 0", c.LimitRange)
 	}
 	return nil
 }

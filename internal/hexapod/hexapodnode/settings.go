@@ -101,7 +101,8 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 		"changing it would move the body while it stands on its legs")
 
 	c.Gait.SubSteps = int(l.int("SUB_STEPS", int64(c.Gait.SubSteps), "ticks per half gait cycle", whyGeometry))
-	c.Gait.Rate = l.float("rate", c.Gait.Rate, "control rate (Hz)", "every gait constant is per tick; a new rate would change all speeds")
+	c.Gait.Rate = param.Declare(l.d, "rate", c.Gait.Rate, param.ReadOnly("control rate (Hz)",
+		"every gait constant is per tick; a new rate would change all speeds"), param.Frequency)
 	c.Gait.HeightPerStep = l.float("gait.height_per_step", c.Gait.HeightPerStep, "swing rise/fall per tick (m)", whyGeometry)
 	c.Gait.StabilityRadius = l.float("gait.stability_radius", c.Gait.StabilityRadius, "neutral tolerance to stop walking (m)", whyStart)
 	c.Gait.TransitionXY = l.three("gait.transition_xy", c.Gait.TransitionXY, "stance-to-swing xy table")

@@ -285,3 +285,26 @@ func Positive(x float64) error {
 	}
 	return nil
 }
+
+// Frequency is a check for a rate in Hz from which a timer period is
+// derived: the value must be finite, above zero, and low enough that the
+// period, one second divided by it, is at least a nanosecond (a period that
+// rounds to 0 would stop the timer and the node).
+func Frequency(hz float64) error {
+	if err := Positive(hz); err != nil {
+		return err
+	}
+	if Period(hz) <= 0 {
+		return fmt.Errorf("%g Hz is a period of %g s, which rounds to 0 ns", hz, 1/hz)
+	}
+	return nil
+}
+
+// Period returns the timer period of a rate in Hz, rounded down to the
+// nanosecond; 0 for a rate Frequency refuses.
+func Period(hz float64) time.Duration {
+	if !(hz > 0) || math.IsInf(hz, 1) {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / hz)
+}

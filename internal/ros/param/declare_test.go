@@ -203,3 +203,26 @@ func TestLive_ConcurrentReads(t *testing.T) {
 		t.Errorf("final %v", l.Get())
 	}
 }
+
+// TestFrequency_PeriodNeverZero: Frequency, the check of every rate
+// from which a timer period is derived, refuses a rate whose period rounds
+// to 0 ns with that reason, and non-finite or non-positive rates.
+func TestFrequency_PeriodNeverZero(t *testing.T) {
+	for _, c := range []struct {
+		hz     float64
+		reason string // "" accepted
+	}{
+		{20, ""}, {1e9, ""}, {1e-3, ""},
+		{2e9, "rounds to 0 ns"}, {1e307, "rounds to 0 ns"},
+		{0, "above 0"}, {-1, "above 0"},
+		{math.Inf(1), "finite"}, {math.NaN(), "finite"},
+	} {
+		err := Frequency(c.hz)
+		if c.reason == "" && err != nil || c.reason != "" && (err == nil || !strings.Contains(err.Error(), c.reason)) {
+			t.Errorf("Frequency(%g) = %v, want %q", c.hz, err, c.reason)
+		}
+		if err == nil && Period(c.hz) <= 0 {
+			t.Errorf("Period(%g) = %v for an accepted rate", c.hz, Period(c.hz))
+		}
+	}
+}

@@ -144,10 +144,16 @@ func (r *FloatRange) check(v float64) error {
 	if math.IsNaN(v) {
 		return errors.New("NaN is outside every range")
 	}
+	if math.IsInf(v, 0) {
+		// A declared range is a promise of a usable number; an infinity
+		// would pass a comparison with an infinite bound and then overflow
+		// whatever is derived from it (a period, a clamp).
+		return fmt.Errorf("value %g is outside the floating point range [%g, %g]: not finite", v, r.From, r.To)
+	}
 	if !(v >= r.From || floatsEqual(v, r.From)) || !(v <= r.To || floatsEqual(v, r.To)) {
 		return fmt.Errorf("value %g is outside the floating point range [%g, %g]", v, r.From, r.To)
 	}
-	if r.Step == 0 || floatsEqual(v, r.To) {
+	if r.Step == 0 || floatsEqual(v, r.To) || floatsEqual(v, r.From) {
 		return nil
 	}
 	k := math.Round((v - r.From) / r.Step)
@@ -157,18 +163,26 @@ func (r *FloatRange) check(v float64) error {
 	return nil
 }
 
-// floatsEqual compares with a relative tolerance of 100 ulps, like rclcpp.
+// floatsEqual compares with rclcpp's tolerance: |a-b| <= eps*|a+b|*100
+// (100 ulps of the pair's magnitude). The tolerance is computed so that it
+// never overflows: a sum of two large doubles is halved before it is added,
+// and eps is applied before the factor 100, so 1e308 is not "equal" to
+// 2000 (a tolerance of scale*100*eps overflowed to +Inf above 1.8e306 and
+// let every value through).
 func floatsEqual(a, b float64) bool {
 	if a == b {
 		return true
 	}
-	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
 		return false
 	}
-	diff := math.Abs(a - b)
-	scale := math.Max(math.Abs(a), math.Abs(b))
-	return diff <= scale*100*2.220446049250313e-16
+	diff := math.Abs(a - b) // may be +Inf for opposite extremes: then not equal
+	half := math.Abs(a/2 + b/2)
+	return diff <= eps*half*2*100
 }
+
+// eps is the difference between 1 and the next double (DBL_EPSILON).
+const eps = 2.220446049250313e-16
 
 // ValidateName reports whether name is usable as a parameter name. A name is
 // one or more dot-separated tokens; a token is non-empty and made of ASCII

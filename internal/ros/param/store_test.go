@@ -383,3 +383,44 @@ func TestValue_YAML_RoundTripsThroughParseValue(t *testing.T) {
 		t.Errorf("byte array YAML = %q", got)
 	}
 }
+
+// TestFloatRange_Extremes: values near the top of the double range are
+// compared without overflow (a tolerance of scale*100*eps was +Inf above
+// 1.8e306 and let 1e308 into [0, 1000]), infinities are refused wherever a
+// range is declared, and the bounds and steps still get rclcpp's 100-ulp
+// tolerance.
+func TestFloatRange_Extremes(t *testing.T) {
+	cases := []struct {
+		r    FloatRange
+		v    float64
+		want bool // accepted
+	}{
+		{FloatRange{From: 0, To: 1000}, 1e308, false},
+		{FloatRange{From: 0, To: 1000}, 1e307, false},
+		{FloatRange{From: 0, To: 1000}, 1.8e306, false},
+		{FloatRange{From: 0, To: 1000}, math.MaxFloat64, false},
+		{FloatRange{From: 0, To: 1000}, -math.MaxFloat64, false},
+		{FloatRange{From: -1000, To: 0}, -1e308, false},
+		{FloatRange{From: 0, To: 1000}, math.Inf(1), false},
+		{FloatRange{From: 0, To: 1000}, math.Inf(-1), false},
+		{FloatRange{From: 0, To: 1000}, math.NaN(), false},
+		{FloatRange{From: 0, To: 1000}, 1000, true},
+		{FloatRange{From: 0, To: 1000}, 1000 * (1 + 50*2.220446049250313e-16), true}, // within 100 ulps of the bound
+		{FloatRange{From: 0, To: 1000}, 1000 * (1 + 1e-12), false},                   // beyond
+		{FloatRange{From: 0, To: 1000}, 0, true},
+		{FloatRange{From: 0, To: 1000}, -1e-300, false}, // relative tolerance: nothing is "equal" to 0 but 0, as in rclcpp
+		{FloatRange{From: 0, To: math.MaxFloat64}, math.MaxFloat64, true},
+		{FloatRange{From: 0, To: math.MaxFloat64}, 1e308, true},
+		{FloatRange{From: -math.MaxFloat64, To: math.MaxFloat64}, 0, true},
+		{FloatRange{From: -math.MaxFloat64, To: math.MaxFloat64}, math.Inf(1), false},
+		{FloatRange{From: 0, To: 1e308, Step: 1e307}, 5e307, true},
+		{FloatRange{From: 0, To: 1e308, Step: 1e307}, 5.5e307, false},
+		{FloatRange{From: 0, To: 1, Step: 0.1}, 0.7, true},
+	}
+	for _, c := range cases {
+		err := c.r.check(c.v)
+		if (err == nil) != c.want {
+			t.Errorf("[%g, %g] step %g: check(%g) = %v, want accepted %v", c.r.From, c.r.To, c.r.Step, c.v, err, c.want)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func (r *refusals) check(service string, rep rsm.Reply) rsm.Reply {
 func declareRate(d *param.Declarer) *param.Live[float64] {
 	return param.DeclareLive(d, "update_frequency", 20.0, param.Descriptor{
 		Description: "Hz of the node's cycle (live: the next cycle runs at the new rate)",
-		FloatRange:  param.Floats(0, 1000)}, param.Positive)
+		FloatRange:  param.Floats(0, 1000)}, param.Frequency)
 }
 
 // declareLimits declares max_linear_velocity and max_angular_velocity
@@ -133,7 +133,7 @@ func positiveDuration(d time.Duration) error {
 }
 
 // hzPeriod converts a rate checked by declareRate to a timer period.
-func hzPeriod(hz float64) time.Duration { return time.Duration(float64(time.Second) / hz) }
+func hzPeriod(hz float64) time.Duration { return param.Period(hz) }
 
 // tickAt calls cb on n's callback goroutine at hz Hz. When hz changes, the
 // tick that sees the change replaces the timer by one at the new rate, so

@@ -86,6 +86,11 @@ func TestLiveParams_Mux_Process(t *testing.T) {
 		{"teleoperation_idle_timer", ".nan", "NaN"},
 		{"teleoperation_idle_timer", "soon", "type"},
 		{"max_linear_velocity", "0.0", "must be above 0"},
+		// Issue 25: 1e308 passed [0, 1000] (the tolerance overflowed to +Inf).
+		{"max_linear_velocity", "1e308", "outside the floating point range"},
+		{"max_angular_velocity", "1e307", "outside the floating point range"},
+		{"max_linear_velocity", ".inf", "outside the floating point range"},
+		{"update_frequency", "1e308", "outside the floating point range"},
 		{"cmd_vel_topic", "other", "read-only"},
 	}
 	var sets [][]string

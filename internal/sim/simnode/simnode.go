@@ -97,11 +97,11 @@ func fixed(desc string) param.Descriptor { return param.ReadOnly(desc, startupOn
 // rate declares a read-only rate in Hz and returns its period.
 func rate(d *param.Declarer, name string, def float64, desc string) time.Duration {
 	hz := param.Declare(d, name, def, param.Descriptor{Description: desc + " (read-only: " + startupOnly + ")",
-		ReadOnly: true, ReadOnlyReason: startupOnly, FloatRange: param.Floats(0, 10000)}, param.Positive)
-	if !(hz > 0) {
+		ReadOnly: true, ReadOnlyReason: startupOnly, FloatRange: param.Floats(0, 10000)}, param.Frequency)
+	if param.Frequency(hz) != nil {
 		return time.Second // after an error Err reports
 	}
-	return time.Duration(float64(time.Second) / hz)
+	return param.Period(hz)
 }
 
 // Names of the velocity limit parameters.

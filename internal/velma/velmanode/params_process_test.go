@@ -28,6 +28,8 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 	})
 	refused := []struct{ name, value, reason string }{
 		{"cs.head_max_velocity", "0.0", "head_max_velocity"},
+		{"cs.head_max_velocity", ".inf", "head_max_velocity"}, // issue 25: +Inf was accepted
+		{"cs.head_max_velocity", "1e308", "head_max_velocity"},
 		{"cs.safe_damping", "3.0", "damping"},
 		{"cs.safe_stiffness", ".nan", "NaN"},
 		{"cs.safe_stiffness", "stiff", "type"},
