@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,6 +151,9 @@ type loader struct {
 	// includeArgs names the arguments the <include> being evaluated passes
 	// (nil at the top level): an <arg> without default must be among them.
 	includeArgs map[string]bool
+	// substituted counts the bytes every substitution of this load has
+	// produced, bounded by MaxSubstitutedTotal.
+	substituted int64
 }
 
 // scope is the set of launch configurations and pushed state visible to an
@@ -381,6 +385,12 @@ func (l *loader) action(s *scope, e *element) error {
 		}
 		v, err := s.need(e, "value")
 		if err != nil {
+			// A bound crossed deep in a chain of <let>s is found by the
+			// configuration's name.
+			var be *boundError
+			if errors.As(err, &be) {
+				return e.errorf("<let name=%q>: %s", name, be.msg)
+			}
 			return err
 		}
 		s.configs[name] = v

@@ -6,8 +6,22 @@ import (
 	"strings"
 )
 
+// Bounds of substitution: a launch file of a few lines that doubles a
+// value with <let> thirty times would otherwise make a value of gigabytes
+// and end the launcher out of memory.
+const (
+	// MaxSubstitutedValue is the longest value, in bytes, that a text with
+	// substitutions (an attribute, an argument's default) may expand to.
+	MaxSubstitutedValue = 1 << 20
+	// MaxSubstitutedTotal is the most bytes all the substitutions of one
+	// load (the launch file and its includes) may produce together.
+	MaxSubstitutedTotal = 64 << 20
+)
+
 // substitute expands every $(...) in s. Substitutions nest:
-// "$(var $(env WHICH))" is allowed.
+// "$(var $(env WHICH))" is allowed. The result is bounded by
+// MaxSubstitutedValue and the whole load by MaxSubstitutedTotal; the error
+// names the substitution that crossed the bound.
 func (s *scope) substitute(e *element, text string) (string, error) {
 	var out strings.Builder
 	for i := 0; i < len(text); {
@@ -22,9 +36,18 @@ func (s *scope) substitute(e *element, text string) (string, error) {
 		if err != nil {
 			return "", e.errorf("%v in %q", err, text)
 		}
-		val, err := s.evalSubst(e, text[start+2:end])
+		body := text[start+2 : end]
+		val, err := s.evalSubst(e, body)
 		if err != nil {
 			return "", err
+		}
+		if n := out.Len() + len(val); n > MaxSubstitutedValue {
+			return "", newBoundError(e, "$(%s) makes a value of %d bytes, more than the %d a substituted value may have", shorten(body), n, MaxSubstitutedValue)
+		}
+		if s.l != nil {
+			if s.l.substituted += int64(len(val)); s.l.substituted > MaxSubstitutedTotal {
+				return "", newBoundError(e, "$(%s): the substitutions of this launch have produced more than %d bytes", shorten(body), MaxSubstitutedTotal)
+			}
 		}
 		out.WriteString(val)
 		i = end + 1
@@ -257,3 +280,25 @@ func boolString(b bool) string {
 	}
 	return "false"
 }
+
+// shorten cuts a substitution's text for an error message.
+func shorten(body string) string {
+	if len(body) > 80 {
+		return body[:77] + "..."
+	}
+	return body
+}
+
+// boundError is a substitution that crossed MaxSubstitutedValue or
+// MaxSubstitutedTotal; <let> adds its name to it.
+type boundError struct {
+	at  error  // the error with the element's file and line
+	msg string // the message without them
+}
+
+func newBoundError(e *element, format string, args ...any) *boundError {
+	msg := fmt.Sprintf(format, args...)
+	return &boundError{at: e.errorf("%s", msg), msg: msg}
+}
+
+func (b *boundError) Error() string { return b.at.Error() }
