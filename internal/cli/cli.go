@@ -1,6 +1,6 @@
 // Package cli implements the verbs of the fsmnodes command line tool, which
-// mirrors the ros2 CLI: topic, service, node, param, action, interface and
-// launch. Each verb prints what the corresponding ros2 verb prints (YAML
+// mirrors the ros2 CLI: topic, service, node, param, action, lifecycle,
+// interface and launch. Each verb prints what the corresponding ros2 verb prints (YAML
 // with "---" separators for echo, Python reprs for service call, ...), so
 // scripts and habits carry over.
 //
