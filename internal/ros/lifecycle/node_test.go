@@ -17,14 +17,30 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+// TestMain: the DDS tests mostly wait; each has its own domain.
+func TestMain(m *testing.M) {
+	testenv.DefaultParallel(4)
+	os.Exit(testenv.Main(m))
+}
+
+// testEnv keeps the traffic on this machine and names the distro, so a
+// Context does not first wait to learn its peers' dialect.
+func testEnv(k string) string {
+	switch k {
+	case "ROS_AUTOMATIC_DISCOVERY_RANGE":
+		return "LOCALHOST"
+	case "ROS_DISTRO":
+		return "jazzy"
+	}
+	return ""
+}
 
 const failAfter = 20 * time.Second
 
 // newContext returns a spinning Context on domain, closed at the end.
 func newContext(t *testing.T, domain uint32, args ...string) *ros.Context {
 	t.Helper()
-	c, err := ros.NewContext(ros.ContextOptions{Args: args, DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
+	c, err := ros.NewContext(ros.ContextOptions{Args: args, DomainID: &domain, Getenv: testEnv, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +56,7 @@ func newContext(t *testing.T, domain uint32, args ...string) *ros.Context {
 // and by id, refused and failing transitions, the error path, the
 // transition events, and a managed publisher that is silent unless active.
 func TestNode_ServicesEventsAndManagedPublisher(t *testing.T) {
+	t.Parallel()
 	domain := testenv.Domain(t)
 	server := newContext(t, domain)
 	n, err := server.NewNode("device", "/lc")
@@ -227,6 +244,7 @@ func TestNode_ServicesEventsAndManagedPublisher(t *testing.T) {
 // state, an erroring one goes through on_error (success: unconfigured;
 // failure: finalized); change_state answers false for both.
 func TestNode_FailureAndErrorPaths(t *testing.T) {
+	t.Parallel()
 	domain := testenv.Domain(t)
 	server := newContext(t, domain)
 	n, err := server.NewNode("flaky", "")
@@ -284,6 +302,7 @@ func TestNode_FailureAndErrorPaths(t *testing.T) {
 // autostart false, does nothing); Finish shuts down from any primary
 // state and leaves a finalized node alone.
 func TestNode_AutostartAndFinish(t *testing.T) {
+	t.Parallel()
 	domain := testenv.Domain(t)
 	for _, c := range []struct {
 		args  []string
@@ -333,6 +352,7 @@ func TestNode_AutostartAndFinish(t *testing.T) {
 // fails ends the setup with an error, as a node that cannot open its
 // device did before it was managed.
 func TestStart_FailingConfigureIsAnError(t *testing.T) {
+	t.Parallel()
 	domain := testenv.Domain(t)
 	c := newContext(t, domain)
 	n, err := c.NewNode("broken", "")
