@@ -116,7 +116,9 @@ func TestDialectObserve(t *testing.T) {
 // dialectEnv is a hermetic environment whose Cyclone configuration is the
 // same for both distros (Humble and Jazzy read different discovery
 // variables, and contexts of one process share their domain's
-// configuration): discovery by unicast on localhost only.
+// configuration): discovery by unicast on localhost only, from
+// CYCLONEDDS_URI, with Jazzy's range SYSTEM_DEFAULT so that Jazzy adds no
+// fragment of its own (Humble has no range).
 func dialectEnv(distro string) func(string) string {
 	const uri = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>` +
 		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
@@ -127,6 +129,8 @@ func dialectEnv(distro string) func(string) string {
 			return distro
 		case "CYCLONEDDS_URI":
 			return uri
+		case "ROS_AUTOMATIC_DISCOVERY_RANGE":
+			return "SYSTEM_DEFAULT"
 		}
 		return ""
 	}

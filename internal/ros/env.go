@@ -3,6 +3,7 @@ package ros
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -147,7 +148,12 @@ func cycloneConfig(s discoverySettings, distro Distro, cycloneURI string, pid in
 	case RangeOff:
 		noMulticast = true
 	}
-	if localhostPeer || (staticPeers && len(s.StaticPeers) > 0) || noMulticast {
+	// As rmw_cyclonedds_cpp: the fragment is written whenever static peers
+	// are taken (SUBNET and LOCALHOST), even with none given, so a Jazzy
+	// process in SUBNET always has ParticipantIndex auto (well-known
+	// unicast ports another host's peer list reaches), never Cyclone's
+	// default none.
+	if localhostPeer || staticPeers || noMulticast {
 		b.WriteString("<CycloneDDS><Domain>")
 		if noMulticast {
 			b.WriteString("<General><AllowMulticast>false</AllowMulticast></General>")
@@ -235,4 +241,104 @@ func readEnv(getenv func(string) string, distro string) (envConfig, error) {
 	c.Warnings = s.Warnings
 	c.Config = cycloneConfig(s, discovery, getenv("CYCLONEDDS_URI"), os.Getpid())
 	return c, nil
+}
+
+// DiscoveryReport is what the environment makes of discovery, as a
+// process of this library (and rmw_cyclonedds_cpp) started with it would
+// apply it; `fsmnodes doctor` prints it.
+type DiscoveryReport struct {
+	// DomainID is ROS_DOMAIN_ID (0 when unset).
+	DomainID uint32
+	// Distro is the dialect whose discovery variables apply; DistroSet
+	// says whether ROS_DISTRO named it (unset: Jazzy's variables, and the
+	// wire dialect follows the peers).
+	Distro    Distro
+	DistroSet bool
+	// Range is ROS_AUTOMATIC_DISCOVERY_RANGE as applied (Jazzy); Humble
+	// has no range: RangeSubnet, or RangeLocalhost with ROS_LOCALHOST_ONLY=1.
+	Range DiscoveryRange
+	// StaticPeers are ROS_STATIC_PEERS as applied (Jazzy only).
+	StaticPeers []string
+	// Multicast is false where the range turns multicast off (LOCALHOST,
+	// OFF) or the Cyclone configuration does (AllowMulticast false).
+	Multicast bool
+	// CyclonePeers are the Peer addresses of $CYCLONEDDS_URI (inline XML
+	// or a file:// or plain path to one).
+	CyclonePeers []string
+	// Config is the Cyclone configuration the process would use.
+	Config string
+	// Warnings are the settings' problems, as the process would log them.
+	Warnings []string
+}
+
+var (
+	peerAddr       = regexp.MustCompile(`<Peer\s+[^>]*address\s*=\s*"([^"]*)"`)
+	multicastFalse = regexp.MustCompile(`(?i)<AllowMulticast>\s*false\s*</AllowMulticast>`)
+)
+
+// DescribeDiscovery reads the discovery settings of the environment
+// (getenv, e.g. os.Getenv) as NewContext does.
+func DescribeDiscovery(getenv func(string) string) (DiscoveryReport, error) {
+	c, err := readEnv(getenv, "")
+	if err != nil {
+		return DiscoveryReport{}, err
+	}
+	r := DiscoveryReport{DomainID: c.DomainID, Distro: c.Distro, DistroSet: c.DistroSet, Config: c.Config, Warnings: c.Warnings}
+	discovery := c.Distro
+	if !c.DistroSet && humbleLocalhostOnly(getenv) {
+		discovery = Humble
+	}
+	s, err := readDiscoverySettings(getenv, discovery)
+	if err != nil {
+		return r, err
+	}
+	r.Range, r.StaticPeers = s.Range, s.StaticPeers
+	if discovery == Humble && s.LocalhostOnly {
+		r.Range = RangeLocalhost
+	}
+	xml := c.Config
+	uri := strings.TrimSpace(getenv("CYCLONEDDS_URI"))
+	for _, part := range strings.Split(uri, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" || strings.HasPrefix(part, "<") {
+			continue
+		}
+		if b, err := os.ReadFile(strings.TrimPrefix(part, "file://")); err == nil {
+			xml += string(b)
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("CYCLONEDDS_URI names %q, which cannot be read: %v", part, err))
+		}
+	}
+	for _, m := range peerAddr.FindAllStringSubmatch(uri+xml, -1) {
+		if m[1] != "localhost" || r.Range != RangeLocalhost {
+			r.CyclonePeers = appendNew(r.CyclonePeers, m[1])
+		}
+	}
+	// Peers the range itself added are StaticPeers, not the user's Cyclone list.
+	r.CyclonePeers = without(r.CyclonePeers, r.StaticPeers)
+	r.Multicast = !multicastFalse.MatchString(xml)
+	return r, nil
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func without(list, drop []string) []string {
+	var out []string
+	for _, x := range list {
+		keep := true
+		for _, d := range drop {
+			keep = keep && x != d
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
 }

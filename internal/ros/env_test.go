@@ -44,14 +44,19 @@ func TestCycloneConfig(t *testing.T) {
 	const localhostFrag = `<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>` +
 		`<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
 		`<Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,`
+	const subnetFrag = `<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex>` +
+		`<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>,`
 	tests := []struct {
 		name     string
 		env      map[string]string
 		want     string
 		warnings int
 	}{
-		{"jazzy default", map[string]string{}, "", 0},
-		{"jazzy default keeps uri", map[string]string{"CYCLONEDDS_URI": "file:///x.xml"}, "file:///x.xml", 0},
+		// SUBNET writes the fragment even without peers (rmw_cyclonedds_cpp's
+		// add_static_peers): ParticipantIndex auto.
+		{"jazzy default", map[string]string{}, subnetFrag, 0},
+		{"jazzy default keeps uri", map[string]string{"CYCLONEDDS_URI": "file:///x.xml"}, subnetFrag + "file:///x.xml", 0},
+		{"jazzy subnet", map[string]string{"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}, subnetFrag, 0},
 		{"jazzy subnet with peers", map[string]string{"ROS_STATIC_PEERS": "10.0.0.1; host.example"},
 			`<CycloneDDS><Domain><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>` +
 				`<Peers><Peer address="10.0.0.1"/><Peer address="host.example"/></Peers></Discovery></Domain></CycloneDDS>,`, 0},

@@ -51,12 +51,11 @@ var discoveryModes = []discoveryMode{
 	{name: "jazzy/blocked-no-peers", distro: "jazzy", block: true, discover: false},
 	{name: "jazzy/blocked-static-peers", distro: "jazzy", block: true,
 		robot: []string{"ROS_STATIC_PEERS=$OPERATOR"}, operator: []string{"ROS_STATIC_PEERS=$ROBOT"}, discover: true},
-	// A peer list on one side only is not enough: the other side, with no
-	// discovery fragment, keeps Cyclone's default ParticipantIndex none
-	// (its unicast ports are ephemeral), so the unicast announcements sent
-	// to the well-known ports of its address reach nobody.
+	// A peer list on one side is enough in Jazzy: SUBNET always sets
+	// ParticipantIndex auto, so the robot listens on the well-known unicast
+	// ports the operator's announcements go to, and answers them.
 	{name: "jazzy/blocked-static-peer-operator-only", distro: "jazzy", block: true,
-		operator: []string{"ROS_STATIC_PEERS=$ROBOT"}, discover: false},
+		operator: []string{"ROS_STATIC_PEERS=$ROBOT"}, discover: true},
 	{name: "jazzy/LOCALHOST", distro: "jazzy", robot: []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"},
 		operator: []string{"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"}, discover: false, sameHost: ptr(true)},
 	{name: "jazzy/LOCALHOST-static-peers", distro: "jazzy", block: true,
@@ -71,6 +70,9 @@ var discoveryModes = []discoveryMode{
 	{name: "humble/blocked-no-peers", distro: "humble", block: true, discover: false},
 	{name: "humble/blocked-cyclone-peers", distro: "humble", block: true,
 		robot: []string{cyclonePeers("$OPERATOR")}, operator: []string{cyclonePeers("$ROBOT")}, discover: true},
+	// Not in Humble: the robot, without a Cyclone configuration, keeps
+	// Cyclone's default ParticipantIndex none (ephemeral unicast ports),
+	// so the announcements sent to the well-known ports reach nobody.
 	{name: "humble/blocked-cyclone-peer-operator-only", distro: "humble", block: true,
 		operator: []string{cyclonePeers("$ROBOT")}, discover: false},
 	{name: "humble/ROS_LOCALHOST_ONLY", distro: "humble", robot: []string{"ROS_LOCALHOST_ONLY=1"},
