@@ -168,6 +168,21 @@ func (h *Host) Shape(rate string) {
 	h.net.run("tc", append([]string{"-n", h.NS}, args...)...)
 }
 
+// ShapeStats returns the counters of the switch's token bucket toward the
+// host (sent, dropped, overlimits), to show that Shape's limit was hit.
+func (h *Host) ShapeStats() string {
+	out, err := exec.Command("tc", "-n", h.net.sw, "-s", "qdisc", "show", "dev", h.port).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("tc -s qdisc show: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "Sent ") {
+			return l
+		}
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // Env is the environment of a process on the host: this process's, without
 // any ROS or Cyclone variable (testenv.Main's LOCALHOST range included:
 // hosts talk over their link), plus ROS_DOMAIN_ID and vars ("K=V").
@@ -183,23 +198,30 @@ func (h *Host) Env(domain uint32, vars ...string) []string {
 	return append(env, vars...)
 }
 
-// Start runs path with args on the host (ip netns exec, which enters the
-// namespace and executes path in place, so the process is path itself), as
-// testenv.Start does: output in a log, SIGINT when the test ends.
+// Start runs path with args on the host, as testenv.Start does: output in
+// a log, SIGINT when the test ends. The process enters the host's network
+// namespace and a UTS namespace of its own whose host name is the host's
+// (so Cyclone DDS announces it), through ip netns exec, unshare and sh,
+// each of which executes the next in place: the process is path itself.
 func (h *Host) Start(t *testing.T, name string, env []string, path string, args ...string) *testenv.Process {
 	t.Helper()
 	ip, err := exec.LookPath("ip")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Start(t, h.Name+"-"+name, env, ip, append([]string{"netns", "exec", h.NS, path}, args...)...)
+	return testenv.Start(t, h.Name+"-"+name, env, ip, h.argv(path, args...)...)
 }
 
-// Command returns a command that runs path with args on the host.
+// Command returns a command that runs path with args on the host, as
+// Start does.
 func (h *Host) Command(env []string, path string, args ...string) *exec.Cmd {
-	c := exec.Command("ip", append([]string{"netns", "exec", h.NS, path}, args...)...)
+	c := exec.Command("ip", h.argv(path, args...)...)
 	c.Env = env
 	return c
+}
+
+func (h *Host) argv(path string, args ...string) []string {
+	return append([]string{"netns", "exec", h.NS, "unshare", "--uts", "/bin/sh", "-c", `hostname "$0" && exec "$@"`, h.Name, path}, args...)
 }
 
 func (n *Net) ip(args ...string) { n.run("ip", args...) }
