@@ -21,11 +21,16 @@ type session struct {
 // open creates a ROS context (domain and discovery from the environment,
 // as ros2 does) and a hidden node named like ros2cli's, and spins it.
 func (a *App) open(ctx context.Context, base string) (*session, error) {
+	return a.openNode(ctx, "_fsmnodes_"+base+"_"+strconv.Itoa(os.Getpid()))
+}
+
+// openNode is open with the node's name given (topic pub -n).
+func (a *App) openNode(ctx context.Context, name string) (*session, error) {
 	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: a.Stderr})
 	if err != nil {
 		return nil, fmt.Errorf("start ROS: %w", err)
 	}
-	node, err := rc.NewNode("_fsmnodes_"+base+"_"+strconv.Itoa(os.Getpid()), "/")
+	node, err := rc.NewNode(name, "/")
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("create the CLI node: %w", err)

@@ -29,7 +29,7 @@ func topicVerbs() map[string]verb {
 			run: (*App).topicEcho,
 		},
 		"topic pub": {
-			usage: "topic pub TOPIC TYPE [VALUES] [-r RATE] [-1|--once] [-t|--times N] [-w N] [-p N] [--keep-alive S] [--qos-*]",
+			usage: "topic pub TOPIC TYPE [VALUES] [-r RATE] [-1|--once] [-t|--times N] [-w N] [-p N] [-n NAME] [--keep-alive S] [--qos-*]",
 			help: "Publish a message built from YAML VALUES (e.g. '{linear: {x: 0.5}}'), at RATE Hz (default 1)\n" +
 				"until Ctrl-C, once (-1), or N times (-t). With --once/--times it first waits for -w matching\n" +
 				"subscriptions (default 1).",
@@ -292,7 +292,12 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := a.open(ctx, "pub")
+	var s *session
+	if name := p.get("", "-n", "--node-name"); name != "" {
+		s, err = a.openNode(ctx, name) // as ros2 topic pub -n
+	} else {
+		s, err = a.open(ctx, "pub")
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package ros
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -517,3 +518,72 @@ func (c *Context) WaitForGraph(ctx context.Context, cond func() bool) error {
 // MalformedDiscoveryInfo returns how many ros_discovery_info samples could
 // not be decoded (for example from a peer of the other distro).
 func (c *Context) MalformedDiscoveryInfo() uint64 { return c.graph.malformedInfo.Load() }
+
+// Participant is a ROS participant of the graph (a DDS participant that
+// announced a ROS enclave), as `fsmnodes doctor` reports it.
+type Participant struct {
+	// GUID is the participant's DDS GUID; its first 12 bytes (the prefix)
+	// are shared by every reader and writer of the participant.
+	GUID dds.GUID
+	// Enclave is the enclave of its USER_DATA ("/" by default).
+	Enclave string
+	// Self is true for this Context's own participant.
+	Self bool
+	// Nodes are its nodes, from its ros_discovery_info.
+	Nodes []NodeName
+	// Dialect is the wire dialect its endpoints show: Jazzy when any of
+	// them carries a REP-2011 type hash in its USER_DATA (every Jazzy
+	// endpoint does, ros_discovery_info's included), Humble when it has
+	// endpoints and none does; unknown (-1) before any endpoint is seen.
+	Dialect Distro
+	// Endpoints is the number of its readers and writers seen; Services
+	// how many of them are request or reply endpoints of services (and
+	// actions).
+	Endpoints, Services int
+}
+
+// DialectUnknown is Participant.Dialect before any endpoint is seen.
+const DialectUnknown Distro = -1
+
+// Participants returns the ROS participants of the graph (this Context's
+// own included), sorted by GUID.
+func (c *Context) Participants() []Participant {
+	g := c.graph
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byGID := map[dds.GUID]*Participant{}
+	for gid, enclave := range g.participants {
+		byGID[gid] = &Participant{GUID: gid, Enclave: enclave, Self: gid == g.self, Dialect: DialectUnknown}
+	}
+	hashed := map[dds.GUID]bool{}
+	for _, e := range g.endpoints {
+		p := byGID[e.part]
+		if p == nil {
+			continue
+		}
+		p.Endpoints++
+		if strings.HasPrefix(e.topic, "rq/") || strings.HasPrefix(e.topic, "rr/") {
+			p.Services++
+		}
+		if _, ok := parseUserData(e.userData)["typehash"]; ok {
+			hashed[e.part] = true
+		}
+	}
+	out := make([]Participant, 0, len(byGID))
+	for gid, p := range byGID {
+		if info, ok := g.infos[gid]; ok {
+			for _, n := range info.Nodes {
+				p.Nodes = append(p.Nodes, NodeName{Name: n.Name, Namespace: n.Namespace})
+			}
+		}
+		switch {
+		case hashed[gid]:
+			p.Dialect = Jazzy
+		case p.Endpoints > 0:
+			p.Dialect = Humble
+		}
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].GUID[:], out[j].GUID[:]) < 0 })
+	return out
+}
