@@ -8,6 +8,8 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -98,15 +100,19 @@ func (p *Participant) WatchDiscovery(h func(DiscoveryEvent)) (err error) {
 	return nil
 }
 
-// GateReaders arms (or disarms) the reader gate: while it is armed, Cyclone
-// announces a newly discovered remote reader to the WatchDiscovery handler
-// and waits, at most GateWait, until the handler has returned before it
-// matches that reader with this participant's writers. A handler can so
-// change what a transient-local writer holds (a sample in the layout the new
-// reader expects) before the reader is sent that writer's history. Arm it
-// only while it is needed: every remote reader's matching waits for the
-// receive goroutine meanwhile. WatchDiscovery must have been called.
-func (p *Participant) GateReaders(armed bool) error {
+// GateReaders arms (or disarms) the reader gate for one DDS topic: while it
+// is armed, Cyclone announces a newly discovered remote reader of that
+// topic to the WatchDiscovery handler and waits, at most GateWait, until the
+// handler has returned before it matches that reader with this
+// participant's writers. A handler can so change what a transient-local
+// writer holds (a sample in the layout the new reader expects) before the
+// reader is sent that writer's history. Readers of other topics are not
+// held. Arm it only while it is needed. WatchDiscovery must have been
+// called; topic is at most 127 bytes.
+func (p *Participant) GateReaders(topic string, armed bool) error {
+	if len(topic) > 127 || strings.IndexByte(topic, 0) >= 0 {
+		return fmt.Errorf("dds: GateReaders: bad topic name %q", topic)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -119,7 +125,9 @@ func (p *Participant) GateReaders(armed bool) error {
 	if armed {
 		a = 1
 	}
-	C.fsm_hub_gate(p.hub, p.disc.subs.q, a)
+	ct := C.CString(topic)
+	defer C.free(unsafe.Pointer(ct))
+	C.fsm_hub_gate(p.hub, p.disc.subs.q, ct, a)
 	return nil
 }
 

@@ -77,7 +77,7 @@ func TestGateReaders(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.GateReaders(true); err != nil {
+	if err := p.GateReaders("rt/gate", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Write(payload(100, 0)); err != nil { // the old sample
@@ -96,7 +96,7 @@ func TestGateReaders(t *testing.T) {
 	if n := p.GateTimeouts(); n != 0 {
 		t.Errorf("%d gated announcements timed out", n)
 	}
-	if err := p.GateReaders(false); err != nil {
+	if err := p.GateReaders("rt/gate", false); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -35,8 +35,9 @@
  * of services) only sum, costing no wake-up.
  *
  * Reader gate: while armed, the listener of the built-in DCPSSubscription
- * reader waits (at most FSM_GATE_WAIT_NS) until the receive goroutine has
- * handled the discovery samples it signalled (fsm_gate_begin/_end).  Cyclone
+ * reader, when a new sample announces a reader on the gate's topic, waits
+ * (at most FSM_GATE_WAIT_NS) until the receive goroutine has handled the
+ * discovery samples it signalled (fsm_gate_begin/_end).  Cyclone
  * publishes a new remote reader on the built-in topic before it matches
  * that reader with the local writers, so the handler can replace what a
  * transient-local writer holds before the new reader is sent its history.
@@ -47,6 +48,7 @@
  * flags.  It is never held while calling into Cyclone, and bytes are copied
  * out of the serdata after it is released.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -97,6 +99,7 @@ struct fsm_hub {
   struct fsm_rq *match_q;  /* signalled by the match listeners; NULL: none */
   /* reader gate (see above); gate_q NULL: none */
   struct fsm_rq *gate_q;
+  char gate_topic[128];    /* only a new reader of this topic is waited for */
   int32_t gate_armed;
   uint64_t gate_signaled, gate_done, gate_timeouts;
   pthread_cond_t gate_cond; /* CLOCK_MONOTONIC */
@@ -334,19 +337,51 @@ static void on_data_available (dds_entity_t rd, void *arg)
 
 /* Listener of built-in (discovery) readers: signal; Go takes.  The gated
    reader's listener then waits for Go to have handled what it signalled. */
+/* gate_relevant peeks at the gated reader's new samples (marking them
+   read; Go takes samples in any state): does one announce a live reader on
+   the gate's topic?  Called without the hub lock. */
+static int gate_relevant (dds_entity_t rd, const char *topic)
+{
+  void *buf[FSM_BATCH];
+  dds_sample_info_t si[FSM_BATCH];
+  int relevant = 0;
+  buf[0] = NULL;
+  dds_return_t n = dds_read_mask (rd, buf, si, FSM_BATCH, FSM_BATCH, DDS_NOT_READ_SAMPLE_STATE);
+  if (n <= 0)
+    return 0;
+  for (int32_t i = 0; i < n && !relevant; i++)
+  {
+    const dds_builtintopic_endpoint_t *e = buf[i];
+    relevant = si[i].valid_data && si[i].instance_state == DDS_IST_ALIVE &&
+               e->topic_name != NULL && strcmp (e->topic_name, topic) == 0;
+  }
+  dds_return_loan (rd, buf, n);
+  return relevant;
+}
+
 static void on_signal (dds_entity_t rd, void *arg)
 {
-  (void) rd;
   fsm_rq *q = arg;
   fsm_hub *h = q->hub;
   uint64_t seq = 0;
-  int w = 0;
+  int w = 0, gated = 0;
+  char topic[sizeof (h->gate_topic)];
+  pthread_mutex_lock (&h->lock);
+  if (!h->closing && q == h->gate_q && h->gate_armed)
+  {
+    gated = 1;
+    memcpy (topic, h->gate_topic, sizeof (topic));
+  }
+  pthread_mutex_unlock (&h->lock);
+  /* Peek before Go can take: only a reader on the gate's topic waits. */
+  if (gated)
+    gated = gate_relevant (rd, topic);
   pthread_mutex_lock (&h->lock);
   if (!h->closing)
   {
     ready_push (h, q);
     w = wake_needed (h);
-    if (q == h->gate_q && h->gate_armed)
+    if (gated && q == h->gate_q && h->gate_armed)
       seq = ++h->gate_signaled;
   }
   pthread_mutex_unlock (&h->lock);
@@ -371,10 +406,11 @@ static void on_signal (dds_entity_t rd, void *arg)
   pthread_mutex_unlock (&h->lock);
 }
 
-void fsm_hub_gate (fsm_hub *h, fsm_rq *q, int32_t armed)
+void fsm_hub_gate (fsm_hub *h, fsm_rq *q, const char *topic, int32_t armed)
 {
   pthread_mutex_lock (&h->lock);
   h->gate_q = q;
+  snprintf (h->gate_topic, sizeof (h->gate_topic), "%s", topic);
   h->gate_armed = armed;
   pthread_cond_broadcast (&h->gate_cond);
   pthread_mutex_unlock (&h->lock);

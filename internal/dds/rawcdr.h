@@ -111,8 +111,9 @@ void fsm_rq_take_status (fsm_rq *q, fsm_status *out);
    queue stops being it. */
 void fsm_hub_watch_matches (fsm_hub *h, fsm_rq *q);
 /* Reader gate (hub.c): armed, the built-in reader q's listener waits for
-   fsm_gate_end of what it signalled, at most 100 ms. */
-void fsm_hub_gate (fsm_hub *h, fsm_rq *q, int32_t armed);
+   fsm_gate_end of what it signalled when it announces a reader on topic,
+   at most 100 ms. */
+void fsm_hub_gate (fsm_hub *h, fsm_rq *q, const char *topic, int32_t armed);
 uint64_t fsm_gate_begin (fsm_hub *h);
 void fsm_gate_end (fsm_hub *h, uint64_t seq);
 uint64_t fsm_gate_timeouts (fsm_hub *h);

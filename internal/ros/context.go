@@ -177,7 +177,7 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	}
 	if !env.DistroSet {
 		// Until a peer decides the dialect (see dialect.go, first contact).
-		if err := c.part.GateReaders(true); err != nil {
+		if err := c.part.GateReaders(discoveryInfoTopic, true); err != nil {
 			return nil, fmt.Errorf("ros: NewContext: discovery gate: %w", err)
 		}
 		c.gateArmed.Store(true)

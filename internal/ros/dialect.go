@@ -215,7 +215,7 @@ func (c *Context) takeDialectEvent(ev dialectEvent, peer Distro) {
 		c.log.Info(ev.msg)
 	}
 	if c.dialect.settled() && c.gateArmed.CompareAndSwap(true, false) {
-		if err := c.part.GateReaders(false); err != nil && !errors.Is(err, dds.ErrClosed) {
+		if err := c.part.GateReaders(discoveryInfoTopic, false); err != nil && !errors.Is(err, dds.ErrClosed) {
 			c.log.Warn("disarming the discovery reader gate: " + err.Error())
 		}
 	}
