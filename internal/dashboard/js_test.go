@@ -225,6 +225,10 @@ func fixtures(t *testing.T) []fixture {
 	add("Trigger_Response", &std_srvs_srv.Trigger_Response{Success: true, Message: "Waypoints reset"})
 	add("SetBool_Request", &std_srvs_srv.SetBool_Request{Data: true})
 	add("velma Status", &velma_msgs_msg.Status{})
+	// What the teleoperation pad sends a stamped receiver (jstest/cmdvel.test.js).
+	add("TwistStamped", &geometry_msgs_msg.TwistStamped{
+		Header: std_msgs_msg.Header{Stamp: builtin_interfaces_msg.Time{Sec: 1700000000, Nanosec: 123000000}, FrameId: "base_link"},
+		Twist:  geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.3}, Angular: geometry_msgs_msg.Vector3{Z: -0.25}}})
 
 	// A hand-written schema for primitives no generated type here uses.
 	e := cdr.NewEncoder(nil)

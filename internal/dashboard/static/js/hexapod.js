@@ -59,6 +59,8 @@ export class HexapodPanel {
       onclick: (e) => act(e.currentTarget, this.info, () => this.bridge.call(join(this.node, service), {})),
     });
     this.teleop = new TeleopPad(this.bridge, join(ctx.ns, 'cmd_vel'), { linear: 0.1, angular: 0.5, maxLinear: 0.2, maxAngular: 1 });
+    // Twist or TwistStamped, as the controller takes it.
+    this.teleop.followParameter(`${this.node}.enable_stamped_cmd_vel`);
     this.top = h('canvas', { class: 'hex-canvas', id: 'hexapod-top', attrs: { 'aria-label': 'hexapod top view' } });
     this.side = h('canvas', { class: 'hex-canvas', id: 'hexapod-side', attrs: { 'aria-label': 'hexapod side view' } });
     this.geomText = h('div', { class: 'muted small-text' });

@@ -84,6 +84,8 @@ export class RsmControl {
 
     // --- Teleoperation ---
     this.teleop = new TeleopPad(this.bridge, join(this.ns, 'teleoperation/cmd_vel'), { linear: 0.3, angular: 0.8 });
+    // Twist or TwistStamped, as the mux takes it.
+    this.teleop.followParameter(`${join(this.ns, 'robotControlMuxNode')}.enable_stamped_cmd_vel`);
     const teleop = group('Teleoperation', this.teleop.el);
 
     this.el = h('div', { class: 'panel rsm-control', id: 'panel-rsm' },

@@ -14,4 +14,6 @@ const POSE = 'MSG: geometry_msgs/Pose\nPoint position\nQuaternion orientation';
 export const FALLBACK = {
   'geometry_msgs/msg/Twist': ['Vector3 linear\nVector3 angular', VECTOR3].join(SEP),
   'geometry_msgs/msg/PoseStamped': ['std_msgs/Header header\nPose pose', HEADER, TIME, POSE, POINT, QUATERNION].join(SEP),
+  'geometry_msgs/msg/TwistStamped': ['std_msgs/Header header\nTwist twist', HEADER, TIME,
+    'MSG: geometry_msgs/Twist\nVector3 linear\nVector3 angular', VECTOR3].join(SEP),
 };

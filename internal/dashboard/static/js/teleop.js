@@ -1,12 +1,13 @@
 // Teleoperation pad: publishes geometry_msgs/Twist on a topic at 10 Hz
 // while an arrow key or an on-screen button is held, and one zero Twist on
 // release, so the robot stops at once instead of after the receiver's
-// timeout.
+// timeout. With the receiver's enable_stamped_cmd_vel true (followParameter)
+// it publishes geometry_msgs/TwistStamped, stamped with the browser's clock.
 
 import { h } from './ui.js';
 import { FALLBACK } from './schemas.js';
+import { cmdVelMessage, cmdVelType } from './cmdvel.js';
 
-const TWIST = 'geometry_msgs/msg/Twist';
 const KEYS = { ArrowUp: 'up', ArrowDown: 'down', ArrowLeft: 'left', ArrowRight: 'right' };
 
 export class TeleopPad {
@@ -22,6 +23,8 @@ export class TeleopPad {
     this.timer = null;
     this.pub = null;
     this.sent = 0;
+    this.stamped = false;
+    this.destroyed = false;
 
     const dir = (name, label, title) => {
       const b = h('button', { type: 'button', class: `pad-${name}`, text: label, title, attrs: { 'aria-label': title } });
@@ -91,10 +94,48 @@ export class TeleopPad {
     return { linear: { x, y: 0, z: 0 }, angular: { x: 0, y: 0, z } };
   }
 
+  /**
+   * Follows a boolean parameter ("<node>.enable_stamped_cmd_vel") of the
+   * receiving node: TwistStamped while it is true. Asked until it answers
+   * (at most 20 times, a second apart); without an answer it stays Twist.
+   */
+  async followParameter(name) {
+    for (let attempt = 0; attempt < 20 && !this.destroyed; attempt++) {
+      if (this.bridge.connected && this.bridge.hasCapability('parameters')) {
+        try {
+          const [p] = await this.bridge.getParameters([name]);
+          if (p && typeof p.value === 'boolean') {
+            this.setStamped(p.value);
+            return;
+          }
+        } catch {
+          /* retry */
+        }
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  /** Publishes TwistStamped (true) or Twist from now on. */
+  setStamped(on) {
+    if (on === this.stamped) return;
+    this.stamped = on;
+    this.el.dataset.type = cmdVelType(on);
+    if (this.pub) {
+      this.pub.close();
+      this.pub = this.advertise();
+    }
+  }
+
+  advertise() {
+    const type = cmdVelType(this.stamped);
+    return this.bridge.advertise(this.topic, type, FALLBACK[type]);
+  }
+
   press(k) {
     this.held.add(k);
     this.buttons[k]?.classList.add('held');
-    if (!this.pub) this.pub = this.bridge.advertise(this.topic, TWIST, FALLBACK[TWIST]);
+    if (!this.pub) this.pub = this.advertise();
     this.send();
     if (!this.timer) this.timer = setInterval(() => this.send(), 100);
   }
@@ -121,7 +162,7 @@ export class TeleopPad {
     if (!this.pub) return;
     const t = this.twist();
     try {
-      if (this.pub.publish(t)) {
+      if (this.pub.publish(cmdVelMessage(t, this.stamped, Date.now()))) {
         this.sent++;
         this.el.dataset.sent = String(this.sent);
         if (this.held.size) this.status.textContent = `v ${t.linear.x.toFixed(2)} m/s · ω ${t.angular.z.toFixed(2)} rad/s → ${this.topic}`;
@@ -134,6 +175,7 @@ export class TeleopPad {
   }
 
   destroy() {
+    this.destroyed = true;
     window.removeEventListener('keydown', this.onKeyDown);
     window.removeEventListener('keyup', this.onKeyUp);
     window.removeEventListener('blur', this.onBlur);
