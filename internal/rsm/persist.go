@@ -3,6 +3,7 @@ package rsm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,6 +68,15 @@ type waypointsFile struct {
 // old or the new file, never a partial one. Missing directories are
 // created.
 func SaveWaypoints(path string, arr WaypointArray) error {
+	data, err := encodeWaypoints(arr)
+	if err != nil {
+		return fmt.Errorf("save waypoints %s: %w", path, err)
+	}
+	return writeWaypoints(path, data)
+}
+
+// encodeWaypoints returns the content of a waypoints file holding arr.
+func encodeWaypoints(arr WaypointArray) ([]byte, error) {
 	f := waypointsFile{Version: waypointsFileVersion, Mode: uint8(arr.Mode), Reverse: arr.Reverse,
 		Waypoints: make([]fileWaypoint, 0, len(arr.Waypoints))}
 	for _, w := range arr.Waypoints {
@@ -78,9 +88,13 @@ func SaveWaypoints(path string, arr WaypointArray) error {
 	}
 	data, err := yaml.Marshal(&f)
 	if err != nil {
-		return fmt.Errorf("save waypoints %s: encode: %w", path, err)
+		return nil, fmt.Errorf("encode: %w", err)
 	}
-	data = append([]byte("# RSM waypoints (fsmnodes service_provider); rewritten on every change\n"), data...)
+	return append([]byte("# RSM waypoints (fsmnodes service_provider); rewritten on every change\n"), data...), nil
+}
+
+// writeWaypoints writes data to path as SaveWaypoints describes.
+func writeWaypoints(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save waypoints %s: %w", path, err)
@@ -127,14 +141,34 @@ func SaveWaypoints(path string, arr WaypointArray) error {
 // (wrong version, unknown mode, NaN/Inf) is renamed to
 // "<path>.corrupt-<UTC time>" and a *CorruptFileError is returned.
 func LoadWaypoints(path string) (WaypointArray, error) {
-	data, err := os.ReadFile(path)
+	return loadWaypoints(path, DefaultBounds())
+}
+
+// loadWaypoints is LoadWaypoints within bounds: a file larger than the
+// bounds allow is not read, and one holding more waypoints or longer
+// routines than they allow is refused; both are moved aside as corrupt.
+func loadWaypoints(path string, b Bounds) (WaypointArray, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return WaypointArray{}, nil
 	}
 	if err != nil {
 		return WaypointArray{}, fmt.Errorf("load waypoints %s: %w", path, err)
 	}
-	arr, perr := parseWaypoints(data)
+	limit := b.maxFileSize()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	_ = f.Close()
+	if err != nil {
+		return WaypointArray{}, fmt.Errorf("load waypoints %s: %w", path, err)
+	}
+	var perr error
+	var arr WaypointArray
+	if int64(len(data)) > limit {
+		perr = fmt.Errorf("larger than %d bytes, the most max_waypoints %d and max_routine_length %d allow",
+			limit, b.MaxWaypoints, b.MaxRoutineLength)
+	} else if arr, perr = parseWaypoints(data); perr == nil {
+		perr = b.check(arr)
+	}
 	if perr == nil {
 		return arr, nil
 	}

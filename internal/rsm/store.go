@@ -1,6 +1,7 @@
 package rsm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,57 @@ type StoreConfig struct {
 	Reverser ReverseSwitcher
 	// (optional) Log; default discards.
 	Log Logger
+	// (optional) Bounds of the stored waypoints; zero fields take the
+	// defaults of DefaultBounds.
+	Bounds Bounds
+}
+
+// Bounds limit what the store keeps, saves and publishes, so that a
+// client cannot make it grow without end (issue 25: 70 MB of routines
+// were accepted, saved and reloaded on every restart).
+type Bounds struct {
+	// MaxWaypoints (max_waypoints) is the most waypoints the store holds;
+	// addWaypoint beyond it is refused.
+	MaxWaypoints int
+	// MaxRoutineLength (max_routine_length) is the longest routine name,
+	// in bytes, addWaypoint and setWaypointRoutine accept.
+	MaxRoutineLength int
+}
+
+// DefaultBounds are the bounds of a store whose config leaves them zero.
+func DefaultBounds() Bounds { return Bounds{MaxWaypoints: 1000, MaxRoutineLength: 256} }
+
+// withDefaults fills zero fields from DefaultBounds.
+func (b Bounds) withDefaults() Bounds {
+	d := DefaultBounds()
+	if b.MaxWaypoints <= 0 {
+		b.MaxWaypoints = d.MaxWaypoints
+	}
+	if b.MaxRoutineLength <= 0 {
+		b.MaxRoutineLength = d.MaxRoutineLength
+	}
+	return b
+}
+
+// maxFileSize is the largest waypoints file the bounds allow: a file
+// larger than this is not read. A waypoint takes about 200 bytes of YAML
+// plus its routine, which YAML may escape (at most 4 bytes for 1); the
+// factor 2 is a margin.
+func (b Bounds) maxFileSize() int64 {
+	return 4096 + 2*int64(b.MaxWaypoints)*(512+4*int64(b.MaxRoutineLength))
+}
+
+// check refuses an array beyond the bounds.
+func (b Bounds) check(arr WaypointArray) error {
+	if len(arr.Waypoints) > b.MaxWaypoints {
+		return fmt.Errorf("%d waypoints, more than max_waypoints %d", len(arr.Waypoints), b.MaxWaypoints)
+	}
+	for i, w := range arr.Waypoints {
+		if len(w.Routine) > b.MaxRoutineLength {
+			return fmt.Errorf("waypoint %d: routine of %d bytes, longer than max_routine_length %d", i, len(w.Routine), b.MaxRoutineLength)
+		}
+	}
+	return nil
 }
 
 var _ DataStore = (*Store)(nil)
@@ -50,14 +102,18 @@ var _ DataStore = (*Store)(nil)
 // reply texts. It implements DataStore.
 //
 // Waypoints (with mode and reverse flag) are written to WaypointsFile after
-// every change (atomically: SaveWaypoints) and loaded by NewStore; a
-// corrupt file is reported and moved aside, never dropped. A change whose
-// save fails is kept in memory and answered success=false with the reason.
+// every change (atomically: SaveWaypoints; a request that changes nothing
+// writes nothing) and loaded by NewStore; a corrupt file, or one beyond the
+// Bounds, is reported and moved aside, never dropped. A change whose save
+// fails is kept in memory and answered success=false with the reason.
 type Store struct {
 	cfg StoreConfig
 	log Logger
 
+	bounds    Bounds
 	waypoints WaypointArray
+	version   uint64 // counts the changes of waypoints
+	lastSaved []byte // the file's content as last written or loaded
 	goal      NavigationGoal
 	expStatus GoalStatus
 	expMode   bool // true = Interrupt, false = Finish
@@ -71,6 +127,7 @@ func NewStore(cfg StoreConfig) *Store {
 	s := &Store{
 		cfg:       cfg,
 		log:       cfg.Log,
+		bounds:    cfg.Bounds.withDefaults(),
 		goal:      NavigationGoal{Mode: NavigationNone, WaypointPosition: -1, Goal: Pose{Orientation: IdentityQuat}},
 		expStatus: GoalStatus{Goal: Pose{Orientation: IdentityQuat}, Status: GoalActive},
 	}
@@ -84,13 +141,14 @@ func NewStore(cfg StoreConfig) *Store {
 		s.log.Infof("rsm: waypoints file %s does not exist yet; it is created on the first change", cfg.WaypointsFile)
 		return s
 	}
-	arr, err := LoadWaypoints(cfg.WaypointsFile)
+	arr, err := loadWaypoints(cfg.WaypointsFile, s.bounds)
 	if err != nil {
 		// A *CorruptFileError says where the file was moved.
 		s.log.Errorf("rsm: %v; starting without waypoints", err)
 		return s
 	}
 	s.waypoints = arr
+	s.lastSaved, _ = encodeWaypoints(arr)
 	s.log.Infof("rsm: loaded %d waypoints from %s", len(arr.Waypoints), cfg.WaypointsFile)
 	return s
 }
@@ -101,15 +159,32 @@ func NewStore(cfg StoreConfig) *Store {
 // successful save writes it too), but the caller learns that it would not
 // survive a restart.
 func (s *Store) saved(r Reply) Reply {
+	data, err := encodeWaypoints(s.waypoints)
+	if err == nil && bytes.Equal(data, s.lastSaved) {
+		return r // nothing changed: nothing to publish or write
+	}
+	s.version++
 	if s.cfg.WaypointsFile == "" {
+		s.lastSaved = data
 		return r
 	}
-	if err := SaveWaypoints(s.cfg.WaypointsFile, s.waypoints); err != nil {
+	if err == nil {
+		err = writeWaypoints(s.cfg.WaypointsFile, data)
+	}
+	if err != nil {
 		s.log.Errorf("rsm: waypoints not saved: %v", err)
 		return fail(fmt.Sprintf("%s in memory, but not saved: %v", r.Message, err))
 	}
+	s.lastSaved = data
 	return r
 }
+
+// Version counts the changes of the waypoint array (waypoints, mode and
+// direction): a publisher republishes the array when it changes.
+func (s *Store) Version() uint64 { return s.version }
+
+// Bounds returns the bounds in force.
+func (s *Store) Bounds() Bounds { return s.bounds }
 
 func (s *Store) inRange(pos int64) bool { return pos >= 0 && pos < int64(len(s.waypoints.Waypoints)) }
 
@@ -125,6 +200,12 @@ func (s *Store) Waypoints() WaypointArray {
 // A pose with NaN/Inf is refused.
 func (s *Store) AddWaypoint(wp Waypoint, position int64) Reply {
 	if err := wp.Pose.Validate(); err != nil {
+		return fail("Waypoint rejected: " + err.Error())
+	}
+	if n := len(s.waypoints.Waypoints); n >= s.bounds.MaxWaypoints {
+		return fail(fmt.Sprintf("Waypoint rejected: the store holds %d waypoints, the most max_waypoints allows", n))
+	}
+	if err := s.checkRoutine(wp.Routine); err != nil {
 		return fail("Waypoint rejected: " + err.Error())
 	}
 	if s.inRange(position) {
@@ -204,8 +285,19 @@ func (s *Store) SetWaypointRoutine(position int64, routine string) Reply {
 	if !s.inRange(position) {
 		return fail(msgOutOfRange)
 	}
+	if err := s.checkRoutine(routine); err != nil {
+		return fail("Routine rejected: " + err.Error())
+	}
 	s.waypoints.Waypoints[position].Routine = routine
 	return s.saved(ok("Waypoint routine set"))
+}
+
+// checkRoutine refuses a routine name longer than MaxRoutineLength.
+func (s *Store) checkRoutine(routine string) error {
+	if len(routine) > s.bounds.MaxRoutineLength {
+		return fmt.Errorf("routine of %d bytes, longer than max_routine_length %d", len(routine), s.bounds.MaxRoutineLength)
+	}
+	return nil
 }
 
 // GetWaypointRoutines returns the configured routine names.

@@ -358,7 +358,7 @@ func TestStore_Persistence_FailedSaveAnswersFalseWithReason(t *testing.T) {
 			func(s *Store) bool { return s.Waypoints().Waypoints[0].Visited }},
 		{"waypointUnreachable", func(s *Store) Reply { return s.WaypointUnreachable(0) }, "Waypoint unreachable",
 			func(s *Store) bool { return s.Waypoints().Waypoints[0].Unreachable }},
-		{"resetWaypoints", func(s *Store) Reply { s.waypoints.Waypoints[0].Visited = true; r, _ := s.ResetWaypoints(bg); return r }, "Waypoints reset",
+		{"resetWaypoints", func(s *Store) Reply { r, _ := s.ResetWaypoints(bg); return r }, "Waypoints reset",
 			func(s *Store) bool { return !s.Waypoints().Waypoints[0].Visited }},
 		{"setWaypointFollowingMode", func(s *Store) Reply { r, _ := s.SetWaypointFollowingMode(bg, Patrol, true); return r }, "Waypoint Following mode changed",
 			func(s *Store) bool { return s.Waypoints().Mode == Patrol }},
@@ -380,6 +380,9 @@ func TestStore_Persistence_FailedSaveAnswersFalseWithReason(t *testing.T) {
 			s := NewStore(StoreConfig{WaypointsFile: path, Log: &recLog{}})
 			if r := s.AddWaypoint(wp(1, 0, ""), -1); !r.Success {
 				t.Fatalf("first save: %+v", r)
+			}
+			if tt.name == "resetWaypoints" { // something to reset, saved
+				_, _ = s.WaypointVisited(bg, 0)
 			}
 			// A regular file where the directory was: every save fails, even as root.
 			if err := os.RemoveAll(filepath.Dir(path)); err != nil {

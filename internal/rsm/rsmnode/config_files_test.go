@@ -43,6 +43,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 		},
 		"/serviceProviderNode": {
 			"update_frequency": 20.0, "robot_frame": "/base_footprint", "waypoints_file": "$ROS_HOME/fsmnodes/waypoints.yaml",
+			"max_waypoints": int64(1000), "max_routine_length": int64(256),
 		},
 		"/bootUpNode": {"wait_time": 1.0},
 		"/cmd_vel_reverse": {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -34,6 +35,13 @@ var (
 	tfStaticQoS = ros.QoSLatched.KeepLast(100)
 )
 
+// whyBounds is the reason the waypoint bounds are read-only.
+const whyBounds = "the waypoints file is checked against them at start-up"
+
+// waypointsRepublish is how often an unchanged waypoint array is
+// published again.
+const waypointsRepublish = time.Second
+
 // SetupServiceProvider declares serviceProviderNode's parameters and wires
 // an rsm.Store to n: every service of
 // docs/rsm.md#service-provider-of-the-original under rsm/, the topics
@@ -59,6 +67,13 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	file := param.Declare(d, "waypoints_file", "",
 		param.ReadOnly("YAML file that keeps the waypoints across restarts (\"\" = memory only; a leading $ROS_HOME or ~ is expanded)",
 			"the waypoints are loaded from it at start-up"), nil)
+	def := rsm.DefaultBounds()
+	maxWaypoints := param.Declare(d, "max_waypoints", int64(def.MaxWaypoints), param.Descriptor{
+		Description: "the most waypoints kept: addWaypoint beyond it is refused, and a waypoints file holding more is moved aside at start-up (read-only: " + whyBounds + ")",
+		ReadOnly:    true, ReadOnlyReason: whyBounds, IntegerRange: param.Ints(1, 100000)}, nil)
+	maxRoutine := param.Declare(d, "max_routine_length", int64(def.MaxRoutineLength), param.Descriptor{
+		Description: "the longest routine name in bytes: addWaypoint and setWaypointRoutine refuse a longer one (read-only: " + whyBounds + ")",
+		ReadOnly:    true, ReadOnlyReason: whyBounds, IntegerRange: param.Ints(1, 65536)}, nil)
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -76,6 +91,7 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	buf := tf.NewBuffer()
 	store := rsm.NewStore(rsm.StoreConfig{
 		Routines: routines, WaypointsFile: file, Log: log,
+		Bounds:   rsm.Bounds{MaxWaypoints: int(maxWaypoints), MaxRoutineLength: int(maxRoutine)},
 		Pose:     tf.PoseSource{Buffer: buf, Map: MapFrame, Robot: robotFrame},
 		Reverser: reverseClient{revCli},
 	})
@@ -124,6 +140,11 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	}
 	var lastMarkers []viz.Marker
 	var pubErr burst
+	// The waypoint array is published when it changes and otherwise once
+	// every waypointsRepublish (for subscribers that joined since), not at
+	// every cycle: it may be max_waypoints long.
+	var wpVersion uint64
+	var wpAt time.Time
 	err = tickAt(n, hz, func() {
 		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
 			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
@@ -132,12 +153,18 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 			}
 			lastMarkers = ms
 		}
-		wp := WaypointArrayToMsg(store.Waypoints(), n.Clock().Now())
+		var wpErr error
+		if now := time.Now(); wpAt.IsZero() || store.Version() != wpVersion || now.Sub(wpAt) >= waypointsRepublish || now.Before(wpAt) {
+			wp := WaypointArrayToMsg(store.Waypoints(), n.Clock().Now())
+			if wpErr = wpPub.Publish(&wp); wpErr == nil {
+				wpVersion, wpAt = store.Version(), now
+			}
+		}
 		exp, _ := store.GetExplorationMode(context.Background())
 		rev, _ := store.GetReverseMode(context.Background())
 		st := GoalStatusToMsg(store.ExplorationGoalStatus())
 		for _, err := range []error{
-			wpPub.Publish(&wp),
+			wpErr,
 			expPub.Publish(&std_msgs_msg.Bool{Data: exp}),
 			statusPub.Publish(&st),
 			revPub.Publish(&std_msgs_msg.Bool{Data: rev}),
