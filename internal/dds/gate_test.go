@@ -1,11 +1,9 @@
 package dds
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,35 +99,15 @@ func TestGateReaders(t *testing.T) {
 	}
 }
 
-// firstLine runs the test binary in role and returns its first output
-// line; the helper is stopped before returning.
+// firstLine starts the test binary in role and returns its first output
+// line (the helper runs until the test ends).
 func firstLine(t *testing.T, role string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+role)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("helper %s: %v", role, err)
-		}
-	}()
+	out := startRole(t, role)
 	line := make(chan string, 1)
 	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		l, _ := out.ReadString('\n')
 		line <- strings.TrimSpace(l)
-		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case l := <-line:

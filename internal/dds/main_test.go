@@ -107,8 +107,10 @@ func startChild(t *testing.T, domain uint32) {
 }
 
 // startRole starts the test binary as a helper process in role and waits
-// for its first output line, if any, before returning.
-func startRole(t *testing.T, role string) {
+// for its first output line, if any, before returning. It returns the
+// helper's standard output; the helper is stopped (stdin closed) when the
+// test ends.
+func startRole(t *testing.T, role string) *bufio.Reader {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+role)
@@ -124,16 +126,19 @@ func startRole(t *testing.T, role string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if strings.HasPrefix(role, "latched:") {
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || line != "ready\n" {
-			t.Fatalf("helper %s: %q, %v", role, line, err)
-		}
-	}
+	out := bufio.NewReader(stdout)
 	t.Cleanup(func() {
 		stdin.Close()
+		_, _ = io.Copy(io.Discard, out)
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("child: %v", err)
 		}
 	})
+	if strings.HasPrefix(role, "latched:") {
+		line, err := out.ReadString('\n')
+		if err != nil || line != "ready\n" {
+			t.Fatalf("helper %s: %q, %v", role, line, err)
+		}
+	}
+	return out
 }
