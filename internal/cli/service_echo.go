@@ -16,12 +16,13 @@ import (
 // serviceEchoVerb is `service echo`, as Jazzy's ros2service echo verb.
 func serviceEchoVerb() verb {
 	return verb{
-		usage: "service echo SERVICE [TYPE] [--flow-style] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length]",
+		usage: "service echo SERVICE [TYPE] [--csv] [--flow-style] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length]",
 		help: "Print the introspection events of a service (REQUEST_SENT, REQUEST_RECEIVED, RESPONSE_SENT,\n" +
 			"RESPONSE_RECEIVED) from SERVICE/_service_event as YAML, each followed by '---'. Events\n" +
 			"come only from servers and clients whose introspection is switched on (Jazzy). Without\n" +
 			"TYPE the service type is taken from the graph. Display options as in topic echo;\n" +
-			"--flow-style prints sequences in flow style ([1, 2]).",
+			"--flow-style prints sequences in flow style ([1, 2]); --csv prints one line of\n" +
+			"comma-separated values per event.",
 		run: (*App).serviceEcho,
 	}
 }
@@ -32,7 +33,7 @@ var eventTypeNames = []string{"REQUEST_SENT", "REQUEST_RECEIVED", "RESPONSE_SENT
 
 func (a *App) serviceEcho(ctx context.Context, args []string) error {
 	p, err := parseFlags(args, flagSpec{"--full-length": false, "-f": false, "--truncate-length": true, "-l": true,
-		"--no-arr": false, "--no-str": false, "--no-daemon": false, "--flow-style": false})
+		"--no-arr": false, "--no-str": false, "--no-daemon": false, "--flow-style": false, "--csv": false})
 	if err != nil {
 		return err
 	}
@@ -47,6 +48,7 @@ func (a *App) serviceEcho(ctx context.Context, args []string) error {
 		trunc = 0
 	}
 	show := msgyaml.EchoOptions{TruncateLength: trunc, NoArr: p.has("--no-arr"), NoStr: p.has("--no-str"), FlowStyle: p.has("--flow-style")}
+	csv := p.has("--csv")
 	name := p.pos[0]
 	var st *rosidl.ServiceType
 	if len(p.pos) == 2 {
@@ -86,7 +88,15 @@ func (a *App) serviceEcho(ctx context.Context, args []string) error {
 		if outErr != nil {
 			return
 		}
-		text, err := eventYAML(m, show)
+		var text string
+		var err error
+		if csv {
+			if text, err = msgyaml.CSV(m, show); err == nil {
+				text += "\n"
+			}
+		} else {
+			text, err = eventYAML(m, show)
+		}
 		if err == nil {
 			_, err = fmt.Fprint(a.Stdout, text)
 		}

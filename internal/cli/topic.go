@@ -19,13 +19,14 @@ import (
 func topicVerbs() map[string]verb {
 	return map[string]verb{
 		"topic echo": {
-			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--flow-style] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length] [--qos-*]",
+			usage: "topic echo TOPIC [TYPE] [--once] [--field F] [--csv] [--flow-style] [--no-arr] [--no-str] [-l N|--truncate-length N] [-f|--full-length] [--qos-*]",
 			help: "Print the messages of a topic as YAML, each followed by '---'. Without TYPE the type\n" +
 				"is taken from the graph. Reliability and durability follow the publishers unless given\n" +
 				"(--qos-profile, --qos-depth, --qos-history, --qos-reliability, --qos-durability).\n" +
 				"Strings and sequences longer than --truncate-length (default 128) end in '...' unless\n" +
 				"--full-length; --no-arr and --no-str replace sequences and strings by a summary;\n" +
-				"--flow-style prints sequences in flow style ([1, 2]).",
+				"--flow-style prints sequences in flow style ([1, 2]); --csv prints one line of\n" +
+				"comma-separated values per message.",
 			run: (*App).topicEcho,
 		},
 		"topic pub": {
@@ -145,7 +146,7 @@ func fieldOf(m rosidl.Message, path string) (any, error) {
 func (a *App) topicEcho(ctx context.Context, args []string) error {
 	p, err := parseFlags(args, addFlags(flagSpec{"--once": false, "--field": true, "--no-daemon": false,
 		"--full-length": false, "-f": false, "--truncate-length": true, "-l": true, "--no-arr": false,
-		"--no-str": false, "--flow-style": false}, qosFlags))
+		"--no-str": false, "--flow-style": false, "--csv": false}, qosFlags))
 	if err != nil {
 		return err
 	}
@@ -157,6 +158,10 @@ func (a *App) topicEcho(ctx context.Context, args []string) error {
 		trunc = 0
 	}
 	show := msgyaml.EchoOptions{TruncateLength: trunc, NoArr: p.has("--no-arr"), NoStr: p.has("--no-str"), FlowStyle: p.has("--flow-style")}
+	csv := p.has("--csv")
+	if csv && p.has("--field") {
+		return usagef("--csv and --field cannot be combined")
+	}
 	s, fqn, ti, q, err := a.subscribeArgs(ctx, p, "echo")
 	if err != nil {
 		return err
@@ -176,7 +181,11 @@ func (a *App) topicEcho(ctx context.Context, args []string) error {
 		}
 		var text string
 		var err error
-		if field != "" {
+		if csv {
+			if text, err = msgyaml.CSV(m, show); err == nil {
+				text += "\n"
+			}
+		} else if field != "" {
 			var v any
 			if v, err = fieldOf(m, field); err == nil {
 				text, err = msgyaml.EchoValueWith(v, show)

@@ -37,6 +37,19 @@ func findBlock(blocks []string, kind, seq string) string {
 	return ""
 }
 
+// csvEvent returns the --csv line of the event of kind (a ServiceEventInfo
+// number) with sequence number seq: fields event_type, sec, nanosec, the
+// 16 bytes of client_gid, sequence_number, then request and response.
+func csvEvent(out, kind, seq string) string {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 19 && f[0] == kind && f[19] == seq {
+			return line
+		}
+	}
+	return ""
+}
+
 // The real Jazzy `ros2 service echo` sees the introspection events of our
 // service, switched on by the introspection parameter as in ROS 2's demos,
 // and prints each event exactly as our `fsmnodes service echo` does.
@@ -59,6 +72,8 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 			d.start("fsmnodes service echo --flow-style", env, ours("fsmnodes"), "service", "echo", "--flow-style", "/ours_server/set")},
 	}
 	theirs := pairs[0].theirs
+	csvTheirs := d.start("ros2 service echo --csv", d.rosEnv(), "ros2", "service", "echo", "--csv", "/ours_server/set", "std_srvs/srv/SetBool")
+	csvMine := d.start("fsmnodes service echo --csv", env, ours("fsmnodes"), "service", "echo", "--csv", "/ours_server/set")
 
 	// One client (our CLI's, not introspected, so its sequence numbers
 	// tell the calls apart) calls five times a second until both echoes
@@ -82,6 +97,9 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 					}
 				}
 			}
+			for _, out := range []string{csvTheirs.output(), csvMine.output()} {
+				all = all && csvEvent(out, "1", s) != "" && csvEvent(out, "2", s) != ""
+			}
 			if all {
 				seq = s
 				break
@@ -96,6 +114,15 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 				t.Errorf("%s of call %s:\n%s:\n%s\n%s:\n%s", kind, seq, p.theirs.name, want, p.mine.name, got)
 			}
 		}
+	}
+	for _, kind := range []string{"1", "2"} {
+		want, got := csvEvent(csvTheirs.output(), kind, seq), csvEvent(csvMine.output(), kind, seq)
+		if got != want {
+			t.Errorf("--csv event %s of call %s:\nros2: %s\nours: %s", kind, seq, want, got)
+		}
+	}
+	if l := csvEvent(csvTheirs.output(), "2", seq); !strings.HasSuffix(l, ","+seq+",,True,set true") {
+		t.Errorf("ros2 service echo --csv RESPONSE_SENT: %s", l)
 	}
 	mustContain(t, "ros2 service echo --flow-style's RESPONSE_SENT", findBlock(echoBlocks(pairs[1].theirs.output()), "RESPONSE_SENT", seq),
 		"\nrequest: []\nresponse: [{success: true, message: set true}]")
