@@ -40,6 +40,18 @@
 //
 // The checksum protects against torn and damaged records, not against a
 // hostile process: anyone who can write the file can forge records.
+//
+// # Ownership
+//
+// Buffers live in a directory every local user may write (/dev/shm), and
+// Velma's processes may run as root, so a buffer file is trusted only if it
+// is ours. Create makes a new file with O_EXCL|O_NOFOLLOW and mode 0600, and
+// opens an existing one with O_NOFOLLOW; Create and Open then check the
+// open file (fstat, so nothing can be swapped in between): a regular file
+// with one link, owned by the effective user, not writable by others. A
+// symbolic link, a foreign file or a world-writable one is refused with
+// ErrUnsafeFile and left untouched (the group may share a buffer on
+// purpose: its write bit is allowed).
 package iobuf
 
 import (
@@ -47,6 +59,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"reflect"
 	"sync/atomic"
@@ -85,7 +98,58 @@ var (
 	ErrNotYet      = errors.New("iobuf: record not written yet")
 	ErrOverwritten = errors.New("iobuf: record overwritten (reader too slow)")
 	ErrTorn        = errors.New("iobuf: record torn or corrupt")
+	// ErrUnsafeFile is wrapped by the errors of Create and Open for a path
+	// that is not a buffer file of ours (see Ownership in the package
+	// documentation).
+	ErrUnsafeFile = errors.New("not a buffer file of ours")
 )
+
+// openFile opens path read-write without following a symbolic link;
+// with create it first tries to create the file exclusively with mode
+// 0600. The open file is then checked by checkOwned.
+func openFile(path string, create bool) (*os.File, error) {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("iobuf: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("iobuf %s: a symbolic link: %w (refusing to follow it)", path, ErrUnsafeFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("iobuf: %w", err)
+	}
+	if err := checkOwned(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkOwned refuses an open file that is not a regular file with one link,
+// owned by the effective user and not writable by others.
+func checkOwned(f *os.File, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("iobuf %s: fstat: %w", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("iobuf %s: not a regular file (mode %#o): %w", path, st.Mode, ErrUnsafeFile)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("iobuf %s: owned by uid %d, not by us (uid %d): %w", path, st.Uid, os.Geteuid(), ErrUnsafeFile)
+	case st.Mode&0o002 != 0:
+		return fmt.Errorf("iobuf %s: writable by every user (mode %#o): %w", path, st.Mode&0o7777, ErrUnsafeFile)
+	case st.Nlink != 1:
+		return fmt.Errorf("iobuf %s: %d hard links to it: %w", path, st.Nlink, ErrUnsafeFile)
+	}
+	return nil
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -200,14 +264,15 @@ func Create[T any](path string, slots int) (*Writer[T], error) {
 	if size > MaxRecord {
 		return nil, fmt.Errorf("iobuf %s: record of %d bytes exceeds %d", path, size, MaxRecord)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(path, true)
 	if err != nil {
-		return nil, fmt.Errorf("iobuf: %w", err)
+		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		pid := peekPID(f)
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("iobuf %s: another process writes this buffer (pid %d)", path, peekPID(path))
+			return nil, fmt.Errorf("iobuf %s: another process writes this buffer (pid %d)", path, pid)
 		}
 		return nil, fmt.Errorf("iobuf %s: lock: %w", path, err)
 	}
@@ -281,12 +346,13 @@ func (w *Writer[T]) fixTail() {
 	}
 }
 
-func peekPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) < headerSize {
+// peekPID reads the writer's pid from the header of the open file f.
+func peekPID(f *os.File) int {
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], offPID); err != nil {
 		return 0
 	}
-	return int(*(*uint32)(unsafe.Pointer(&b[offPID])))
+	return int(*(*uint32)(unsafe.Pointer(&b[0])))
 }
 
 // Path returns the file's path.
@@ -345,9 +411,9 @@ func Open[T any](path string) (*Reader[T], error) {
 		return nil, err
 	}
 	size := int(unsafe.Sizeof(*new(T)))
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openFile(path, false)
 	if err != nil {
-		return nil, fmt.Errorf("iobuf: %w", err)
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
