@@ -84,6 +84,30 @@ func TestCLI_ServiceEchoPrintsIntrospectionEvents(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// The events are a topic like any other: topic echo finds the event
+	// type (std_srvs/srv/SetBool_Event) in the graph and prints one.
+	topicEcho := cliStart(t, bin, domain, "fsmnodes", "topic", "echo", "--once", "/intro/set/_service_event")
+	for done := false; !done; {
+		ctx, cancel := context.WithTimeout(context.Background(), cliWait)
+		_, err := cli.Call(ctx, &std_srvs_srv.SetBool_Request{Data: true})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-topicEcho.done:
+			topicEcho.done <- err // for wait
+			done = true
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if code := topicEcho.wait(t); code != 0 {
+		t.Fatalf("topic echo --once exited %d", code)
+	}
+	if out, _ := topicEcho.output(); !regexp.MustCompile(`(?m)^info:\n  event_type: [0-3]\n`).MatchString(out) {
+		t.Errorf("topic echo of the event topic:\n%s", out)
+	}
+
 	// Errors: an unknown service without TYPE, an unknown TYPE.
 	_, errs, code := cliRun(t, bin, domain, "service", "echo", "/intro/nothing")
 	if code != 1 || !strings.Contains(errs, "the service name '/intro/nothing' is invalid") {
