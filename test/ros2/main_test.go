@@ -787,9 +787,11 @@ func (d *dom) cancelWithCtrlC(c *ros.Context, action, typ, goal string) {
 	// Ctrl-C only cancels once the CLI has seen the goal executing (on the
 	// status topic); a few feedback messages later it has.
 	sg.waitMatch("a third feedback", func(string) bool { return strings.Count(sg.output(), "Feedback:") >= 3 })
-	// Jazzy's CLI on a loaded machine had printed three feedbacks before it
-	// took the status message (exit 2, no cancel): give it a moment more.
-	time.Sleep(time.Second)
+	// On a loaded machine both distros' CLIs had printed three feedbacks
+	// (and Jazzy's one more second) before they took the status message:
+	// Ctrl-C then ends them with exit 2 and no cancel. The goals run 20 s;
+	// three more seconds are enough under make test's load.
+	time.Sleep(3 * time.Second)
 	sg.interrupt()
 	sg.waitLine("Canceling goal...")
 	timeout := time.After(deadline)
