@@ -1,6 +1,7 @@
 package ros2
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -140,4 +141,54 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 	mustContain(t, "ros2 param set ... everything", res[0].Stdout+res[0].Stderr,
 		"must be one of 'disabled', 'metadata', or 'contents'")
 	mustContain(t, "ros2 param set ... disabled", res[1].Stdout, "Set parameter successful")
+}
+
+// The other direction: an rclpy client with introspection (contents)
+// calls our service; our `fsmnodes service echo` decodes the events rclpy
+// publishes (REQUEST_SENT, RESPONSE_RECEIVED) and prints them exactly as
+// the real `ros2 service echo` does. Skipped against Humble.
+func TestClientIntrospectionFromRclpy(t *testing.T) {
+	d := newDom(t)
+	if peer.distro != "jazzy" {
+		t.Skipf("service introspection needs Jazzy; the ROS 2 peer is %q", peer.distro)
+	}
+	env := d.ours()
+	d.start("ours server", env, ours("ournodes"), "server").waitLine("ournodes ready")
+	theirs := d.start("ros2 service echo", d.rosEnv(), "ros2", "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool")
+	mine := d.start("fsmnodes service echo", env, ours("fsmnodes"), "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool")
+	caller := d.start("rclpy introspection_client", d.rosEnv(), "/usr/bin/python3",
+		filepath.Join(peer.repo, "test/ros2/testdata/introspection_client.py"), "/ours_server/set")
+	caller.waitLine("called 1")
+
+	seqRe := regexp.MustCompile(`(?m)^  event_type: RESPONSE_RECEIVED\n(?:.*\n)*?  sequence_number: (\d+)$`)
+	var seq string
+	end := time.Now().Add(deadline)
+	for seq == "" {
+		if time.Now().After(end) {
+			t.Fatalf("no whole client call in both echoes within %v", deadline)
+		}
+		time.Sleep(200 * time.Millisecond)
+		for _, m := range seqRe.FindAllStringSubmatch(theirs.output(), -1) {
+			s := m[1]
+			ok := true
+			for _, out := range []string{theirs.output(), mine.output()} {
+				for _, kind := range []string{"REQUEST_SENT", "RESPONSE_RECEIVED"} {
+					ok = ok && findBlock(echoBlocks(out), kind, s) != ""
+				}
+			}
+			if ok {
+				seq = s
+				break
+			}
+		}
+	}
+	for _, kind := range []string{"REQUEST_SENT", "RESPONSE_RECEIVED"} {
+		want := findBlock(echoBlocks(theirs.output()), kind, seq)
+		got := findBlock(echoBlocks(mine.output()), kind, seq)
+		if got != want {
+			t.Errorf("%s of call %s:\nros2 service echo:\n%s\nfsmnodes service echo:\n%s", kind, seq, want, got)
+		}
+	}
+	mustContain(t, "RESPONSE_RECEIVED from rclpy", findBlock(echoBlocks(mine.output()), "RESPONSE_RECEIVED", seq),
+		"\nrequest: []\nresponse:\n- success: true\n  message: set true")
 }
