@@ -14,12 +14,16 @@ const heartbeat = 10 * time.Millisecond
 
 // Client is the ROS interface agent's side of the buffers: it sends task
 // commands to cs (and a heartbeat at least every 10 ms) and receives cs's
-// status, which carries ve_body's.
+// status, which carries ve_body's. While cs is silent it can read ve_body's
+// own status buffer (Body), the one ve_body writes for cs.
 type Client struct {
 	bufs    Buffers
 	taskW   *iobuf.Writer[Task]
 	stR     *iobuf.Reader[CSStatus]
+	bodyR   *iobuf.Reader[BodyStatus]
 	last    uint64
+	lastB   uint64
+	body    BodyStatus
 	lastOut time.Time
 	task    Task
 	rec     CSStatus
@@ -54,6 +58,9 @@ func (c *Client) Close() {
 	c.taskW.Close()
 	if c.stR != nil {
 		c.stR.Close()
+	}
+	if c.bodyR != nil {
+		c.bodyR.Close()
 	}
 }
 
@@ -92,9 +99,7 @@ func (c *Client) Exchange(task *velma.TaskCommand, timeout time.Duration) (*velm
 	}
 	c.last = s
 	r := &c.rec
-	b := &r.Body
-	c.rep = velma.Report{Iteration: b.Iteration, StatusState: b.Diag.StatusState, BodyState: b.Diag.State,
-		SC: b.SC, StatusValid: b.Status.Valid, Status: b.Effector, Sent: b.Diag.Sent, Command: b.Diag.Command}
+	c.loop = bodyReport(&r.Body, &c.rep)
 	c.cs = velma.CSStatus{State: r.State, Step: r.Step, InSelfCollision: r.Collision, MinDistance: r.MinDist,
 		MotorsReady: r.Motors, Jnt: r.Jnt, Head: r.Head, Cart: r.Cart, QDesired: r.QDesired, HeadDesired: r.HeadDes,
 		Wrist: r.Wrist, WristCmd: r.WristCmd, Torque: r.Torque}
@@ -102,8 +107,43 @@ func (c *Client) Exchange(task *velma.TaskCommand, timeout time.Duration) (*velm
 		c.cs.BehaviourErr = errors.New(string(r.Err[:min(int(r.ErrLen), len(r.Err))]))
 	}
 	c.rep.CS = &c.cs
-	l := &b.Diag.Loop
-	c.loop = velma.LoopStats{Iterations: l.Iterations, Overruns: l.Overruns, P50: time.Duration(l.P50),
-		P99: time.Duration(l.P99), P999: time.Duration(l.P999), Max: time.Duration(l.Max), MaxStep: time.Duration(l.Step)}
 	return &c.rep, c.loop, true
+}
+
+// Body returns ve_body's newest record read from its own status buffer
+// (the one it writes for cs every iteration), for when cs is silent: the
+// state of the safety layer and the effectors' status as ve_body last
+// read them, without cs. Report.CS is nil. It does not wait; false means
+// ve_body wrote nothing since the last call (not running, or not yet), or
+// the record was damaged. Call it from the goroutine that calls Exchange.
+func (c *Client) Body() (*velma.Report, velma.LoopStats, bool) {
+	if c.bodyR == nil {
+		r, err := iobuf.Open[BodyStatus](c.bufs.Path(BodyStatusFile))
+		if err != nil {
+			return nil, velma.LoopStats{}, false
+		}
+		// only records written from now on count: a dead ve_body's last
+		// record says nothing about now (and probing its lock could race a
+		// restarted ve_body taking it)
+		c.bodyR, c.lastB = r, r.Head()
+		return nil, velma.LoopStats{}, false
+	}
+	s := c.bodyR.Latest(&c.body)
+	if s <= c.lastB {
+		c.lastB = max(c.lastB, c.bodyR.Head())
+		return nil, velma.LoopStats{}, false
+	}
+	c.lastB = s
+	loop := bodyReport(&c.body, &c.rep)
+	return &c.rep, loop, true
+}
+
+// bodyReport fills rep (all but CS) from ve_body's record and returns
+// ve_body's loop figures.
+func bodyReport(b *BodyStatus, rep *velma.Report) velma.LoopStats {
+	*rep = velma.Report{Iteration: b.Iteration, StatusState: b.Diag.StatusState, BodyState: b.Diag.State,
+		SC: b.SC, StatusValid: b.Status.Valid, Status: b.Effector, Sent: b.Diag.Sent, Command: b.Diag.Command}
+	l := &b.Diag.Loop
+	return velma.LoopStats{Iterations: l.Iterations, Overruns: l.Overruns, P50: time.Duration(l.P50),
+		P99: time.Duration(l.P99), P999: time.Duration(l.P999), Max: time.Duration(l.Max), MaxStep: time.Duration(l.Step)}
 }

@@ -207,20 +207,12 @@ func (r *mpRig) atRest(from uint64) uint64 {
 	return d.u("iteration") - from
 }
 
-// The core agent as four processes (velma_sim, velma_core_ve_body,
-// velma_core_cs, velma_task_cs_ros_interface), with the faults of
-// docs/velma.md#fault-matrix: cs killed mid-motion and restarted, the ROS
-// interface killed mid-motion, cs stalled by SIGSTOP, the simulator
-// killed. Every figure is taken from the processes' own reports (iteration
-// numbers of ve_body's diag), not from wall-clock timing.
-func TestFourProcesses_Faults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test")
-	}
-	t.Parallel() // a domain of its own
+// newMPRig starts the four processes on a domain and buffers of their
+// own with an observer node (extra adds the caller's subscriptions to it
+// before they start), and waits until the robot is ready: ve_body
+// transparent, cs safe, the motors enabled and homed.
+func newMPRig(t *testing.T, ctx context.Context, extra func(*ros.Node) error) *mpRig {
 	domain := testenv.Domain(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	dir, err := os.MkdirTemp("/dev/shm", "velma-test-")
 	if err != nil {
 		dir = t.TempDir()
@@ -259,17 +251,39 @@ func TestFourProcesses_Faults(t *testing.T) {
 			t.Fatal(e)
 		}
 	}
+	if extra != nil {
+		if err := extra(r.n); err != nil {
+			t.Fatal(err)
+		}
+	}
 	go func() { _ = rc.Spin(ctx) }()
 	for _, name := range []string{"velma_sim", "velma_core_ve_body", "velma_core_cs", "velma_task_cs_ros_interface"} {
 		r.start(name)
 	}
-	body := r.procs["velma_core_ve_body"]
 	r.ready("start-up")
 	waitFor(t, ctx, "/velma_core/cs/state safe (the public interface)", func() bool { v, _ := r.csState.get(); return v == "safe" })
 	r.call("/velma_core/motors/enable")
 	r.call("/velma_core/motors/hp/home")
 	r.call("/velma_core/motors/ht/home")
 	waitFor(t, ctx, "motors ready", func() bool { s, _ := r.st.get(); return s != nil && s.MotorsReady })
+	return r
+}
+
+// The core agent as four processes (velma_sim, velma_core_ve_body,
+// velma_core_cs, velma_task_cs_ros_interface), with the faults of
+// docs/velma.md#fault-matrix: cs killed mid-motion and restarted, the ROS
+// interface killed mid-motion, cs stalled by SIGSTOP, the simulator
+// killed. Every figure is taken from the processes' own reports (iteration
+// numbers of ve_body's diag), not from wall-clock timing.
+func TestFourProcesses_Faults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	t.Parallel() // a domain of its own
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r := newMPRig(t, ctx, nil)
+	body := r.procs["velma_core_ve_body"]
 
 	t.Run("kill cs mid-motion, restart it", func(t *testing.T) {
 		r.t = t

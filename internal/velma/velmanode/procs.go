@@ -412,7 +412,7 @@ func setupInterface(_ context.Context, n *ros.Node) error {
 		snap := b.runner.Snapshot()
 		switch {
 		case snap.Stale && !stale:
-			n.Logger().Warnf("no status from velma_core_cs (%s): goals end, services refuse, joint_states paused", snap.StaleWhy)
+			n.Logger().Warnf("no status from velma_core_cs (%s): goals end, services refuse, ~/cs/state unknown, ~/status paused; ve_body's state and joint_states come from ve_body's own buffer while it runs", snap.StaleWhy)
 		case !snap.Stale && stale:
 			n.Logger().Infof("velma_core_cs status back (cs %v, ve_body %v)", snap.CS.State, snap.Report.BodyState)
 		}

@@ -36,6 +36,13 @@ type Snapshot struct {
 	// status stops arriving: the rest of the snapshot is old.
 	Stale    bool
 	StaleWhy string // the state of cs's status buffer when it became stale
+	// BodyOnly is set by an interface runner while cs is silent (from the
+	// first exchange without its status) and ve_body's own records still
+	// arrive (read from the buffer ve_body writes for cs): Report then
+	// holds ve_body's current state, StatusSC and the effectors' status,
+	// newer than CS, which is cs's last status (and, once Stale, must not
+	// be shown as current).
+	BodyOnly bool
 }
 
 // Hooks are called from the loop goroutine after an iteration; they must
@@ -52,6 +59,10 @@ type Hooks struct {
 	// changes state every iteration) is reported once, not 500 times a
 	// second.
 	BodyState func(velma.BodyState)
+	// CSLost is called by an interface runner once each time cs's status
+	// stops arriving (Snapshot.Stale): cs's state is unknown from then on
+	// until CSState reports it again.
+	CSLost func(why string)
 }
 
 type tracker struct {
@@ -72,6 +83,7 @@ type Runner struct {
 	hooks  Hooks
 	remote *subsys.Client // set: the agent runs in other processes
 	heard  time.Time      // last status from cs (remote)
+	bodyAt time.Time      // last record of ve_body's own (remote, while cs is silent)
 
 	mu       sync.Mutex
 	pending  velma.TaskCommand
@@ -282,19 +294,52 @@ func (r *Runner) stepRemote() {
 	}
 	rep, loop, ok := r.remote.Exchange(tp, 10*time.Millisecond)
 	now := time.Now()
-	if !ok {
-		if r.heard.IsZero() || now.Sub(r.heard) > staleAfter {
-			r.mu.Lock()
-			if !r.snap.Stale {
-				r.snap.StaleWhy = r.remote.State()
-			}
-			r.snap.Stale = true
-			r.mu.Unlock()
-		}
+	if ok {
+		r.heard, r.bodyAt = now, time.Time{}
+		r.record(now, rep, &loop)
 		return
 	}
-	r.heard = now
-	r.record(now, rep, &loop)
+	// cs silent for this exchange: ve_body's own records are newer than
+	// cs's last status (and the only news while cs is gone)
+	if rep, loop, ok := r.remote.Body(); ok {
+		r.bodyAt = now
+		r.recordBody(now, rep, &loop)
+	} else if !r.bodyAt.IsZero() && now.Sub(r.bodyAt) > staleAfter {
+		r.bodyAt = time.Time{}
+		r.mu.Lock()
+		r.snap.BodyOnly = false // ve_body silent too
+		r.mu.Unlock()
+	}
+	if !r.heard.IsZero() && now.Sub(r.heard) <= staleAfter {
+		return
+	}
+	r.mu.Lock()
+	lost := !r.snap.Stale
+	if lost {
+		r.snap.StaleWhy = r.remote.State()
+	}
+	r.snap.Stale = true
+	why := r.snap.StaleWhy
+	r.mu.Unlock()
+	if lost {
+		r.lastCS = -1 // report cs's state again when it is back
+		if r.hooks.CSLost != nil {
+			r.hooks.CSLost(why)
+		}
+	}
+}
+
+// recordBody keeps ve_body's own record (cs silent) in the snapshot and
+// reports ve_body's states; cs's part of the snapshot stays as it was.
+func (r *Runner) recordBody(now time.Time, rep *velma.Report, loop *velma.LoopStats) {
+	r.mu.Lock()
+	r.snap.Time = now
+	r.snap.BodyOnly = true
+	r.snap.Report = *rep
+	r.snap.Report.CS = nil
+	r.snap.Loop = *loop
+	r.mu.Unlock()
+	r.reportBody(now, rep.StatusState, rep.BodyState)
 }
 
 // record keeps one iteration's report in the snapshot, resolves trackers
@@ -302,7 +347,7 @@ func (r *Runner) stepRemote() {
 func (r *Runner) record(now time.Time, rep *velma.Report, loop *velma.LoopStats) {
 	r.mu.Lock()
 	r.snap.Time = now
-	r.snap.Stale = false
+	r.snap.Stale, r.snap.BodyOnly = false, false
 	r.snap.Report = *rep
 	r.snap.Report.CS = nil
 	r.snap.CS = *rep.CS

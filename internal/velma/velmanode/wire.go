@@ -173,6 +173,11 @@ func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 				log.Warnf("publish ve_body state: %v", err)
 			}
 		},
+		CSLost: func(string) {
+			if err := b.csState.Publish(&std_msgs_msg.String{Data: CSStateUnknown}); err != nil {
+				log.Warnf("publish cs state: %v", err)
+			}
+		},
 	}
 	if remote != nil {
 		b.runner, err = NewRemoteRunner(p, hooks, remote)
@@ -208,17 +213,24 @@ func (b *Bridge) Run(ctx context.Context) error {
 	return err
 }
 
+// CSStateUnknown is what ~/cs/state says while the ROS interface process
+// hears nothing from velma_core_cs: its last state is no longer known.
+const CSStateUnknown = "unknown (no status from velma_core_cs)"
+
 func (b *Bridge) publishStatus() {
 	snap := b.runner.Snapshot()
-	if snap.Report.Iteration == 0 || snap.Stale {
-		return // nothing yet, or cs is gone: old joint states would mislead
+	if snap.Report.Iteration == 0 || (snap.Stale && !snap.BodyOnly) {
+		return // nothing yet, or nobody left to ask: old joint states would mislead
 	}
 	stamp := builtin_interfaces_msg.TimeOf(b.node.Clock().Now())
 	JointStateOf(&snap, stamp, &b.js)
-	StatusOf(&snap, stamp, &b.st)
 	if err := b.jointStates.Publish(&b.js); err != nil {
 		b.node.Logger().Warnf("publish joint states: %v", err)
 	}
+	if snap.Stale {
+		return // ~/status is mostly cs's (its state, trajectories, wrists): paused while cs is gone
+	}
+	StatusOf(&snap, stamp, &b.st)
 	if err := b.status.Publish(&b.st); err != nil {
 		b.node.Logger().Warnf("publish status: %v", err)
 	}
