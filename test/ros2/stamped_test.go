@@ -2,8 +2,10 @@ package ros2
 
 import (
 	"math"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +79,66 @@ func TestStampedCmdVelWithRclcpp(t *testing.T) {
 		"--ros-args", "-r", "__node:=nav2_like").waitLine("ready")
 	plain.waitLine("/plain/cmd_vel: this node subscribes geometry_msgs/msg/Twist (enable_stamped_cmd_vel is false) but its " +
 		"publishers (/nav2_like) send geometry_msgs/msg/TwistStamped: none of their commands arrive. Set enable_stamped_cmd_vel:=true on this node")
+}
+
+// `ros2 launch fsmnodes rsm_sim.launch.xml enable_stamped_cmd_vel:=true`
+// (launch_ros, from a colcon overlay): the argument reaches the simulator,
+// the navigator and the mux, whose cmd_vel the ros2 CLI sees as
+// TwistStamped on both ends and echoes stamped in base_link; `ros2 topic
+// pub` of TwistStamped teleoperation commands with `header: auto` (restamped
+// at every publication) drives the robot.
+func TestStampedSimulationLaunchedByROS2(t *testing.T) {
+	d := newDom(t)
+	if peer.colconErr != nil {
+		t.Fatal(peer.colconErr)
+	}
+	env, err := sourceEnv(d.rosEnv(), filepath.Join(peer.ws, "install", "setup.bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.start("ros2 launch", append(env, "ROS_HOME="+filepath.Join(d.dir, "home")), "ros2", "launch", "fsmnodes", "rsm_sim.launch.xml",
+		"enable_stamped_cmd_vel:=true")
+	c := d.context()
+	waitGraph(t, c, "the simulation's nodes", func() bool {
+		return hasNodes(c, "/diff_drive_sim", "/navigator", "/robotControlMuxNode")
+	})
+	n, err := c.NewNode("stamped_launch_watch", "/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var odom testenv.Latest[nav_msgs_msg.Odometry]
+	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { odom.Set(m, "") }); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, deadline, "odometry", func() bool { return odom.Get() != nil })
+	p0 := odom.Get().Pose.Pose.Position
+
+	nd := []string{"--no-daemon", "--spin-time", "3"}
+	with := func(argv ...string) ros2Cmd { return ros2Cmd{Argv: append(argv, nd...)} }
+	res := d.ros2(
+		with("param", "get", "/diff_drive_sim", "enable_stamped_cmd_vel").in(0),
+		with("param", "get", "/navigator", "enable_stamped_cmd_vel").in(0),
+		with("param", "get", "/robotControlMuxNode", "enable_stamped_cmd_vel").in(0),
+		with("topic", "info", "-v", "/cmd_vel").in(1),
+		ros2Cmd{Argv: []string{"topic", "echo", "--once", "/cmd_vel"}, Timeout: 30}.in(2),
+		ros2Cmd{Argv: []string{"topic", "pub", "-r", "10", "-t", "40", "/teleoperation/cmd_vel", "geometry_msgs/msg/TwistStamped",
+			"{header: auto, twist: {linear: {x: 0.3}}}"}, Timeout: 60}.in(3),
+	)
+	for i, r := range res {
+		if !r.ok() {
+			t.Fatalf("%v", r)
+		}
+		if i < 3 {
+			mustContain(t, strings.Join(r.Argv, " "), r.Stdout, "Boolean value is: True")
+		}
+	}
+	info := res[3].Stdout
+	if strings.Contains(info, "geometry_msgs/msg/Twist\n") || strings.Count(info, "Topic type: geometry_msgs/msg/TwistStamped") < 2 {
+		t.Errorf("ros2 topic info -v /cmd_vel: want the mux's publisher and the simulator's subscription as TwistStamped:\n%s", info)
+	}
+	mustContain(t, "ros2 topic echo --once /cmd_vel", res[4].Stdout, "frame_id: base_link")
+	p := odom.Get().Pose.Pose.Position
+	if moved := math.Hypot(p.X-p0.X, p.Y-p0.Y); moved < 0.2 {
+		t.Errorf("the robot moved %.3f m on 4 s of ros2 topic pub at 0.3 m/s, want > 0.2 m", moved)
+	}
 }
