@@ -90,6 +90,7 @@ type Participant struct {
 // participant's USER_DATA QoS (ROS 2 uses "enclave=/;"). It starts the
 // participant's receive goroutine.
 func NewParticipant(domainID uint32, config string, userData []byte) (_ *Participant, err error) {
+	installLogSink() // before Cyclone creates a domain and may log
 	dom, err := domains.acquire(domainID, config)
 	if err != nil {
 		return nil, err

@@ -234,6 +234,7 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			}
 		}
 	}
+	go c.drainDDSLog()
 	return c, nil
 }
 
