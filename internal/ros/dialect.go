@@ -118,13 +118,15 @@ func (dl *dialect) observe(peer Distro, from dds.GUID) dialectEvent {
 				"across distros; staying with %s", from, dl.domainID, dialectDesc(peer), cur, cur)}
 	}
 	dl.followed = true
-	close(dl.decided)
 	msg := fmt.Sprintf("ROS_DISTRO is not set: speaking %s, as participant %s on domain %d does",
 		dialectDesc(peer), from, dl.domainID)
+	// The dialect first, then the signal: NewContext reads it as soon as
+	// decided is closed.
+	dl.cur.Store(int32(peer))
+	close(dl.decided)
 	if peer == cur {
 		return dialectEvent{msg: msg}
 	}
-	dl.cur.Store(int32(peer))
 	return dialectEvent{switched: true, msg: msg}
 }
 
