@@ -441,6 +441,9 @@ func (s *suite) persistence(t *testing.T) {
 func (s *suite) failedSave(t *testing.T) {
 	dir := filepath.Join(s.d.home, "fsmnodes")
 	aside := dir + ".aside"
+	if err := os.MkdirAll(dir, 0o755); err != nil { // nothing may have been saved yet
+		t.Fatal(err)
+	}
 	if err := os.Rename(dir, aside); err != nil {
 		t.Fatal(err)
 	}
@@ -454,9 +457,13 @@ func (s *suite) failedSave(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Each call changes the routine: a change that changes nothing is not
+	// saved at all (and answers success).
+	n := 0
 	routine := func() *rsm_msgs_srv.SetWaypointRoutine_Response {
-		r, err := call(t, s.o.n,
-			"/diffbot/rsm/setWaypointRoutine", rsm_msgs_srv.SetWaypointRoutine, &rsm_msgs_srv.SetWaypointRoutine_Request{Position: 0})
+		n++
+		r, err := call(t, s.o.n, "/diffbot/rsm/setWaypointRoutine", rsm_msgs_srv.SetWaypointRoutine,
+			&rsm_msgs_srv.SetWaypointRoutine_Request{Position: 0, Routine: fmt.Sprintf("fault_save_%d", n)})
 		if err != nil {
 			t.Fatal(err)
 		}
