@@ -4,6 +4,14 @@
 // time zero ("latest"). It has no interpolation and no history; the RSM
 // service provider only needs the latest map → robot_frame pose.
 //
+// A transform from /tf lives only as long as its publisher keeps sending
+// it: it expires MaxAge (tf2's default cache time, 10 s) after it was
+// received, and a frame's static transform (from /tf_static), which a
+// dynamic one of the same frame hides while it is fresh, applies again.
+// So a fake map → odom published on /tf for a while does not outlive its
+// publisher. Expiry counts the time of receipt, not the stamp, which the
+// sender chooses. The number of frames is bounded (MaxFrames).
+//
 // A Buffer is not safe for concurrent use; the node calls it from its
 // callback goroutine.
 package tf
@@ -33,13 +41,70 @@ var ErrNoPath = errors.New("frames are not connected")
 // ErrUnknownFrame is returned (wrapped) for a frame no transform mentions.
 var ErrUnknownFrame = errors.New("unknown frame")
 
-// Buffer holds the latest transform to every child frame.
+// DefaultMaxAge is how long a transform from /tf stays usable after it was
+// received (tf2's default cache time).
+const DefaultMaxAge = 10 * time.Second
+
+// DefaultMaxFrames bounds the frames a buffer keeps.
+const DefaultMaxFrames = 10000
+
+// ErrTooManyFrames is returned (wrapped) by Set for a new frame beyond
+// MaxFrames.
+var ErrTooManyFrames = errors.New("too many frames")
+
+// Buffer holds the latest transform to every child frame: the static one
+// and the dynamic one, which hides the static one until it expires.
 type Buffer struct {
-	links map[string]Transform // by child frame
+	// MaxAge is how long a dynamic transform stays usable after it was
+	// received (NewBuffer: DefaultMaxAge).
+	MaxAge time.Duration
+	// MaxFrames bounds the child frames kept (NewBuffer: DefaultMaxFrames).
+	MaxFrames int
+	// Now is the clock of receipt and expiry (NewBuffer: time.Now).
+	Now func() time.Time
+
+	static   map[string]Transform // by child frame
+	dynamic  map[string]Transform // by child frame
+	received map[string]time.Time // of the dynamic transforms
 }
 
 // NewBuffer returns an empty buffer.
-func NewBuffer() *Buffer { return &Buffer{links: map[string]Transform{}} }
+func NewBuffer() *Buffer {
+	return &Buffer{MaxAge: DefaultMaxAge, MaxFrames: DefaultMaxFrames, Now: time.Now,
+		static: map[string]Transform{}, dynamic: map[string]Transform{}, received: map[string]time.Time{}}
+}
+
+// expire drops the dynamic transforms older than MaxAge.
+func (b *Buffer) expire() {
+	now := b.Now()
+	for f, at := range b.received {
+		if age := now.Sub(at); age > b.MaxAge || age < -b.MaxAge { // a clock jump back expires too
+			delete(b.dynamic, f)
+			delete(b.received, f)
+		}
+	}
+}
+
+// link returns the transform in force for child frame f (after expire).
+func (b *Buffer) link(f string) (Transform, bool) {
+	if t, ok := b.dynamic[f]; ok {
+		return t, true
+	}
+	t, ok := b.static[f]
+	return t, ok
+}
+
+// children returns every child frame with a transform in force.
+func (b *Buffer) children() map[string]Transform {
+	all := make(map[string]Transform, len(b.static)+len(b.dynamic))
+	for f, t := range b.static {
+		all[f] = t
+	}
+	for f, t := range b.dynamic {
+		all[f] = t
+	}
+	return all
+}
 
 // Frame normalises a frame id: tf2 in ROS 2 rejects a leading "/", which
 // ROS 1 configurations (robot_frame "/base_link") still carry.
@@ -66,30 +131,42 @@ func (b *Buffer) Set(t Transform) error {
 		return fmt.Errorf("transform %q → %q: rotation is the zero quaternion", t.Parent, t.Child)
 	}
 	t.Rotation = t.Rotation.Normalized()
+	b.expire()
+	if _, ok := b.link(t.Child); !ok && len(b.static)+len(b.dynamic) >= b.MaxFrames {
+		return fmt.Errorf("transform %q → %q: %w (%d kept)", t.Parent, t.Child, ErrTooManyFrames, b.MaxFrames)
+	}
 	// Walking up from the new parent must not reach the child.
-	for f, n := t.Parent, 0; n <= len(b.links); n++ {
+	for f, n := t.Parent, 0; n <= len(b.static)+len(b.dynamic); n++ {
 		if f == t.Child {
 			return fmt.Errorf("transform %q → %q: would close a loop", t.Parent, t.Child)
 		}
-		l, ok := b.links[f]
+		l, ok := b.link(f)
 		if !ok {
 			break
 		}
 		f = l.Parent
 	}
-	b.links[t.Child] = t
+	if t.Static {
+		b.static[t.Child] = t
+		return nil
+	}
+	b.dynamic[t.Child] = t
+	b.received[t.Child] = b.Now()
 	return nil
 }
 
-// Len returns the number of child frames known.
-func (b *Buffer) Len() int { return len(b.links) }
+// Len returns the number of child frames with a transform in force.
+func (b *Buffer) Len() int {
+	b.expire()
+	return len(b.children())
+}
 
 // known reports whether f appears as a child or a parent.
 func (b *Buffer) known(f string) bool {
-	if _, ok := b.links[f]; ok {
+	if _, ok := b.link(f); ok {
 		return true
 	}
-	for _, l := range b.links {
+	for _, l := range b.children() {
 		if l.Parent == f {
 			return true
 		}
@@ -101,8 +178,8 @@ func (b *Buffer) known(f string) bool {
 // root's name.
 func (b *Buffer) toRoot(f string) (rsm.Pose, string) {
 	p := rsm.Pose{Orientation: rsm.IdentityQuat}
-	for n := 0; n <= len(b.links); n++ {
-		l, ok := b.links[f]
+	for n := 0; n <= len(b.static)+len(b.dynamic); n++ {
+		l, ok := b.link(f)
 		if !ok {
 			return p, f
 		}
@@ -124,6 +201,7 @@ func compose(l Transform, p rsm.Pose) rsm.Pose {
 // target → source, as tf2's lookupTransform(target, source, latest)).
 func (b *Buffer) Lookup(target, source string) (rsm.Pose, error) {
 	target, source = Frame(target), Frame(source)
+	b.expire()
 	if target == source {
 		return rsm.Pose{Orientation: rsm.IdentityQuat}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 )
@@ -127,4 +128,65 @@ func BenchmarkLookup_ThreeLinks(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestExpiry_FakeDoesNotOutliveItsPublisher (issue 25, finding 6): a fake
+// map → odom (+5 m) on /tf hid the simulator's static map → odom for good,
+// leaving getRobotPose 5 m off after the fake stopped. A dynamic transform
+// now expires MaxAge after it was received: while the fake is sent the pose
+// follows it, once it stops the static transform applies again; a frame
+// known only from /tf becomes unknown; a transform sent on time never
+// expires; the frames kept are bounded.
+func TestExpiry_FakeDoesNotOutliveItsPublisher(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := NewBuffer()
+	b.Now = func() time.Time { return now }
+	static := tr("map", "odom", 0, 0, 0, 0)
+	static.Static = true
+	mustSet(t, b, static, tr("odom", "base_footprint", 1, 0, 0, 0))
+	pose := func() (rsm.Vec3, error) {
+		p, err := b.Lookup("map", "base_footprint")
+		return p.Position, err
+	}
+	cases := []struct {
+		name string
+		step func()
+		want rsm.Vec3
+		err  error
+	}{
+		{"static map → odom", func() {}, rsm.Vec3{X: 1}, nil},
+		{"fake map → odom on /tf", func() { mustSet(t, b, tr("map", "odom", 5, 0, 0, 0)) }, rsm.Vec3{X: 6}, nil},
+		{"odom → base kept fresh, fake still young", func() {
+			now = now.Add(DefaultMaxAge / 2)
+			mustSet(t, b, tr("odom", "base_footprint", 1, 0, 0, 0))
+		}, rsm.Vec3{X: 6}, nil},
+		{"fake stopped: static again", func() {
+			now = now.Add(DefaultMaxAge/2 + time.Millisecond)
+			mustSet(t, b, tr("odom", "base_footprint", 1, 0, 0, 0))
+		}, rsm.Vec3{X: 1}, nil},
+		{"odometry stopped too: no pose", func() { now = now.Add(DefaultMaxAge + time.Millisecond) }, rsm.Vec3{}, ErrUnknownFrame},
+		{"odometry back", func() { mustSet(t, b, tr("odom", "base_footprint", 2, 0, 0, 0)) }, rsm.Vec3{X: 2}, nil},
+		{"clock jumps back: expired", func() { now = now.Add(-2 * DefaultMaxAge) }, rsm.Vec3{}, ErrUnknownFrame},
+	}
+	for _, c := range cases {
+		c.step()
+		got, err := pose()
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !near(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+
+	small := NewBuffer()
+	small.MaxFrames = 3
+	mustSet(t, small, tr("a", "b", 0, 0, 0, 0), tr("b", "c", 0, 0, 0, 0), tr("c", "d", 0, 0, 0, 0))
+	if err := small.Set(tr("d", "e", 0, 0, 0, 0)); !errors.Is(err, ErrTooManyFrames) {
+		t.Errorf("a fourth frame with MaxFrames 3: %v", err)
+	}
+	mustSet(t, small, tr("a", "b", 1, 0, 0, 0)) // a known frame is updated
 }

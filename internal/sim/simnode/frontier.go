@@ -12,7 +12,6 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 	"github.com/fsmnodes/fsmnodes/internal/viz/viznode"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
-	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
@@ -44,6 +43,7 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 		ReadOnly:    true, ReadOnlyReason: startupOnly, IntegerRange: param.Ints(1, 1_000_000)}, nil)
 	clearance := param.Declare(d, "clearance", 0.25, fixed("minimum distance of a goal from obstacles, m"), nil)
 	every := rate(d, "rate", 1, "goal publications per second")
+	maxCells := declareMapLimit(d)
 	tol := param.Declare(d, "exploration_goal_tolerance", sim.DefaultGoalTolerance,
 		fixed("m, in x and in y: an exploration goal with no frontier cell this close counts as explored (rsm/goalObsolete)"), nil)
 	if err := d.Err(); err != nil {
@@ -73,14 +73,7 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	var lastMarkers []viz.Marker
 	var grid *sim.Grid
 	var failed []geometry_msgs_msg.Pose
-	if _, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
-		g, err := gridFromMsg(m)
-		if err != nil {
-			n.Logger().Warnf("ignoring /map: %v", err)
-			return
-		}
-		grid = g
-	}); err != nil {
+	if err := subscribeMap(n, maxCells, func(g *sim.Grid) { grid = g }); err != nil {
 		return err
 	}
 	if _, err := ros.NewSubscription(n, "rsm/explorationMode", ros.QoSDefault, func(m *std_msgs_msg.Bool) {

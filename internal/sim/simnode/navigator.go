@@ -76,6 +76,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 	limits := declareLimits(d, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity")
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel_topic")
 	baseFrame := cmdvelnode.DeclareFrame(d, "robot_base_frame", cmdvelnode.DefaultFrame)
+	maxCells := declareMapLimit(d)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -99,12 +100,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 	if nv.planPub, err = ros.NewPublisher[nav_msgs_msg.Path](n, "plan", ros.QoSLatched); err != nil {
 		return err
 	}
-	if _, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
-		g, err := gridFromMsg(m)
-		if err != nil {
-			n.Logger().Warnf("ignoring /map: %v", err)
-			return
-		}
+	if err := subscribeMap(n, maxCells, func(g *sim.Grid) {
 		nv.mu.Lock()
 		nv.grid = g
 		nv.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -55,10 +56,60 @@ func gridToMsg(g *sim.Grid, t time.Time, frame string) *nav_msgs_msg.OccupancyGr
 	return m
 }
 
+// DefaultMaxMapCells is the default of the parameter max_map_cells: 2000 ×
+// 2000 cells (100 m square at 5 cm), far above the demo's 120 × 80.
+const DefaultMaxMapCells = 4_000_000
+
+// CounterMapsRejected counts /map messages a node refused (too large,
+// inconsistent, non-finite).
+const CounterMapsRejected = "maps_rejected"
+
+// declareMapLimit declares max_map_cells, the bound of the maps a node
+// takes from /map (read-only).
+func declareMapLimit(d *param.Declarer) int {
+	return int(param.Declare(d, "max_map_cells", int64(DefaultMaxMapCells), param.Descriptor{
+		Description: "largest /map taken, in cells (width × height); a larger one is refused and counted as " +
+			CounterMapsRejected + " (read-only: " + startupOnly + ")",
+		ReadOnly: true, ReadOnlyReason: startupOnly, IntegerRange: param.Ints(1, 100_000_000)}, nil))
+}
+
+// subscribeMap subscribes to /map and hands every acceptable map, converted,
+// to onGrid. A map of more than maxCells cells is refused before it is
+// decoded when its sample is larger than such a map can be (the library
+// counts it as oversized_samples), and after decoding by its width and
+// height; refused maps are counted (maps_rejected) and logged once until a
+// good map arrives.
+func subscribeMap(n *ros.Node, maxCells int, onGrid func(*sim.Grid)) error {
+	rejected := n.Counter(CounterMapsRejected)
+	var bad bool
+	_, err := ros.NewSubscription(n, sim.TopicMap, ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) {
+		g, err := gridFromMsg(m, maxCells)
+		if err != nil {
+			rejected.Inc()
+			if !bad {
+				n.Logger().Warnf("ignoring /map: %v (said once until a good map arrives)", err)
+			}
+			bad = true
+			return
+		}
+		bad = false
+		onGrid(g)
+	}, ros.WithMaxSampleSize(maxCells+mapOverhead))
+	return err
+}
+
+// mapOverhead bounds the bytes of an OccupancyGrid besides its cells (the
+// header with its frame id, the map info, the sequence length).
+const mapOverhead = 64 << 10
+
 // gridFromMsg converts nav_msgs/OccupancyGrid to a grid, rejecting
-// inconsistent or non-finite maps. A rotated map origin is not supported.
-func gridFromMsg(m *nav_msgs_msg.OccupancyGrid) (*sim.Grid, error) {
+// inconsistent, non-finite and too large (more than maxCells cells) maps.
+// A rotated map origin is not supported.
+func gridFromMsg(m *nav_msgs_msg.OccupancyGrid, maxCells int) (*sim.Grid, error) {
 	w, h := int(m.Info.Width), int(m.Info.Height)
+	if w*h > maxCells {
+		return nil, fmt.Errorf("map of %dx%d cells, more than max_map_cells %d", w, h, maxCells)
+	}
 	if w*h != len(m.Data) {
 		return nil, fmt.Errorf("map is %dx%d but has %d cells", w, h, len(m.Data))
 	}
