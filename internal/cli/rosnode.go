@@ -24,9 +24,16 @@ func (a *App) open(ctx context.Context, base string) (*session, error) {
 	return a.openNode(ctx, "_fsmnodes_"+base+"_"+strconv.Itoa(os.Getpid()))
 }
 
+// CLILease is the DDS participant lease the CLI announces (unless
+// CYCLONEDDS_URI sets one): a robot's action servers notice within it (plus
+// their 0.5 s) that a goal's client was cut off, instead of Cyclone's
+// default 10 s, so a goal sent from an operator's laptop stops when the
+// laptop's link drops (docs/multihost.md).
+const CLILease = 2 * time.Second
+
 // openNode is open with the node's name given (topic pub -n).
 func (a *App) openNode(ctx context.Context, name string) (*session, error) {
-	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: a.Stderr})
+	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: a.Stderr, LeaseDuration: CLILease})
 	if err != nil {
 		return nil, fmt.Errorf("start ROS: %w", err)
 	}

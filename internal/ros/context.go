@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,6 +62,15 @@ type ContextOptions struct {
 	// *CallbackPanicError, as an uncaught exception ends rclcpp's spin, so
 	// the process exits and a launcher's respawn or the user sees it.
 	KeepRunningOnPanic bool
+	// (optional) LeaseDuration, when positive, is the DDS participant lease
+	// this process announces (Discovery/LeaseDuration), unless the Cyclone
+	// configuration of CYCLONEDDS_URI sets one (the user's wins): how long
+	// the other processes wait, hearing nothing from this one, before they
+	// forget it and its endpoints. Cyclone's default is 10 s. Operator
+	// tools that send goals to a robot set it short (the CLI: 2 s), so that
+	// the robot's action servers notice a cut-off client within that
+	// (action.ClientWatch) instead of 10 s; see docs/multihost.md.
+	LeaseDuration time.Duration
 
 	// dialectWait, when set (tests in this package only), replaces both
 	// waits of awaitDialect, so that a test of the start-up choice does not
@@ -162,7 +172,14 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	if enclave == "" {
 		enclave = "/"
 	}
-	c.part, err = dds.NewParticipant(c.domainID, env.Config, []byte("enclave="+enclave+";"))
+	config := env.Config
+	if opts.LeaseDuration > 0 && !strings.Contains(config, "LeaseDuration") && !uriSetsLease(getenv("CYCLONEDDS_URI")) {
+		// First, so that every later fragment (the discovery settings,
+		// $CYCLONEDDS_URI) overrides it.
+		config = fmt.Sprintf("<CycloneDDS><Domain><Discovery><LeaseDuration>%dms</LeaseDuration></Discovery></Domain></CycloneDDS>,",
+			opts.LeaseDuration.Milliseconds()) + config
+	}
+	c.part, err = dds.NewParticipant(c.domainID, config, []byte("enclave="+enclave+";"))
 	if err != nil {
 		return nil, fmt.Errorf("ros: NewContext: domain %d: %w", c.domainID, err)
 	}

@@ -342,3 +342,24 @@ func without(list, drop []string) []string {
 	}
 	return out
 }
+
+// uriSetsLease reports whether $CYCLONEDDS_URI (inline XML, or files it
+// names) sets Discovery/LeaseDuration.
+func uriSetsLease(uri string) bool {
+	for _, part := range strings.Split(uri, ",") {
+		part = strings.TrimSpace(part)
+		if strings.HasPrefix(part, "<") {
+			if strings.Contains(part, "LeaseDuration") {
+				return true
+			}
+			continue
+		}
+		if part == "" {
+			continue
+		}
+		if b, err := os.ReadFile(strings.TrimPrefix(part, "file://")); err == nil && strings.Contains(string(b), "LeaseDuration") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,8 @@
 package ros
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -128,5 +130,34 @@ func TestReadEnv(t *testing.T) {
 	}
 	if _, err := readEnv(envFunc(map[string]string{"ROS_STATIC_PEERS": strings.Repeat("a", 300)}), ""); err == nil {
 		t.Error("overlong static peer accepted")
+	}
+}
+
+func TestURISetsLease(t *testing.T) {
+	dir := t.TempDir()
+	withLease := filepath.Join(dir, "lease.xml")
+	without := filepath.Join(dir, "plain.xml")
+	if err := os.WriteFile(withLease, []byte("<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(without, []byte("<CycloneDDS/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		uri  string
+		want bool
+	}{
+		{"", false},
+		{"<CycloneDDS><Domain><Discovery><LeaseDuration>1s</LeaseDuration></Discovery></Domain></CycloneDDS>", true},
+		{"<CycloneDDS/>", false},
+		{"file://" + withLease, true},
+		{withLease, true},
+		{"file://" + without + ",<x/>", false},
+		{"<x/>, file://" + withLease, true},
+		{"file:///no/such/file.xml", false},
+	} {
+		if got := uriSetsLease(tt.uri); got != tt.want {
+			t.Errorf("uriSetsLease(%q) = %v, want %v", tt.uri, got, tt.want)
+		}
 	}
 }

@@ -9,6 +9,9 @@
 //	                        per nav_msgs/Odometry on TOPIC
 //	mhprobe scan TOPIC      node "mh_scan": "scan <ns> <ranges> 0" per sensor_msgs/LaserScan
 //	                        on TOPIC (sensor data QoS, as a viewer subscribes)
+//	mhprobe joint TOPIC NAME
+//	                        node "mh_joint": "joint <ns> <position of NAME> 0" per
+//	                        sensor_msgs/JointState on TOPIC that names the joint
 //	mhprobe calls N TIMEOUT node "mh_calls": waits for the robot's rsm/setOperationMode
 //	                        service, robotControlMuxNode's set_parameters and the
 //	                        navigate_to_pose action, then N rounds of a service call
@@ -58,7 +61,7 @@ func main() {
 }
 
 func usage() error {
-	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | scan TOPIC | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
+	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | scan TOPIC | joint TOPIC NAME | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
 }
 
 func run(args []string) error {
@@ -86,6 +89,21 @@ func run(args []string) error {
 		return ros.Run(ctx, rest[1:], "mh_scan", func(_ context.Context, n *ros.Node) error {
 			_, err := ros.NewSubscription(n, rest[0], ros.QoSSensorData, func(m *sensor_msgs_msg.LaserScan) {
 				fmt.Printf("scan %d %d 0\n", time.Now().UnixNano(), len(m.Ranges))
+			})
+			return err
+		})
+	case "joint":
+		if len(rest) < 2 {
+			return usage()
+		}
+		name := rest[1]
+		return ros.Run(ctx, rest[2:], "mh_joint", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(100), func(m *sensor_msgs_msg.JointState) {
+				for i, j := range m.Name {
+					if j == name && i < len(m.Position) {
+						fmt.Printf("joint %d %g 0\n", time.Now().UnixNano(), m.Position[i])
+					}
+				}
 			})
 			return err
 		})
