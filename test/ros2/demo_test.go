@@ -133,7 +133,7 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	mustContain(t, "ros2 topic echo velma_msgs/Status", res[6].Stdout, "ve_body_state:", "cs_state:", "motors_ready:")
 	mustContain(t, "ros2 topic echo JointState", res[7].Stdout, "header:", "frame_id:")
 	mustContain(t, "ros2 topic echo WaypointArray", res[8].Stdout, "waypoints_size:")
-	mustContain(t, "ros2 topic echo /diagnostics (diagnostic_msgs)", res[9].Stdout, "status:", "level:", ": counters", "hardware_id:", "values:")
+	mustContain(t, "ros2 topic echo /diagnostics (diagnostic_msgs)", res[9].Stdout, "status:", "level:", "name:", "hardware_id:", "values:", "key:")
 	mustContain(t, "ros2 service call addWaypoint", res[10].Stdout, "success=True", "Added waypoint successfully at the end")
 	mustContain(t, "ros2 service call getWaypoints", res[11].Stdout, "x=2.0", "y=0.5")
 	mustContain(t, "ros2 topic echo waypoint_markers (visualization_msgs)", res[12].Stdout, "markers:", "action: 3",
