@@ -4,7 +4,10 @@
 // visited, red unreachable), frontiers (rsm/explorationGoals and MarkerArray
 // topics), failed goals and the current navigation goal. Drag to pan, wheel
 // to zoom; in "Send goal" or "Add waypoint" mode a click (drag for the
-// heading) sends a simple goal or adds a waypoint.
+// heading) sends a simple goal or adds a waypoint. In "Edit waypoints" mode,
+// as the original's RViz waypoint markers: drag a waypoint to move it
+// (rsm/moveWaypoint), click one to change its routine
+// (rsm/setWaypointRoutine) or remove it (rsm/removeWaypoint).
 
 import { h, fmt, join, yawOf, quatOfYaw, fitCanvas, throttledDraw, InfoLine, act } from './ui.js';
 import { TfBuffer, compose } from './tf.js';
@@ -56,6 +59,7 @@ export class MapView {
     this.layers = Object.fromEntries(LAYERS.map(([k]) => [k, true]));
     this.mode = 'pan';
     this.drag = null;
+    this.selected = -1; // waypoint chosen in edit mode (-1: none)
     this.cursor = null;
     this.draw = throttledDraw(() => this.render());
 
@@ -78,13 +82,14 @@ export class MapView {
       h('div', { class: 'map-toolbar' },
         h('h2', {}, 'Map ', h('span', { class: 'ns-tag', text: this.ns })),
         h('div', { class: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'click mode' } },
-          modeRadio('pan', 'Pan'), modeRadio('goal', 'Send goal'), modeRadio('waypoint', 'Add waypoint')),
+          modeRadio('pan', 'Pan'), modeRadio('goal', 'Send goal'), modeRadio('waypoint', 'Add waypoint'), modeRadio('edit', 'Edit waypoints')),
         h('div', { class: 'zoom' },
           h('button', { type: 'button', class: 'small', text: '−', title: 'zoom out', onclick: () => this.zoom(1 / 1.25) }),
           h('button', { type: 'button', class: 'small', text: '+', title: 'zoom in', onclick: () => this.zoom(1.25) }),
           h('button', { type: 'button', class: 'small', text: 'Fit', title: 'fit the map', onclick: () => this.fit() }))),
       h('div', { class: 'map-layers' }, LAYERS.map(layerBox)),
       h('div', { class: 'map-wrap' }, this.canvas),
+      this.buildEditor(),
       h('div', { class: 'map-status' }, this.readout, this.info.el),
       this.legend);
 
@@ -117,9 +122,8 @@ export class MapView {
         this.draw();
       }),
       b.subscribe(join(ns, 'rsm/waypoints'), (m) => {
-        this.waypoints = m;
         this.waypointsFromTopic = performance.now();
-        this.draw();
+        this.onWaypoints(m);
       }),
       b.subscribe(join(ns, 'rsm/explorationGoals'), (m) => {
         this.frontiers = m.poses;
@@ -209,11 +213,17 @@ export class MapView {
     if (!this.bridge.services.has(svc)) return;
     try {
       const r = await this.bridge.call(svc, {}, { timeoutMs: 2000 });
-      this.waypoints = r.waypoint_array;
-      this.draw();
+      this.onWaypoints(r.waypoint_array);
     } catch {
       /* try again on the next tick */
     }
+  }
+
+  onWaypoints(m) {
+    this.waypoints = m;
+    if (this.selected >= m.waypoints.length) this.select(-1);
+    else if (this.selected >= 0) this.fillEditor();
+    this.draw();
   }
 
   onGrid(m) {
@@ -285,8 +295,87 @@ export class MapView {
   setMode(m) {
     this.mode = m;
     this.canvas.dataset.mode = m;
+    if (m !== 'edit') this.select(-1);
     this.info.set(m === 'goal' ? 'click on the map to send a goal (drag to set the heading)'
-      : m === 'waypoint' ? 'click on the map to add a waypoint (drag to set the heading)' : '', 'hint');
+      : m === 'waypoint' ? 'click on the map to add a waypoint (drag to set the heading)'
+        : m === 'edit' ? 'drag a waypoint to move it; click one to change its routine or remove it' : '', 'hint');
+  }
+
+  // buildEditor makes the bar that edits the selected waypoint (edit mode).
+  buildEditor() {
+    this.editTitle = h('strong', { id: 'map-wp-title', text: '' });
+    this.editRoutine = h('select', { id: 'map-wp-routine', attrs: { 'aria-label': 'routine of the waypoint' }, onchange: () => this.setRoutine() });
+    this.editRemove = h('button', { type: 'button', id: 'map-wp-remove', class: 'small', text: 'Remove', onclick: () => this.removeSelected() });
+    this.editor = h('div', { class: 'map-wp-editor', id: 'map-wp-editor', hidden: true },
+      this.editTitle, h('label', {}, 'Routine ', this.editRoutine), this.editRemove,
+      h('button', { type: 'button', class: 'small', text: 'Done', title: 'deselect', onclick: () => this.select(-1) }));
+    return this.editor;
+  }
+
+  // select chooses waypoint i for the editor bar (-1: none).
+  select(i) {
+    const wps = this.waypoints ? this.waypoints.waypoints : [];
+    this.selected = i >= 0 && i < wps.length ? i : -1;
+    this.editor.hidden = this.selected < 0;
+    if (this.selected >= 0) this.fillEditor();
+    this.draw();
+  }
+
+  // fillEditor shows the selected waypoint: its number, place and routine
+  // (the routines the service provider offers, and the waypoint's own).
+  fillEditor() {
+    const w = this.waypoints.waypoints[this.selected];
+    this.editTitle.textContent = `Waypoint ${this.selected + 1} (${fmt(w.pose.position.x)}, ${fmt(w.pose.position.y)})`;
+    if (document.activeElement === this.editRoutine) return;
+    const names = this.ctx.control && this.ctx.control.routineNames ? this.ctx.control.routineNames() : [];
+    if (w.routine && !names.includes(w.routine)) names.push(w.routine);
+    const key = JSON.stringify([names, w.routine]);
+    if (key === this.editKey) return;
+    this.editKey = key;
+    this.editRoutine.replaceChildren(h('option', { value: '', text: 'None' }), ...names.map((n) => h('option', { value: n, text: n })));
+    this.editRoutine.value = w.routine;
+  }
+
+  // waypointAt returns the index of the waypoint drawn under canvas point p
+  // (the topmost, i.e. the last drawn), or -1.
+  waypointAt(p) {
+    if (!this.layers.waypoints || !this.waypoints) return -1;
+    const wps = this.waypoints.waypoints;
+    for (let i = wps.length - 1; i >= 0; i--) {
+      const q = this.toScreen(wps[i].pose.position.x, wps[i].pose.position.y);
+      if (Math.hypot(q.x - p.x, q.y - p.y) <= 12) return i;
+    }
+    return -1;
+  }
+
+  // editCall calls an rsm/ waypoint service of the namespace and reports
+  // the answer on the info line.
+  editCall(name, req) {
+    return act(null, this.info, () => this.bridge.call(join(this.ns, `rsm/${name}`), req));
+  }
+
+  // moveWaypoint moves waypoint i to (x, y), keeping its heading.
+  async moveWaypoint(i, x, y) {
+    const w = this.waypoints.waypoints[i];
+    const pose = { position: { x, y, z: w.pose.position.z }, orientation: w.pose.orientation };
+    // drawn at its new place at once; the next rsm/waypoints message (or
+    // rsm/getWaypoints answer) shows what the provider holds, also after a
+    // refusal
+    w.pose = pose;
+    if (i === this.selected) this.fillEditor();
+    await this.editCall('moveWaypoint', { position: i, pose });
+  }
+
+  async setRoutine() {
+    if (this.selected < 0) return;
+    await this.editCall('setWaypointRoutine', { position: this.selected, routine: this.editRoutine.value });
+  }
+
+  async removeSelected() {
+    if (this.selected < 0) return;
+    const i = this.selected;
+    this.select(-1);
+    await this.editCall('removeWaypoint', { position: i });
   }
 
   // Canvas-local CSS pixels <-> map frame metres.
@@ -317,8 +406,9 @@ export class MapView {
       if (e.button !== 0 && e.button !== 1) return;
       c.setPointerCapture(e.pointerId);
       const p = local(e);
-      const pan = this.mode === 'pan' || e.button === 1 || e.shiftKey;
-      this.drag = { pan, start: p, last: p, world: this.toWorld(p.x, p.y) };
+      const wp = this.mode === 'edit' && e.button === 0 && !e.shiftKey ? this.waypointAt(p) : -1;
+      const pan = wp < 0 && (this.mode === 'pan' || this.mode === 'edit' || e.button === 1 || e.shiftKey);
+      this.drag = { pan, wp, start: p, last: p, world: this.toWorld(p.x, p.y) };
     });
     c.addEventListener('pointermove', (e) => {
       const p = local(e);
@@ -337,12 +427,28 @@ export class MapView {
       const d = this.drag;
       this.drag = null;
       if (!d || d.pan || e.type === 'pointercancel') {
+        // edit mode: a plain click beside the waypoints deselects
+        if (d && d.pan && this.mode === 'edit' && e.type !== 'pointercancel') {
+          const q = local(e);
+          if (Math.hypot(q.x - d.start.x, q.y - d.start.y) <= 4) this.select(-1);
+        }
         this.draw();
         return;
       }
       const p = local(e);
       const dx = p.x - d.start.x;
       const dy = p.y - d.start.y;
+      if (d.wp >= 0) {
+        // edit mode: a drag moves the waypoint, a click selects it
+        if (Math.hypot(dx, dy) > 4) {
+          const w = this.toWorld(p.x, p.y);
+          this.moveWaypoint(d.wp, w.x, w.y);
+        } else {
+          this.select(d.wp);
+        }
+        this.draw();
+        return;
+      }
       let yaw;
       if (Math.hypot(dx, dy) > 8) yaw = Math.atan2(-dy, dx);
       else {
@@ -476,7 +582,7 @@ export class MapView {
     }
     const rp = this.robotPose();
     if (rp) this.drawRobot(ctx, rp);
-    if (this.drag && !this.drag.pan) {
+    if (this.drag && !this.drag.pan && this.drag.wp < 0) {
       const a = this.drag.start;
       const b = this.drag.last;
       ctx.strokeStyle = this.mode === 'goal' ? COLORS.goal : COLORS.pending;
@@ -533,6 +639,18 @@ export class MapView {
   drawWaypoints(ctx) {
     const wps = this.waypoints.waypoints;
     const pts = wps.map((w) => this.toScreen(w.pose.position.x, w.pose.position.y));
+    const d = this.drag;
+    if (d && d.wp >= 0 && d.wp < pts.length) pts[d.wp] = { x: d.last.x, y: d.last.y }; // where it is being dragged
+    if (this.selected >= 0 && this.selected < pts.length) {
+      const q = pts[this.selected];
+      ctx.strokeStyle = '#0f172a';
+      ctx.lineWidth = 2;
+      ctx.setLineDash([3, 3]);
+      ctx.beginPath();
+      ctx.arc(q.x, q.y, 15, 0, 2 * Math.PI);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
     if (pts.length > 1) {
       ctx.strokeStyle = 'rgba(37, 99, 235, 0.35)';
       ctx.setLineDash([6, 5]);

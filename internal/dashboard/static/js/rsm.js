@@ -252,6 +252,11 @@ export class RsmControl {
     });
   }
 
+  /** The routine names the service provider offers (rsm/getWaypointRoutines). */
+  routineNames() {
+    return [...this.routine.options].map((o) => o.value).filter((v) => v !== '');
+  }
+
   /** Adds a waypoint at pose with the selected routine (used by the map too). */
   addWaypoint(pose) {
     return this.bridge.call(this.svc('addWaypoint'), {
