@@ -81,7 +81,7 @@ var discoveryModes = []discoveryMode{
 
 // quiet is how long a mode that must not discover is watched. Cyclone
 // sends its first participant announcements within a second of start.
-const quiet = 8 * time.Second
+const quiet = 5 * time.Second
 
 // discoverLimit bounds the wait for a mode that must discover.
 const discoverLimit = 40 * time.Second
