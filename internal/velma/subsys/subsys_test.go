@@ -2,6 +2,7 @@ package subsys
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -203,6 +204,33 @@ func TestProcessesStartMoveAndCSCrash(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+	// with cs gone, the client still reads ve_body's own records: safe, the
+	// arm at rest, the iteration advancing
+	var first, last *velma.Report
+	var firstIt uint64
+	for deadline := time.Now().Add(10 * time.Second); last == nil || last.Iteration < firstIt+50; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ve_body records through Client.Body with cs gone (first %+v)", first)
+		}
+		rep, _, ok := r.client.Body()
+		if !ok {
+			continue
+		}
+		if rep.CS != nil {
+			t.Fatal("Client.Body's report carries a cs status")
+		}
+		c := *rep
+		if first == nil {
+			first, firstIt = &c, c.Iteration
+		}
+		last = &c
+	}
+	if last.BodyState != velma.BodySafe || !last.StatusValid {
+		t.Errorf("ve_body through Client.Body with cs gone: state %v, status valid %v; want safe with a valid status", last.BodyState, last.StatusValid)
+	}
+	if _, dq := last.Status.BodyQ(); maxAbs(dq[:]) >= 0.02 {
+		t.Errorf("Client.Body shows the arm at %.3f rad/s with ve_body at rest", maxAbs(dq[:]))
+	}
 	// restart cs: idle → (ve_body leaves safe) → safe
 	r.startCS()
 	r.until("cs back in safe with ve_body transparent", 30*time.Second, nil, func(rep *velma.Report) bool {
@@ -285,4 +313,12 @@ func TestStepsAllocateNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(200, iterate); a != 0 {
 		t.Fatalf("%v allocations per iteration of ve_body, cs and sim", a)
 	}
+}
+
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
 }
