@@ -2,6 +2,7 @@ package ros
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/dds"
@@ -75,13 +76,23 @@ func (d *ddsLogDrain) poll(c *Context, now time.Time) {
 	if d.held > 1 {
 		text += fmt.Sprintf(" (and %d more Cyclone DDS log messages since the last report; counted as %s)", d.held-1, CounterDDSLog)
 	}
-	switch d.heldMsg.Level {
-	case dds.LogInfo:
+	switch {
+	case benignDDSLog(d.heldMsg.Text):
+		c.log.Debug(text)
+	case d.heldMsg.Level == dds.LogInfo:
 		c.log.Info(text)
-	case dds.LogWarning:
+	case d.heldMsg.Level == dds.LogWarning:
 		c.log.Warn(text)
 	default:
 		c.log.Error(text)
 	}
 	d.held, d.hasHeld, d.last = 0, false, now
+}
+
+// benignDDSLog reports whether a Cyclone message says only what every
+// loopback-only process meets (the "lo" interface has no multicast, so
+// discovery is unicast, as configured): logged at debug level, not
+// warned about on every CLI call. It is still counted.
+func benignDDSLog(text string) bool {
+	return strings.Contains(text, "is not multicast-capable: disabling multicast")
 }
