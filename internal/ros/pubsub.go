@@ -31,6 +31,9 @@ type endpointOptions struct {
 	// event is the introspection event type of a service or client
 	// (introspection.go).
 	event *rosidl.TypeInfo
+	// pubFilter: a subscription takes only these publishers' messages
+	// (pubfilter.go).
+	pubFilter PublisherFilter
 }
 
 // alsoUses registers d in the node's type cache for as long as the service
@@ -337,10 +340,11 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	malformed := n.Counter(CounterMalformedSamples)
 	limit := sampleLimit(ti, 0, o.maxSize, DefaultMaxSampleSize)
 	s.size = newOversizeGuard(n, "sample on "+fqn, limit)
+	gate := newPubGate(n, fqn, o.pubFilter)
 	s.r, err = n.ctx.part.NewReader(t, withSampleLimit(dq, limit), func(batch []dds.Sample) {
 		for i := range batch {
 			smp := &batch[i]
-			if s.size.dropped(smp) {
+			if s.size.dropped(smp) || !gate.allows(smp.PublicationHandle) {
 				continue
 			}
 			m := newMsg()
@@ -356,6 +360,7 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
+	gate.setReader(s.r)
 	if s.events, err = watchSubscriptionEvents(n, s.r, fqn, o.subEvents); err != nil {
 		s.r.Close()
 		return nil, err

@@ -33,6 +33,7 @@ func TestParamsFile_OriginalDefaults(t *testing.T) {
 			"pose_tolerance": 0.1, "idle_timer_duration": 10.0, "unstuck_timer_duration": 5.0,
 			"idle_timer_behavior": false, "navigation_action": "navigate_to_pose",
 			"reverse_navigation_action": "navigate_to_pose_reverse", "action_server_timeout": 20.0,
+			"operation_mode_publisher": "robotControlMuxNode",
 		},
 		"/robotControlMuxNode": {
 			"update_frequency": 20.0, "autonomy_cmd_vel_topic": "autonomy/cmd_vel",

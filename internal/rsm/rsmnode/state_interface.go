@@ -51,6 +51,10 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)
 	cfg, tuning := stateInterfaceConfig(d)
+	modeFrom := param.Declare(d, "operation_mode_publisher", MuxNodeName, param.ReadOnly(
+		"the node whose rsm/operationMode rsmNode follows, in rsmNode's namespace (\"\" = any publisher); "+
+			"the messages of others are dropped and counted as "+ros.CounterForeignSamples,
+		"the subscription is created at start-up"), nil)
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -102,7 +106,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 		func() error {
 			_, err := ros.NewSubscription(n, Namespace+"operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) {
 				warn(si.OnOperationMode(ctx, OperationModeFromMsg(m)))
-			})
+			}, operationModeFilter(n, modeFrom)...)
 			return err
 		},
 		func() error {
@@ -250,4 +254,18 @@ func stateInterfaceConfig(d *param.Declarer) (cfg rsm.Config, tuning func() rsm.
 		}
 		return t
 	}
+}
+
+// operationModeFilter returns the option that makes rsmNode follow only
+// the rsm/operationMode of node name in its own namespace (a second
+// publisher, a fake one, made it flap between Idle and Emergency Stop), or
+// none for name "".
+func operationModeFilter(n *ros.Node, name string) []ros.EndpointOption {
+	if name == "" {
+		return nil
+	}
+	ns := n.Namespace()
+	return []ros.EndpointOption{ros.WithPublisherFilter(func(p ros.PublisherIdentity) bool {
+		return p.Known && p.Node.Name == name && p.Node.Namespace == ns
+	})}
 }
