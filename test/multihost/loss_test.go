@@ -58,8 +58,14 @@ func TestLossyLink(t *testing.T) {
 			calls := op.Start(t, "calls", opEnv, probe, "calls", strconv.Itoa(lossRounds), opTimeout.String())
 			calls.WaitOutput(t, 120*time.Second, regexp.MustCompile(`(?m)^ready$`))
 			testenv.WaitFor(t, time.Duration(3*lossRounds)*opTimeout, "the operator's operations", func() bool {
-				calls.MustRun(t)
-				return strings.Contains(calls.Output(), "\ndone\n")
+				done, _ := calls.Exited() // read before the output: all of it is in then
+				if strings.Contains(calls.Output(), "\ndone\n") {
+					return true // the probe exits by itself once done
+				}
+				if done {
+					calls.MustRun(t)
+				}
+				return false
 			})
 			lat := map[string][]float64{}
 			fails := map[string][]string{}
