@@ -277,7 +277,7 @@ func perTestVar(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
 	switch k {
 	case "ROS_DOMAIN_ID", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS",
-		"CYCLONEDDS_URI", "ROS_LOG_DIR":
+		"CYCLONEDDS_URI", "ROS_LOG_DIR", "ROS_HOME":
 		return true
 	}
 	return false
@@ -360,9 +360,12 @@ func newDom(t *testing.T) *dom {
 
 // vars are the per-test variables of every process.
 func (d *dom) vars() []string {
+	// ROS_HOME of the test's own: the suites of both distros run the demo
+	// at the same time, and its waypoint files live there.
 	return append([]string{
 		fmt.Sprintf("ROS_DOMAIN_ID=%d", d.id),
 		"ROS_LOG_DIR=" + filepath.Join(d.dir, "log"),
+		"ROS_HOME=" + filepath.Join(d.dir, "ros_home"),
 	}, d.net...)
 }
 
