@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -31,6 +32,7 @@ type client struct {
 
 	sent        atomic.Uint64
 	lastDropLog atomic.Int64
+	errLog      throttle
 }
 
 func (s *Server) newClient(conn *websocket.Conn, addr string) *client {
@@ -48,6 +50,7 @@ func (s *Server) newClient(conn *websocket.Conn, addr string) *client {
 		paramSubs: map[string]struct{}{},
 		pubs:      map[uint32]ClientPublisher{},
 		pubErrs:   map[uint32]uint64{},
+		errLog:    throttle{interval: s.opts.LogInterval},
 	}
 }
 
@@ -66,12 +69,37 @@ func (c *client) sendBinary(frame []byte) {
 	}
 }
 
+// status sends the client a status message. Warnings and errors are
+// counted (client_errors) and logged at most once per LogInterval per
+// client, so a client sending garbage cannot flood the log and /rosout.
 func (c *client) status(level int, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if level >= StatusWarning {
-		c.s.opts.Logger.Warnf("client %s: %s", c.addr, msg)
+		c.s.clientErrors.Add(1)
+		c.s.count(CountClientError)
+		c.logThrottled(msg)
 	}
 	c.sendText(mustJSON(statusMsg{Op: "status", Level: level, Message: msg}))
+}
+
+// refuse answers a request refused by policy with an error status,
+// counted as client_requests_refused and logged as status does.
+func (c *client) refuse(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.s.requestsRefused.Add(1)
+	c.s.count(CountRequestRefused)
+	c.logThrottled("refused: " + msg)
+	c.sendText(mustJSON(statusMsg{Op: "status", Level: StatusError, Message: msg}))
+}
+
+func (c *client) logThrottled(msg string) {
+	if ok, held := c.errLog.allow(time.Now()); ok {
+		if held > 0 {
+			c.s.opts.Logger.Warnf("client %s: %s (%d more errors and refusals of this client not logged since the last line)", c.addr, msg, held)
+		} else {
+			c.s.opts.Logger.Warnf("client %s: %s", c.addr, msg)
+		}
+	}
 }
 
 // writeLoop sends queued messages until the client goes away. A stalled
@@ -110,6 +138,11 @@ func (c *client) readLoop() {
 	for {
 		typ, data, err := c.conn.Read(c.ctx)
 		if err != nil {
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				c.s.requestsRefused.Add(1)
+				c.s.count(CountRequestRefused)
+				c.s.opts.Logger.Warnf("client %s sent a message larger than %d bytes; closed", c.addr, c.s.opts.MaxMessageSize)
+			}
 			return
 		}
 		if typ == websocket.MessageText {
@@ -224,6 +257,11 @@ func (c *client) subscribe(m *SubscribeMsg) {
 			c.status(StatusError, "client is already subscribed to channel %d (subscription %d); ignoring subscription", sub.ChannelID, prev)
 			continue
 		}
+		if len(c.subs) >= s.opts.MaxSubscriptions {
+			c.refuse("a client may have %d subscriptions; subscription %d (channel %d) and the rest of this request refused",
+				s.opts.MaxSubscriptions, sub.ID, sub.ChannelID)
+			return
+		}
 		// Every subscription gets a backend subscription of its own, as
 		// foxglove_bridge gives every client its own ROS subscription: on
 		// a transient-local topic each one then delivers the latched
@@ -270,7 +308,15 @@ func (c *client) supportsEncoding(enc string) bool {
 }
 
 func (c *client) clientAdvertise(m *ClientAdvertiseMsg) {
-	for _, ch := range m.Channels {
+	for i, ch := range m.Channels {
+		if c.ctx.Err() != nil {
+			return // the client left: create no more publishers for it
+		}
+		if len(c.pubs) >= c.s.opts.MaxClientChannels {
+			c.refuse("a client may advertise %d channels; %d channels of this advertisement refused, from channel %d (%s)",
+				c.s.opts.MaxClientChannels, len(m.Channels)-i, ch.ID, ch.Topic)
+			return
+		}
 		if _, dup := c.pubs[ch.ID]; dup {
 			c.status(StatusError, "client channel %d is already advertised; ignoring advertisement", ch.ID)
 			continue
@@ -281,6 +327,11 @@ func (c *client) clientAdvertise(m *ClientAdvertiseMsg) {
 		}
 		if !allowed(c.s.opts.ClientTopicWhitelist, ch.Topic) {
 			c.status(StatusError, "channel %d: topic %s is not in client_topic_whitelist; ignoring advertisement", ch.ID, ch.Topic)
+			continue
+		}
+		if !permitted(c.s.opts.ClientPublishDenylist, c.s.opts.ClientPublishAllowlist, ch.Topic) {
+			c.refuse("channel %d: publishing on %s is refused by client_publish_denylist (a robot's velocity output, past its mux and e-stop; "+
+				"publish on a mux input such as teleoperation/cmd_vel, or list the topic in client_publish_allowlist)", ch.ID, ch.Topic)
 			continue
 		}
 		pub, err := c.s.backend.ClientAdvertise(ch)
@@ -357,6 +408,13 @@ func (c *client) callService(m *ServiceCallRequest) {
 		c.callFailure(m.ServiceID, m.CallID, "service %d does not exist", m.ServiceID)
 		return
 	}
+	if len(c.s.opts.ParamSetDenylist) > 0 && setParametersService.MatchString(sv.Name) {
+		c.s.requestsRefused.Add(1)
+		c.s.count(CountRequestRefused)
+		c.logThrottled("refused a call of " + sv.Name)
+		c.callFailure(m.ServiceID, m.CallID, "%s: calling parameter services is refused while client_param_set_denylist is set; use setParameters, which applies it", sv.Name)
+		return
+	}
 	if !c.supportsEncoding(m.Encoding) {
 		c.callFailure(m.ServiceID, m.CallID, "encoding %q is not supported (supported: %v)", m.Encoding, c.s.opts.SupportedEncodings)
 		return
@@ -425,10 +483,14 @@ func (c *client) getParameters(m *GetParametersMsg) {
 func (c *client) setParameters(m *SetParametersMsg) {
 	var ps []Parameter
 	for _, p := range m.Parameters {
-		if allowed(c.s.opts.ParamWhitelist, p.Name) {
-			ps = append(ps, p)
-		} else {
+		switch {
+		case !allowed(c.s.opts.ParamWhitelist, p.Name):
 			c.status(StatusWarning, "parameter %s is not in param_whitelist; not set", p.Name)
+		case !permitted(c.s.opts.ParamSetDenylist, c.s.opts.ParamSetAllowlist, p.Name):
+			c.refuse("parameter %s is a safety parameter (client_param_set_denylist: limits, timers, use_sim_time); not set. "+
+				"List it in the bridge's client_param_set_allowlist to allow it", p.Name)
+		default:
+			ps = append(ps, p)
 		}
 	}
 	ok := c.startCall(func() {

@@ -100,6 +100,40 @@ type Options struct {
 	// dropped for a slow client (from the publishing goroutine; it must
 	// not block).
 	OnDrop func(n int)
+
+	// AllowedOrigins are the browser origins (scheme://host[:port],
+	// compared case-insensitively) that may open a WebSocket besides the
+	// page's own; "*" allows any. Handshakes without an Origin header
+	// (not from a browser) are allowed. See originAllowed.
+	AllowedOrigins []string
+	// OwnHosts are host names that count as this server for the
+	// same-origin rule besides loopback names and IP literals (the
+	// configured listen address, a name the operator uses).
+	OwnHosts []string
+	// ClientPublishDenylist and ClientPublishAllowlist (full-match
+	// regular expressions): a client may publish on a topic that
+	// ClientTopicWhitelist allows and that matches the allowlist or no
+	// pattern of the denylist. Nil denylist: no restriction.
+	ClientPublishDenylist, ClientPublishAllowlist []*regexp.Regexp
+	// ParamSetDenylist and ParamSetAllowlist do the same for the
+	// parameters (/node.param) a client may set or unset. While the
+	// denylist is not empty, service calls to the parameter services
+	// (set_parameters, set_parameters_atomically, load_parameters) are
+	// refused too, as they would bypass it.
+	ParamSetDenylist, ParamSetAllowlist []*regexp.Regexp
+	// MaxClientChannels bounds the channels one client may advertise
+	// (default 64); MaxSubscriptions its subscriptions (default 256).
+	MaxClientChannels, MaxSubscriptions int
+	// MaxMessageSize bounds a message a client sends, in bytes (default
+	// 8 MiB); a larger one closes the connection (status 1009). Reading
+	// a message holds at most about twice this much memory.
+	MaxMessageSize int64
+	// LogInterval is the minimum time between two log lines about one
+	// client's errors, or about refused connections (default 10 s).
+	LogInterval time.Duration
+	// OnCount, if set, is called with a Count* name for every refusal
+	// and client error (it must not block).
+	OnCount func(counter string)
 }
 
 func (o *Options) setDefaults() {
@@ -130,6 +164,18 @@ func (o *Options) setDefaults() {
 	if o.DropLogInterval <= 0 {
 		o.DropLogInterval = 10 * time.Second
 	}
+	if o.MaxClientChannels <= 0 {
+		o.MaxClientChannels = 64
+	}
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = 256
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = 8 << 20
+	}
+	if o.LogInterval <= 0 {
+		o.LogInterval = 10 * time.Second
+	}
 }
 
 // CompileWhitelist compiles regular expressions that must match a whole
@@ -158,10 +204,6 @@ func allowed(list []*regexp.Regexp, name string) bool {
 	return false
 }
 
-// maxClientMessage bounds any message a client sends (a 1 MB map published
-// from a browser fits easily).
-const maxClientMessage = 64 << 20
-
 // Server serves the Foxglove WebSocket protocol on behalf of a Backend,
 // and Options.Static for plain HTTP requests on the same port.
 type Server struct {
@@ -173,6 +215,10 @@ type Server struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	dropped   atomic.Uint64
+
+	originRefused, requestsRefused, clientErrors atomic.Uint64
+	refusalLog                                   throttle
+	refusedOrigins                               map[string]struct{} // under mu
 
 	mu          sync.Mutex
 	closed      bool
@@ -224,6 +270,9 @@ func New(backend Backend, opts Options) *Server {
 		clients:   map[*client]struct{}{},
 		channels:  map[uint32]*channelState{},
 		services:  map[uint32]*Service{},
+
+		refusalLog:     throttle{interval: opts.LogInterval},
+		refusedOrigins: map[string]struct{}{},
 	}
 	for _, c := range opts.Capabilities {
 		s.caps[c] = true
@@ -318,10 +367,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	// Any origin may connect, as with foxglove_bridge: Foxglove's web app
-	// is served from another origin. The default address is loopback.
-	// Accept is given the one subprotocol negotiated here, as it would
-	// otherwise pick by the server's order rather than the client's.
+	// Unlike foxglove_bridge, the Origin is checked: any web page can
+	// make a browser open a WebSocket to a loopback address. Accept's own
+	// check (Origin host equal to Host) is skipped, as DNS rebinding
+	// passes it. Accept is given the one subprotocol negotiated here, as
+	// it would otherwise pick by the server's order rather than the
+	// client's.
+	if !s.originAllowed(r) {
+		s.refuseOrigin(w, r)
+		return
+	}
 	proto := negotiateSubprotocol(r.Header)
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: true}
 	if proto != "" {
@@ -337,7 +392,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.opts.Logger.Warnf("client %s offered neither subprotocol %s nor %s; closed", r.RemoteAddr, SubprotocolSDK, Subprotocol)
 		return
 	}
-	conn.SetReadLimit(maxClientMessage)
+	conn.SetReadLimit(s.opts.MaxMessageSize)
 	s.wg.Add(1)
 	defer s.wg.Done()
 	c := s.newClient(conn, r.RemoteAddr)
@@ -754,13 +809,17 @@ type Stats struct {
 	// Dropped counts the messageData frames dropped for all clients since
 	// the server started (including clients that have left).
 	Dropped uint64
+	// OriginRefused, RequestsRefused and ClientErrors count since the
+	// server started (see the Count* constants).
+	OriginRefused, RequestsRefused, ClientErrors uint64
 }
 
 // Stats returns the current client statistics.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Dropped: s.dropped.Load()}
+	st := Stats{Dropped: s.dropped.Load(), OriginRefused: s.originRefused.Load(),
+		RequestsRefused: s.requestsRefused.Load(), ClientErrors: s.clientErrors.Load()}
 	for c := range s.clients {
 		d, db, q, qb := c.q.stats()
 		st.Clients = append(st.Clients, ClientStats{Addr: c.addr, Subscriptions: len(c.subs), Sent: c.sent.Load(),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/fsmnodes/fsmnodes/internal/foxglove"
@@ -55,17 +57,35 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 		for _, name := range []string{"topic_whitelist", "service_whitelist", "param_whitelist", "client_topic_whitelist"} {
 			lists[name] = param.Declare(d, name, all, ro("regular expressions; only names matching one in full are offered"), nil)
 		}
+		positive := func(v int64) error {
+			if v <= 0 {
+				return errors.New("is not positive")
+			}
+			return nil
+		}
 		sendLimit := param.Declare(d, "send_buffer_limit", int64(10_000_000),
-			ro("bytes of messages waiting per client before the oldest are dropped"), func(v int64) error {
-				if v <= 0 {
-					return errors.New("is not positive")
-				}
-				return nil
-			})
+			ro("bytes of messages waiting per client before the oldest are dropped"), positive)
 		minDepth := param.Declare(d, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"), nil)
 		maxDepth := param.Declare(d, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"), nil)
 		hidden := param.Declare(d, "include_hidden", false, ro("also offer hidden topics and services"), nil)
 		caps := param.Declare(d, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"), nil)
+		origins := param.Declare(d, "allowed_origins", foxglove.DefaultAllowedOrigins,
+			ro("browser origins (scheme://host[:port]) allowed besides the bridge's own page; \"*\" allows any"), nil)
+		policy := map[string][]string{}
+		for _, l := range []struct {
+			name string
+			def  []string
+		}{
+			{"client_publish_denylist", foxglove.DefaultClientPublishDenylist},
+			{"client_publish_allowlist", foxglove.DefaultClientPublishAllowlist},
+			{"client_param_set_denylist", foxglove.DefaultClientParamSetDenylist},
+			{"client_param_set_allowlist", []string{}},
+		} {
+			policy[l.name] = param.Declare(d, l.name, l.def, ro("regular expressions (full match); see docs/foxglove.md"), nil)
+		}
+		maxChannels := param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
+		maxSubs := param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
+		maxMsg := param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
 		if err := d.Err(); err != nil {
 			return err
 		}
@@ -91,6 +111,38 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			SendBufferLimit:    int(sendLimit),
 			Static:             static,
 			Logger:             n.Logger(),
+			AllowedOrigins:     origins,
+			MaxClientChannels:  int(maxChannels),
+			MaxSubscriptions:   int(maxSubs),
+			MaxMessageSize:     maxMsg,
+		}
+		if address != "" && address != "0.0.0.0" && address != "::" {
+			opts.OwnHosts = []string{address}
+		}
+		counters := map[string]*ros.Counter{}
+		for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError} {
+			counters[name] = n.Counter(name)
+		}
+		opts.OnCount = func(name string) {
+			if c := counters[name]; c != nil {
+				c.Add(1)
+			}
+		}
+		for _, l := range []struct {
+			name string
+			dst  *[]*regexp.Regexp
+		}{
+			{"client_publish_denylist", &opts.ClientPublishDenylist},
+			{"client_publish_allowlist", &opts.ClientPublishAllowlist},
+			{"client_param_set_denylist", &opts.ParamSetDenylist},
+			{"client_param_set_allowlist", &opts.ParamSetAllowlist},
+		} {
+			// An empty pattern ([""], as an empty list is written on the
+			// command line) stands for no pattern.
+			pats := slices.DeleteFunc(slices.Clone(policy[l.name]), func(p string) bool { return p == "" })
+			if *l.dst, err = foxglove.CompileWhitelist(pats); err != nil {
+				return fmt.Errorf("parameter %s: %w", l.name, err)
+			}
 		}
 		drops := n.Counter(CounterClientDrops)
 		opts.OnDrop = func(k int) { drops.Add(uint64(k)) }
