@@ -42,11 +42,10 @@ func (a *App) serviceCall(ctx context.Context, args []string) error {
 	}
 	var period time.Duration
 	if p.has("-r", "--rate") {
-		rate, err := positiveFloat(p, "1", "--rate", "-r")
-		if err != nil {
+		var err error
+		if _, period, err = rateFlag(p, "1", "--rate", "-r"); err != nil {
 			return err
 		}
-		period = time.Duration(float64(time.Second) / rate)
 	}
 	if p.has("--timeout") {
 		t, err := positiveFloat(p, "1", "--timeout")

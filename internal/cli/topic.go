@@ -235,6 +235,21 @@ func positiveFloat(p *parsed, def string, names ...string) (float64, error) {
 	return f, nil
 }
 
+// rateFlag reads a rate in Hz (positiveFloat) and returns it with its
+// period, refusing a rate whose period rounds to 0 ns (a ticker of 0
+// would panic).
+func rateFlag(p *parsed, def string, names ...string) (float64, time.Duration, error) {
+	rate, err := positiveFloat(p, def, names...)
+	if err != nil {
+		return 0, 0, err
+	}
+	period := time.Duration(float64(time.Second) / rate)
+	if period <= 0 {
+		return 0, 0, usagef("%s: %g Hz is a period of %g s, which rounds to 0 ns", names[0], rate, 1/rate)
+	}
+	return rate, period, nil
+}
+
 func nonNegativeInt(p *parsed, def string, names ...string) (int, error) {
 	v := p.get(def, names...)
 	n, err := strconv.Atoi(v)
@@ -254,7 +269,7 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 	if len(p.pos) < 2 || len(p.pos) > 3 {
 		return usagef("usage: fsmnodes topic pub TOPIC TYPE [VALUES]")
 	}
-	rate, err := positiveFloat(p, "1", "--rate", "-r")
+	_, period, err := rateFlag(p, "1", "--rate", "-r")
 	if err != nil {
 		return err
 	}
@@ -323,7 +338,6 @@ func (a *App) topicPub(ctx context.Context, args []string) error {
 		}
 	}
 	fmt.Fprintln(a.Stdout, "publisher: beginning loop")
-	period := time.Duration(float64(time.Second) / rate)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for count := 1; times == 0 || count <= times; count++ {

@@ -305,6 +305,9 @@ func TestCLI_BadInputExitsNonZeroWithAMessage(t *testing.T) {
 		{[]string{"interface", "show", "nope/msg/Nope"}, 1, `unknown message type "nope/msg/Nope"`},
 		{[]string{"topic", "pub", "/x"}, 2, "usage: fsmnodes topic pub TOPIC TYPE [VALUES]"},
 		{[]string{"topic", "pub", "/x", "std_msgs/msg/Empty", "--rate", "0"}, 2, `--rate: "0" is not a positive number`},
+		// issue 25: a period that rounds to 0 made a ticker panic
+		{[]string{"topic", "pub", "/x", "std_msgs/msg/Empty", "--rate", "1e308"}, 2, `--rate: 1e+308 Hz is a period of 1e-308 s, which rounds to 0 ns`},
+		{[]string{"service", "call", "/s", "std_srvs/srv/Trigger", "{}", "-r", "1e10"}, 2, `--rate: 1e+10 Hz is a period of 1e-10 s, which rounds to 0 ns`},
 		{[]string{"topic", "frobnicate"}, 2, `topic: unknown verb "frobnicate"`},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"topic", "list", "--bogus"}, 2, `unknown option "--bogus"`},
