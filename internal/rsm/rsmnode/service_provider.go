@@ -89,6 +89,9 @@ func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
 		return nil, err
 	}
 	buf := tf.NewBuffer()
+	// A transform from /tf expires on the node clock: under use_sim_time a
+	// paused simulation does not age the odometry it stopped sending.
+	buf.Now = n.Clock().Now
 	store := rsm.NewStore(rsm.StoreConfig{
 		Routines: routines, WaypointsFile: file, Log: log,
 		Bounds:   rsm.Bounds{MaxWaypoints: int(maxWaypoints), MaxRoutineLength: int(maxRoutine)},
