@@ -1,6 +1,7 @@
 package foxglove
 
 import (
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,8 +15,9 @@ import (
 // Counters of what the server refused or answered with an error; each
 // Options.OnCount call names one of them.
 const (
-	// CountOriginRefused counts WebSocket handshakes refused with 403
-	// because of their Origin.
+	// CountOriginRefused counts WebSocket handshakes refused: 403 for
+	// their Origin, 401 for a missing or wrong token, 429 after too many
+	// failed attempts.
 	CountOriginRefused = "client_connections_refused"
 	// CountRequestRefused counts client requests refused by policy: a
 	// publication on a denied topic, a denied parameter set, channels or
@@ -176,5 +178,88 @@ func (s *Server) refuseOrigin(w http.ResponseWriter, r *http.Request) {
 func (s *Server) count(name string) {
 	if s.opts.OnCount != nil {
 		s.opts.OnCount(name)
+	}
+}
+
+// Token checks: after maxTokenFailures wrong or missing tokens from one
+// address, its handshakes are refused (429) for tokenBlockTime.
+const (
+	maxTokenFailures = 5
+	tokenBlockTime   = time.Minute
+	maxTrackedAddrs  = 4096
+)
+
+// tokenFailures is the recent failed attempts of one address.
+type tokenFailures struct {
+	n     int
+	until time.Time // refused until then once n reached maxTokenFailures
+}
+
+// requestToken returns the token a handshake carries: the token query
+// parameter (a browser's WebSocket cannot set headers) or an
+// Authorization: Bearer header.
+func requestToken(r *http.Request) string {
+	if t := r.URL.Query().Get("token"); t != "" {
+		return t
+	}
+	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(a)
+	}
+	return ""
+}
+
+// checkToken answers a handshake that lacks Options.Token (401) or comes
+// from an address with too many failures (429) and returns false; true
+// when the handshake may proceed.
+func (s *Server) checkToken(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	now := time.Now()
+	s.mu.Lock()
+	f := s.tokenFails[host]
+	blocked := f != nil && f.n >= maxTokenFailures && now.Before(f.until)
+	s.mu.Unlock()
+	if blocked {
+		s.refuseConn(w, r, http.StatusTooManyRequests, "too many failed attempts from "+host+"; try again later",
+			"too many failed token attempts")
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(requestToken(r)), []byte(s.opts.Token)) == 1 {
+		s.mu.Lock()
+		delete(s.tokenFails, host)
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Lock()
+	if f == nil || (f.n >= maxTokenFailures && !now.Before(f.until)) {
+		if len(s.tokenFails) >= maxTrackedAddrs {
+			clear(s.tokenFails)
+		}
+		f = &tokenFailures{}
+		s.tokenFails[host] = f
+	}
+	f.n++
+	if f.n >= maxTokenFailures {
+		f.until = now.Add(tokenBlockTime)
+	}
+	s.mu.Unlock()
+	s.refuseConn(w, r, http.StatusUnauthorized, "a token is required (?token=… or Authorization: Bearer …)", "missing or wrong token")
+	return false
+}
+
+// refuseConn answers a handshake with status, counts it as a refused
+// connection and logs it throttled.
+func (s *Server) refuseConn(w http.ResponseWriter, r *http.Request, status int, body, why string) {
+	total := s.originRefused.Add(1)
+	s.count(CountOriginRefused)
+	http.Error(w, body, status)
+	if ok, held := s.refusalLog.allow(time.Now()); ok {
+		s.opts.Logger.Warnf("refused a WebSocket connection from %s: %s (%d refused so far, %d not logged since the last line)",
+			r.RemoteAddr, why, total, held)
 	}
 }

@@ -363,3 +363,45 @@ func TestProtocolErrorsLogThrottled(t *testing.T) {
 		t.Errorf("%d malformed messages wrote %d log lines, want 1 (then one per LogInterval)", n, lines)
 	}
 }
+
+// With a token, a handshake must carry it (query or Bearer header); an
+// address that failed 5 times is refused for a while, right token or not.
+func TestTokenRequired(t *testing.T) {
+	const token = "0123456789abcdef-token"
+	h := newHarness(t, Options{Token: token, LogInterval: time.Hour})
+	bearer := func(tok string) int {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, resp, err := websocket.Dial(ctx, h.url, &websocket.DialOptions{Subprotocols: []string{Subprotocol},
+			HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
+		if err == nil {
+			conn.CloseNow()
+		}
+		if resp == nil {
+			t.Fatalf("dial: %v", err)
+		}
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name string
+		got  int
+		want int
+	}{
+		{"right token in the query", handshake(t, h.url+"/?token="+token, "", ""), http.StatusSwitchingProtocols},
+		{"right token as Bearer", bearer(token), http.StatusSwitchingProtocols},
+		{"no token", handshake(t, h.url, "", ""), http.StatusUnauthorized},
+		{"wrong token", handshake(t, h.url+"/?token=guess", "", ""), http.StatusUnauthorized},
+		{"a prefix of the token", handshake(t, h.url+"/?token="+token[:10], "", ""), http.StatusUnauthorized},
+		{"wrong Bearer", bearer("guess"), http.StatusUnauthorized},
+		{"fifth failure", handshake(t, h.url+"/?token=guess2", "", ""), http.StatusUnauthorized},
+		{"right token after 5 failures", handshake(t, h.url+"/?token="+token, "", ""), http.StatusTooManyRequests},
+		{"right Origin does not replace the token", handshake(t, h.url, "", ""), http.StatusTooManyRequests},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+	if got := h.srv.Stats().OriginRefused; got != 7 {
+		t.Errorf("%d connections refused, want 7", got)
+	}
+}

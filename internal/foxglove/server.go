@@ -131,6 +131,11 @@ type Options struct {
 	// LogInterval is the minimum time between two log lines about one
 	// client's errors, or about refused connections (default 10 s).
 	LogInterval time.Duration
+	// Token, if set, must be given by every WebSocket handshake, as the
+	// token query parameter or an Authorization: Bearer header; a wrong
+	// or missing one is refused with 401, and an address with 5 failures
+	// is refused (429) for a minute. It is checked after the Origin.
+	Token string
 	// OnCount, if set, is called with a Count* name for every refusal
 	// and client error (it must not block).
 	OnCount func(counter string)
@@ -218,7 +223,8 @@ type Server struct {
 
 	originRefused, requestsRefused, clientErrors atomic.Uint64
 	refusalLog                                   throttle
-	refusedOrigins                               map[string]struct{} // under mu
+	refusedOrigins                               map[string]struct{}       // under mu
+	tokenFails                                   map[string]*tokenFailures // under mu, by remote address
 
 	mu          sync.Mutex
 	closed      bool
@@ -273,6 +279,7 @@ func New(backend Backend, opts Options) *Server {
 
 		refusalLog:     throttle{interval: opts.LogInterval},
 		refusedOrigins: map[string]struct{}{},
+		tokenFails:     map[string]*tokenFailures{},
 	}
 	for _, c := range opts.Capabilities {
 		s.caps[c] = true
@@ -375,6 +382,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// client's.
 	if !s.originAllowed(r) {
 		s.refuseOrigin(w, r)
+		return
+	}
+	if !s.checkToken(w, r) {
 		return
 	}
 	proto := negotiateSubprotocol(r.Header)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ ws.onclose = () => { if (window.result === 'pending') window.result = 'refused';
 // bridge's address); the bridge's own page still connects; an origin in
 // allowed_origins may; and over a raw WebSocket with the bridge's default
 // parameters a client cannot publish on a robot's cmd_vel output or set a
-// safety parameter. Issue 24.
+// safety parameter. A bridge on a non-loopback address prints a token: the
+// page opened with it works, with a wrong one it does not. Issue 24.
 func TestForeignOriginRefusedInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the bridge and a browser")
@@ -62,7 +64,12 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 	bridgeLog := testenv.Start(t, "foxglove_bridge", env, bridge, "--ros-args", "-p", fmt.Sprintf("port:=%d", port))
 	testenv.Start(t, "foxglove_bridge_allowing", env, bridge, "--ros-args", "-r", "__node:=foxglove_bridge_allowing",
 		"-p", fmt.Sprintf("port:=%d", allowingPort), "-p", fmt.Sprintf(`allowed_origins:=["%s"]`, foreignOrigin))
-	for _, p := range []int{port, allowingPort} {
+	// A bridge on all interfaces wants a token, printed at start.
+	openPort := freePort(t)
+	openBridge := testenv.Start(t, "foxglove_bridge_open", env, bridge, "--ros-args", "-r", "__node:=foxglove_bridge_open",
+		"-p", fmt.Sprintf("port:=%d", openPort), "-p", "address:=0.0.0.0")
+	token := openBridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`#token=([0-9a-f]{32})`))[1]
+	for _, p := range []int{port, allowingPort, openPort} {
 		testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
 			if err == nil {
@@ -117,6 +124,28 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 	testenv.WaitFor(t, 10*time.Second, "the refusals logged", func() bool {
 		return strings.Contains(bridgeLog.Output(), "refused a WebSocket connection")
 	})
+
+	// The token: the page opened with it connects; with a wrong one (or
+	// none) it does not, and the raw client's wrong token gets 401.
+	b.base = fmt.Sprintf("http://127.0.0.1:%d", openPort)
+	b.open("token=" + token)
+	// (about:blank between: a change of the hash alone keeps the page.)
+	b.run("navigate with a wrong token", chromedp.Navigate("about:blank"),
+		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/#token=%s", openPort, strings.Repeat("0", 32))))
+	time.Sleep(3 * time.Second) // a failure bound for a connection that must not happen
+	if s := b.text("#conn .conn-text"); strings.HasPrefix(s, "connected") {
+		t.Errorf("the page with a wrong token connected: %q", s)
+	}
+	if _, resp, err := websocket.Dial(context.Background(), fmt.Sprintf("ws://127.0.0.1:%d/?token=wrong", openPort),
+		&websocket.DialOptions{Subprotocols: []string{"foxglove.sdk.v1"}}); err == nil || resp == nil ||
+		(resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests) {
+		t.Errorf("a raw client with a wrong token: %v, want 401 or 429 (after the page's failures)", err)
+	}
+	for _, line := range strings.Split(openBridge.Output(), "\n") {
+		if strings.Contains(line, token) && strings.Contains(line, "] [") {
+			t.Errorf("the token is in a log line (these go to /rosout too): %s", line)
+		}
+	}
 
 	// A raw client with no Origin (not a browser) is let in, but the
 	// default parameters keep it off a robot's output and its safety

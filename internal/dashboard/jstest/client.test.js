@@ -16,7 +16,7 @@ if (typeof globalThis.CustomEvent === 'undefined') {
   };
 }
 
-const { Bridge, SUBPROTOCOL, CallError } = await import('../static/js/foxglove.js');
+const { Bridge, SUBPROTOCOL, CallError, defaultURL } = await import('../static/js/foxglove.js');
 const { encode, decode } = await import('../static/js/cdr.js');
 const { parseSchema } = await import('../static/js/ros2msg.js');
 const { discoverRobots } = await import('../static/js/app.js');
@@ -313,4 +313,16 @@ test('message text view shortens long arrays', () => {
   assert.match(s, /… \(40 items\)/);
   assert.match(s, /- x: 1/);
   assert.match(s, /e: 12345678901234567890/);
+});
+
+test('defaultURL passes a token from the hash on and keeps it for the tab', () => {
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
+  assert.equal(defaultURL({ protocol: 'http:', host: '127.0.0.1:8765', hash: '' }, storage), 'ws://127.0.0.1:8765/');
+  assert.equal(defaultURL({ protocol: 'https:', host: 'robot:8765', hash: '#ns=/diffbot&token=a b' }, storage),
+    'wss://robot:8765/?token=a%20b');
+  // A link that changes the hash keeps the token of the tab.
+  assert.equal(defaultURL({ protocol: 'http:', host: 'robot:8765', hash: '#ns=/hexapod' }, storage), 'ws://robot:8765/?token=a%20b');
+  // No storage (a sandboxed page) is not an error.
+  assert.equal(defaultURL({ protocol: 'http:', host: 'h:1', hash: '' }, undefined), 'ws://h:1/');
 });

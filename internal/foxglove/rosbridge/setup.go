@@ -2,13 +2,17 @@ package rosbridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fsmnodes/fsmnodes/internal/foxglove"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -83,6 +87,8 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 		} {
 			policy[l.name] = param.Declare(d, l.name, l.def, ro("regular expressions (full match); see docs/foxglove.md"), nil)
 		}
+		tokenFile := param.Declare(d, "token_file", "",
+			ro("file holding the token WebSocket clients must give; on a non-loopback address without it, a token is generated and printed"), nil)
 		maxChannels := param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
 		maxSubs := param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
 		maxMsg := param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
@@ -118,6 +124,10 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 		}
 		if address != "" && address != "0.0.0.0" && address != "::" {
 			opts.OwnHosts = []string{address}
+		}
+		generated := false
+		if opts.Token, generated, err = bridgeToken(tokenFile, address); err != nil {
+			return err
 		}
 		counters := map[string]*ros.Counter{}
 		for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError} {
@@ -187,9 +197,56 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			b.Close()
 		}()
 		n.Logger().Infof("Foxglove WebSocket server listening on ws://%s (dashboard: http://%s/)", l.Addr(), l.Addr())
+		switch {
+		case generated:
+			// To the terminal only: the log also goes to /rosout.
+			host := l.Addr().String()
+			if a, ok := l.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+				host = net.JoinHostPort("<this machine>", strconv.Itoa(a.Port))
+			}
+			fmt.Fprintf(os.Stderr, "foxglove_bridge: clients need a token (address %s is not loopback): open http://%s/#token=%s or connect to ws://%s/?token=%s\n",
+				address, host, opts.Token, host, opts.Token)
+			n.Logger().Infof("a token is required (address %s is not loopback); it is printed on standard error, not logged", address)
+		case opts.Token != "":
+			n.Logger().Infof("a token is required (read from %s)", tokenFile)
+		}
 		if started != nil {
 			started(&Running{Server: srv, Bridge: b, Addr: l.Addr()})
 		}
 		return nil
 	}
+}
+
+// bridgeToken returns the token clients must give: the contents of
+// tokenFile (trimmed) when it is set, else a new random one when address
+// is not a loopback address (generated true), else none.
+func bridgeToken(tokenFile, address string) (token string, generated bool, err error) {
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", false, fmt.Errorf("parameter token_file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+		if len(token) < 16 {
+			return "", false, fmt.Errorf("parameter token_file: %s holds %d characters, want at least 16", tokenFile, len(token))
+		}
+		return token, false, nil
+	}
+	if isLoopback(address) {
+		return "", false, nil
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", false, fmt.Errorf("generating a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), true, nil
+}
+
+// isLoopback reports whether a listen address is on loopback only.
+func isLoopback(address string) bool {
+	if strings.EqualFold(address, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(address)
+	return ip != nil && ip.IsLoopback()
 }

@@ -548,8 +548,18 @@ export class Bridge extends EventTarget {
   }
 }
 
-/** The WebSocket URL of the bridge that served the page. */
-export function defaultURL(loc = globalThis.location) {
+/**
+ * The WebSocket URL of the bridge that served the page. A bridge on a
+ * non-loopback address wants a token: opened as …/#token=T, the page
+ * passes it on as ?token=T (kept for the tab in sessionStorage, so links
+ * that change the hash do not lose it).
+ */
+export function defaultURL(loc = globalThis.location, store = globalThis.sessionStorage) {
   const proto = loc.protocol === 'https:' ? 'wss:' : 'ws:';
-  return `${proto}//${loc.host}/`;
+  let token = new URLSearchParams((loc.hash || '').slice(1)).get('token') || '';
+  try {
+    if (token) store?.setItem('fsmnodes.token', token);
+    else token = store?.getItem('fsmnodes.token') || '';
+  } catch { /* storage may be unavailable */ }
+  return `${proto}//${loc.host}/` + (token ? `?token=${encodeURIComponent(token)}` : '');
 }
