@@ -144,7 +144,7 @@ func NewActionServer[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]
 		func(ctx context.Context, m rosidl.Message) (rosidl.Message, error) {
 			req := m.(*actionSendGoalRequest)
 			client, known := requesterOf(ctx)
-			return s.onSendGoal(req.ID, any(req.Goal).(*G), client, known), nil
+			return s.onSendGoal(ctx, req.ID, any(req.Goal).(*G), client, known), nil
 		}, []EndpointOption{alsoUses(at.Desc), WithMaxSampleSize(opts.MaxGoalSize)})
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (s *ActionServer[G, R, F]) Goals() []action.Info { return s.tracker.List() 
 
 // onSendGoal runs on the node's callback goroutine. client is the DDS
 // participant that sent the goal, when known.
-func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G, client dds.GUID, known bool) rosidl.Message {
+func (s *ActionServer[G, R, F]) onSendGoal(ctx context.Context, id action.GoalID, goal *G, client dds.GUID, known bool) rosidl.Message {
 	resp := &actionSendGoalResponse{ti: s.at.SendGoal.Response}
 	s.mu.Lock()
 	closed := s.closed
@@ -208,14 +208,17 @@ func (s *ActionServer[G, R, F]) onSendGoal(id action.GoalID, goal *G, client dds
 	}
 	resp.Accepted = true
 	resp.Stamp = builtin_interfaces_msg.TimeOf(now)
-	// Start, and publish the goal's status, after the response is sent (it
-	// goes out when this returns), in rclcpp's order: a client applies a
-	// status only to a goal whose response it has, so a status that came
-	// first would leave the client (ros2 action send_goal) without one
-	// until the goal ends, and its Ctrl-C would not cancel.
-	if err := s.n.Post(func() { s.start(id, goal, client, known) }); err != nil {
-		s.finish(id, action.EventAbort, nil)
-	}
+	// Start, and publish the goal's status, after the response is out, in
+	// rclcpp's order: a client applies a status only to a goal whose
+	// response it has, so a status that came first would leave the client
+	// (ros2 action send_goal) without one until the goal ends, and its
+	// Ctrl-C would not cancel. The response may wait for the client's reply
+	// reader to match (Service.respond): the start waits with it.
+	afterReplyOf(ctx, func() {
+		if err := s.n.Post(func() { s.start(id, goal, client, known) }); err != nil {
+			s.finish(id, action.EventAbort, nil)
+		}
+	})
 	return resp
 }
 

@@ -146,7 +146,7 @@ func newDeferredService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newR
 			handle(n.runCtx, r.req, func(resp rosidl.Message) {
 				// ErrClosed from Post: the node is gone, and so is the reply.
 				_ = n.Post(func() {
-					if err := s.respond(r, resp); err != nil && !errors.Is(err, dds.ErrClosed) {
+					if err := s.respond(r, resp, nil); err != nil && !errors.Is(err, dds.ErrClosed) {
 						n.Logger().Warnf("service %s: %v", s.name, err)
 					}
 				})

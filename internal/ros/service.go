@@ -177,12 +177,15 @@ func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func(
 			}
 			gid := serverSideGID(r.h, r.writer)
 			s.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_RECEIVED, r.h.Seq, gid, r.req)
+			after := &afterReply{}
+			ctx = context.WithValue(ctx, afterReplyKey{}, after)
 			resp, err := handle(ctx, r.req)
 			if err != nil {
 				n.Logger().Errorf("service %s: no response sent: %v", s.name, err)
+				after.run()
 				return
 			}
-			if err := s.respond(r, resp); err != nil {
+			if err := s.respond(r, resp, after.run); err != nil {
 				n.Logger().Warnf("service %s: %v", s.name, err)
 				return
 			}
@@ -289,7 +292,18 @@ func newServiceEndpoints(n *Node, name string, reqT, respT *rosidl.TypeInfo, new
 // Both lookups list all matched endpoints in one go and remember every
 // answer, so a burst of requests from many new clients costs one listing
 // per burst rather than one per request.
-func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
+//
+// after, if not nil, runs once the response was written, or given up on
+// (dropped, expired, failed), on whichever goroutine that happened.
+func (s *Service) respond(r incomingRequest, resp rosidl.Message, after func()) (err error) {
+	deferred := false
+	if after != nil {
+		defer func() {
+			if !deferred {
+				after()
+			}
+		}()
+	}
 	if v, ok := resp.(validator); ok {
 		if err := v.Validate(); err != nil {
 			s.responseLost()
@@ -314,7 +328,8 @@ func (s *Service) respond(r incomingRequest, resp rosidl.Message) error {
 	}
 	data := encodeWithHeader(r.h, resp, nil)
 	if clientID != "" && !s.replyReaderMatched(clientID) {
-		s.deferReply(pendingReply{clientID: clientID, seq: r.h.Seq, data: data, deadline: time.Now().Add(replyMatchTimeout)})
+		deferred = true
+		s.deferReply(pendingReply{clientID: clientID, seq: r.h.Seq, data: data, deadline: time.Now().Add(replyMatchTimeout), after: after})
 		return nil
 	}
 	if err := s.repWriter.Write(data); err != nil {
@@ -330,6 +345,40 @@ type pendingReply struct {
 	seq      int64
 	data     []byte
 	deadline time.Time
+	after    func() // see respond; nil: none
+}
+
+// afterReply holds what a service handler asked to run once its response
+// is out (AfterReply).
+type afterReply struct {
+	mu sync.Mutex
+	fs []func()
+}
+
+type afterReplyKey struct{}
+
+// afterReplyOf registers f to run after the response to the request of
+// ctx has been written (or given up on); without a request in ctx it runs
+// f at once.
+func afterReplyOf(ctx context.Context, f func()) {
+	a, ok := ctx.Value(afterReplyKey{}).(*afterReply)
+	if !ok {
+		f()
+		return
+	}
+	a.mu.Lock()
+	a.fs = append(a.fs, f)
+	a.mu.Unlock()
+}
+
+func (a *afterReply) run() {
+	a.mu.Lock()
+	fs := a.fs
+	a.fs = nil
+	a.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // deferReply queues p and makes sure a goroutine sends the waiting
@@ -385,11 +434,17 @@ func (s *Service) sendPending() {
 			if err := s.repWriter.Write(p.data); err != nil && !errors.Is(err, dds.ErrClosed) {
 				s.n.Logger().Warnf("service %s: sending response: %v", s.name, err)
 			}
+			if p.after != nil {
+				p.after()
+			}
 		}
 		for _, p := range expired {
 			s.responseLost()
 			s.n.warnThrottled(&s.lostLog, "service %s: client %s has no matched reply reader after %v; response to request %d dropped",
 				s.name, p.clientID, replyMatchTimeout, p.seq)
+			if p.after != nil {
+				p.after()
+			}
 		}
 		if done {
 			return
