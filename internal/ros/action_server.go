@@ -222,6 +222,10 @@ func (s *ActionServer[G, R, F]) onSendGoal(ctx context.Context, id action.GoalID
 	return resp
 }
 
+// statusRepeatDelay is when a started goal's status array is published
+// again (see start).
+const statusRepeatDelay = 250 * time.Millisecond
+
 // feedbackMatchTimeout bounds how long a goal's first feedback waits for
 // the feedback writer to match the goal's client (waitForClientFeedback).
 const feedbackMatchTimeout = time.Second
@@ -256,6 +260,19 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G, client dds.GUID
 		s.n.Logger().Warnf("action %s: %v", s.name, err)
 	}
 	s.publishStatus()
+	// Once more a moment later: rclpy (ros2 action send_goal) drops a status
+	// that it takes before the goal's response, and then knows the goal only
+	// as UNKNOWN until it ends, so Ctrl-C does not cancel it. Seen under
+	// load with Humble and Jazzy even with the response written first; a
+	// repeated status array is harmless to every client.
+	time.AfterFunc(statusRepeatDelay, func() {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if !closed {
+			s.publishStatus()
+		}
+	})
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
