@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 	"testing"
 )
 
@@ -63,10 +64,20 @@ func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	// ("Failed to get action client names and type") when a node goes
 	// while they ask: the other lanes' short-lived CLI nodes did. They run
 	// alone, after the lanes.
-	alone := d.ros2(
-		ros2Cmd{Argv: []string{"action", "list", "-t"}},
-		ros2Cmd{Argv: []string{"action", "info", "/ours_server/fibonacci"}},
-	)
+	// A daemon they start themselves may answer before it has discovered
+	// anything (an empty list, seen on Jazzy under load): ask again then.
+	var alone []ros2Result
+	for try := 1; ; try++ {
+		alone = d.ros2(
+			ros2Cmd{Argv: []string{"action", "list", "-t"}},
+			ros2Cmd{Argv: []string{"action", "info", "/ours_server/fibonacci"}},
+		)
+		if strings.Contains(alone[0].Stdout, "/ours_server/fibonacci") && strings.Contains(alone[1].Stdout, "Action servers: 1") || try == 5 {
+			break
+		}
+		t.Logf("ros2 action list/info, try %d: the daemon does not list our server yet; asking again", try)
+		time.Sleep(time.Second)
+	}
 	res = append(res[:13], append(alone, res[13:]...)...)
 	for i, r := range res {
 		if i == 7 || i == 8 {
