@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // Services, parameters and actions between our nodes and rclcpp, both ways:
