@@ -308,6 +308,9 @@ func TestLargeFrameRefusedMemoryBounded(t *testing.T) {
 	if alloc > 40<<20 {
 		t.Errorf("allocated %d bytes for a refused 70 MB frame, want under 40 MiB (limit 8 MiB)", alloc)
 	}
+	// The refusal is counted by the server's read loop, which may end after
+	// the client saw the close.
+	waitFor(t, "the refused frame counted", func() bool { return h.srv.Stats().RequestsRefused >= 1 })
 	if st := h.srv.Stats(); st.RequestsRefused != 1 {
 		t.Errorf("RequestsRefused = %d, want 1", st.RequestsRefused)
 	}

@@ -153,7 +153,12 @@ func TestExamplePlugin_Process(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, waitLimit, "the killed plugin gone", exited(plugin))
-	testenv.WaitFor(t, waitLimit, "Idle after the plugin died", func() bool { return current() == "Idle" })
+	// The current state and the stateInfo list come by different paths:
+	// wait for both to show Idle.
+	testenv.WaitFor(t, waitLimit, "Idle after the plugin died", func() bool {
+		got := states.get()
+		return current() == "Idle" && len(got) > 0 && got[len(got)-1] == "Idle"
+	})
 	if got, want := states.get(), []string{"E: goal_list", "E: Goal List 1/2", "Idle"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("stateInfo %q, want %q", got, want)
 	}
