@@ -2,7 +2,6 @@ package msgyaml
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -109,27 +108,7 @@ func (e *encoder) csvValue(v reflect.Value, rosType string, field bool) string {
 
 // pyFloat32Str formats a float32 as numpy's str(numpy.float32) does: the
 // shortest digits that round-trip in float32, laid out as Python's repr.
-func pyFloat32Str(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 32)
-	i := strings.IndexByte(e, 'e')
-	exp, _ := strconv.Atoi(e[i+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 32)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
+func pyFloat32Str(f float64) string { return pyFloatReprBits(f, 32) }
 
 // pyBytesRepr formats b as Python's repr(bytes): b'...' (b"..." when it
 // holds a single quote and no double quote), printable ASCII as is,

@@ -12,7 +12,11 @@ import (
 // that round-trips, in positional notation for exponents -4..15 (always with
 // a fractional part) and in scientific notation otherwise ("1e-05",
 // "1.5e+16"). NaN and infinities print as nan, inf and -inf.
-func pyFloatRepr(f float64) string {
+func pyFloatRepr(f float64) string { return pyFloatReprBits(f, 64) }
+
+// pyFloatReprBits is pyFloatRepr with the shortest digits that round-trip
+// at bitSize (32: numpy's str(numpy.float32)).
+func pyFloatReprBits(f float64, bitSize int) string {
 	switch {
 	case math.IsNaN(f):
 		return "nan"
@@ -21,13 +25,13 @@ func pyFloatRepr(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
+	e := strconv.FormatFloat(f, 'e', -1, bitSize) // d.ddde±XX
 	i := strings.IndexByte(e, 'e')
 	exp, _ := strconv.Atoi(e[i+1:])
 	if exp < -4 || exp >= 16 {
 		return e
 	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
+	s := strconv.FormatFloat(f, 'f', -1, bitSize)
 	if !strings.ContainsAny(s, ".") {
 		s += ".0"
 	}
