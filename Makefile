@@ -16,7 +16,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # compiling every package twice.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer
+.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer gazebo-peer
 
 all: build
 
@@ -117,6 +117,11 @@ bench-rclcpp:
 # the repo, for test/ros2; each is skipped when built.
 ros2-peer:
 	scripts/ros2-peer.sh $(ROS2_DISTROS)
+
+# Gazebo Fortress + ros_gz into /opt/gz-fortress over the Humble peer: about
+# 75 minutes on two idle cores, so CI never starts it (test/gazebo skips without it).
+gazebo-peer:
+	nice -n 19 scripts/gazebo-peer.sh
 
 clean:
 	rm -rf $(BIN) build install log
