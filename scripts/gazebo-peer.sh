@@ -110,11 +110,16 @@ for lib in gz-rendering6 gz-sensors6 gz-gui6 gz-sim6; do
   t=$(date +%s)
   # These releases predate GCC 12, which no longer pulls <utility> (std::exchange)
   # and friends in through other headers.
-  { cmake -S "$PREFIX/src/$lib" -B "$PREFIX/build/$lib" -DBUILD_TESTING=OFF \
+  # From inside the build folder: rendering6 makes its engine's unversioned
+  # symlink with a configure-time `cmake -E create_symlink` relative to the
+  # working directory, and installs it from the build folder.
+  mkdir -p "$PREFIX/build/$lib"
+  ( cd "$PREFIX/build/$lib" &&
+    cmake -S "$PREFIX/src/$lib" -B "$PREFIX/build/$lib" -DBUILD_TESTING=OFF \
       -DCMAKE_CXX_FLAGS="-include utility -include cstdint -include limits" \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX/install" $extra &&
     cmake --build "$PREFIX/build/$lib" -j2 &&
-    cmake --install "$PREFIX/build/$lib"; } >>"$log" 2>&1 ||
+    cmake --install "$PREFIX/build/$lib" ) >>"$log" 2>&1 ||
     { tail -40 "$log"; echo "gazebo-peer: $lib failed; log: $log" >&2; exit 1; }
   echo "gazebo-peer: $lib built in $(( $(date +%s) - t )) s"
   touch "$PREFIX/.done-$lib"
