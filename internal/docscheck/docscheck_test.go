@@ -26,11 +26,12 @@ func TestRepository(t *testing.T) {
 		}
 	}
 	// This package's own sources quote the forms it rejects.
-	// scripts/ros2-peer.sh is the build recipe that looks for the ROS 2
-	// source snapshot CI places next to the clone (as .ci/run, which has
-	// no checked extension, does by calling it); naming that folder is its
-	// job, not a citation.
-	problems, err := Check(root, "internal/docscheck/", "scripts/ros2-peer.sh")
+	// scripts/ros2-peer.sh and scripts/gazebo-peer.sh are the build
+	// recipes that look for the ROS 2 and Gazebo source snapshots CI
+	// places next to the clone (as .ci/run, which has no checked
+	// extension, does by calling them); naming that folder is their job,
+	// not a citation.
+	problems, err := Check(root, "internal/docscheck/", "scripts/ros2-peer.sh", "scripts/gazebo-peer.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
