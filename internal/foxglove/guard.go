@@ -263,3 +263,22 @@ func (s *Server) refuseConn(w http.ResponseWriter, r *http.Request, status int, 
 			r.RemoteAddr, why, total, held)
 	}
 }
+
+// reserveClient takes one of the MaxClients places for a handshake that
+// passed the checks; releaseClient gives it back when the connection ends
+// (or fails to open).
+func (s *Server) reserveClient() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connecting >= s.opts.MaxClients {
+		return false
+	}
+	s.connecting++
+	return true
+}
+
+func (s *Server) releaseClient() {
+	s.mu.Lock()
+	s.connecting--
+	s.mu.Unlock()
+}

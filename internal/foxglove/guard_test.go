@@ -408,3 +408,24 @@ func TestTokenRequired(t *testing.T) {
 		t.Errorf("%d connections refused, want 7", got)
 	}
 }
+
+// At most MaxClients clients are connected at once; one more is refused
+// with 503 and counted, and a place freed by a client that leaves is
+// taken by the next.
+func TestMaxClients(t *testing.T) {
+	h := newHarness(t, Options{MaxClients: 2, LogInterval: time.Hour})
+	a := h.dial()
+	a.expect("serverInfo")
+	b := h.dial()
+	b.expect("serverInfo")
+	if got := handshake(t, h.url, "", ""); got != http.StatusServiceUnavailable {
+		t.Fatalf("a third client: HTTP %d, want 503", got)
+	}
+	if got := h.srv.Stats().OriginRefused; got != 1 {
+		t.Errorf("%d connections refused, want 1", got)
+	}
+	a.conn.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, "the place to be freed", func() bool {
+		return handshake(t, h.url, "", "") == http.StatusSwitchingProtocols
+	})
+}

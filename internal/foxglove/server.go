@@ -121,6 +121,9 @@ type Options struct {
 	// (set_parameters, set_parameters_atomically, load_parameters) are
 	// refused too, as they would bypass it.
 	ParamSetDenylist, ParamSetAllowlist []*regexp.Regexp
+	// MaxClients bounds the clients connected at once (default 16); a
+	// handshake beyond it is refused with 503.
+	MaxClients int
 	// MaxClientChannels bounds the channels one client may advertise
 	// (default 64); MaxSubscriptions its subscriptions (default 256).
 	MaxClientChannels, MaxSubscriptions int
@@ -168,6 +171,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.DropLogInterval <= 0 {
 		o.DropLogInterval = 10 * time.Second
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 16
 	}
 	if o.MaxClientChannels <= 0 {
 		o.MaxClientChannels = 64
@@ -229,6 +235,7 @@ type Server struct {
 	mu          sync.Mutex
 	closed      bool
 	clients     map[*client]struct{}
+	connecting  int // clients connected or in their handshake, under mu (at most MaxClients)
 	channels    map[uint32]*channelState
 	channelIDs  stableIDs[ChannelInfo]
 	services    map[uint32]*Service
@@ -387,6 +394,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkToken(w, r) {
 		return
 	}
+	if !s.reserveClient() {
+		s.refuseConn(w, r, http.StatusServiceUnavailable,
+			fmt.Sprintf("too many clients (max_clients %d)", s.opts.MaxClients), "too many clients")
+		return
+	}
+	defer s.releaseClient()
 	proto := negotiateSubprotocol(r.Header)
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: true}
 	if proto != "" {

@@ -2,11 +2,14 @@ package dashboard
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,11 +67,13 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 	bridgeLog := testenv.Start(t, "foxglove_bridge", env, bridge, "--ros-args", "-p", fmt.Sprintf("port:=%d", port))
 	testenv.Start(t, "foxglove_bridge_allowing", env, bridge, "--ros-args", "-r", "__node:=foxglove_bridge_allowing",
 		"-p", fmt.Sprintf("port:=%d", allowingPort), "-p", fmt.Sprintf(`allowed_origins:=["%s"]`, foreignOrigin))
-	// A bridge on all interfaces wants a token, printed at start.
+	// A bridge on all interfaces wants a token, printed at start, and
+	// serves TLS with a self-signed certificate kept under ROS_HOME.
 	openPort := freePort(t)
-	openBridge := testenv.Start(t, "foxglove_bridge_open", env, bridge, "--ros-args", "-r", "__node:=foxglove_bridge_open",
+	openHome := t.TempDir()
+	openBridge := testenv.Start(t, "foxglove_bridge_open", append(env, "ROS_HOME="+openHome), bridge, "--ros-args", "-r", "__node:=foxglove_bridge_open",
 		"-p", fmt.Sprintf("port:=%d", openPort), "-p", "address:=0.0.0.0")
-	token := openBridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`#token=([0-9a-f]{32})`))[1]
+	token := openBridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`open https://.*/#token=([0-9a-f]{32})`))[1]
 	for _, p := range []int{port, allowingPort, openPort} {
 		testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
@@ -84,7 +89,10 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
 		// DNS rebinding: the attacker's name resolves to the bridge's address.
-		chromedp.Flag("host-resolver-rules", "MAP rebind.example 127.0.0.1"))
+		chromedp.Flag("host-resolver-rules", "MAP rebind.example 127.0.0.1"),
+		// The open bridge's self-signed certificate (the operator accepts
+		// it once, after comparing the printed fingerprint).
+		chromedp.Flag("ignore-certificate-errors", true))
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancelBrowser()
@@ -127,17 +135,30 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 
 	// The token: the page opened with it connects; with a wrong one (or
 	// none) it does not, and the raw client's wrong token gets 401.
-	b.base = fmt.Sprintf("http://127.0.0.1:%d", openPort)
+	b.base = fmt.Sprintf("https://127.0.0.1:%d", openPort)
 	b.open("token=" + token)
 	// (about:blank between: a change of the hash alone keeps the page.)
 	b.run("navigate with a wrong token", chromedp.Navigate("about:blank"),
-		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/#token=%s", openPort, strings.Repeat("0", 32))))
+		chromedp.Navigate(fmt.Sprintf("https://127.0.0.1:%d/#token=%s", openPort, strings.Repeat("0", 32))))
 	time.Sleep(3 * time.Second) // a failure bound for a connection that must not happen
 	if s := b.text("#conn .conn-text"); strings.HasPrefix(s, "connected") {
 		t.Errorf("the page with a wrong token connected: %q", s)
 	}
-	if _, resp, err := websocket.Dial(context.Background(), fmt.Sprintf("ws://127.0.0.1:%d/?token=wrong", openPort),
-		&websocket.DialOptions{Subprotocols: []string{"foxglove.sdk.v1"}}); err == nil || resp == nil ||
+	// A raw client that trusts the bridge's certificate (read from its
+	// ROS_HOME, as an operator copies it): plain ws:// gets no WebSocket;
+	// wss:// with a wrong token gets 401.
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(filepath.Join(openHome, "foxglove_bridge", "cert.pem")); err != nil || !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("the open bridge's certificate in ROS_HOME: %v", err)
+	}
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if c, _, err := websocket.Dial(context.Background(), fmt.Sprintf("ws://127.0.0.1:%d/?token=%s", openPort, token),
+		&websocket.DialOptions{Subprotocols: []string{"foxglove.sdk.v1"}}); err == nil {
+		c.CloseNow()
+		t.Error("a plain ws:// client of the bridge on 0.0.0.0 connected, want TLS only")
+	}
+	if _, resp, err := websocket.Dial(context.Background(), fmt.Sprintf("wss://127.0.0.1:%d/?token=wrong", openPort),
+		&websocket.DialOptions{HTTPClient: trusting, Subprotocols: []string{"foxglove.sdk.v1"}}); err == nil || resp == nil ||
 		(resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests) {
 		t.Errorf("a raw client with a wrong token: %v, want 401 or 429 (after the page's failures)", err)
 	}

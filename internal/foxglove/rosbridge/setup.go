@@ -3,6 +3,7 @@ package rosbridge
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/foxglove"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -46,7 +48,11 @@ type Running struct {
 // free port), address ("127.0.0.1"), topic_whitelist, service_whitelist,
 // param_whitelist, client_topic_whitelist (regular expressions, [".*"]),
 // send_buffer_limit (10000000 bytes per client), min_qos_depth (1),
-// max_qos_depth (25), include_hidden (false), capabilities (all).
+// max_qos_depth (25), include_hidden (false), capabilities (all), tls
+// (false), certfile and keyfile (""); and, beyond foxglove_bridge, the
+// client policy and bounds (see docs/foxglove.md). On a non-loopback
+// address TLS is always on (a self-signed certificate under $ROS_HOME
+// unless certfile/keyfile are given) and a token is required.
 func Setup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
 	return func(ctx context.Context, n *ros.Node) error {
 		d := ros.NewDeclarer(n)
@@ -89,6 +95,12 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 		}
 		tokenFile := param.Declare(d, "token_file", "",
 			ro("file holding the token WebSocket clients must give; on a non-loopback address without it, a token is generated and printed"), nil)
+		useTLS := param.Declare(d, "tls", false,
+			ro("serve https/wss (always on for a non-loopback address)"), nil)
+		certFile := param.Declare(d, "certfile", "",
+			ro("TLS certificate (PEM); without it and keyfile, a self-signed one is kept in $ROS_HOME/foxglove_bridge"), nil)
+		keyFile := param.Declare(d, "keyfile", "", ro("TLS private key (PEM) of certfile"), nil)
+		maxClients := param.Declare(d, "max_clients", int64(16), ro("clients connected at once; more are refused (503)"), positive)
 		maxChannels := param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
 		maxSubs := param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
 		maxMsg := param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
@@ -118,6 +130,7 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			Static:             static,
 			Logger:             n.Logger(),
 			AllowedOrigins:     origins,
+			MaxClients:         int(maxClients),
 			MaxClientChannels:  int(maxChannels),
 			MaxSubscriptions:   int(maxSubs),
 			MaxMessageSize:     maxMsg,
@@ -175,9 +188,29 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			return err
 		}
 		srv := foxglove.New(b, opts)
+		// TLS: asked for, or forced by a non-loopback address, where a
+		// token in clear text would be readable by anyone on the network.
+		var cert tls.Certificate
+		var certPath string
+		created := false
+		secure := useTLS || !isLoopback(address) || certFile != ""
+		if secure {
+			dir, err := certDir(os.Getenv)
+			if err != nil {
+				return err
+			}
+			if cert, certPath, created, err = serverCertificate(certFile, keyFile, dir, certHosts(address), time.Now()); err != nil {
+				return err
+			}
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.FormatInt(port, 10)))
 		if err != nil {
 			return fmt.Errorf("listen on %s:%d: %w", address, port, err)
+		}
+		ws, web := "ws", "http"
+		if secure {
+			l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+			ws, web = "wss", "https"
 		}
 		if err := b.Start(ctx, srv); err != nil {
 			l.Close()
@@ -196,7 +229,14 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			srv.Close()
 			b.Close()
 		}()
-		n.Logger().Infof("Foxglove WebSocket server listening on ws://%s (dashboard: http://%s/)", l.Addr(), l.Addr())
+		n.Logger().Infof("Foxglove WebSocket server listening on %s://%s (dashboard: %s://%s/)", ws, l.Addr(), web, l.Addr())
+		if secure {
+			what := "TLS certificate"
+			if created {
+				what = "new self-signed TLS certificate"
+			}
+			n.Logger().Infof("%s %s, SHA-256 fingerprint %s (compare it with what the browser shows)", what, certPath, fingerprint(cert))
+		}
 		switch {
 		case generated:
 			// To the terminal only: the log also goes to /rosout.
@@ -204,8 +244,8 @@ func Setup(static http.Handler, started func(*Running)) func(ctx context.Context
 			if a, ok := l.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
 				host = net.JoinHostPort("<this machine>", strconv.Itoa(a.Port))
 			}
-			fmt.Fprintf(os.Stderr, "foxglove_bridge: clients need a token (address %s is not loopback): open http://%s/#token=%s or connect to ws://%s/?token=%s\n",
-				address, host, opts.Token, host, opts.Token)
+			fmt.Fprintf(os.Stderr, "foxglove_bridge: clients need a token (address %s is not loopback): open %s://%s/#token=%s or connect to %s://%s/?token=%s\n",
+				address, web, host, opts.Token, ws, host, opts.Token)
 			n.Logger().Infof("a token is required (address %s is not loopback); it is printed on standard error, not logged", address)
 		case opts.Token != "":
 			n.Logger().Infof("a token is required (read from %s)", tokenFile)
