@@ -29,7 +29,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 def generate_launch_description():
     share = get_package_share_directory('fsmnodes')
-    world = os.path.join(share, 'worlds', 'fsmnodes_flat.sdf')
+    world = os.path.join(share, 'worlds', 'harmonic', 'fsmnodes_flat.sdf')
     bridge = os.path.join(share, 'params', 'gz_bridge.yaml')
     bridge_stamped = os.path.join(share, 'params', 'gz_bridge_stamped.yaml')
     with open(os.path.join(share, 'urdf', 'diffbot.urdf')) as f:

@@ -161,7 +161,7 @@ type Rect struct{ X0, Y0, X1, Y1 float64 }
 // DefaultWalls lists the obstacles of the built-in world: a 12 m × 8 m flat
 // with outer walls, three rooms joined by doorways, and three pillars. The
 // same list produces the grid (DefaultWorld) and the Gazebo world
-// (WorldSDF), so both simulators see one building.
+// (internal/gazebo.WorldSDF), so both simulators see one building.
 func DefaultWalls() []Rect {
 	return []Rect{
 		// Outer walls.

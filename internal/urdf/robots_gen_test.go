@@ -52,12 +52,24 @@ func (w *writer) materials(ms ...[2]string) {
 	}
 }
 
-// visual is one link visual: shape is the inside of <geometry>.
+// visual is one link visual: shape is the inside of <geometry>. A visual
+// with a mass also gives the link its inertial (a uniform solid of that
+// shape, inertia the principal moments about its centre), and with collide
+// its collision, for Gazebo's physics.
 type visual struct {
 	xyz, rpy [3]float64
 	shape    string
 	material string
+	mass     float64
+	inertia  [3]float64
+	collide  bool
 }
+
+// solidBox and solidSphere are the inertias of uniform solids of mass m.
+func solidBox(m, x, y, z float64) [3]float64 {
+	return [3]float64{m / 12 * (y*y + z*z), m / 12 * (x*x + z*z), m / 12 * (x*x + y*y)}
+}
+func solidSphere(m, r float64) [3]float64 { i := 0.4 * m * r * r; return [3]float64{i, i, i} }
 
 func box(x, y, z float64) string { return fmt.Sprintf(`<box size="%s"/>`, nums(x, y, z)) }
 func cylinder(r, l float64) string {
@@ -81,6 +93,19 @@ func (w *writer) link(name string, vs ...visual) {
 		w.p(`      <geometry>%s</geometry>`, v.shape)
 		w.p(`      <material name="%s"/>`, v.material)
 		w.p(`    </visual>`)
+	}
+	for _, v := range vs {
+		origin := ""
+		if v.xyz != [3]float64{} || v.rpy != [3]float64{} {
+			origin = fmt.Sprintf(`<origin xyz="%s" rpy="%s"/>`, nums(v.xyz[:]...), nums(v.rpy[:]...))
+		}
+		if v.collide {
+			w.p(`    <collision>%s<geometry>%s</geometry></collision>`, origin, v.shape)
+		}
+		if v.mass > 0 {
+			w.p(`    <inertial>%s<mass value="%s"/><inertia ixx="%s" ixy="0" ixz="0" iyy="%s" iyz="0" izz="%s"/></inertial>`,
+				origin, num(v.mass), num(v.inertia[0]), num(v.inertia[1]), num(v.inertia[2]))
+		}
 	}
 	w.p(`  </link>`)
 }
@@ -129,19 +154,29 @@ func hexapodURDF(g hexapod.Geometry) string {
      (SERVO_NAMES); limits are the AX-12A's 300 degree range.`)
 	w.materials([2]string{"body", "0.25 0.25 0.3 1"}, [2]string{"coxa", "0.8 0.45 0.1 1"},
 		[2]string{"femur", "0.9 0.6 0.15 1"}, [2]string{"tibia", "0.3 0.3 0.35 1"}, [2]string{"foot", "0.1 0.1 0.1 1"})
-	w.link("base_link", visual{shape: box(0.28, 0.14, 0.04), material: "body"})
+	// Masses for Gazebo: the body with battery and board about 0.9 kg, an
+	// AX-12A with its bracket about 50 g per segment; only the body and
+	// the feet collide (with the ground when sitting and walking).
+	const bodyX, bodyY, bodyZ, bodyMass = 0.28, 0.14, 0.04, 0.9
+	w.link("base_link", visual{shape: box(bodyX, bodyY, bodyZ), material: "body",
+		mass: bodyMass, inertia: solidBox(bodyMass, bodyX, bodyY, bodyZ), collide: true})
 	servo := 150 * math.Pi / 180
 	const thick = 0.03
+	const coxaMass, femurMass, tibiaMass, footMass, footRadius = 0.05, 0.06, 0.04, 0.01, 0.012
 	for i := range hexapod.NumLegs {
 		leg := hexapod.LegName(i)
 		side := 1.0 // left legs
 		if g.CoxaY[i] < 0 {
 			side = -1
 		}
-		w.link("coxa_"+leg, visual{xyz: at(g.CoxaLength/2, 0, 0), shape: box(g.CoxaLength, thick, thick), material: "coxa"})
-		w.link("femur_"+leg, visual{xyz: at(g.FemurLength/2, 0, 0), shape: box(g.FemurLength, thick*0.8, thick), material: "femur"})
-		w.link("tibia_"+leg, visual{xyz: at(g.TibiaLength/2, 0, 0), shape: box(g.TibiaLength, thick*0.6, thick*0.6), material: "tibia"})
-		w.link("foot_"+leg, visual{shape: sphere(0.012), material: "foot"})
+		w.link("coxa_"+leg, visual{xyz: at(g.CoxaLength/2, 0, 0), shape: box(g.CoxaLength, thick, thick), material: "coxa",
+			mass: coxaMass, inertia: solidBox(coxaMass, g.CoxaLength, thick, thick)})
+		w.link("femur_"+leg, visual{xyz: at(g.FemurLength/2, 0, 0), shape: box(g.FemurLength, thick*0.8, thick), material: "femur",
+			mass: femurMass, inertia: solidBox(femurMass, g.FemurLength, thick*0.8, thick)})
+		w.link("tibia_"+leg, visual{xyz: at(g.TibiaLength/2, 0, 0), shape: box(g.TibiaLength, thick*0.6, thick*0.6), material: "tibia",
+			mass: tibiaMass, inertia: solidBox(tibiaMass, g.TibiaLength, thick*0.6, thick*0.6)})
+		w.link("foot_"+leg, visual{shape: sphere(footRadius), material: "foot",
+			mass: footMass, inertia: solidSphere(footMass, footRadius), collide: true})
 		// the leg points at yaw side·(π/2 − mount) when the coxa is at 0;
 		// a positive coxa angle turns it forward on both sides
 		w.joint(joint{name: "COXA_" + leg, typ: "revolute", parent: "base_link", child: "coxa_" + leg,
@@ -158,13 +193,13 @@ func hexapodURDF(g hexapod.Geometry) string {
 }
 
 // diffbotURDF describes the built-in differential-drive robot (fsmbot of
-// internal/sim and worlds/fsmnodes_flat.sdf) with the REP-105 frames
+// internal/sim and worlds/*/fsmbot.sdf) with the REP-105 frames
 // base_footprint (on the ground) → base_link (the wheel axle) → laser.
 func diffbotURDF() string {
 	var w writer
 	cfg := sim.DefaultDiffDrive()
 	r := sim.WheelRadius
-	w.header(sim.ModelName, `The differential-drive robot of diff_drive_sim and worlds/fsmnodes_flat.sdf,
+	w.header(sim.ModelName, `The differential-drive robot of diff_drive_sim and worlds/*/fsmbot.sdf,
      with base_footprint on the ground under the axle centre, base_link on the
      axle, the lidar frame laser, two wheels (joint_states of diff_drive_sim)
      and a caster.`)
