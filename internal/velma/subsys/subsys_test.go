@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/iobuf"
 	"github.com/fsmnodes/fsmnodes/internal/rt"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/sim"
@@ -321,4 +322,57 @@ func maxAbs(v []float64) float64 {
 		m = max(m, math.Abs(x))
 	}
 	return m
+}
+
+// TestVeBodyKeepsItsPeriodWithPeersAway: velma_sim and cs have created
+// their buffers and then died (nothing more is written). ve_body waits for
+// each at most awayAfter iterations, then only looks, so its loop keeps
+// its period (issue 25: it ran at about 98 Hz, waiting both timeouts in
+// every iteration), and says the peers are not connected. A record from a
+// peer makes it connected again.
+func TestVeBodyKeepsItsPeriodWithPeersAway(t *testing.T) {
+	b := Buffers{Prefix: filepath.Join(t.TempDir(), "velma")}
+	vo, _ := opts(b)
+	vo.StatusTimeout, vo.CommandTimeout = 2*time.Millisecond, 2*time.Millisecond // the nodes' defaults
+	effW, err := iobuf.Create[EffStatus](b.Path(EffStatusFile), loopSlots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer effW.Close()
+	cmdW, err := iobuf.Create[BodyCommand](b.Path(BodyCommandFile), loopSlots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmdW.Close()
+	body, err := NewVeBody(velma.DefaultVeBodyConfig(), vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	const n = 1000 // 2 s at 500 Hz
+	start := time.Now()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = body.Loop().Run(context.Background(), func(now time.Time) bool {
+		body.Step(now)
+		return body.Report().Iteration < n
+	})
+	took := time.Since(start)
+	rep := body.Report()
+	t.Logf("%d iterations with both peers dead in %v: %.0f Hz, %d overruns, %d status and %d command waits timed out",
+		rep.Iteration, took.Round(time.Millisecond), float64(rep.Iteration)/took.Seconds(), rep.Loop.Overruns, rep.StatusTimeouts, rep.CmdTimeouts)
+	if rep.StatusTimeouts > awayAfter || rep.CmdTimeouts > awayAfter {
+		t.Errorf("ve_body waited for dead peers in %d (status) and %d (command) of %d iterations; at most %d each",
+			rep.StatusTimeouts, rep.CmdTimeouts, rep.Iteration, awayAfter)
+	}
+	if rep.CSConnected || rep.SimConnected {
+		t.Errorf("dead peers reported connected: cs %v, sim %v", rep.CSConnected, rep.SimConnected)
+	}
+	// Both come back: one record each.
+	effW.Write(&EffStatus{Valid: true, Status: velma.EffectorStatus{}})
+	cmdW.Write(&BodyCommand{Iteration: rep.Iteration})
+	body.Step(time.Now())
+	if rep := body.Report(); !rep.CSConnected || !rep.SimConnected {
+		t.Errorf("peers that wrote again not connected: cs %v, sim %v", rep.CSConnected, rep.SimConnected)
+	}
 }

@@ -21,6 +21,14 @@ const (
 // buffer whose writer has not created it yet.
 const reconnectEvery = 100
 
+// awayAfter is how many iterations in a row a peer (velma_sim, cs) may
+// send no record before ve_body counts it as away: it then no longer waits
+// for the peer's record (it only looks whether one came), so the loop keeps
+// its period while the peer is dead or frozen, and the peer's connected
+// flag is false. Any record from the peer makes it present again, and
+// ve_body waits for it from the next iteration.
+const awayAfter = 10
+
 // VeBodyOptions configure the ve_body process loop.
 type VeBodyOptions struct {
 	Buffers Buffers
@@ -36,23 +44,29 @@ type VeBodyOptions struct {
 // topic). Iteration numbers let tests reason in iterations rather than
 // wall-clock time.
 type VeBodyReport struct {
-	Iteration       uint64
-	State           velma.BodyState
-	SC              velma.StatusSC
-	LastCmd         uint64  // last iteration that had a valid cs command
-	CmdLostAt       uint64  // first iteration of the current run without one (0: none)
-	SafeEntry       uint64  // last iteration in which ve_body left transp for safe
-	SafeEntryLast   uint64  // LastCmd at that moment
-	LastStatus      uint64  // last iteration with a new effector status
-	MaxJointSpeed   float64 // largest |q̇| of the 15 body joints in the last status
-	CmdMissed       uint64
-	StatusMissed    uint64
-	CSConnected     bool
-	SimConnected    bool
-	Loop            velma.LoopStats
-	CmdWaitMax      time.Duration // longest wait for cs's command (since start)
-	CmdWaitLast     time.Duration
-	EffStatusAnswer uint64 // iteration the last effector status answered
+	Iteration     uint64
+	State         velma.BodyState
+	SC            velma.StatusSC
+	LastCmd       uint64  // last iteration that had a valid cs command
+	CmdLostAt     uint64  // first iteration of the current run without one (0: none)
+	SafeEntry     uint64  // last iteration in which ve_body left transp for safe
+	SafeEntryLast uint64  // LastCmd at that moment
+	LastStatus    uint64  // last iteration with a new effector status
+	MaxJointSpeed float64 // largest |q̇| of the 15 body joints in the last status
+	CmdMissed     uint64
+	StatusMissed  uint64
+	// CSConnected and SimConnected: the peer's buffer is open and the
+	// peer has written to it within the last awayAfter iterations.
+	CSConnected  bool
+	SimConnected bool
+	// StatusTimeouts and CmdTimeouts count the iterations that waited the
+	// whole StatusTimeout (CommandTimeout) for a record that did not come;
+	// a peer that is away is not waited for.
+	StatusTimeouts, CmdTimeouts uint64
+	Loop                        velma.LoopStats
+	CmdWaitMax                  time.Duration // longest wait for cs's command (since start)
+	CmdWaitLast                 time.Duration
+	EffStatusAnswer             uint64 // iteration the last effector status answered
 }
 
 // VeBody is the velma_core_ve_body process loop: it owns the clock and
@@ -68,13 +82,17 @@ type VeBody struct {
 	cmdR *iobuf.Reader[BodyCommand]
 
 	lastEff, lastCmd uint64
-	effRec           EffStatus
-	stRec            BodyStatus
-	cmdRec           BodyCommand
-	outRec           EffCommand
-	diag             BodyDiag
-	lastStats        time.Time
-	prevState        velma.BodyState
+	// iterations in a row without any record from velma_sim (effSilent)
+	// and cs (cmdSilent); awayAfter or more: the peer is away
+	effSilent, cmdSilent        int
+	statusTimeouts, cmdTimeouts uint64
+	effRec                      EffStatus
+	stRec                       BodyStatus
+	cmdRec                      BodyCommand
+	outRec                      EffCommand
+	diag                        BodyDiag
+	lastStats                   time.Time
+	prevState                   velma.BodyState
 
 	waits      []time.Duration // ring of cs answer latencies (status published → command read)
 	waitSorted []time.Duration
@@ -176,11 +194,23 @@ func (v *VeBody) Step(now time.Time) bool {
 	}
 	// status run: a new effector status since the last iteration
 	ok := false
-	if v.effR != nil && v.effR.Wait(v.lastEff, v.opt.StatusTimeout) {
-		if s := v.effR.Latest(&v.effRec); s > v.lastEff {
-			v.lastEff, ok = s, v.effRec.Valid
+	if v.effR != nil {
+		wait := v.opt.StatusTimeout
+		if v.effSilent >= awayAfter {
+			wait = 0 // away: only look
+		}
+		if v.effR.Wait(v.lastEff, wait) {
+			v.effSilent = 0
+			if s := v.effR.Latest(&v.effRec); s > v.lastEff {
+				v.lastEff, ok = s, v.effRec.Valid
+			} else {
+				v.lastEff = max(v.lastEff, v.effR.Head()) // a damaged record: skip it
+			}
 		} else {
-			v.lastEff = max(v.lastEff, v.effR.Head()) // a damaged record: skip it
+			v.effSilent++
+			if wait > 0 {
+				v.statusTimeouts++
+			}
 		}
 	}
 	if !ok {
@@ -199,11 +229,20 @@ func (v *VeBody) Step(now time.Time) bool {
 	var cmd velma.BodyCommand
 	waitStart := time.Now()
 	if v.cmdR != nil {
+		away := v.cmdSilent >= awayAfter
+		heard := false
 		for {
 			left := v.opt.CommandTimeout - time.Since(waitStart)
+			if away {
+				left = 0 // only look
+			}
 			if !v.cmdR.Wait(v.lastCmd, left) {
+				if !heard && !away {
+					v.cmdTimeouts++
+				}
 				break
 			}
+			heard = true
 			s := v.cmdR.Latest(&v.cmdRec)
 			if s <= v.lastCmd {
 				v.lastCmd = max(v.lastCmd, v.cmdR.Head())
@@ -215,6 +254,11 @@ func (v *VeBody) Step(now time.Time) bool {
 				break
 			}
 			// an answer to an older iteration (cs was late): keep waiting
+		}
+		if heard { // cs is there, late or not: wait for it again
+			v.cmdSilent = 0
+		} else {
+			v.cmdSilent++
 		}
 	}
 	wait := time.Since(waitStart)
@@ -260,7 +304,9 @@ func (v *VeBody) Step(now time.Time) bool {
 	}
 	r.MaxJointSpeed = speed
 	r.CmdMissed, r.StatusMissed = v.diag.CmdMissed, v.diag.StatusMissed
-	r.CSConnected, r.SimConnected = v.cmdR != nil, v.effR != nil
+	r.CSConnected = v.cmdR != nil && v.cmdSilent < awayAfter
+	r.SimConnected = v.effR != nil && v.effSilent < awayAfter
+	r.StatusTimeouts, r.CmdTimeouts = v.statusTimeouts, v.cmdTimeouts
 	if fullStats {
 		r.Loop = stats
 	}
