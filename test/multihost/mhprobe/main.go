@@ -7,11 +7,20 @@
 //	                        geometry_msgs/Twist on TOPIC (reliable, keep last 100)
 //	mhprobe odom TOPIC      node "mh_odom": "odom <ns> <twist.linear.x> <twist.angular.z>"
 //	                        per nav_msgs/Odometry on TOPIC
+//	mhprobe pose TOPIC      node "mh_pose": "pose <ns> <pose.position.x> <pose.position.y>" per
+//	                        nav_msgs/Odometry on TOPIC
 //	mhprobe scan TOPIC      node "mh_scan": "scan <ns> <ranges> 0" per sensor_msgs/LaserScan
 //	                        on TOPIC (sensor data QoS, as a viewer subscribes)
 //	mhprobe joint TOPIC NAME
 //	                        node "mh_joint": "joint <ns> <position of NAME> 0" per
 //	                        sensor_msgs/JointState on TOPIC that names the joint
+//	mhprobe mode TOPIC      node "mh_mode": "mode <ns> <mode> <emergency_stop 0|1>" per
+//	                        rsm_msgs/OperationMode on TOPIC
+//	mhprobe waypoints TOPIC node "mh_waypoints": "waypoints <ns> <count> <visited>" per
+//	                        rsm_msgs/WaypointArray on TOPIC (published on every change)
+//	mhprobe state TOPIC     node "mh_state": "state <ns> <data>" per std_msgs/String on TOPIC
+//	mhprobe diag NAME       node "mh_diag": "diag <ns> <key>=<value>;..." per status named
+//	                        NAME on /diagnostics (spaces in keys and values become _)
 //	mhprobe calls N TIMEOUT node "mh_calls": waits for the robot's rsm/setOperationMode
 //	                        service, robotControlMuxNode's set_parameters and the
 //	                        navigate_to_pose action, then N rounds of a service call
@@ -40,9 +49,11 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
@@ -51,6 +62,7 @@ import (
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
 func main() {
@@ -61,7 +73,7 @@ func main() {
 }
 
 func usage() error {
-	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | scan TOPIC | joint TOPIC NAME | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
+	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | pose TOPIC | scan TOPIC | joint TOPIC NAME | mode TOPIC | waypoints TOPIC | state TOPIC | diag NAME | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
 }
 
 func run(args []string) error {
@@ -85,6 +97,13 @@ func run(args []string) error {
 			})
 			return err
 		})
+	case "pose":
+		return ros.Run(ctx, rest[1:], "mh_pose", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(100), func(m *nav_msgs_msg.Odometry) {
+				fmt.Printf("pose %d %g %g\n", time.Now().UnixNano(), m.Pose.Pose.Position.X, m.Pose.Pose.Position.Y)
+			})
+			return err
+		})
 	case "scan":
 		return ros.Run(ctx, rest[1:], "mh_scan", func(_ context.Context, n *ros.Node) error {
 			_, err := ros.NewSubscription(n, rest[0], ros.QoSSensorData, func(m *sensor_msgs_msg.LaserScan) {
@@ -103,6 +122,53 @@ func run(args []string) error {
 					if j == name && i < len(m.Position) {
 						fmt.Printf("joint %d %g 0\n", time.Now().UnixNano(), m.Position[i])
 					}
+				}
+			})
+			return err
+		})
+	case "mode":
+		return ros.Run(ctx, rest[1:], "mh_mode", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(100), func(m *rsm_msgs_msg.OperationMode) {
+				estop := 0
+				if m.EmergencyStop {
+					estop = 1
+				}
+				fmt.Printf("mode %d %d %d\n", time.Now().UnixNano(), m.Mode, estop)
+			})
+			return err
+		})
+	case "waypoints":
+		return ros.Run(ctx, rest[1:], "mh_waypoints", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(10), func(m *rsm_msgs_msg.WaypointArray) {
+				visited := 0
+				for _, w := range m.Waypoints {
+					if w.Visited {
+						visited++
+					}
+				}
+				fmt.Printf("waypoints %d %d %d\n", time.Now().UnixNano(), len(m.Waypoints), visited)
+			})
+			return err
+		})
+	case "state":
+		return ros.Run(ctx, rest[1:], "mh_state", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(100), func(m *std_msgs_msg.String) {
+				fmt.Printf("state %d %s\n", time.Now().UnixNano(), m.Data)
+			})
+			return err
+		})
+	case "diag":
+		return ros.Run(ctx, rest[1:], "mh_diag", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
+				for _, st := range m.Status {
+					if st.Name != rest[0] {
+						continue
+					}
+					var kv []string
+					for _, v := range st.Values {
+						kv = append(kv, strings.ReplaceAll(v.Key, " ", "_")+"="+strings.ReplaceAll(v.Value, " ", "_"))
+					}
+					fmt.Printf("diag %d %s\n", time.Now().UnixNano(), strings.Join(kv, ";"))
 				}
 			})
 			return err
