@@ -2,10 +2,13 @@ package hexapodnode
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/gazebo"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -59,6 +62,12 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		return err
 	}
 	_ = a.Deactivate() // no servos yet
+	var gz *hexapod.GazeboServos
+	if s.ServoDriver == "gazebo" {
+		if gz, err = gazeboServos(n, s.JointNames, log); err != nil {
+			return err
+		}
+	}
 	var servos hexapod.ServoDriver
 	var closer io.Closer
 	release := func() {
@@ -76,7 +85,11 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		servos, closer = nil, nil
 	}
 	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
-		servos, closer = openServos(s, log, n.Clock().Now)
+		if gz != nil {
+			servos, closer = gz, nil
+		} else {
+			servos, closer = openServos(s, log, n.Clock().Now)
+		}
 		return lifecycle.Success
 	})
 	l.OnActivate(func(lifecycle.State) lifecycle.Result {
@@ -126,6 +139,51 @@ func openServos(s Settings, log Logger, now func() time.Time) (hexapod.ServoDriv
 		log.Errorf("servo bus unavailable, using simulated servos: %v", err)
 	}
 	return hexapod.NewSimServos(now, hexapod.Joints{}), nil
+}
+
+// gazeboServos returns the servo driver "gazebo": a std_msgs/Float64
+// publisher per joint on servos/<joint>/command (the joint's target,
+// radians, which ros_gz_bridge hands to Gazebo's position controller of
+// that joint) and a subscription to servos/joint_states, the joints as
+// Gazebo measured them (bridged from its JointStatePublisher). Reports
+// that do not fit (lengths differ, a position not finite) are dropped and
+// counted as malformed_samples on /diagnostics. The targets move at the
+// servo speed in the node's time, so under use_sim_time in Gazebo's.
+func gazeboServos(n *ros.Node, names []string, log Logger) (*hexapod.GazeboServos, error) {
+	pubs := make([]*ros.Publisher[std_msgs_msg.Float64], len(names))
+	for i, name := range names {
+		p, err := ros.NewPublisher[std_msgs_msg.Float64](n, gazebo.HexapodServoCommand(name), ros.QoSDefault)
+		if err != nil {
+			return nil, fmt.Errorf("servo driver gazebo: %w", err)
+		}
+		pubs[i] = p
+	}
+	g, err := hexapod.NewGazeboServos(n.Clock().Now, names, hexapod.Joints{}, func(t *hexapod.Joints) error {
+		var errs []error
+		for i, p := range pubs {
+			if err := p.Publish(&std_msgs_msg.Float64{Data: t[i]}); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", names[i], err))
+			}
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	bad := n.Counter(ros.CounterMalformedSamples)
+	var warned time.Time
+	if _, err := ros.NewSubscription(n, gazebo.HexapodServoStates, ros.QoSDefault, func(m *sensor_msgs_msg.JointState) {
+		if err := g.JointStates(m.Name, m.Position); err != nil {
+			bad.Add(1)
+			if now := time.Now(); now.Sub(warned) > time.Second {
+				warned = now
+				log.Warnf("%s dropped: %v", gazebo.HexapodServoStates, err)
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // wire creates the node's topics, services and timer around the adapter.

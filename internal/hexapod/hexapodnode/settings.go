@@ -28,7 +28,7 @@ type Settings struct {
 	// Limits are max_linear_velocity and max_angular_velocity: cmd_vel and
 	// joystick velocities are clamped to them.
 	Limits cmdvel.Limits
-	// ServoDriver is "sim" or "dynamixel".
+	// ServoDriver is "sim", "dynamixel" or "gazebo".
 	ServoDriver string
 	SerialPort  string
 	BaudRate    int
@@ -190,7 +190,7 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	s.JoyTimeout = lv.JoyTimeout.Get()
 	s.Live = &lv
 
-	s.ServoDriver = l.str("servo.driver", "sim", `"sim" or "dynamixel"`)
+	s.ServoDriver = l.str("servo.driver", "sim", `"sim", "dynamixel" or "gazebo" (the joints of a hexapod in Gazebo, over ros_gz_bridge)`)
 	s.SerialPort = l.str("servo.port", "/dev/ttyUSB0", "serial port of the Dynamixel adapter")
 	s.BaudRate = int(l.int("servo.baud_rate", 1000000, "serial baud rate", whyServo))
 	dx := dynamixel.DefaultConfig()
@@ -223,13 +223,13 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 		errs = append(errs, err)
 	}
 	switch s.ServoDriver {
-	case "sim":
+	case "sim", "gazebo":
 	case "dynamixel":
 		if err := s.Servos.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	default:
-		errs = append(errs, fmt.Errorf("parameter servo.driver = %q: want \"sim\" or \"dynamixel\"", s.ServoDriver))
+		errs = append(errs, fmt.Errorf("parameter servo.driver = %q: want \"sim\", \"dynamixel\" or \"gazebo\"", s.ServoDriver))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Settings{}, fmt.Errorf("hexapod parameters: %w", err)
