@@ -293,7 +293,7 @@ type nodeIntrospection struct {
 func (n *Node) DeclareIntrospectionParameters() error {
 	ni := &nodeIntrospection{}
 	if !n.intro.CompareAndSwap(nil, ni) {
-		return fmt.Errorf("ros: node %s: introspection parameters already declared", n.fqn)
+		return nodeError(n.fqn, errors.New("introspection parameters already declared"))
 	}
 	n.OnSetParameters(func(ps []Parameter) error {
 		for _, p := range ps {

@@ -115,7 +115,7 @@ func (c *Context) NewNode(name, namespace string) (_ *Node, err error) {
 		}
 	}()
 	if err := n.initExtensions(); err != nil {
-		return nil, fmt.Errorf("ros: NewNode %s: %w", n.fqn, err)
+		return nil, nodeError(n.fqn, err)
 	}
 	n.mu.Lock()
 	n.announced = true

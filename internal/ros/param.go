@@ -48,11 +48,11 @@ type paramListener struct {
 func (n *Node) DeclareParameter(name string, def any, d ParamDescriptor) (ParamValue, error) {
 	v, err := param.FromAny(def)
 	if err != nil {
-		return ParamValue{}, fmt.Errorf("ros: node %s: declare %q: %w", n.fqn, name, err)
+		return ParamValue{}, nodeError(n.fqn, fmt.Errorf("declare %q: %w", name, err))
 	}
 	got, err := n.ext.params.store.Declare(name, v, d)
 	if err != nil {
-		return ParamValue{}, fmt.Errorf("ros: node %s: %w", n.fqn, err)
+		return ParamValue{}, nodeError(n.fqn, err)
 	}
 	return got, nil
 }
@@ -71,7 +71,7 @@ func DeclareParam[T param.Kind](n *Node, name string, def T, d ParamDescriptor) 
 	}
 	out, err := param.As[T](v)
 	if err != nil {
-		return zero, fmt.Errorf("ros: node %s: parameter %q: %w", n.fqn, name, err)
+		return zero, nodeError(n.fqn, fmt.Errorf("parameter %q: %w", name, err))
 	}
 	return out, nil
 }
@@ -85,7 +85,7 @@ func GetParam[T param.Kind](n *Node, name string) (T, error) {
 	}
 	out, err := param.As[T](v)
 	if err != nil {
-		return zero, fmt.Errorf("ros: node %s: parameter %q: %w", n.fqn, name, err)
+		return zero, nodeError(n.fqn, fmt.Errorf("parameter %q: %w", name, err))
 	}
 	return out, nil
 }
@@ -94,7 +94,7 @@ func GetParam[T param.Kind](n *Node, name string) (T, error) {
 func (n *Node) Parameter(name string) (ParamValue, error) {
 	v, err := n.ext.params.store.Get(name)
 	if err != nil {
-		return ParamValue{}, fmt.Errorf("ros: node %s: %w", n.fqn, err)
+		return ParamValue{}, nodeError(n.fqn, err)
 	}
 	return v, nil
 }
@@ -136,7 +136,7 @@ func (n *Node) ParameterNames() []string { return n.ext.params.store.Names() }
 func (n *Node) DescribeParameter(name string) (ParamDescriptor, error) {
 	d, err := n.ext.params.store.Describe([]string{name})
 	if err != nil {
-		return ParamDescriptor{}, fmt.Errorf("ros: node %s: %w", n.fqn, err)
+		return ParamDescriptor{}, nodeError(n.fqn, err)
 	}
 	return d[0], nil
 }
@@ -147,7 +147,7 @@ func (n *Node) DescribeParameter(name string) (ParamDescriptor, error) {
 func (n *Node) SetParameter(name string, value any) error {
 	v, err := param.FromAny(value)
 	if err != nil {
-		return fmt.Errorf("ros: node %s: set %q: %w", n.fqn, name, err)
+		return nodeError(n.fqn, fmt.Errorf("set %q: %w", name, err))
 	}
 	return n.SetParametersAtomically([]Parameter{{Name: name, Value: v}})
 }
@@ -155,7 +155,7 @@ func (n *Node) SetParameter(name string, value any) error {
 // SetParametersAtomically sets all parameters or none.
 func (n *Node) SetParametersAtomically(ps []Parameter) error {
 	if err := n.ext.params.store.SetAtomically(ps); err != nil {
-		return fmt.Errorf("ros: node %s: %w", n.fqn, err)
+		return nodeError(n.fqn, err)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (n *Node) SetParametersAtomically(ps []Parameter) error {
 // UndeclareParameter removes a dynamically typed, writable parameter.
 func (n *Node) UndeclareParameter(name string) error {
 	if err := n.ext.params.store.Undeclare(name); err != nil {
-		return fmt.Errorf("ros: node %s: %w", n.fqn, err)
+		return nodeError(n.fqn, err)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func (n *Node) ParamDuration(name string) (time.Duration, error) {
 
 func secondsToDuration(n *Node, name string, sec float64) (time.Duration, error) {
 	if math.IsNaN(sec) || math.Abs(sec) > float64(math.MaxInt64)/1e9 {
-		return 0, fmt.Errorf("ros: node %s: parameter %q: %g s does not fit a duration", n.fqn, name, sec)
+		return 0, nodeError(n.fqn, fmt.Errorf("parameter %q: %g s does not fit a duration", name, sec))
 	}
 	return time.Duration(math.Round(sec * 1e9)), nil
 }
@@ -253,7 +253,8 @@ func secondsToDuration(n *Node, name string, sec float64) (time.Duration, error)
 // NewDeclarer returns the Declarer of n's parameters, the one way the nodes
 // of this project declare them: read-only ones with param.Declare and
 // param.ReadOnly, ones that may change while the node runs with
-// param.DeclareLive (see package param). Its errors name the node.
+// param.DeclareLive (see package param). Its errors name the node (a
+// NodeError).
 func NewDeclarer(n *Node) *param.Declarer {
-	return param.NewDeclarer(n.ext.params.store, "ros: node "+n.fqn)
+	return param.NewDeclarer(n.ext.params.store, func(err error) error { return nodeError(n.fqn, err) })
 }

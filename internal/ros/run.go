@@ -3,7 +3,6 @@ package ros
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -15,7 +14,8 @@ import (
 // ctx ends, a callback panics or a background loop fails. Then it stops the
 // background loops started with Context.Go, closes the Context and runs the
 // hooks registered with Context.OnShutdown. An error from setup is returned
-// with the node's fully qualified name. A node main is then one call:
+// as a NodeError (naming the node once: setup need not name it). A node
+// main is then one call:
 //
 //	err := ros.Run(context.Background(), os.Args[1:], "talker", setupTalker)
 func Run(ctx context.Context, args []string, name string, setup func(ctx context.Context, n *Node) error) (err error) {
@@ -41,7 +41,7 @@ func Run(ctx context.Context, args []string, name string, setup func(ctx context
 	if err := setup(ctx, n); err != nil {
 		cancel()
 		rc.waitLoops()
-		return fmt.Errorf("%s: %w", n.FullyQualifiedName(), err)
+		return nodeError(n.fqn, err)
 	}
 	n.Logger().Infof("%s ready", n.FullyQualifiedName())
 	spinErr := rc.Spin(ctx)

@@ -81,7 +81,7 @@ func TestRun_ContextEndsLoops(t *testing.T) {
 		n.Context().Go(func(ctx context.Context) error { <-ctx.Done(); close(looped); return nil })
 		return setupErr
 	})
-	if !errors.Is(err, setupErr) || err.Error() != "/run_test: bad parameter" {
+	if !errors.Is(err, setupErr) || err.Error() != "node /run_test: bad parameter" {
 		t.Fatalf("Run = %v", err)
 	}
 	select {

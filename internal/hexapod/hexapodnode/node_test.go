@@ -110,7 +110,7 @@ func declarer(t *testing.T, over map[string]any) (*param.Declarer, *param.Store)
 		ov[k] = x
 	}
 	s := param.NewStore(param.StoreOptions{Overrides: ov})
-	return param.NewDeclarer(s, "node /hexapod_controller"), s
+	return param.NewDeclarer(s, nil), s
 }
 
 // loadSettings is LoadSettings over a bare store with overrides.

@@ -34,18 +34,16 @@ import (
 // After a failed declaration the following ones are skipped (they return
 // their defaults and a Live holding the default).
 type Declarer struct {
-	store  *Store
-	prefix string
-	err    error
+	store *Store
+	wrap  func(error) error
+	err   error
 }
 
-// NewDeclarer returns a Declarer over s. errPrefix (e.g. "ros: node
-// /mux") starts every error it returns; it may be empty.
-func NewDeclarer(s *Store, errPrefix string) *Declarer {
-	if errPrefix != "" {
-		errPrefix += ": "
-	}
-	return &Declarer{store: s, prefix: errPrefix}
+// NewDeclarer returns a Declarer over s. wrap, if not nil, adds what the
+// caller knows (which node) to every error the Declarer returns; the
+// errors name the parameter themselves.
+func NewDeclarer(s *Store, wrap func(error) error) *Declarer {
+	return &Declarer{store: s, wrap: wrap}
 }
 
 // Store returns the store the parameters are declared on.
@@ -58,7 +56,10 @@ func (d *Declarer) Err() error { return d.err }
 // error is recorded already.
 func (d *Declarer) Fail(err error) {
 	if d.err == nil && err != nil {
-		d.err = fmt.Errorf("%s%w", d.prefix, err)
+		if d.wrap != nil {
+			err = d.wrap(err)
+		}
+		d.err = err
 	}
 }
 

@@ -2,6 +2,7 @@ package param
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ func newTestDeclarer(t *testing.T, overrides map[string]any) (*Declarer, *Store)
 		ov[k] = x
 	}
 	s := NewStore(StoreOptions{Overrides: ov})
-	return NewDeclarer(s, "node /n"), s
+	return NewDeclarer(s, func(err error) error { return fmt.Errorf("node /n: %w", err) }), s
 }
 
 func TestDeclare_ReadOnlyWithReason(t *testing.T) {

@@ -160,11 +160,11 @@ func RunVeBody(ctx context.Context, args []string) error {
 func setupVeBody(_ context.Context, n *ros.Node) error {
 	p, err := DeclareParams(n)
 	if err != nil {
-		return fmt.Errorf("%s: %w", VeBodyNodeName, err)
+		return err
 	}
 	pp, err := declareProc(n, VeBodyNodeName, true)
 	if err != nil {
-		return fmt.Errorf("%s: %w", VeBodyNodeName, err)
+		return err
 	}
 	period := time.Duration(p.Period * float64(time.Second))
 	v, err := subsys.NewVeBody(p.Agent.VeBody, subsys.VeBodyOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
@@ -232,11 +232,11 @@ func RunCS(ctx context.Context, args []string) error {
 func setupCS(_ context.Context, n *ros.Node) error {
 	p, tuning, err := declareParams(n, true)
 	if err != nil {
-		return fmt.Errorf("%s: %w", CSNodeName, err)
+		return err
 	}
 	pp, err := declareProc(n, CSNodeName, true)
 	if err != nil {
-		return fmt.Errorf("%s: %w", CSNodeName, err)
+		return err
 	}
 	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
 		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: tuning})
@@ -320,11 +320,11 @@ func setupSim(_ context.Context, l *lifecycle.Node) error {
 	n := l.Node()
 	p, err := DeclareParams(n)
 	if err != nil {
-		return fmt.Errorf("%s: %w", SimNodeName, err)
+		return err
 	}
 	pp, err := declareProc(n, SimNodeName, true)
 	if err != nil {
-		return fmt.Errorf("%s: %w", SimNodeName, err)
+		return err
 	}
 	log := n.Logger()
 	var g simGate
@@ -395,7 +395,7 @@ func RunInterface(ctx context.Context, args []string) error {
 func setupInterface(_ context.Context, n *ros.Node) error {
 	pp, err := declareProc(n, NodeName, false)
 	if err != nil {
-		return fmt.Errorf("velma_task_cs_ros_interface: %w", err)
+		return err
 	}
 	c, err := subsys.NewClient(subsys.Buffers{Prefix: pp.Buffers})
 	if err != nil {

@@ -146,7 +146,7 @@ func NewInterface(n *ros.Node, c *subsys.Client) (*Bridge, error) { return newBr
 func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 	p, tuning, err := declareParams(n, remote == nil)
 	if err != nil {
-		return nil, fmt.Errorf("velma_core: %w", err)
+		return nil, err
 	}
 	b := &Bridge{node: n}
 	if b.jointStates, err = ros.NewPublisher[sensor_msgs_msg.JointState](n, "joint_states", ros.QoSDefault); err != nil {
@@ -188,7 +188,7 @@ func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("velma_core: %w", err)
+		return nil, err
 	}
 	period := time.Duration(float64(time.Second) / p.Interface.StatusRate)
 	if _, err := n.NewWallTimer(period, b.publishStatus); err != nil {
