@@ -104,7 +104,10 @@ func (c Config) WithTuning(t Tuning) Config {
 
 // Output is the result of one control tick.
 type Output struct {
-	State State     // state after the tick
+	State State // state after the tick
+	// Cause is the guard (and action) of the transition taken this tick,
+	// "" when the state did not change.
+	Cause string
 	Gait  GaitPhase // phase of the gait
 	// Joints are the last commanded joint angles (unchanged when the tick
 	// was out of range or the robot is Idle).
@@ -274,7 +277,10 @@ func (c *Controller) Tick() (Output, error) {
 		}
 	}
 	in.GaitStanding = c.gait.IsStanding()
-	next, action := c.machine.Next(c.state, in)
+	next, action, cause := c.state, NoAction, ""
+	if t, ok := c.machine.Step(c.state, in); ok {
+		next, action, cause = t.To, t.Action, t.label()
+	}
 	switch action {
 	case TorqueOn:
 		servo("speed", c.setSpeed(c.cfg.SittingServoSpeed))
@@ -284,12 +290,16 @@ func (c *Controller) Tick() (Output, error) {
 	case FullSpeed:
 		servo("speed", c.setSpeed(0))
 	}
+	prev := c.state
 	if next != c.state {
 		c.enter(next)
 	}
 	c.state = next
 
 	out := Output{State: c.state, Gait: c.gait.Phase()}
+	if next != prev {
+		out.Cause = cause
+	}
 	if c.state != Idle && c.state != Unknown {
 		var j Joints
 		if err := c.cfg.Geometry.SolveIK(&c.feet, c.body, &j); err != nil {

@@ -2,7 +2,11 @@ package hexapod
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/fsm"
 )
 
 // State is a state of the motion FSM (tState of motion_control.hpp).
@@ -223,12 +227,59 @@ func NewMachine() *Machine {
 // Next returns the state after s for the inputs, and the action of the edge
 // taken; without a matching edge it returns s and NoAction.
 func (m *Machine) Next(s State, in Inputs) (State, Action) {
-	for _, t := range m.byState[s] {
-		if t.Guard.Test(in) {
-			return t.To, t.Action
-		}
+	if t, ok := m.Step(s, in); ok {
+		return t.To, t.Action
 	}
 	return s, NoAction
+}
+
+// Step returns the edge taken from s for the inputs (the first whose guard
+// holds), or false when none holds.
+func (m *Machine) Step(s State, in Inputs) (Transition, bool) {
+	for _, t := range m.byState[s] {
+		if t.Guard.Test(in) {
+			return t, true
+		}
+	}
+	return Transition{}, false
+}
+
+// FSMMachine is the name of the motion FSM in the introspection graph.
+const FSMMachine = "motion"
+
+// Graph returns the motion FSM as an introspection graph: the states Idle
+// to Sitting_down (Unknown is never entered), the edges of Transitions()
+// with their guards (and actions, as Mermaid shows them) and the initial
+// state Idle. Standing_up and Sitting_down are bounded: they move the feet
+// by cfg.SitStep per tick of the given period over the distance between the
+// sitting and the walking height, and a stay of more than twice that time
+// plus a second is an overrun.
+func Graph(cfg Config, tick time.Duration) fsm.Graph {
+	ticks := math.Ceil((cfg.SittingHeight + cfg.Geometry.WalkingHeight) / cfg.SitStep)
+	bound := time.Duration(0)
+	if ticks > 0 && !math.IsInf(ticks, 0) && tick > 0 {
+		bound = (2*time.Duration(ticks)*tick + time.Second).Round(time.Millisecond)
+	}
+	g := fsm.Graph{Machine: FSMMachine, Initial: Idle.String()}
+	for s := Idle; s <= SittingDown; s++ {
+		st := fsm.State{Name: s.String()}
+		if s == StandingUp || s == SittingDown {
+			st.MaxDwell = bound
+		}
+		g.States = append(g.States, st)
+	}
+	for _, t := range Transitions() {
+		g.Edges = append(g.Edges, fsm.Edge{From: t.From.String(), To: t.To.String(), Guard: t.label()})
+	}
+	return g
+}
+
+// label is the edge's guard and, if it has one, its action.
+func (t Transition) label() string {
+	if t.Action == NoAction {
+		return t.Guard.Name
+	}
+	return t.Guard.Name + " / " + t.Action.String()
 }
 
 // Mermaid renders the transition table as a Mermaid state diagram.
@@ -237,11 +288,7 @@ func Mermaid() string {
 	b.WriteString("stateDiagram-v2\n")
 	b.WriteString("    [*] --> Idle\n")
 	for _, t := range Transitions() {
-		label := t.Guard.Name
-		if t.Action != NoAction {
-			label += " / " + t.Action.String()
-		}
-		fmt.Fprintf(&b, "    %s --> %s: %s\n", t.From, t.To, label)
+		fmt.Fprintf(&b, "    %s --> %s: %s\n", t.From, t.To, t.label())
 	}
 	return b.String()
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // in builds Inputs from flags and the three conditions.
@@ -162,5 +164,62 @@ func TestMermaid_Golden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Fatalf("Mermaid() differs from %s:\n%s", path, got)
+	}
+}
+
+// The introspection graph is the transition table: every edge with its
+// guard and action, the states entered by transitions, Idle first, and
+// bounds on the two height ramps only.
+func TestGraph_IsTheTable(t *testing.T) {
+	g := Graph(DefaultConfig(), 10*time.Millisecond)
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if g.Machine != "motion" || g.Initial != "Idle" || len(g.Edges) != len(Transitions()) {
+		t.Fatalf("graph %s initial %s with %d edges", g.Machine, g.Initial, len(g.Edges))
+	}
+	for i, tr := range Transitions() {
+		e := g.Edges[i]
+		if e.From != tr.From.String() || e.To != tr.To.String() || !strings.HasPrefix(e.Guard, tr.Guard.Name) {
+			t.Errorf("edge %d = %+v, table has %v -> %v (%s)", i, e, tr.From, tr.To, tr.Guard.Name)
+		}
+	}
+	if e := g.Edges[0]; e.Guard != "start_cmd / torque on" {
+		t.Errorf("Idle -> Sitting guard %q", e.Guard)
+	}
+	// 93 ticks of 10 ms to stand up: bound 2·0.93 s + 1 s.
+	for _, s := range g.States {
+		want := time.Duration(0)
+		if s.Name == "Standing_up" || s.Name == "Sitting_down" {
+			want = 2860 * time.Millisecond
+		}
+		if s.MaxDwell != want {
+			t.Errorf("state %s bound %v, want %v", s.Name, s.MaxDwell, want)
+		}
+	}
+	if _, ok := g.State("Unknown"); ok {
+		t.Error("Unknown is in the graph; no transition enters it")
+	}
+	if g := Graph(DefaultConfig(), 0); g.States[3].MaxDwell != 0 {
+		t.Errorf("no tick period: bound %v, want none", g.States[3].MaxDwell)
+	}
+}
+
+// A tick that changes state names the edge taken; others name none.
+func TestController_OutputCause(t *testing.T) {
+	c, _ := newTestController(t, DefaultConfig())
+	if out := mustTick(t, c); out.Cause != "" {
+		t.Errorf("idle tick cause %q", out.Cause)
+	}
+	wantAccepted(t, c, CmdStartStop)
+	if out := mustTick(t, c); out.State != Sitting || out.Cause != "start_cmd / torque on" {
+		t.Errorf("start tick: %v cause %q", out.State, out.Cause)
+	}
+	if out := mustTick(t, c); out.Cause != "" {
+		t.Errorf("second sitting tick cause %q", out.Cause)
+	}
+	wantAccepted(t, c, CmdStandUp)
+	if out := mustTick(t, c); out.State != StandingUp || out.Cause != "stand_up_cmd / full speed" {
+		t.Errorf("stand up tick: %v cause %q", out.State, out.Cause)
 	}
 }

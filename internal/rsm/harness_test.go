@@ -117,6 +117,8 @@ type harness struct {
 	runner *fakeRunner
 	log    *recLog
 	states []string // names announced on stateInfo
+	// changes are the OnTransition calls: from, to and cause
+	changes [][3]string
 }
 
 func newHarness(t testing.TB) *harness {
@@ -138,6 +140,7 @@ func newHarnessCfg(t testing.TB, cfg Config) *harness {
 	si, err := NewStateInterface(cfg, Deps{
 		Store: h.store, Boot: h.boot, Nav: h.nav, Runner: h.runner, Clock: h.clock, Log: h.log,
 		OnStateChange: func(name string) { h.states = append(h.states, name) },
+		OnTransition:  func(from, to, cause string) { h.changes = append(h.changes, [3]string{from, to, cause}) },
 	})
 	if err != nil {
 		t.Fatalf("NewStateInterface: %v", err)

@@ -204,6 +204,13 @@ type Deps struct {
 	// (optional) OnStateChange is called with the new state's name after
 	// every transition (the node publishes it on /rsm/stateInfo).
 	OnStateChange func(name string)
+	// (optional) OnTransition is called after OnStateChange with the name
+	// shown before ("" at the first), the new name and the cause: the
+	// interrupt (Interrupt.String) or command hook ("startExploration",
+	// "stopExploration", "startWaypointFollowing", "stopWaypointFollowing")
+	// during which the transition was requested, CauseRenamed, or "" when
+	// the state's own OnActive or a listener requested it.
+	OnTransition func(from, to, cause string)
 }
 
 // StateInterface owns the current state and performs transitions: at most
@@ -220,6 +227,8 @@ type StateInterface struct {
 
 	current, pending State
 	shown            string // the name last passed to OnStateChange
+	cause            string // the entry point running now (Deps.OnTransition)
+	pendingCause     string // cause of the pending transition
 	onInterrupt      bool
 	opMode           OperationMode
 	opModeKnown      bool
@@ -308,7 +317,7 @@ func (si *StateInterface) Transition(next State) {
 		return
 	}
 	b.si = si
-	si.pending = next
+	si.pending, si.pendingCause = next, si.cause
 	next.OnSetup()
 }
 
@@ -317,32 +326,45 @@ func (si *StateInterface) Transition(next State) {
 // OnActive runs; then, if a transition is pending, the current state is
 // exited, the pending one entered, and OnStateChange called with its name.
 func (si *StateInterface) Tick(ctx context.Context) {
+	si.cause = ""
 	if si.current == nil {
 		if si.pending == nil {
 			return
 		}
 		si.current, si.pending = si.pending, nil
 		si.current.OnEntry(ctx)
-		si.announce()
+		si.announce(si.pendingCause)
 	}
 	si.current.OnActive(ctx)
 	if si.current.Name() != si.shown { // renamed while active (a plugin's feedback)
-		si.announce()
+		si.announce(CauseRenamed)
 	}
 	if si.pending != nil {
 		si.current.OnExit(ctx)
 		si.current, si.pending = si.pending, nil
 		si.current.OnEntry(ctx)
-		si.announce()
+		si.announce(si.pendingCause)
 	}
 }
 
-func (si *StateInterface) announce() {
+func (si *StateInterface) announce(cause string) {
+	from := si.shown
 	si.shown = si.current.Name()
 	si.log.Infof("rsm: state %q", si.shown)
 	if si.deps.OnStateChange != nil {
 		si.deps.OnStateChange(si.shown)
 	}
+	if si.deps.OnTransition != nil {
+		si.deps.OnTransition(from, si.shown, cause)
+	}
+}
+
+// during runs f with cause as the cause of the transitions it requests.
+func (si *StateInterface) during(cause string, f func()) {
+	prev := si.cause
+	si.cause = cause
+	defer func() { si.cause = prev }()
+	f()
 }
 
 // Plugin returns a fresh plugin state (getPluginState): kinds 1-3 use the
@@ -474,10 +496,13 @@ func (si *StateInterface) StartStopExploration(ctx context.Context, start bool) 
 	if si.current == nil {
 		return fail("No active state")
 	}
+	var r Reply
 	if start {
-		return si.current.OnExplorationStart(ctx)
+		si.during("startExploration", func() { r = si.current.OnExplorationStart(ctx) })
+	} else {
+		si.during("stopExploration", func() { r = si.current.OnExplorationStop(ctx) })
 	}
-	return si.current.OnExplorationStop(ctx)
+	return r
 }
 
 // StartStopWaypointFollowing answers /rsm/startStopWaypointFollowing.
@@ -485,10 +510,13 @@ func (si *StateInterface) StartStopWaypointFollowing(ctx context.Context, start 
 	if si.current == nil {
 		return fail("No active state")
 	}
+	var r Reply
 	if start {
-		return si.current.OnWaypointFollowingStart(ctx)
+		si.during("startWaypointFollowing", func() { r = si.current.OnWaypointFollowingStart(ctx) })
+	} else {
+		si.during("stopWaypointFollowing", func() { r = si.current.OnWaypointFollowingStop(ctx) })
 	}
-	return si.current.OnWaypointFollowingStop(ctx)
+	return r
 }
 
 // Stop2DNavGoal answers /rsm/stop2DNavGoal: SIMPLE_GOAL_STOP_INTERRUPT to
@@ -499,7 +527,7 @@ func (si *StateInterface) Stop2DNavGoal(ctx context.Context) {
 
 func (si *StateInterface) interrupt(ctx context.Context, i Interrupt) {
 	if si.current != nil {
-		si.current.OnInterrupt(ctx, i)
+		si.during(i.String(), func() { si.current.OnInterrupt(ctx, i) })
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/fsm"
 )
 
 // MoveThreshold is how much a joystick axis must grow (in absolute value)
@@ -45,6 +46,10 @@ type MuxConfig struct {
 	AutonomyTimeout time.Duration
 	// (optional) Log receives the fallback warning; nil discards it.
 	Log Logger
+	// (optional) OnChange is called, synchronously, with every change of
+	// the operation mode or the e-stop: the states of MuxGraph it left and
+	// entered, and the guard of the edge (MuxGraph's names).
+	OnChange func(from, to, cause string)
 }
 
 // Joy is the part of sensor_msgs/Joy the mux looks at.
@@ -212,18 +217,23 @@ func (m *Mux) SetOperationMode(op OperationMode) Reply {
 				return fail(fmt.Sprintf("Emergency stop is on: operation mode stays %v; release the emergency stop "+
 					"first (emergency_stop false), then select %v", m.op.Mode, op.Mode))
 			}
-			m.op.Mode = op.Mode
+			m.setOp(OperationMode{EmergencyStop: true, Mode: op.Mode}, GuardSetMode)
 			return ok("Operation mode set")
 		}
 		// Release: always to STOPPED, never straight back into motion.
-		m.op, m.timerOn = OperationMode{Mode: ModeStopped}, false
+		m.setOp(OperationMode{Mode: ModeStopped}, GuardEStopOff)
+		m.timerOn = false
 		if op.Mode != ModeStopped {
 			return fail(fmt.Sprintf("Emergency stop released; operation mode is STOPPED, not %v: select %v again "+
 				"now that the emergency stop is off", op.Mode, op.Mode))
 		}
 		return ok("Operation mode set")
 	}
-	m.op = op
+	if op.EmergencyStop {
+		m.setOp(op, GuardEStopOn)
+	} else {
+		m.setOp(op, GuardSetMode)
+	}
 	if op.Mode != ModeTeleoperation {
 		m.timerOn = false
 	}
@@ -253,7 +263,7 @@ func (m *Mux) OnTeleop(t Twist, now time.Time) error {
 	}
 	m.teleop = fromCmdvel(r.Twist)
 	if !m.teleop.IsZero() {
-		m.op.Mode = ModeTeleoperation
+		m.setMode(ModeTeleoperation, GuardTeleopCmdVel)
 	}
 	m.restartTimer(now)
 	return r.Report
@@ -283,7 +293,7 @@ func (m *Mux) OnJoy(j Joy, now time.Time) error {
 		return nil
 	}
 	if joyMoved(m.lastJoy, j) {
-		m.op.Mode = ModeTeleoperation
+		m.setMode(ModeTeleoperation, GuardJoystick)
 	}
 	c := Joy{Axes: append([]float32(nil), j.Axes...), Buttons: append([]int32(nil), j.Buttons...)}
 	m.lastJoy = &c
@@ -326,7 +336,7 @@ func (m *Mux) Tick(now time.Time) (Twist, OperationMode) {
 		stale := m.autonomy
 		m.autonomy = Twist{}
 		if m.op.Mode == ModeAutonomous {
-			m.op.Mode = ModeStopped
+			m.setMode(ModeStopped, GuardAutonomyTimeout)
 			m.cfg.Log.Warnf("rsm: no autonomy cmd_vel for %v while it commanded linear %.3g, angular %.3g: falling back to STOPPED "+
 				"(select AUTONOMOUS again when the autonomy source is back)", now.Sub(m.autonomyAt).Round(time.Millisecond),
 				stale.Linear.Norm(), stale.Angular.Norm())
@@ -335,7 +345,7 @@ func (m *Mux) Tick(now time.Time) (Twist, OperationMode) {
 	if m.timerOn && !now.Before(m.deadline) {
 		m.timerOn = false
 		if m.op.Mode == ModeTeleoperation {
-			m.op.Mode = ModeStopped
+			m.setMode(ModeStopped, GuardTeleopIdle)
 			m.teleop = Twist{}
 		}
 	}
@@ -349,4 +359,91 @@ func (m *Mux) Tick(now time.Time) (Twist, OperationMode) {
 		return m.teleop, m.op
 	}
 	return Twist{}, m.op
+}
+
+// MuxMachine is the name of the mux's operation-mode machine in the
+// introspection graph.
+const MuxMachine = "operation_mode"
+
+// Guards of the mux's operation-mode machine (MuxGraph), named after what
+// makes the change.
+const (
+	GuardSetMode         = "setOperationMode"
+	GuardEStopOn         = "setOperationMode (e-stop on)"
+	GuardEStopOff        = "setOperationMode (e-stop off)"
+	GuardTeleopCmdVel    = "non-zero teleoperation cmd_vel"
+	GuardJoystick        = "joystick moved"
+	GuardTeleopIdle      = "teleoperation_idle_timer"
+	GuardAutonomyTimeout = "autonomy_cmd_vel_timeout"
+)
+
+// MuxStateName is the name of an operation mode as a state of MuxGraph:
+// the mode ("STOPPED", "AUTONOMOUS", "TELEOPERATION"), prefixed with
+// "E-STOP/" while the e-stop is on.
+func MuxStateName(op OperationMode) string {
+	if op.EmergencyStop {
+		return "E-STOP/" + op.Mode.String()
+	}
+	return op.Mode.String()
+}
+
+var muxModes = []Mode{ModeStopped, ModeAutonomous, ModeTeleoperation}
+
+// MuxGraph returns the mux's operation-mode machine as an introspection
+// graph, starting in initial: the three modes with and without the e-stop,
+// and every change SetOperationMode, the teleoperation inputs, the idle
+// timer and the autonomy watchdog make (also while the e-stop is on; the rules of SetOperationMode,
+// OnTeleop, OnJoy and Tick).
+func MuxGraph(initial OperationMode) fsm.Graph {
+	g := fsm.Graph{Machine: MuxMachine, Initial: MuxStateName(initial)}
+	for _, estop := range []bool{false, true} {
+		for _, m := range muxModes {
+			g.States = append(g.States, fsm.State{Name: MuxStateName(OperationMode{EmergencyStop: estop, Mode: m})})
+		}
+	}
+	edge := func(from, to OperationMode, guard string) {
+		g.Edges = append(g.Edges, fsm.Edge{From: MuxStateName(from), To: MuxStateName(to), Guard: guard})
+	}
+	for _, a := range muxModes {
+		free := OperationMode{Mode: a}
+		for _, b := range muxModes {
+			if a != b {
+				edge(free, OperationMode{Mode: b}, GuardSetMode)
+			}
+		}
+		for _, b := range muxModes {
+			edge(free, OperationMode{EmergencyStop: true, Mode: b}, GuardEStopOn)
+		}
+	}
+	for _, a := range muxModes {
+		stopped := OperationMode{EmergencyStop: true, Mode: a}
+		if a != ModeStopped {
+			edge(stopped, OperationMode{EmergencyStop: true, Mode: ModeStopped}, GuardSetMode)
+		}
+		edge(stopped, OperationMode{Mode: ModeStopped}, GuardEStopOff)
+	}
+	for _, a := range []Mode{ModeStopped, ModeAutonomous} {
+		edge(OperationMode{Mode: a}, OperationMode{Mode: ModeTeleoperation}, GuardTeleopCmdVel)
+		edge(OperationMode{Mode: a}, OperationMode{Mode: ModeTeleoperation}, GuardJoystick)
+	}
+	// The idle timer and the watchdog also run while the e-stop is on.
+	for _, estop := range []bool{false, true} {
+		edge(OperationMode{EmergencyStop: estop, Mode: ModeTeleoperation}, OperationMode{EmergencyStop: estop, Mode: ModeStopped}, GuardTeleopIdle)
+		edge(OperationMode{EmergencyStop: estop, Mode: ModeAutonomous}, OperationMode{EmergencyStop: estop, Mode: ModeStopped}, GuardAutonomyTimeout)
+	}
+	return g
+}
+
+// setOp changes the operation mode and reports a change to OnChange.
+func (m *Mux) setOp(op OperationMode, cause string) {
+	from := m.op
+	m.op = op
+	if from != op && m.cfg.OnChange != nil {
+		m.cfg.OnChange(MuxStateName(from), MuxStateName(op), cause)
+	}
+}
+
+// setMode changes the mode, keeping the e-stop flag.
+func (m *Mux) setMode(mode Mode, cause string) {
+	m.setOp(OperationMode{EmergencyStop: m.op.EmergencyStop, Mode: mode}, cause)
 }

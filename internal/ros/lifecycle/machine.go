@@ -3,6 +3,9 @@ package lifecycle
 import (
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/fsm"
 )
 
 // StateID is a lifecycle state id (lifecycle_msgs/msg/State): a primary
@@ -389,4 +392,35 @@ func (m *Machine) Change(id TransitionID, run Callback, notify func(Transition))
 		}
 	}
 	return res, nil
+}
+
+// FSMMachine is the name of the lifecycle machine in the introspection
+// graph.
+const FSMMachine = "lifecycle"
+
+// TransitionStateBound is the dwell bound of the transition states
+// (configuring … errorprocessing) in the introspection graph: their
+// callbacks should return well within it.
+const TransitionStateBound = 10 * time.Second
+
+// FSMGraph returns the lifecycle machine as an introspection graph: the
+// states but unknown (which no transition enters) by label, the
+// transitions of Graph with their labels as guards, and the initial state
+// unconfigured; the transition states are bounded by TransitionStateBound.
+func FSMGraph() fsm.Graph {
+	g := fsm.Graph{Machine: FSMMachine, Initial: stateOf(StateUnconfigured).Label}
+	for _, s := range states {
+		if s.ID == StateUnknown {
+			continue
+		}
+		st := fsm.State{Name: s.Label}
+		if !IsPrimary(s.ID) {
+			st.MaxDwell = TransitionStateBound
+		}
+		g.States = append(g.States, st)
+	}
+	for _, t := range transitions {
+		g.Edges = append(g.Edges, fsm.Edge{From: t.Start.Label, To: t.Goal.Label, Guard: t.Label})
+	}
+	return g
 }

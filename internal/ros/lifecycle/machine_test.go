@@ -331,3 +331,26 @@ func TestLifecycle_FullTour(t *testing.T) {
 		t.Fatalf("finalized has transitions %v", got)
 	}
 }
+
+// The introspection graph is rcl_lifecycle's table: 10 states, 25 edges
+// labelled as ~/get_transition_graph labels them.
+func TestFSMGraph(t *testing.T) {
+	g := FSMGraph()
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if g.Initial != "unconfigured" || len(g.States) != 10 || len(g.Edges) != len(Graph()) || len(g.Edges) != 25 {
+		t.Fatalf("graph: initial %s, %d states, %d edges", g.Initial, len(g.States), len(g.Edges))
+	}
+	for i, tr := range Graph() {
+		if e := g.Edges[i]; e.From != tr.Start.Label || e.To != tr.Goal.Label || e.Guard != tr.Label {
+			t.Errorf("edge %d = %+v, want %v", i, e, tr)
+		}
+	}
+	for _, s := range g.States {
+		primary := s.Name == "unconfigured" || s.Name == "inactive" || s.Name == "active" || s.Name == "finalized"
+		if (s.MaxDwell == 0) != primary {
+			t.Errorf("state %s bound %v", s.Name, s.MaxDwell)
+		}
+	}
+}

@@ -53,9 +53,20 @@ type Node struct {
 	auto   bool
 	state  atomic.Uint32 // current StateID, for Active and State without the machine's lock
 
-	mu       sync.Mutex
-	cbs      map[StateID]func(previous State) Result
-	entities []managed
+	mu        sync.Mutex
+	cbs       map[StateID]func(previous State) Result
+	entities  []managed
+	observers []func(Transition)
+}
+
+// OnTransition registers f to be called with every transition the machine
+// takes, after the state changed (for introspection: internal/fsm/fsmnode
+// publishes them on ~/fsm/transition). f runs on the goroutine of the
+// change and must not block or change the state.
+func (l *Node) OnTransition(f func(Transition)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.observers = append(l.observers, f)
 }
 
 // managed is what follows the node's activation (publishers).
@@ -163,9 +174,13 @@ func (l *Node) step(t Transition) {
 	active := t.Goal.ID == StateActive || t.Goal.ID == StateActivating
 	l.mu.Lock()
 	ents := append([]managed(nil), l.entities...)
+	obs := append([](func(Transition))(nil), l.observers...)
 	l.mu.Unlock()
 	for _, e := range ents {
 		e.setActive(active)
+	}
+	for _, f := range obs {
+		f(t)
 	}
 	// As rcl: the event names the start and goal states only (timestamp 0,
 	// empty transition).
