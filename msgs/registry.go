@@ -14,6 +14,7 @@ import (
 	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	example_interfaces_action "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/action"
 	example_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/example_interfaces/srv"
+	fsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/fsm_msgs/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	lifecycle_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/msg"
 	lifecycle_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/lifecycle_msgs/srv"
@@ -58,6 +59,11 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(diagnostic_msgs_msg.KeyValue_TypeInfo)
 	r.AddService(example_interfaces_srv.AddTwoInts_ServiceType)
 	r.AddAction(example_interfaces_action.Fibonacci_ActionType)
+	r.AddMessage(fsm_msgs_msg.Edge_TypeInfo)
+	r.AddMessage(fsm_msgs_msg.Graph_TypeInfo)
+	r.AddMessage(fsm_msgs_msg.Machine_TypeInfo)
+	r.AddMessage(fsm_msgs_msg.State_TypeInfo)
+	r.AddMessage(fsm_msgs_msg.Transition_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.Accel_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.AccelStamped_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.Point_TypeInfo)

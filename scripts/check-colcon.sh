@@ -9,7 +9,7 @@
 #                                 temporary one, removed afterwards
 #
 # Only the fsmnodes package is built: the interface packages msgs/rsm_msgs
-# and msgs/velma_msgs need rosidl from a ROS 2 installation (test/ros2
+# and msgs/velma_msgs (and msgs/fsm_msgs) need rosidl from a ROS 2 installation (test/ros2
 # builds them against one).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)

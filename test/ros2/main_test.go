@@ -9,7 +9,7 @@
 // (ROS_DISTRO, see dom.ours), and the dialect tests leave it unset to check
 // the auto-detection against that distro. TestMain builds on top of it, once per source
 // tree (cached under the user cache directory), the interface packages
-// rsm_msgs and velma_msgs and the rclcpp peer test/ros2/peer
+// rsm_msgs, velma_msgs and fsm_msgs and the rclcpp peer test/ros2/peer
 // (build-peer.sh), and builds our executables into a temporary directory.
 // Without the ROS 2 build every test skips with a loud message, except in CI
 // (CI=true), where that is a failure. -short skips them too.
