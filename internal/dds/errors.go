@@ -2,12 +2,14 @@ package dds
 
 /*
 #include <dds/dds.h>
+#include "logsink.h"
 */
 import "C"
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrClosed is returned by operations on a closed Participant, Writer or
@@ -53,4 +55,43 @@ func check(op string, rc C.dds_return_t) error {
 		return nil
 	}
 	return newError(op, rc)
+}
+
+// CreateError is NewParticipantWithProperties' error when Cyclone refused
+// to create the participant: the return code and the error messages
+// Cyclone logged meanwhile (with DDS Security, the only place that says
+// which certificate, signature or permission was refused).
+type CreateError struct {
+	Err error    // the *Error of dds_create_participant
+	Log []string // Cyclone's error and warning messages, oldest first
+}
+
+// Error formats the return code followed by the logged messages.
+func (e *CreateError) Error() string {
+	if len(e.Log) == 0 {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + ": " + strings.Join(e.Log, "; ")
+}
+
+// Unwrap returns the *Error.
+func (e *CreateError) Unwrap() error { return e.Err }
+
+// errorsLoggedSince takes Cyclone's queued log messages if any was logged
+// after the count total (CycloneLogStats) and returns the errors and
+// warnings among them. The log is process-wide, so this may take messages
+// of another participant of the process too: they are kept in the result
+// only if they are errors or warnings, which is where they would have gone
+// anyway (the participant that failed is the one to report).
+func errorsLoggedSince(total uint64) []string {
+	if CycloneLogStats().Total == total {
+		return nil
+	}
+	var out []string
+	for _, m := range TakeLog(C.FSM_LOG_RING) {
+		if m.Level >= LogWarning {
+			out = append(out, strings.Join(strings.Fields(m.Text), " "))
+		}
+	}
+	return out
 }

@@ -89,7 +89,24 @@ type Participant struct {
 // that configuration (see the package documentation); userData is the
 // participant's USER_DATA QoS (ROS 2 uses "enclave=/;"). It starts the
 // participant's receive goroutine.
-func NewParticipant(domainID uint32, config string, userData []byte) (_ *Participant, err error) {
+func NewParticipant(domainID uint32, config string, userData []byte) (*Participant, error) {
+	return NewParticipantWithProperties(domainID, config, userData, nil)
+}
+
+// Property is one entry of a participant's PROPERTY QoS policy (a name and
+// a string value). DDS Security is configured with these: the "dds.sec.*"
+// names of the OMG DDS Security specification, which Cyclone's security
+// plugins (libdds_security_auth, _ac and _crypto) read.
+type Property struct {
+	Name, Value string
+}
+
+// NewParticipantWithProperties is NewParticipant with properties in the
+// participant's QoS (see Property), set in order. When Cyclone refuses to
+// create the participant (a security plugin rejected a certificate, a
+// signature or a permissions document), the error carries the error
+// messages Cyclone logged while trying (as a *CreateError).
+func NewParticipantWithProperties(domainID uint32, config string, userData []byte, props []Property) (_ *Participant, err error) {
 	installLogSink() // before Cyclone creates a domain and may log
 	dom, err := domains.acquire(domainID, config)
 	if err != nil {
@@ -119,12 +136,19 @@ func NewParticipant(domainID uint32, config string, userData []byte) (_ *Partici
 		C.dds_qset_userdata(cq, ud, C.size_t(len(userData)))
 		C.free(ud)
 	}
+	for _, pr := range props {
+		cn, cv := C.CString(pr.Name), C.CString(pr.Value)
+		C.dds_qset_prop(cq, cn, cv)
+		C.free(unsafe.Pointer(cn))
+		C.free(unsafe.Pointer(cv))
+	}
+	before := CycloneLogStats().Total
 	p.ent = C.dds_create_participant(C.dds_domainid_t(domainID), cq, nil)
 	C.dds_delete_qos(cq)
 	if p.ent < 0 {
 		rc := p.ent
 		p.ent = 0
-		return nil, newError("dds_create_participant", C.dds_return_t(rc))
+		return nil, &CreateError{Err: newError("dds_create_participant", C.dds_return_t(rc)), Log: errorsLoggedSince(before)}
 	}
 	if p.guid, err = entityGUID(p.ent); err != nil {
 		return nil, err

@@ -100,6 +100,8 @@ type Context struct {
 	// is settled (dialect.go, first contact).
 	gateArmed atomic.Bool
 
+	secureDir string // the enclave directory when DDS Security is on
+
 	csidCounter atomic.Uint32 // client/service id suffix
 	seq         atomic.Int64  // request sequence numbers (first is 1)
 
@@ -121,8 +123,9 @@ type Context struct {
 
 // NewContext creates a Context: it parses opts.Args, reads ROS_DOMAIN_ID,
 // ROS_DISTRO, ROS_LOCALHOST_ONLY, ROS_AUTOMATIC_DISCOVERY_RANGE,
-// ROS_STATIC_PEERS and CYCLONEDDS_URI, creates the participant and starts
-// graph discovery. Unless opts.NoSignals, SIGINT and SIGTERM shut it down.
+// ROS_STATIC_PEERS, CYCLONEDDS_URI and the ROS_SECURITY_* variables (as rcl:
+// see planSecurity; a *SecurityError when security cannot be set up),
+// creates the participant and starts graph discovery. Unless opts.NoSignals, SIGINT and SIGTERM shut it down.
 func NewContext(opts ContextOptions) (_ *Context, err error) {
 	args, err := ParseArgs(opts.Args)
 	if err != nil {
@@ -179,8 +182,27 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		config = fmt.Sprintf("<CycloneDDS><Domain><Discovery><LeaseDuration>%dms</LeaseDuration></Discovery></Domain></CycloneDDS>,",
 			opts.LeaseDuration.Milliseconds()) + config
 	}
-	c.part, err = dds.NewParticipant(c.domainID, config, []byte("enclave="+enclave+";"))
+	sec := ReadSecuritySettings(getenv)
+	plan, err := planSecurity(sec, enclave)
 	if err != nil {
+		return nil, fmt.Errorf("ros: NewContext: %w", err)
+	}
+	if plan.info != "" {
+		newNodeLogger(c.consoleCore("rcl"), "rcl").Info(plan.info)
+	}
+	if plan.warn != "" {
+		newNodeLogger(c.consoleCore("rcl"), "rcl").Warn(plan.warn)
+	}
+	c.secureDir = plan.dir
+	c.part, err = dds.NewParticipantWithProperties(c.domainID, config, []byte("enclave="+enclave+";"), plan.props)
+	if err != nil {
+		if plan.props != nil {
+			name := enclave
+			if sec.Override != "" {
+				name = sec.Override
+			}
+			err = &SecurityError{Enclave: name, Dir: plan.dir, Err: fmt.Errorf("the DDS security plugins refused this enclave's files: %w", err)}
+		}
 		return nil, fmt.Errorf("ros: NewContext: domain %d: %w", c.domainID, err)
 	}
 	defer func() {
@@ -330,6 +352,12 @@ func (c *Context) Args() *Args { return c.args }
 
 // DomainID returns the DDS domain id in use.
 func (c *Context) DomainID() uint32 { return c.domainID }
+
+// SecureEnclaveDir returns the enclave directory whose files secure this
+// Context's participant (DDS Security, as SROS2: ROS_SECURITY_ENABLE and
+// the other ROS_SECURITY_* variables, docs/security.md), or "" when the
+// participant is not secured.
+func (c *Context) SecureEnclaveDir() string { return c.secureDir }
 
 // Distro returns the wire dialect in use (Jazzy or Humble). It is fixed when
 // ROS_DISTRO (or ContextOptions.Distro) is set. Otherwise it is the dialect

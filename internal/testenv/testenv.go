@@ -22,7 +22,8 @@ import (
 // which peers a test hears or how they speak; Main removes them so a test
 // run behaves the same on every machine. Tests that need one set it on
 // their child processes or in ContextOptions.Getenv.
-var scrubbed = []string{"ROS_DOMAIN_ID", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY", "ROS_DISTRO", "CYCLONEDDS_URI", "RMW_IMPLEMENTATION"}
+var scrubbed = []string{"ROS_DOMAIN_ID", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY", "ROS_DISTRO", "CYCLONEDDS_URI", "RMW_IMPLEMENTATION",
+	"ROS_SECURITY_ENABLE", "ROS_SECURITY_STRATEGY", "ROS_SECURITY_KEYSTORE", "ROS_SECURITY_ENCLAVE_OVERRIDE"}
 
 // Main runs m in the test environment of this project and returns its exit
 // code:
