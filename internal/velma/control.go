@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 	"github.com/fsmnodes/fsmnodes/internal/velma/la"
 )
@@ -49,7 +50,7 @@ func (c *CS) jointImpedance(k *[BodyDOF]float64, xi float64, qd, dqd *[BodyDOF]f
 }
 
 // capsuleJacobian returns the 3×15 linear Jacobian of point p on capsule cp.
-func (c *CS) capsuleJacobian(cp *kin.Capsule, p kin.Vec3, out *[3][BodyDOF]float64) {
+func (c *CS) capsuleJacobian(cp *kin.Capsule, p geom.Vec3, out *[3][BodyDOF]float64) {
 	*out = [3][BodyDOF]float64{}
 	if cp.Link == kin.LinkHead {
 		return
@@ -83,9 +84,7 @@ func (c *CS) repulse() {
 		var jc [BodyDOF]float64
 		n2 := 0.0
 		for k := range BodyDOF {
-			for r := range 3 {
-				jc[k] += ct.Normal[r] * (ja[r][k] - jb[r][k])
-			}
+			jc[k] += ct.Normal.Dot(geom.Vec3{X: ja[0][k] - jb[0][k], Y: ja[1][k] - jb[1][k], Z: ja[2][k] - jb[2][k]})
 			n2 += jc[k] * jc[k]
 		}
 		if n2 < 1e-12 {
@@ -167,8 +166,8 @@ func (c *CS) cartStep() error {
 			c.cartTolerances(w, cur)
 		}
 		errF := cur.Inv().Mul(w.setpoint)
-		qe := kin.QuatFromMat(errF.R)
-		disp := [6]float64{errF.P[0], errF.P[1], errF.P[2], qe.X, qe.Y, qe.Z}
+		qe := geom.QuatFromMatrix(errF.R)
+		disp := [6]float64{errF.P.X, errF.P.Y, errF.P.Z, qe.X, qe.Y, qe.Z}
 		// tool-frame Jacobian: rotate base-frame rows by Rᵀ
 		cw := &c.cimp
 		if cw.modal == nil {
@@ -178,12 +177,14 @@ func (c *CS) cartStep() error {
 		rt := cur.R.T()
 		J := cw.j
 		for k := range kin.ChainDOF {
-			v := rt.MulVec(kin.Vec3{jb[0][k], jb[1][k], jb[2][k]})
-			o := rt.MulVec(kin.Vec3{jb[3][k], jb[4][k], jb[5][k]})
-			for r := range 3 {
-				J.Set(r, k, v[r])
-				J.Set(3+r, k, o[r])
-			}
+			v := rt.MulVec(geom.Vec3{X: jb[0][k], Y: jb[1][k], Z: jb[2][k]})
+			o := rt.MulVec(geom.Vec3{X: jb[3][k], Y: jb[4][k], Z: jb[5][k]})
+			J.Set(0, k, v.X)
+			J.Set(1, k, v.Y)
+			J.Set(2, k, v.Z)
+			J.Set(3, k, o.X)
+			J.Set(4, k, o.Y)
+			J.Set(5, k, o.Z)
 		}
 		// M⁻¹ of diag(torso, arm)
 		for a := range ArmDOF {
@@ -275,7 +276,7 @@ func (c *CS) cartTolerances(w *cartWrist, cur kin.Frame) {
 	}
 	exceeds := func(tol CartTolerance, target kin.Frame) bool {
 		return (tol.Position > 0 && target.P.Sub(cur.P).Norm() > tol.Position) ||
-			(tol.Rotation > 0 && kin.AngleBetween(target.R, cur.R) > tol.Rotation)
+			(tol.Rotation > 0 && geom.AngleBetween(target.R, cur.R) > tol.Rotation)
 	}
 	end := w.spline.End()
 	if c.t < end {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 )
@@ -100,7 +101,7 @@ func TestControl_JointTrajectory_PathToleranceViolation_Reported(t *testing.T) {
 func TestControl_CartesianGoal_Reached(t *testing.T) {
 	r := readyRig(t)
 	start := r.rep.CS.Wrist[kin.Right]
-	goal := kin.Frame{R: kin.RotZ(0.15).Mul(start.R), P: start.P.Add(kin.Vec3{0.08, -0.05, 0.1})}
+	goal := kin.Frame{R: geom.RotZ(0.15).Mul(start.R), P: start.P.Add(geom.Vec3{X: 0.08, Y: -0.05, Z: 0.1})}
 	cmd := &velma.CartImpCommand{
 		ID:                11,
 		Points:            []velma.CartPoint{{Pose: goal, TimeFromStart: 3 * time.Second}},
@@ -126,7 +127,7 @@ func TestControl_CartesianGoal_Reached(t *testing.T) {
 	if d := w.P.Sub(goal.P).Norm(); d > 0.01 {
 		t.Fatalf("wrist %.4f m from goal", d)
 	}
-	if a := kin.AngleBetween(w.R, goal.R); a > 0.03 {
+	if a := geom.AngleBetween(w.R, goal.R); a > 0.03 {
 		t.Fatalf("wrist %.4f rad from goal orientation", a)
 	}
 	// the left wrist was told nothing and holds its pose
@@ -222,7 +223,7 @@ func TestControl_CartImp_NoCommandHolds_SelfCollisionEndsInSafe(t *testing.T) {
 		}
 	}
 	// drive the right wrist slowly into the torso column
-	into := kin.Frame{R: start.R, P: kin.Vec3{0.12, -0.12, 0.85}}
+	into := kin.Frame{R: start.R, P: geom.Vec3{X: 0.12, Y: -0.12, Z: 0.85}}
 	rep := r.step(&velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: {ID: 2,
 		Points: []velma.CartPoint{{Pose: into, TimeFromStart: 5 * time.Second}}}}})
 	for i := 0; rep.CS.State == velma.CSCartImp; i++ {
@@ -301,7 +302,7 @@ func TestControl_SourceLostMidMotion_IdleThenSafe(t *testing.T) {
 		}, func(rep *velma.Report) velma.TrajStatus { return rep.CS.Jnt }},
 		{"cart_imp", velma.CSCartImp, func(r *rig) *velma.TaskCommand {
 			w := r.rep.CS.Wrist[kin.Right]
-			to := kin.Frame{R: w.R, P: w.P.Add(kin.Vec3{0.1, 0, 0.1})}
+			to := kin.Frame{R: w.R, P: w.P.Add(geom.Vec3{X: 0.1, Y: 0, Z: 0.1})}
 			return &velma.TaskCommand{Cart: [2]*velma.CartImpCommand{kin.Right: {ID: 7,
 				Points: []velma.CartPoint{{Pose: to, TimeFromStart: 3 * time.Second}}}}}
 		}, func(rep *velma.Report) velma.TrajStatus { return rep.CS.Cart[kin.Right] }},

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // FuzzCSRun: arbitrary (even non-finite) ve_body status and task commands
@@ -40,7 +42,7 @@ func FuzzCSRun(f *testing.F) {
 		case 2:
 			var cp CartPoint
 			cp.Pose.R = [3][3]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
-			cp.Pose.P = [3]float64{target, 0, 1}
+			cp.Pose.P = geom.Vec3{X: target, Z: 1}
 			task.Cart[0] = &CartImpCommand{ID: 2, Points: []CartPoint{cp}}
 		case 3:
 			task.Head = &JointTrajectoryCommand{ID: 3, Points: []JointPoint{{Positions: pos[:2], TimeFromStart: time.Second}}}

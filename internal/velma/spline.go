@@ -1,6 +1,7 @@
 package velma
 
 import (
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 )
 
@@ -132,16 +133,16 @@ func (s *jointSpline) Sample(t float64, q, dq []float64) {
 // orientation.
 type cartSpline struct {
 	t   []float64 // absolute time of each knot, t[0] = start
-	pos []kin.Vec3
-	rot []kin.Quat
+	pos []geom.Vec3
+	rot []geom.Quat
 }
 
 func newCartSpline(from kin.Frame, start float64, pts []CartPoint) cartSpline {
-	s := cartSpline{t: []float64{start}, pos: []kin.Vec3{from.P}, rot: []kin.Quat{kin.QuatFromMat(from.R)}}
+	s := cartSpline{t: []float64{start}, pos: []geom.Vec3{from.P}, rot: []geom.Quat{geom.QuatFromMatrix(from.R)}}
 	for _, p := range pts {
 		s.t = append(s.t, start+p.TimeFromStart.Seconds())
 		s.pos = append(s.pos, p.Pose.P)
-		s.rot = append(s.rot, kin.QuatFromMat(p.Pose.R))
+		s.rot = append(s.rot, geom.QuatFromMatrix(p.Pose.R))
 	}
 	return s
 }
@@ -152,13 +153,13 @@ func (s *cartSpline) End() float64 { return s.t[len(s.t)-1] }
 // Goal returns the last pose.
 func (s *cartSpline) Goal() kin.Frame {
 	n := len(s.t) - 1
-	return kin.Frame{R: s.rot[n].Mat(), P: s.pos[n]}
+	return kin.Frame{R: s.rot[n].Matrix(), P: s.pos[n]}
 }
 
 // Sample returns the pose at time t.
 func (s *cartSpline) Sample(t float64) kin.Frame {
 	if t <= s.t[0] {
-		return kin.Frame{R: s.rot[0].Mat(), P: s.pos[0]}
+		return kin.Frame{R: s.rot[0].Matrix(), P: s.pos[0]}
 	}
 	for i := 1; i < len(s.t); i++ {
 		if t <= s.t[i] {
@@ -168,7 +169,7 @@ func (s *cartSpline) Sample(t float64) kin.Frame {
 				a = (t - s.t[i-1]) / d
 			}
 			p := s.pos[i-1].Add(s.pos[i].Sub(s.pos[i-1]).Scale(a))
-			return kin.Frame{R: kin.Slerp(s.rot[i-1], s.rot[i], a).Mat(), P: p}
+			return kin.Frame{R: geom.Slerp(s.rot[i-1], s.rot[i], a).Matrix(), P: p}
 		}
 	}
 	return s.Goal()

@@ -197,7 +197,7 @@ func (c *CartImpCommand) Validate() error {
 			return invalid("point %d: time_from_start %v not after %v", i, p.TimeFromStart, last)
 		}
 		last = p.TimeFromStart
-		for _, v := range p.Pose.P {
+		for _, v := range []float64{p.Pose.P.X, p.Pose.P.Y, p.Pose.P.Z} {
 			if !finite(v) || math.Abs(v) > 3 {
 				return invalid("point %d: position %v not finite or beyond 3 m", i, p.Pose.P)
 			}

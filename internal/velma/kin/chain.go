@@ -1,6 +1,10 @@
 package kin
 
-import "math"
+import (
+	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
+)
 
 // Side selects an arm.
 type Side int
@@ -38,7 +42,7 @@ const (
 var armOffsets = [ArmDOF]float64{0.11, 0.2005, 0.20, 0.20, 0.20, 0.19, 0.078}
 
 // armAxes are the joint axes in their own frames (+z, +y, +z, −y, +z, +y, +z).
-var armAxes = [ArmDOF]Vec3{{0, 0, 1}, {0, 1, 0}, {0, 0, 1}, {0, -1, 0}, {0, 0, 1}, {0, 1, 0}, {0, 0, 1}}
+var armAxes = [ArmDOF]geom.Vec3{{X: 0, Y: 0, Z: 1}, {X: 0, Y: 1, Z: 0}, {X: 0, Y: 0, Z: 1}, {X: 0, Y: -1, Z: 0}, {X: 0, Y: 0, Z: 1}, {X: 0, Y: 1, Z: 0}, {X: 0, Y: 0, Z: 1}}
 
 // Mount returns torso_link0 → calib_X_arm_base_link for the nominal mount:
 // xyz (0, 0, 1.17335), rpy (0, ∓π/3, π/2).
@@ -47,18 +51,18 @@ func Mount(s Side) Frame {
 	if s == Left {
 		pitch = math.Pi / 3
 	}
-	return Frame{R: RPY(0, pitch, math.Pi/2), P: Vec3{0, 0, MountHeight}}
+	return Frame{R: geom.MatrixFromRPY(0, pitch, math.Pi/2), P: geom.Vec3{X: 0, Y: 0, Z: MountHeight}}
 }
 
 // axisRot returns the rotation by q about a unit axis that is ±x, ±y or ±z.
-func axisRot(a Vec3, q float64) Mat3 {
+func axisRot(a geom.Vec3, q float64) geom.Mat3 {
 	switch {
-	case a[2] != 0:
-		return RotZ(a[2] * q)
-	case a[1] != 0:
-		return RotY(a[1] * q)
+	case a.Z != 0:
+		return geom.RotZ(a.Z * q)
+	case a.Y != 0:
+		return geom.RotY(a.Y * q)
 	default:
-		return RotX(a[0] * q)
+		return geom.RotX(a.X * q)
 	}
 }
 
@@ -74,24 +78,24 @@ const (
 // configuration: every link frame and every joint axis in torso_base.
 type Chain struct {
 	Side  Side
-	Torso Frame          // torso_link0
-	Link  [8]Frame       // [0] arm base, [i] X_arm_i_link
-	Axis  [ChainDOF]Vec3 // joint axes in torso_base: [0] torso, [1+i] arm joint i
-	Org   [ChainDOF]Vec3 // a point on each joint axis
+	Torso Frame               // torso_link0
+	Link  [8]Frame            // [0] arm base, [i] X_arm_i_link
+	Axis  [ChainDOF]geom.Vec3 // joint axes in torso_base: [0] torso, [1+i] arm joint i
+	Org   [ChainDOF]geom.Vec3 // a point on each joint axis
 }
 
 // Forward computes the chain of arm s at torso angle qt and arm angles q.
 func Forward(s Side, qt float64, q [ArmDOF]float64) Chain {
 	var c Chain
 	c.Side = s
-	c.Torso = Frame{R: RotZ(qt), P: Vec3{0, 0, TorsoHeight}}
-	c.Axis[0] = Vec3{0, 0, 1}
-	c.Org[0] = Vec3{0, 0, TorsoHeight}
+	c.Torso = Frame{R: geom.RotZ(qt), P: geom.Vec3{X: 0, Y: 0, Z: TorsoHeight}}
+	c.Axis[0] = geom.Vec3{X: 0, Y: 0, Z: 1}
+	c.Org[0] = geom.Vec3{X: 0, Y: 0, Z: TorsoHeight}
 	f := c.Torso.Mul(Mount(s))
 	c.Link[0] = f
 	for i := range ArmDOF {
 		// joint origin: translate along the parent's z
-		f.P = f.Apply(Vec3{0, 0, armOffsets[i]})
+		f.P = f.Apply(geom.Vec3{X: 0, Y: 0, Z: armOffsets[i]})
 		c.Axis[1+i] = f.R.MulVec(armAxes[i])
 		c.Org[1+i] = f.P
 		f.R = f.R.Mul(axisRot(armAxes[i], q[i]))
@@ -110,7 +114,7 @@ type Jacobian [6][ChainDOF]float64
 // PointJacobian returns the geometric Jacobian, in torso_base, of point p
 // (in torso_base) rigidly attached to link. Joints beyond link have zero
 // columns.
-func (c *Chain) PointJacobian(link int, p Vec3) Jacobian {
+func (c *Chain) PointJacobian(link int, p geom.Vec3) Jacobian {
 	var j Jacobian
 	n := 1 + link // joints that move the link: torso + arm joints 0…link-1
 	if link == LinkTorso {
@@ -119,10 +123,8 @@ func (c *Chain) PointJacobian(link int, p Vec3) Jacobian {
 	for k := range n {
 		z := c.Axis[k]
 		v := z.Cross(p.Sub(c.Org[k]))
-		for r := range 3 {
-			j[r][k] = v[r]
-			j[3+r][k] = z[r]
-		}
+		j[0][k], j[1][k], j[2][k] = v.X, v.Y, v.Z
+		j[3][k], j[4][k], j[5][k] = z.X, z.Y, z.Z
 	}
 	return j
 }

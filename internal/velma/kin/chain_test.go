@@ -3,6 +3,8 @@ package kin
 import (
 	"math"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 var (
@@ -25,31 +27,28 @@ func TestForward_DocTestVectors(t *testing.T) {
 		side  Side
 		torso float64
 		q     [ArmDOF]float64
-		p     Vec3
-		r     *Mat3
+		p     geom.Vec3
+		r     *geom.Mat3
 	}{
-		{"right torso0 q0", Right, 0, [ArmDOF]float64{}, Vec3{0, -1.0206, 1.7926},
-			&Mat3{{0, -1, 0}, {0.5, 0, -0.866}, {0.866, 0, 0.5}}},
-		{"left torso0 q0", Left, 0, [ArmDOF]float64{}, Vec3{0, 1.0206, 1.7926},
-			&Mat3{{0, -1, 0}, {0.5, 0, 0.866}, {-0.866, 0, 0.5}}},
-		{"right initial", Right, 0, initialRight, Vec3{0.1483, -0.3909, 0.6141},
-			&Mat3{{-0.4840, -0.2375, 0.8422}, {-0.2969, 0.9499, 0.0973}, {-0.8232, -0.2030, -0.5303}}},
-		{"left initial", Left, 0, initialLeft, Vec3{0.1483, 0.3909, 0.6141},
-			&Mat3{{0.4840, -0.2375, 0.8422}, {-0.2969, -0.9499, -0.0973}, {0.8232, -0.2030, -0.5303}}},
-		{"right torso0.5 initial", Right, 0.5, initialRight, Vec3{0.3176, -0.2719, 0.6141}, nil},
-		{"right torso0.2 probe", Right, 0.2, probeQ, Vec3{0.3762, -0.8504, 1.0804},
-			&Mat3{{-0.1294, -0.7320, 0.6689}, {-0.3170, -0.6087, -0.7274}, {0.9396, -0.3061, -0.1533}}},
-		{"left torso-0.2 probe", Left, -0.2, neg(probeQ), Vec3{0.3762, 0.8504, 1.0804}, nil},
+		{"right torso0 q0", Right, 0, [ArmDOF]float64{}, geom.Vec3{X: 0, Y: -1.0206, Z: 1.7926},
+			&geom.Mat3{{0, -1, 0}, {0.5, 0, -0.866}, {0.866, 0, 0.5}}},
+		{"left torso0 q0", Left, 0, [ArmDOF]float64{}, geom.Vec3{X: 0, Y: 1.0206, Z: 1.7926},
+			&geom.Mat3{{0, -1, 0}, {0.5, 0, 0.866}, {-0.866, 0, 0.5}}},
+		{"right initial", Right, 0, initialRight, geom.Vec3{X: 0.1483, Y: -0.3909, Z: 0.6141},
+			&geom.Mat3{{-0.4840, -0.2375, 0.8422}, {-0.2969, 0.9499, 0.0973}, {-0.8232, -0.2030, -0.5303}}},
+		{"left initial", Left, 0, initialLeft, geom.Vec3{X: 0.1483, Y: 0.3909, Z: 0.6141},
+			&geom.Mat3{{0.4840, -0.2375, 0.8422}, {-0.2969, -0.9499, -0.0973}, {0.8232, -0.2030, -0.5303}}},
+		{"right torso0.5 initial", Right, 0.5, initialRight, geom.Vec3{X: 0.3176, Y: -0.2719, Z: 0.6141}, nil},
+		{"right torso0.2 probe", Right, 0.2, probeQ, geom.Vec3{X: 0.3762, Y: -0.8504, Z: 1.0804},
+			&geom.Mat3{{-0.1294, -0.7320, 0.6689}, {-0.3170, -0.6087, -0.7274}, {0.9396, -0.3061, -0.1533}}},
+		{"left torso-0.2 probe", Left, -0.2, neg(probeQ), geom.Vec3{X: 0.3762, Y: 0.8504, Z: 1.0804}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Forward(tc.side, tc.torso, tc.q)
 			w := c.Wrist()
-			for i := range 3 {
-				if math.Abs(w.P[i]-tc.p[i]) > 6e-5 {
-					t.Errorf("p = %.5f, want %.4f", w.P, tc.p)
-					break
-				}
+			if d := w.P.Sub(tc.p); math.Abs(d.X) > 6e-5 || math.Abs(d.Y) > 6e-5 || math.Abs(d.Z) > 6e-5 {
+				t.Errorf("p = %.5f, want %.4f", w.P, tc.p)
 			}
 			if tc.r == nil {
 				return
@@ -104,11 +103,11 @@ func TestWristJacobian_MatchesFiniteDifferences(t *testing.T) {
 			dp := b.P.Sub(a.P).Scale(1 / h)
 			// angular: skew part of dR·Rᵀ
 			dr := b.R.Mul(a.R.T())
-			w := Vec3{(dr[2][1] - dr[1][2]) / 2 / h, (dr[0][2] - dr[2][0]) / 2 / h, (dr[1][0] - dr[0][1]) / 2 / h}
-			for r := range 3 {
-				if math.Abs(dp[r]-j[r][k]) > 1e-5 || math.Abs(w[r]-j[3+r][k]) > 1e-5 {
-					t.Fatalf("%v column %d: fd (%v, %v) vs J", side, k, dp, w)
-				}
+			w := geom.Vec3{X: (dr[2][1] - dr[1][2]) / 2 / h, Y: (dr[0][2] - dr[2][0]) / 2 / h, Z: (dr[1][0] - dr[0][1]) / 2 / h}
+			jp := geom.Vec3{X: j[0][k], Y: j[1][k], Z: j[2][k]}
+			jw := geom.Vec3{X: j[3][k], Y: j[4][k], Z: j[5][k]}
+			if dp.Sub(jp).Norm() > 1e-5 || w.Sub(jw).Norm() > 1e-5 {
+				t.Fatalf("%v column %d: fd (%v, %v) vs J", side, k, dp, w)
 			}
 		}
 	}
@@ -117,19 +116,19 @@ func TestWristJacobian_MatchesFiniteDifferences(t *testing.T) {
 func TestForward_MirrorSymmetry(t *testing.T) {
 	cr, cl := Forward(Right, 0, probeQ), Forward(Left, 0, neg(probeQ))
 	r, l := cr.Wrist(), cl.Wrist()
-	if math.Abs(r.P[0]-l.P[0]) > 1e-12 || math.Abs(r.P[1]+l.P[1]) > 1e-12 || math.Abs(r.P[2]-l.P[2]) > 1e-12 {
+	if math.Abs(r.P.X-l.P.X) > 1e-12 || math.Abs(r.P.Y+l.P.Y) > 1e-12 || math.Abs(r.P.Z-l.P.Z) > 1e-12 {
 		t.Fatalf("right %v and left %v are not mirror images", r.P, l.P)
 	}
 }
 
 func TestQuat_RoundTripAndSlerp(t *testing.T) {
-	r := RPY(0.3, -0.7, 2.1)
-	q := QuatFromMat(r)
-	if AngleBetween(q.Mat(), r) > 1e-9 {
+	r := geom.MatrixFromRPY(0.3, -0.7, 2.1)
+	q := geom.QuatFromMatrix(r)
+	if geom.AngleBetween(q.Matrix(), r) > 1e-9 {
 		t.Fatal("quaternion round trip failed")
 	}
-	a, b := QuatFromMat(RotZ(0)), QuatFromMat(RotZ(1))
-	if got := AngleBetween(Slerp(a, b, 0.25).Mat(), RotZ(0.25)); got > 1e-9 {
+	a, b := geom.QuatFromMatrix(geom.RotZ(0)), geom.QuatFromMatrix(geom.RotZ(1))
+	if got := geom.AngleBetween(geom.Slerp(a, b, 0.25).Matrix(), geom.RotZ(0.25)); got > 1e-9 {
 		t.Fatalf("slerp off by %g rad", got)
 	}
 }

@@ -1,6 +1,10 @@
 package kin
 
-import "math"
+import (
+	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
+)
 
 // Capsule is a self-collision primitive: a segment of the given length
 // along the local z axis of Origin (centred on it), swept by a sphere of
@@ -18,8 +22,8 @@ type Capsule struct {
 // not rotate with the torso).
 const LinkHead = -2
 
-func capsule(name string, s Side, link int, xyz Vec3, rpy Vec3, r, l float64) Capsule {
-	return Capsule{Name: name, Side: s, Link: link, Origin: Frame{R: RPY(rpy[0], rpy[1], rpy[2]), P: xyz}, Radius: r, Length: l}
+func capsule(name string, s Side, link int, xyz geom.Vec3, rpy geom.Vec3, r, l float64) Capsule {
+	return Capsule{Name: name, Side: s, Link: link, Origin: Frame{R: geom.MatrixFromRPY(rpy.X, rpy.Y, rpy.Z), P: xyz}, Radius: r, Length: l}
 }
 
 // armCapsules returns the primitives of arm s
@@ -31,23 +35,23 @@ func capsule(name string, s Side, link int, xyz Vec3, rpy Vec3, r, l float64) Ca
 func armCapsules(s Side) []Capsule {
 	p := s.String() + "_"
 	caps := []Capsule{
-		capsule(p+"arm_base", s, LinkBase, Vec3{0, 0, 0.055}, Vec3{0, 0, math.Pi}, 0.07, 0.11),
-		capsule(p+"arm_1", s, 1, Vec3{0, -0.015, 0.1}, Vec3{0.2, 0, 0}, 0.065, 0.208),
-		capsule(p+"arm_2", s, 2, Vec3{0, 0.015, 0.1}, Vec3{0.2, 0, 0}, 0.065, 0.208),
-		capsule(p+"arm_3", s, 3, Vec3{0, 0.015, 0.1}, Vec3{-0.2, 0, 0}, 0.065, 0.208),
-		capsule(p+"arm_4", s, 4, Vec3{0, -0.015, 0.1}, Vec3{-0.2, 0, 0}, 0.065, 0.208),
-		capsule(p+"arm_5", s, 5, Vec3{0, -0.015, 0.095}, Vec3{0.207, 0, 0}, 0.065, 0.198),
-		capsule(p+"arm_6", s, 6, Vec3{0, 0.01, 0}, Vec3{}, 0.08, 0),
+		capsule(p+"arm_base", s, LinkBase, geom.Vec3{X: 0, Y: 0, Z: 0.055}, geom.Vec3{X: 0, Y: 0, Z: math.Pi}, 0.07, 0.11),
+		capsule(p+"arm_1", s, 1, geom.Vec3{X: 0, Y: -0.015, Z: 0.1}, geom.Vec3{X: 0.2, Y: 0, Z: 0}, 0.065, 0.208),
+		capsule(p+"arm_2", s, 2, geom.Vec3{X: 0, Y: 0.015, Z: 0.1}, geom.Vec3{X: 0.2, Y: 0, Z: 0}, 0.065, 0.208),
+		capsule(p+"arm_3", s, 3, geom.Vec3{X: 0, Y: 0.015, Z: 0.1}, geom.Vec3{X: -0.2, Y: 0, Z: 0}, 0.065, 0.208),
+		capsule(p+"arm_4", s, 4, geom.Vec3{X: 0, Y: -0.015, Z: 0.1}, geom.Vec3{X: -0.2, Y: 0, Z: 0}, 0.065, 0.208),
+		capsule(p+"arm_5", s, 5, geom.Vec3{X: 0, Y: -0.015, Z: 0.095}, geom.Vec3{X: 0.207, Y: 0, Z: 0}, 0.065, 0.198),
+		capsule(p+"arm_6", s, 6, geom.Vec3{X: 0, Y: 0.01, Z: 0}, geom.Vec3{}, 0.08, 0),
 	}
 	if s == Right {
 		caps = append(caps,
-			capsule(p+"gripper_mount", s, LinkWrist, Vec3{0.02, 0, 0.01}, Vec3{0, math.Pi / 2, 0}, 0.055, 0.08),
-			capsule(p+"palm", s, LinkWrist, Vec3{0.140, 0, -0.078}, Vec3{}, 0.06, 0))
+			capsule(p+"gripper_mount", s, LinkWrist, geom.Vec3{X: 0.02, Y: 0, Z: 0.01}, geom.Vec3{X: 0, Y: math.Pi / 2, Z: 0}, 0.055, 0.08),
+			capsule(p+"palm", s, LinkWrist, geom.Vec3{X: 0.140, Y: 0, Z: -0.078}, geom.Vec3{}, 0.06, 0))
 	} else {
 		// left mount is turned by π about the wrist z: (x, y, z) → (−x, −y, z)
 		caps = append(caps,
-			capsule(p+"gripper_mount", s, LinkWrist, Vec3{-0.02, 0, -0.01}, Vec3{0, -math.Pi / 2, 0}, 0.055, 0.08),
-			capsule(p+"palm", s, LinkWrist, Vec3{-0.140, 0, -0.078}, Vec3{}, 0.06, 0))
+			capsule(p+"gripper_mount", s, LinkWrist, geom.Vec3{X: -0.02, Y: 0, Z: -0.01}, geom.Vec3{X: 0, Y: -math.Pi / 2, Z: 0}, 0.055, 0.08),
+			capsule(p+"palm", s, LinkWrist, geom.Vec3{X: -0.140, Y: 0, Z: -0.078}, geom.Vec3{}, 0.06, 0))
 	}
 	return caps
 }
@@ -69,9 +73,9 @@ func isDistal(c Capsule) bool { return c.Link >= 3 }
 func DefaultCollisionModel() CollisionModel {
 	var m CollisionModel
 	m.Caps = append(m.Caps,
-		capsule("torso_upper", Right, LinkTorso, Vec3{0, 0, 0.8}, Vec3{}, 0.20, 1.0),
-		capsule("torso_lower", Right, LinkTorso, Vec3{-0.1, 0, 0.45}, Vec3{}, 0.18, 0.4),
-		capsule("head_sphere", Right, LinkHead, Vec3{0.04, 0, 1.57 + TorsoHeight}, Vec3{}, 0.24, 0),
+		capsule("torso_upper", Right, LinkTorso, geom.Vec3{X: 0, Y: 0, Z: 0.8}, geom.Vec3{}, 0.20, 1.0),
+		capsule("torso_lower", Right, LinkTorso, geom.Vec3{X: -0.1, Y: 0, Z: 0.45}, geom.Vec3{}, 0.18, 0.4),
+		capsule("head_sphere", Right, LinkHead, geom.Vec3{X: 0.04, Y: 0, Z: 1.57 + TorsoHeight}, geom.Vec3{}, 0.24, 0),
 	)
 	nBody := len(m.Caps)
 	m.Caps = append(m.Caps, armCapsules(Right)...)
@@ -102,14 +106,14 @@ func DefaultCollisionModel() CollisionModel {
 
 // Contact is the closest approach of one checked pair.
 type Contact struct {
-	Pair     int     // index into CollisionModel.Pairs
-	Distance float64 // surface distance (negative when penetrating)
-	PA, PB   Vec3    // closest points on the two segments (torso_base)
-	Normal   Vec3    // unit vector from PA to PB
+	Pair     int       // index into CollisionModel.Pairs
+	Distance float64   // surface distance (negative when penetrating)
+	PA, PB   geom.Vec3 // closest points on the two segments (torso_base)
+	Normal   geom.Vec3 // unit vector from PA to PB
 }
 
 // segment returns the end points of a capsule's axis in torso_base.
-func (m *CollisionModel) segment(b *Body, c *Capsule) (Vec3, Vec3) {
+func (m *CollisionModel) segment(b *Body, c *Capsule) (geom.Vec3, geom.Vec3) {
 	var f Frame
 	switch c.Link {
 	case LinkHead:
@@ -128,7 +132,7 @@ func (m *CollisionModel) segment(b *Body, c *Capsule) (Vec3, Vec3) {
 const maxCaps = 64
 
 // segments computes every capsule's axis end points once.
-func (m *CollisionModel) segments(b *Body, segs *[maxCaps][2]Vec3) {
+func (m *CollisionModel) segments(b *Body, segs *[maxCaps][2]geom.Vec3) {
 	for i := range min(len(m.Caps), maxCaps) {
 		segs[i][0], segs[i][1] = m.segment(b, &m.Caps[i])
 	}
@@ -138,7 +142,7 @@ func (m *CollisionModel) segments(b *Body, segs *[maxCaps][2]Vec3) {
 // within, in pair order. dst is reused.
 func (m *CollisionModel) Contacts(b *Body, within float64, dst []Contact) []Contact {
 	dst = dst[:0]
-	var segs [maxCaps][2]Vec3
+	var segs [maxCaps][2]geom.Vec3
 	m.segments(b, &segs)
 	for pi, pr := range m.Pairs {
 		ca, cb := &m.Caps[pr[0]], &m.Caps[pr[1]]
@@ -150,11 +154,11 @@ func (m *CollisionModel) Contacts(b *Body, within float64, dst []Contact) []Cont
 		if dist >= within {
 			continue
 		}
-		var nv Vec3
+		var nv geom.Vec3
 		if n > 1e-12 {
 			nv = d.Scale(1 / n)
 		} else {
-			nv = Vec3{0, 0, 1}
+			nv = geom.Vec3{X: 0, Y: 0, Z: 1}
 		}
 		dst = append(dst, Contact{Pair: pi, Distance: dist, PA: pa, PB: pb, Normal: nv})
 	}
@@ -164,7 +168,7 @@ func (m *CollisionModel) Contacts(b *Body, within float64, dst []Contact) []Cont
 // MinDistance returns the smallest surface distance over all checked pairs
 // and the pair index.
 func (m *CollisionModel) MinDistance(b *Body) (float64, int) {
-	var segs [maxCaps][2]Vec3
+	var segs [maxCaps][2]geom.Vec3
 	m.segments(b, &segs)
 	best, bi := math.Inf(1), -1
 	for pi, pr := range m.Pairs {
@@ -178,7 +182,7 @@ func (m *CollisionModel) MinDistance(b *Body) (float64, int) {
 }
 
 // closestSegments returns the closest points of segments p0p1 and q0q1.
-func closestSegments(p0, p1, q0, q1 Vec3) (Vec3, Vec3) {
+func closestSegments(p0, p1, q0, q1 geom.Vec3) (geom.Vec3, geom.Vec3) {
 	d1, d2 := p1.Sub(p0), q1.Sub(q0)
 	r := p0.Sub(q0)
 	a, e := d1.Dot(d1), d2.Dot(d2)

@@ -1,28 +1,30 @@
 package kin
 
+import "github.com/fsmnodes/fsmnodes/internal/geom"
+
 // Inertial is a rigid body's mass, centre of mass and inertia tensor about
 // the centre of mass, both in the link frame.
 type Inertial struct {
 	Mass float64
-	COM  Vec3
-	I    Mat3
+	COM  geom.Vec3
+	I    geom.Mat3
 }
 
-func diagInertia(m float64, com Vec3, ixx, iyy, izz float64) Inertial {
-	return Inertial{Mass: m, COM: com, I: Mat3{{ixx, 0, 0}, {0, iyy, 0}, {0, 0, izz}}}
+func diagInertia(m float64, com geom.Vec3, ixx, iyy, izz float64) Inertial {
+	return Inertial{Mass: m, COM: com, I: geom.Mat3{{ixx, 0, 0}, {0, iyy, 0}, {0, 0, izz}}}
 }
 
 // armLinks are the URDF inertials of X_arm_1_link … X_arm_7_link
 // (docs/velma-model.md#link-inertials; placeholder boxes, as Gazebo uses
 // them).
 var armLinks = [ArmDOF]Inertial{
-	diagInertia(2.0, Vec3{0, -0.06, 0.13}, 0.0136667, 0.0030, 0.0118667),
-	diagInertia(2.0, Vec3{0, 0.06, 0.07}, 0.0136667, 0.0030, 0.0118667),
-	diagInertia(2.0, Vec3{0, 0.06, 0.13}, 0.0136667, 0.0030, 0.0118667),
-	diagInertia(2.0, Vec3{0, -0.06, 0.07}, 0.0136667, 0.0030, 0.0118667),
-	diagInertia(2.0, Vec3{0, 0, 0.124}, 0.0126507, 0.0030, 0.0108507),
-	diagInertia(0.2, Vec3{0, 0, 0.0625}, 5.2083e-4, 5.2083e-4, 5.2083e-4),
-	diagInertia(0.002, Vec3{0, 0, 0}, 3.333e-4, 3.333e-4, 3.333e-4),
+	diagInertia(2.0, geom.Vec3{X: 0, Y: -0.06, Z: 0.13}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, geom.Vec3{X: 0, Y: 0.06, Z: 0.07}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, geom.Vec3{X: 0, Y: 0.06, Z: 0.13}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, geom.Vec3{X: 0, Y: -0.06, Z: 0.07}, 0.0136667, 0.0030, 0.0118667),
+	diagInertia(2.0, geom.Vec3{X: 0, Y: 0, Z: 0.124}, 0.0126507, 0.0030, 0.0108507),
+	diagInertia(0.2, geom.Vec3{X: 0, Y: 0, Z: 0.0625}, 5.2083e-4, 5.2083e-4, 5.2083e-4),
+	diagInertia(0.002, geom.Vec3{X: 0, Y: 0, Z: 0}, 3.333e-4, 3.333e-4, 3.333e-4),
 }
 
 // Tool returns the lumped tool (gripper mount, F/T sensor, BarrettHand) in
@@ -30,12 +32,12 @@ var armLinks = [ArmDOF]Inertial{
 // (docs/velma-model.md#lumped-tool).
 func Tool(s Side) Inertial {
 	if s == Left {
-		return Inertial{Mass: 1.53858, COM: Vec3{-0.15272, 0.0111521, -0.0687842}, I: Mat3{
+		return Inertial{Mass: 1.53858, COM: geom.Vec3{X: -0.15272, Y: 0.0111521, Z: -0.0687842}, I: geom.Mat3{
 			{0.00838618, 0.000596738, -0.0011774},
 			{0.000596738, 0.00702498, 0.000105634},
 			{-0.0011774, 0.000105634, 0.012516}}}
 	}
-	return Inertial{Mass: 1.52832, COM: Vec3{0.152207, 0.0108986, -0.0694205}, I: Mat3{
+	return Inertial{Mass: 1.52832, COM: geom.Vec3{X: 0.152207, Y: 0.0108986, Z: -0.0694205}, I: geom.Mat3{
 		{0.00818233, -0.000581708, 0.00126671},
 		{-0.000581708, 0.00703382, 0.000167246},
 		{0.00126671, 0.000167246, 0.012285}}}
@@ -57,7 +59,7 @@ func (c *Chain) MassMatrix() ArmMass {
 		f := c.Link[link]
 		com := f.Apply(in.COM)
 		iw := f.R.Mul(in.I).Mul(f.R.T())
-		var jv, jw [ArmDOF]Vec3
+		var jv, jw [ArmDOF]geom.Vec3
 		for j := 0; j < link; j++ {
 			z := c.Axis[1+j]
 			jv[j] = z.Cross(com.Sub(c.Org[1+j]))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/velma/la"
 )
 
@@ -32,7 +33,7 @@ func TestMassMatrix_LastJointInertiaByHand(t *testing.T) {
 	c := Forward(Right, 0, initialRight)
 	m := c.MassMatrix()
 	tl := Tool(Right)
-	want := tl.I[2][2] + tl.Mass*(tl.COM[0]*tl.COM[0]+tl.COM[1]*tl.COM[1]) + 3.333e-4
+	want := tl.I[2][2] + tl.Mass*(tl.COM.X*tl.COM.X+tl.COM.Y*tl.COM.Y) + 3.333e-4
 	if math.Abs(m[6][6]-want) > 1e-9 {
 		t.Fatalf("M[6][6] = %g, want %g", m[6][6], want)
 	}
@@ -40,18 +41,18 @@ func TestMassMatrix_LastJointInertiaByHand(t *testing.T) {
 
 func TestClosestSegments_KnownGeometry(t *testing.T) {
 	// crossing skew segments 1 m apart
-	pa, pb := closestSegments(Vec3{-1, 0, 0}, Vec3{1, 0, 0}, Vec3{0, -1, 1}, Vec3{0, 1, 1})
-	if pa.Sub(Vec3{0, 0, 0}).Norm() > 1e-12 || pb.Sub(Vec3{0, 0, 1}).Norm() > 1e-12 {
+	pa, pb := closestSegments(geom.Vec3{X: -1, Y: 0, Z: 0}, geom.Vec3{X: 1, Y: 0, Z: 0}, geom.Vec3{X: 0, Y: -1, Z: 1}, geom.Vec3{X: 0, Y: 1, Z: 1})
+	if pa.Sub(geom.Vec3{X: 0, Y: 0, Z: 0}).Norm() > 1e-12 || pb.Sub(geom.Vec3{X: 0, Y: 0, Z: 1}).Norm() > 1e-12 {
 		t.Fatalf("got %v %v", pa, pb)
 	}
 	// parallel, offset past the end
-	pa, pb = closestSegments(Vec3{0, 0, 0}, Vec3{1, 0, 0}, Vec3{2, 1, 0}, Vec3{3, 1, 0})
+	pa, pb = closestSegments(geom.Vec3{X: 0, Y: 0, Z: 0}, geom.Vec3{X: 1, Y: 0, Z: 0}, geom.Vec3{X: 2, Y: 1, Z: 0}, geom.Vec3{X: 3, Y: 1, Z: 0})
 	if d := pb.Sub(pa).Norm(); math.Abs(d-math.Sqrt2) > 1e-12 {
 		t.Fatalf("distance %g, want √2", d)
 	}
 	// point vs segment
-	pa, pb = closestSegments(Vec3{0, 0, 5}, Vec3{0, 0, 5}, Vec3{-1, 0, 0}, Vec3{1, 0, 0})
-	if pb.Sub(Vec3{0, 0, 0}).Norm() > 1e-12 || pa[2] != 5 {
+	pa, pb = closestSegments(geom.Vec3{X: 0, Y: 0, Z: 5}, geom.Vec3{X: 0, Y: 0, Z: 5}, geom.Vec3{X: -1, Y: 0, Z: 0}, geom.Vec3{X: 1, Y: 0, Z: 0})
+	if pb.Sub(geom.Vec3{X: 0, Y: 0, Z: 0}).Norm() > 1e-12 || pa.Z != 5 {
 		t.Fatalf("got %v %v", pa, pb)
 	}
 }

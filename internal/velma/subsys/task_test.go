@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/iobuf"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
@@ -25,7 +26,7 @@ func TestTaskRoundTrip(t *testing.T) {
 			PathTolerance: q, GoalTolerance: q, GoalTimeTolerance: time.Second, Stiffness: q}},
 		"head and motors": {Head: &velma.JointTrajectoryCommand{ID: 4, Points: []velma.JointPoint{{Positions: []float64{0.1, 0.2}, TimeFromStart: time.Second}}},
 			Motors: velma.MotorRequests{TorsoEnable: true, HeadTiltHome: true}, Relax: true, SourceLost: 9},
-		"cart": {Cart: [2]*velma.CartImpCommand{nil, {ID: 5, Points: []velma.CartPoint{{Pose: kin.Frame{P: kin.Vec3{1, 2, 3}}, TimeFromStart: time.Second}},
+		"cart": {Cart: [2]*velma.CartImpCommand{nil, {ID: 5, Points: []velma.CartPoint{{Pose: kin.Frame{P: geom.Vec3{X: 1, Y: 2, Z: 3}}, TimeFromStart: time.Second}},
 			Stiffness: [6]float64{1, 2, 3, 4, 5, 6}, PathTolerance: velma.CartTolerance{Position: 0.1}, GoalTimeTolerance: time.Second}}},
 	}
 	for name, c := range cases {

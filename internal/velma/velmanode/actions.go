@@ -8,6 +8,7 @@ import (
 
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	rosaction "github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
@@ -218,7 +219,7 @@ func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoa
 			snap := b.runner.Snapshot()
 			cur, des := snap.CS.Wrist[side], snap.CS.WristCmd[side]
 			fb := ctFeedback{Desired: PoseOf(des), Actual: PoseOf(cur),
-				PositionError: des.P.Sub(cur.P).Norm(), RotationError: kin.AngleBetween(des.R, cur.R)}
+				PositionError: des.P.Sub(cur.P).Norm(), RotationError: geom.AngleBetween(des.R, cur.R)}
 			fb.Header.Stamp, fb.Header.FrameId = builtin_interfaces_msg.TimeOf(b.node.Clock().Now()), "torso_base"
 			_ = g.PublishFeedback(&fb)
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
@@ -159,7 +160,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := r.Snapshot().CS.Wrist[kin.Right]
-	target := kin.Frame{R: w.R, P: w.P.Add(kin.Vec3{0.05, 0, 0.05})}
+	target := kin.Frame{R: w.R, P: w.P.Add(geom.Vec3{X: 0.05, Y: 0, Z: 0.05})}
 	cg := velma_msgs_action.NewCartesianTrajectory_Goal()
 	cg.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: PoseOf(target), TimeFromStart: builtin_interfaces_msg.Duration{Sec: 2}}}
 	cres, cst, err := cc.Execute(ctx, cg, nil)
@@ -215,7 +216,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	}
 	wl := r.Snapshot().CS.Wrist[kin.Left]
 	cg2 := velma_msgs_action.NewCartesianTrajectory_Goal()
-	cg2.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: PoseOf(kin.Frame{R: wl.R, P: wl.P.Add(kin.Vec3{0.1, 0, 0.1})}),
+	cg2.Points = []velma_msgs_msg.CartesianTrajectoryPoint{{Pose: PoseOf(kin.Frame{R: wl.R, P: wl.P.Add(geom.Vec3{X: 0.1, Y: 0, Z: 0.1})}),
 		TimeFromStart: builtin_interfaces_msg.Duration{Sec: 4}}}
 	if _, err := cc2.SendGoal(ctx, cg2, nil); err != nil {
 		t.Fatal(err)

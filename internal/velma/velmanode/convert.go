@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/kin"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -197,15 +198,15 @@ func FrameOf(p geometry_msgs_msg.Pose) (kin.Frame, error) {
 	if n < 1e-6 {
 		return kin.Frame{}, fmt.Errorf("pose orientation is a zero quaternion")
 	}
-	q := kin.Quat{W: o.W / n, X: o.X / n, Y: o.Y / n, Z: o.Z / n}
-	return kin.Frame{R: q.Mat(), P: kin.Vec3{p.Position.X, p.Position.Y, p.Position.Z}}, nil
+	q := geom.Quat{W: o.W / n, X: o.X / n, Y: o.Y / n, Z: o.Z / n}
+	return kin.Frame{R: q.Matrix(), P: geom.Vec3{X: p.Position.X, Y: p.Position.Y, Z: p.Position.Z}}, nil
 }
 
 // PoseOf converts a frame to a pose.
 func PoseOf(f kin.Frame) geometry_msgs_msg.Pose {
-	q := kin.QuatFromMat(f.R)
+	q := geom.QuatFromMatrix(f.R)
 	var p geometry_msgs_msg.Pose
-	p.Position.X, p.Position.Y, p.Position.Z = f.P[0], f.P[1], f.P[2]
+	p.Position.X, p.Position.Y, p.Position.Z = f.P.X, f.P.Y, f.P.Z
 	p.Orientation.W, p.Orientation.X, p.Orientation.Y, p.Orientation.Z = q.W, q.X, q.Y, q.Z
 	return p
 }
