@@ -90,6 +90,9 @@ fi
     mkdir -p "$PREFIX/src/$lib/tutorials/img" "$PREFIX/src/$lib/tutorials/images" "$PREFIX/src/$lib/tutorials/files"
   done
   sed -i '/^add_subdirectory(examples)/d' "$PREFIX/src/gz-sim6/CMakeLists.txt"
+  # Debian's ignition-tools ships `ign` without its pkg-config file, which
+  # sim6 asks for only to point its tests at `ign` (not built here).
+  sed -i '/^ign_find_package(ignition-tools$/,/PKGCONFIG "ignition-tools")/d' "$PREFIX/src/gz-sim6/CMakeLists.txt"
   # Only what we use: the bridge, the spawner, their interfaces.
   for p in ros_gz ros_gz_image ros_gz_point_cloud ros_gz_sim_demos ros_ign ros_ign_bridge \
            ros_ign_gazebo ros_ign_gazebo_demos ros_ign_image ros_ign_interfaces; do
