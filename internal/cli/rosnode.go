@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -16,6 +17,7 @@ type session struct {
 	node *ros.Node
 	stop context.CancelFunc
 	spun chan struct{}
+	once sync.Once
 }
 
 // open creates a ROS context (domain and discovery from the environment,
@@ -33,11 +35,17 @@ const CLILease = 2 * time.Second
 
 // openNode is open with the node's name given (topic pub -n).
 func (a *App) openNode(ctx context.Context, name string) (*session, error) {
+	return a.openNodeNS(ctx, name, "/")
+}
+
+// openNodeNS is openNode with the node's namespace given (bag play
+// --node-name).
+func (a *App) openNodeNS(ctx context.Context, name, namespace string) (*session, error) {
 	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: a.Stderr, LeaseDuration: CLILease})
 	if err != nil {
 		return nil, fmt.Errorf("start ROS: %w", err)
 	}
-	node, err := rc.NewNode(name, "/")
+	node, err := rc.NewNode(name, namespace)
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("create the CLI node: %w", err)
@@ -51,10 +59,14 @@ func (a *App) openNode(ctx context.Context, name string) (*session, error) {
 	return s, nil
 }
 
+// close stops spinning and closes the context (once; later calls do
+// nothing).
 func (s *session) close() {
-	s.stop()
-	<-s.spun
-	s.rc.Close()
+	s.once.Do(func() {
+		s.stop()
+		<-s.spun
+		s.rc.Close()
+	})
 }
 
 // spinTimeFlag is the flag that bounds how long verbs that read the graph

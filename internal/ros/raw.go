@@ -1,6 +1,7 @@
 package ros
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -156,3 +157,44 @@ func (s *RawSubscription) PublisherCount() (int, error) {
 	}
 	return len(eps), nil
 }
+
+// RawPublisher publishes already serialized messages of one topic (for
+// programs that replay or forward bytes: bag play). It is safe for
+// concurrent use.
+type RawPublisher struct{ p *publisher }
+
+// NewRawPublisher creates a publisher for the type described by ti (only
+// its names and hash are used), like NewDynamicPublisher.
+func NewRawPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...EndpointOption) (*RawPublisher, error) {
+	p, err := newPublisher(n, topic, ti, qos, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &RawPublisher{p: p}, nil
+}
+
+// Publish sends data, a complete serialized message: the 4-byte
+// encapsulation header (CDR, either byte order) and the body. The bytes
+// are not checked against the type; a payload without a CDR header is
+// refused.
+func (p *RawPublisher) Publish(data []byte) error {
+	if len(data) < 4 || data[0] != 0 || data[1] > 1 {
+		return fmt.Errorf("ros: publish on %s: not a CDR payload (%d bytes)", p.p.topic, len(data))
+	}
+	if err := p.p.w.Write(data); err != nil {
+		if errors.Is(err, dds.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("ros: publish on %s: %w", p.p.topic, err)
+	}
+	return nil
+}
+
+// TopicName returns the fully qualified topic name.
+func (p *RawPublisher) TopicName() string { return p.p.topic }
+
+// SubscriptionCount returns the number of matched subscriptions.
+func (p *RawPublisher) SubscriptionCount() (int, error) { return p.p.subscriptionCount() }
+
+// Close closes the publisher.
+func (p *RawPublisher) Close() error { return p.p.Close() }

@@ -25,7 +25,7 @@ const module = "github.com/fsmnodes/fsmnodes"
 var infrastructure = []string{
 	"internal/ros", "internal/dds", "internal/cdr", "internal/rosidl", "internal/msggen",
 	"internal/msgyaml", "internal/cli", "internal/launch", "internal/testenv", "internal/tools",
-	"internal/goid", "internal/foxglove", "internal/dashboard",
+	"internal/goid", "internal/foxglove", "internal/dashboard", "internal/bag",
 }
 
 // forbidden are the import paths (and their subpackages) a behaviour

@@ -1,0 +1,156 @@
+package bag
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
+	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+)
+
+func TestSnapshotWindowAndTrigger(t *testing.T) {
+	dir := t.TempDir()
+	var logs []string
+	s, err := NewSnapshotter(SnapshotOptions{Dir: dir, Window: 2 * time.Second, Holdoff: time.Second,
+		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write("/x", t0, t0, []byte{0, 1, 0, 0}); err == nil {
+		t.Error("undeclared topic accepted")
+	}
+	if err := s.AddTopic(Topic{Name: "/x", Type: "std_msgs/msg/String", Schema: "string data\n"}); err != nil {
+		t.Fatal(err)
+	}
+	// 10 s at 10 Hz; the ring keeps 2 s of it.
+	for i := 0; i <= 100; i++ {
+		recv := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+		if err := s.Write("/x", recv, recv, []byte(fmt.Sprintf("\x00\x01\x00\x00%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if st.Messages != 21 || st.Evicted != 80 {
+		t.Errorf("ring: %+v", st)
+	}
+	at := t0.Add(10 * time.Second)
+	ev := Event{Time: at, Kind: "estop", Topic: "/rsm/operationMode", From: "AUTONOMOUS", To: "AUTONOMOUS+EMERGENCY_STOP", Cause: "test"}
+	bagDir := s.Trigger(ev)
+	if bagDir == "" {
+		t.Fatal("no snapshot")
+	}
+	if again := s.Trigger(Event{Time: at.Add(500 * time.Millisecond), Kind: "estop"}); again != "" {
+		t.Errorf("an event within the holdoff wrote %s", again)
+	}
+	s.Wait()
+	b, err := Open(bagDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := EventOf(b.Metadata)
+	if !ok || got != ev {
+		t.Errorf("trigger in metadata: %+v, want %+v", got, ev)
+	}
+	if b.Metadata.MessageCount != 21 || !b.Metadata.Start.Equal(t0.Add(8*time.Second)) || !b.Metadata.End().Equal(at) {
+		t.Errorf("window: %d messages from %v to %v", b.Metadata.MessageCount, b.Metadata.Start, b.Metadata.End())
+	}
+	if s.Stats().Skipped != 1 || !strings.Contains(strings.Join(logs, "\n"), "wrote 21 messages") {
+		t.Errorf("stats %+v, logs %q", s.Stats(), logs)
+	}
+}
+
+func TestSnapshotMemoryAndDiskBounds(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewSnapshotter(SnapshotOptions{Dir: dir, Window: time.Hour, MaxBytes: 10 * (1000 + ringMsgOverhead), KeepBags: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.AddTopic(Topic{Name: "/big", Type: "std_msgs/msg/String"})
+	payload := make([]byte, 1000)
+	for i := 0; i < 50; i++ {
+		_ = s.Write("/big", t0.Add(time.Duration(i)*time.Millisecond), t0, payload)
+	}
+	if st := s.Stats(); st.Messages != 10 || st.Bytes > 10*(1000+ringMsgOverhead) {
+		t.Errorf("memory bound: %+v", st)
+	}
+	for i := 0; i < 5; i++ {
+		if s.Trigger(Event{Time: t0.Add(time.Duration(i) * time.Minute), Kind: "fault_counter"}) == "" {
+			t.Fatal("snapshot refused")
+		}
+		s.Wait()
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Errorf("%d snapshot bags kept, want 3", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(dir, entries[2].Name(), MetadataFile)); err != nil || !strings.HasSuffix(entries[2].Name(), "_fault_counter") {
+		t.Errorf("newest kept: %v %v", entries[2].Name(), err)
+	}
+}
+
+func cdrOf(m rosidl.Message) []byte { return rosidl.Marshal(m, nil) }
+
+func TestDetector(t *testing.T) {
+	mode := func(estop bool, m uint8) []byte {
+		return cdrOf(&rsm_msgs_msg.OperationMode{EmergencyStop: estop, Mode: m})
+	}
+	body := func(s string) []byte { return cdrOf(&std_msgs_msg.String{Data: s}) }
+	diag := func(level byte, msg string) []byte {
+		return cdrOf(&diagnostic_msgs_msg.DiagnosticArray{Status: []diagnostic_msgs_msg.DiagnosticStatus{
+			{Name: "/diffbot/robotControlMuxNode: counters", Level: level, Message: msg},
+			{Name: "/other: something", Level: diagnostic_msgs_msg.DiagnosticStatus_WARN},
+		}})
+	}
+	const om, vb, dg = "/diffbot/rsm/operationMode", "/velma/velma_bridge/ve_body/state", "/diagnostics"
+	const omT, strT, dgT = "rsm_msgs/msg/OperationMode", "std_msgs/msg/String", "diagnostic_msgs/msg/DiagnosticArray"
+	steps := []struct {
+		topic, typ string
+		data       []byte
+		want       string // "" or kind:from->to
+	}{
+		{om, omT, mode(false, 2), ""}, // first message: state only
+		{om, omT, mode(false, 2), ""},
+		{om, omT, mode(true, 2), "estop:TELEOPERATION->TELEOPERATION+EMERGENCY_STOP"},
+		{om, omT, mode(true, 0), ""},
+		{om, omT, mode(false, 0), ""}, // released
+		{om, omT, mode(false, 1), ""},
+		{om, omT, mode(false, 0), "autonomy_stop:AUTONOMOUS->STOPPED"},
+		{om, omT, mode(false, 2), ""},
+		{om, omT, mode(false, 0), ""}, // teleoperation idle: not an event
+		{om, omT, mode(true, 0), "estop:STOPPED->STOPPED+EMERGENCY_STOP"},
+		{om, omT, []byte{0, 1}, ""}, // malformed
+		{vb, strT, body("idle"), ""},
+		{vb, strT, body("safe"), ""},
+		{vb, strT, body("transp"), ""},
+		{vb, strT, body("transp_st"), ""},
+		{vb, strT, body("safe"), "ve_body_safe:transp_st->safe"},
+		{"/chatter", strT, body("safe"), ""},                                   // not a ve_body topic
+		{dg, dgT, diag(diagnostic_msgs_msg.DiagnosticStatus_WARN, "x +1"), ""}, // first report
+		{dg, dgT, diag(diagnostic_msgs_msg.DiagnosticStatus_OK, "no new faults"), ""},
+		{dg, dgT, diag(diagnostic_msgs_msg.DiagnosticStatus_WARN, "commands_rejected +2"), "fault_counter:OK->WARN"},
+		{dg, dgT, diag(diagnostic_msgs_msg.DiagnosticStatus_WARN, "commands_rejected +1"), ""}, // still rising
+	}
+	d := NewDetector()
+	for i, s := range steps {
+		evs := d.Check(s.topic, s.typ, t0, s.data)
+		got := ""
+		if len(evs) > 1 {
+			t.Errorf("step %d: %d events", i, len(evs))
+		}
+		if len(evs) == 1 {
+			got = evs[0].Kind + ":" + evs[0].From + "->" + evs[0].To
+		}
+		if got != s.want {
+			t.Errorf("step %d (%s): %q, want %q", i, s.topic, got, s.want)
+		}
+	}
+	if d.Malformed != 1 {
+		t.Errorf("malformed: %d", d.Malformed)
+	}
+}
