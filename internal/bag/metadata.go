@@ -17,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -494,10 +493,4 @@ func PlaybackQoS(offered []ros.QoS) ros.QoS {
 		q = q.TransientLocal()
 	}
 	return q
-}
-
-// sortTopics orders topics by name (rosbag2 prints them as stored; a
-// stable order keeps our metadata reproducible).
-func sortTopics(ts []TopicInfo) {
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 }
