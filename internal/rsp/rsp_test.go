@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 )
 
@@ -49,7 +50,7 @@ func TestStatic(t *testing.T) {
 	if got := frames(st); got != "r1/base>r1/a r1/base>r1/f" {
 		t.Fatalf("static %q", got)
 	}
-	if st[0].Stamp != 42 || st[0].Transform.Translation != (urdf.Vec3{1, 0, 0}) || st[1].Transform.Translation != (urdf.Vec3{0, 0, 3}) {
+	if st[0].Stamp != 42 || st[0].Transform.Translation != (geom.Vec3{X: 1, Y: 0, Z: 0}) || st[1].Transform.Translation != (geom.Vec3{X: 0, Y: 0, Z: 3}) {
 		t.Fatalf("static %+v", st)
 	}
 	// a new description: same child replaced, new ones added, old kept
@@ -64,7 +65,7 @@ func TestStatic(t *testing.T) {
 	if got := frames(st); got != "r1/base>r1/a r1/base>r1/f r1/a>r1/z" {
 		t.Fatalf("merged static %q", got)
 	}
-	if st[0].Transform.Translation[0] != 2 || st[2].Stamp != 43 {
+	if st[0].Transform.Translation.X != 2 || st[2].Stamp != 43 {
 		t.Fatalf("merged static %+v", st)
 	}
 }
@@ -184,15 +185,15 @@ func TestJointStates_Values(t *testing.T) {
 		got[s.Child] = s
 	}
 	b := got["x_b"].Transform
-	if b.Translation != (urdf.Vec3{}) || math.Abs(b.Rotation.Z-math.Sqrt(0.5)) > 1e-15 || got["x_b"].Parent != "x_base" {
+	if b.Translation != (geom.Vec3{}) || math.Abs(b.Rotation.Z-math.Sqrt(0.5)) > 1e-15 || got["x_b"].Parent != "x_base" {
 		t.Fatalf("rev %+v", got["x_b"])
 	}
-	if c := got["x_c"].Transform; c.Translation != (urdf.Vec3{0.25, 0, 0}) || c.Rotation != urdf.IdentityQuat {
+	if c := got["x_c"].Transform; c.Translation != (geom.Vec3{X: 0.25, Y: 0, Z: 0}) || c.Rotation != geom.Identity {
 		t.Fatalf("pri %+v", c)
 	}
 	// mimic: −2·π/2 + 0.5 about x (the default axis)
 	d := got["x_d"].Transform.Rotation
-	want := urdf.QuatFromAxisAngle(urdf.Vec3{1, 0, 0}, -math.Pi+0.5)
+	want := geom.QuatFromAxisAngle(geom.Vec3{X: 1, Y: 0, Z: 0}, -math.Pi+0.5)
 	if math.Abs(d.X-want.X) > 1e-15 || math.Abs(d.W-want.W) > 1e-15 {
 		t.Fatalf("mimic %+v, want %+v", d, want)
 	}

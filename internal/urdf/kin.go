@@ -3,6 +3,8 @@ package urdf
 import (
 	"fmt"
 	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // Motion returns the transform a joint adds at position q: a rotation by
@@ -12,9 +14,9 @@ import (
 func (j *Joint) Motion(q float64) Transform {
 	switch j.Type {
 	case Revolute, Continuous:
-		return Transform{Rotation: QuatFromAxisAngle(j.Axis, q)}
+		return Transform{Rotation: geom.QuatFromAxisAngle(j.Axis, q)}
 	case Prismatic:
-		return Transform{Translation: j.Axis.Scale(q), Rotation: IdentityQuat}
+		return Transform{Translation: j.Axis.Scale(q), Rotation: geom.Identity}
 	}
 	return Identity
 }

@@ -13,6 +13,8 @@
 // (internal/rsp) turns its transforms into TF messages.
 package urdf
 
+import "github.com/fsmnodes/fsmnodes/internal/geom"
+
 // JointType is the type attribute of a <joint>.
 type JointType int
 
@@ -43,13 +45,13 @@ func (t JointType) Moving() bool { return t == Revolute || t == Continuous || t 
 
 // Origin is an <origin xyz rpy>: the pose of a child frame in its parent.
 type Origin struct {
-	XYZ Vec3
-	RPY Vec3 // roll, pitch, yaw about the fixed parent axes
+	XYZ geom.Vec3
+	RPY geom.Vec3 // roll, pitch, yaw about the fixed parent axes
 }
 
 // Transform returns the origin as a transform.
 func (o Origin) Transform() Transform {
-	return Transform{Translation: o.XYZ, Rotation: QuatFromRPY(o.RPY[0], o.RPY[1], o.RPY[2])}
+	return Transform{Translation: o.XYZ, Rotation: geom.QuatFromRPY(o.RPY.X, o.RPY.Y, o.RPY.Z)}
 }
 
 // Limit is a joint's <limit>.
@@ -71,15 +73,15 @@ type Joint struct {
 	Type          JointType
 	Parent, Child string // link names
 	Origin        Origin
-	Axis          Vec3   // unit axis in the joint frame; (1, 0, 0) when not given
-	Limit         *Limit // nil when not given
-	Mimic         *Mimic // nil when not given
+	Axis          geom.Vec3 // unit axis in the joint frame; (1, 0, 0) when not given
+	Limit         *Limit    // nil when not given
+	Mimic         *Mimic    // nil when not given
 }
 
 // Geometry is the shape of a <visual> or <collision>: exactly one of Box,
 // Cylinder, Sphere and Mesh is set.
 type Geometry struct {
-	Box      *Vec3 // size x y z
+	Box      *geom.Vec3 // size x y z
 	Cylinder *Cylinder
 	Sphere   *float64 // radius
 	Mesh     *Mesh
@@ -91,7 +93,7 @@ type Cylinder struct{ Radius, Length float64 }
 // Mesh is a mesh file.
 type Mesh struct {
 	Filename string
-	Scale    Vec3
+	Scale    geom.Vec3
 }
 
 // Material is a <material>: a name and, when given, an RGBA colour.

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // The XML shapes of the elements Parse reads. Attributes are kept as
@@ -359,7 +361,7 @@ func parseGeometry(x *xmlGeometry) (Geometry, error) {
 		if err != nil {
 			return g, fmt.Errorf("box size: %w", err)
 		}
-		g.Box = &Vec3{s[0], s[1], s[2]}
+		g.Box = &geom.Vec3{X: s[0], Y: s[1], Z: s[2]}
 	}
 	if x.Cylinder != nil {
 		n++
@@ -386,13 +388,13 @@ func parseGeometry(x *xmlGeometry) (Geometry, error) {
 		if x.Mesh.Filename == nil || *x.Mesh.Filename == "" {
 			return g, errors.New("<mesh> has no filename attribute")
 		}
-		m := &Mesh{Filename: *x.Mesh.Filename, Scale: Vec3{1, 1, 1}}
+		m := &Mesh{Filename: *x.Mesh.Filename, Scale: geom.Vec3{X: 1, Y: 1, Z: 1}}
 		if x.Mesh.Scale != nil {
 			s, err := floats(*x.Mesh.Scale, 3)
 			if err != nil {
 				return g, fmt.Errorf("mesh scale: %w", err)
 			}
-			m.Scale = Vec3{s[0], s[1], s[2]}
+			m.Scale = geom.Vec3{X: s[0], Y: s[1], Z: s[2]}
 		}
 		g.Mesh = m
 	}
@@ -404,7 +406,7 @@ func parseGeometry(x *xmlGeometry) (Geometry, error) {
 			return g, errors.New("sizes must not be negative")
 		}
 	}
-	if (g.Box != nil && (g.Box[0] < 0 || g.Box[1] < 0 || g.Box[2] < 0)) ||
+	if (g.Box != nil && (g.Box.X < 0 || g.Box.Y < 0 || g.Box.Z < 0)) ||
 		(g.Cylinder != nil && (g.Cylinder.Radius < 0 || g.Cylinder.Length < 0)) {
 		return g, errors.New("sizes must not be negative")
 	}
@@ -415,7 +417,7 @@ func parseJoint(x *xmlJoint) (Joint, error) {
 	if x.Name == nil || *x.Name == "" {
 		return Joint{}, errors.New("urdf: a <joint> has no name attribute")
 	}
-	j := Joint{Name: *x.Name, Axis: Vec3{1, 0, 0}}
+	j := Joint{Name: *x.Name, Axis: geom.Vec3{X: 1, Y: 0, Z: 0}}
 	fail := func(format string, a ...any) (Joint, error) {
 		return Joint{}, fmt.Errorf("urdf: joint %q: %s", j.Name, fmt.Sprintf(format, a...))
 	}
@@ -454,7 +456,7 @@ func parseJoint(x *xmlJoint) (Joint, error) {
 		if err != nil {
 			return fail("axis xyz: %v", err)
 		}
-		ax := Vec3{a[0], a[1], a[2]}
+		ax := geom.Vec3{X: a[0], Y: a[1], Z: a[2]}
 		n := ax.Norm()
 		if n < 1e-12 || !finite(n) {
 			return fail("axis xyz %q has no direction", *x.Axis.XYZ)
@@ -519,14 +521,14 @@ func parseOrigin(x *xmlOrigin) (Origin, error) {
 		if err != nil {
 			return o, fmt.Errorf("origin xyz: %w", err)
 		}
-		o.XYZ = Vec3{v[0], v[1], v[2]}
+		o.XYZ = geom.Vec3{X: v[0], Y: v[1], Z: v[2]}
 	}
 	if x.RPY != nil {
 		v, err := floats(*x.RPY, 3)
 		if err != nil {
 			return o, fmt.Errorf("origin rpy: %w", err)
 		}
-		o.RPY = Vec3{v[0], v[1], v[2]}
+		o.RPY = geom.Vec3{X: v[0], Y: v[1], Z: v[2]}
 	}
 	return o, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 const arm = `<?xml version="1.0"?>
@@ -60,8 +62,8 @@ func TestParse_Arm(t *testing.T) {
 		t.Fatalf("model %q root %q, %d links, %d joints", m.Name, m.Root, len(m.Links), len(m.Joints))
 	}
 	sh, _ := m.Joint("shoulder")
-	if sh.Type != Revolute || sh.Parent != "base" || sh.Child != "upper" || sh.Axis != (Vec3{0, 0, 1}) ||
-		*sh.Limit != (Limit{-1, 1, 10, 2}) || sh.Origin.XYZ != (Vec3{0, 0, 0.1}) {
+	if sh.Type != Revolute || sh.Parent != "base" || sh.Child != "upper" || sh.Axis != (geom.Vec3{X: 0, Y: 0, Z: 1}) ||
+		*sh.Limit != (Limit{-1, 1, 10, 2}) || sh.Origin.XYZ != (geom.Vec3{X: 0, Y: 0, Z: 0.1}) {
 		t.Fatalf("shoulder %+v", sh)
 	}
 	el, _ := m.Joint("elbow")
@@ -76,7 +78,7 @@ func TestParse_Arm(t *testing.T) {
 		t.Fatalf("moving joints %v", got)
 	}
 	base, _ := m.Link("base")
-	if v := base.Visuals[0]; v.Geometry.Box == nil || *v.Geometry.Box != (Vec3{0.2, 0.2, 0.1}) ||
+	if v := base.Visuals[0]; v.Geometry.Box == nil || *v.Geometry.Box != (geom.Vec3{X: 0.2, Y: 0.2, Z: 0.1}) ||
 		v.Material == nil || v.Material.Color == nil || *v.Material.Color != [4]float64{0, 0, 1, 1} {
 		t.Fatalf("base visual %+v", v)
 	}
@@ -85,7 +87,7 @@ func TestParse_Arm(t *testing.T) {
 		t.Fatalf("upper visual %+v", up.Visuals[0])
 	}
 	fi, _ := m.Link("finger")
-	if me := fi.Visuals[0].Geometry.Mesh; me == nil || me.Filename != "package://x/finger.stl" || me.Scale != (Vec3{2, 2, 2}) {
+	if me := fi.Visuals[0].Geometry.Mesh; me == nil || me.Filename != "package://x/finger.stl" || me.Scale != (geom.Vec3{X: 2, Y: 2, Z: 2}) {
 		t.Fatalf("finger visual %+v", fi.Visuals[0])
 	}
 	if p, ok := m.ParentJoint("tool"); !ok || p.Name != "tool_joint" {
@@ -114,20 +116,20 @@ func TestFK_Arm(t *testing.T) {
 		name string
 		q    map[string]float64
 		link string
-		want Vec3
+		want geom.Vec3
 	}{
-		{"zero upper", map[string]float64{"shoulder": 0}, "upper", Vec3{0, 0, 0.1}},
-		{"zero lower", map[string]float64{"shoulder": 0, "elbow": 0}, "lower", Vec3{0, 0, 0.4}},
+		{"zero upper", map[string]float64{"shoulder": 0}, "upper", geom.Vec3{X: 0, Y: 0, Z: 0.1}},
+		{"zero lower", map[string]float64{"shoulder": 0, "elbow": 0}, "lower", geom.Vec3{X: 0, Y: 0, Z: 0.4}},
 		// origin yaw 90° turns the slide's x into the base's y
-		{"slide", map[string]float64{"shoulder": 0, "elbow": 0, "slide": 0.1}, "slider", Vec3{0, 0.1, 0.4}},
+		{"slide", map[string]float64{"shoulder": 0, "elbow": 0, "slide": 0.1}, "slider", geom.Vec3{X: 0, Y: 0.1, Z: 0.4}},
 		// shoulder −90° cancels the origin's yaw
-		{"slide turned back", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "slider", Vec3{0.1, 0, 0.4}},
+		{"slide turned back", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "slider", geom.Vec3{X: 0.1, Y: 0, Z: 0.4}},
 		// elbow +90° about y turns x into −z
-		{"elbow bent", map[string]float64{"shoulder": -math.Pi / 2, "elbow": math.Pi / 2, "slide": 0.1}, "slider", Vec3{0, 0, 0.3}},
+		{"elbow bent", map[string]float64{"shoulder": -math.Pi / 2, "elbow": math.Pi / 2, "slide": 0.1}, "slider", geom.Vec3{X: 0, Y: 0, Z: 0.3}},
 		// finger = 0.5·0.1 + 0.01 = 0.06 along the slider's z
-		{"mimic", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "finger", Vec3{0.1, 0, 0.46}},
-		{"tool", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "tool", Vec3{0.2, 0, 0.46}},
-		{"root", nil, "base", Vec3{}},
+		{"mimic", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "finger", geom.Vec3{X: 0.1, Y: 0, Z: 0.46}},
+		{"tool", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0.1}, "tool", geom.Vec3{X: 0.2, Y: 0, Z: 0.46}},
+		{"root", nil, "base", geom.Vec3{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,7 +142,7 @@ func TestFK_Arm(t *testing.T) {
 	}
 	tool, _ := m.FK("tool", map[string]float64{"shoulder": -math.Pi / 2, "elbow": 0, "slide": 0})
 	// the tool is rolled 180°: its z points down
-	vecNear(t, tool.Rotation.Rotate(Vec3{0, 0, 1}), Vec3{0, 0, -1}, 1e-12)
+	vecNear(t, tool.Rotation.Rotate(geom.Vec3{X: 0, Y: 0, Z: 1}), geom.Vec3{X: 0, Y: 0, Z: -1}, 1e-12)
 
 	if _, err := m.FK("lower", map[string]float64{"shoulder": 0}); err == nil || !strings.Contains(err.Error(), `joint "elbow"`) {
 		t.Fatalf("missing position: %v", err)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 	velmanode "github.com/fsmnodes/fsmnodes/internal/velma/velmanode"
@@ -27,27 +28,27 @@ type part struct {
 
 // view maps a world point to screen coordinates and depth: the robot seen
 // from the front left, from above.
-func view(p urdf.Vec3) (x, y, depth float64) {
+func view(p geom.Vec3) (x, y, depth float64) {
 	az, el := -35*math.Pi/180, 25*math.Pi/180
 	sa, ca := math.Sincos(az)
 	// turn about z, then look along +x tilted down by el
-	vx := ca*p[0] - sa*p[1]
-	vy := sa*p[0] + ca*p[1]
+	vx := ca*p.X - sa*p.Y
+	vy := sa*p.X + ca*p.Y
 	// the camera looks along (cos el, 0, −sin el); its up is (sin el, 0, cos el)
 	se, ce := math.Sincos(el)
-	return vy, -(ce*p[2] + se*vx), ce*vx - se*p[2]
+	return vy, -(ce*p.Z + se*vx), ce*vx - se*p.Z
 }
 
 // shapePoints samples the surface of a visual in its own frame.
-func shapePoints(g urdf.Geometry) []urdf.Vec3 {
-	var pts []urdf.Vec3
+func shapePoints(g urdf.Geometry) []geom.Vec3 {
+	var pts []geom.Vec3
 	switch {
 	case g.Box != nil:
 		b := g.Box.Scale(0.5)
 		for _, sx := range []float64{-1, 1} {
 			for _, sy := range []float64{-1, 1} {
 				for _, sz := range []float64{-1, 1} {
-					pts = append(pts, urdf.Vec3{sx * b[0], sy * b[1], sz * b[2]})
+					pts = append(pts, geom.Vec3{X: sx * b.X, Y: sy * b.Y, Z: sz * b.Z})
 				}
 			}
 		}
@@ -55,17 +56,14 @@ func shapePoints(g urdf.Geometry) []urdf.Vec3 {
 		for k := range 24 {
 			s, c := math.Sincos(float64(k) * math.Pi / 12)
 			for _, z := range []float64{-0.5, 0.5} {
-				pts = append(pts, urdf.Vec3{g.Cylinder.Radius * c, g.Cylinder.Radius * s, z * g.Cylinder.Length})
+				pts = append(pts, geom.Vec3{X: g.Cylinder.Radius * c, Y: g.Cylinder.Radius * s, Z: z * g.Cylinder.Length})
 			}
 		}
 	case g.Sphere != nil:
 		for k := range 24 {
 			s, c := math.Sincos(float64(k) * math.Pi / 12)
-			for _, ax := range [3][2]int{{0, 1}, {1, 2}, {0, 2}} {
-				var p urdf.Vec3
-				p[ax[0]], p[ax[1]] = *g.Sphere*c, *g.Sphere*s
-				pts = append(pts, p)
-			}
+			r := *g.Sphere
+			pts = append(pts, geom.Vec3{X: r * c, Y: r * s}, geom.Vec3{Y: r * c, Z: r * s}, geom.Vec3{X: r * c, Z: r * s})
 		}
 	}
 	return pts

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
@@ -125,13 +126,9 @@ func TestRobotFiles_SurviveLaunchYAML(t *testing.T) {
 
 const fkTol = 1e-9
 
-func vecClose(a urdf.Vec3, b [3]float64) bool {
-	for i := range 3 {
-		if math.Abs(a[i]-b[i]) > fkTol {
-			return false
-		}
-	}
-	return true
+func vecClose(a, b geom.Vec3) bool {
+	d := a.Sub(b)
+	return math.Abs(d.X) <= fkTol && math.Abs(d.Y) <= fkTol && math.Abs(d.Z) <= fkTol
 }
 
 // The feet of the hexapod URDF are where hexapod.LegFK puts them, for
@@ -154,7 +151,7 @@ func TestHexapodURDF_MatchesLegFK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !vecClose(tf.Translation, [3]float64{want.X, want.Y, want.Z}) {
+			if !vecClose(tf.Translation, geom.Vec3{X: want.X, Y: want.Y, Z: want.Z}) {
 				t.Fatalf("leg %s at %v: URDF foot %v, LegFK %+v", hexapod.LegName(leg), j.Leg(leg), tf.Translation, want)
 			}
 		}
@@ -175,7 +172,7 @@ func TestHexapodURDF_MatchesLegFK(t *testing.T) {
 	}
 	for leg := range hexapod.NumLegs {
 		tf, _ := m.FK("foot_"+hexapod.LegName(leg), q)
-		if !vecClose(tf.Translation, [3]float64{feet[leg].X, feet[leg].Y, feet[leg].Z}) {
+		if !vecClose(tf.Translation, geom.Vec3{X: feet[leg].X, Y: feet[leg].Y, Z: feet[leg].Z}) {
 			t.Fatalf("leg %s: URDF foot %v, IK target %+v", hexapod.LegName(leg), tf.Translation, feet[leg])
 		}
 	}
@@ -215,8 +212,8 @@ func TestVelmaURDF_MatchesKin(t *testing.T) {
 					t.Fatalf("%s at %v: URDF position %v, kin %v", l.name, body, tf.Translation, l.f.P)
 				}
 				r := tf.Rotation.Matrix()
-				for i := range 3 {
-					if !vecClose(urdf.Vec3(r[i]), l.f.R[i]) {
+				for j := range 3 {
+					if !vecClose(r.Col(j), l.f.R.Col(j)) {
 						t.Fatalf("%s at %v: URDF rotation %v, kin %v", l.name, body, r, l.f.R)
 					}
 				}
@@ -240,7 +237,7 @@ func TestDiffbotURDF_Frames(t *testing.T) {
 		t.Fatalf("chain to the laser: %v", chain)
 	}
 	tf, _ := m.FK(sim.FrameScan, nil)
-	if !vecClose(tf.Translation, [3]float64{0, 0, sim.LaserHeight}) {
+	if !vecClose(tf.Translation, geom.Vec3{Z: sim.LaserHeight}) {
 		t.Fatalf("laser at %v", tf.Translation)
 	}
 	// each wheel turns about its axle, which points left (+y), so positive
@@ -248,11 +245,11 @@ func TestDiffbotURDF_Frames(t *testing.T) {
 	for _, w := range []string{"wheel_left", "wheel_right"} {
 		j, _ := m.ParentJoint(w)
 		tf, _ := m.FK(w, map[string]float64{j.Name: 0.1})
-		v := tf.Rotation.Rotate(urdf.Vec3{0, 0, 1})
-		if !vecClose(v, [3]float64{0, 1, 0}) {
+		v := tf.Rotation.Rotate(geom.Vec3{X: 0, Y: 0, Z: 1})
+		if !vecClose(v, geom.Vec3{Y: 1}) {
 			t.Fatalf("%s axle %v, want +y", w, v)
 		}
-		if math.Abs(math.Abs(tf.Translation[1])-sim.WheelSeparation/2) > fkTol || math.Abs(tf.Translation[2]-sim.WheelRadius) > fkTol {
+		if math.Abs(math.Abs(tf.Translation.Y)-sim.WheelSeparation/2) > fkTol || math.Abs(tf.Translation.Z-sim.WheelRadius) > fkTol {
 			t.Fatalf("%s at %v", w, tf.Translation)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 )
 
@@ -63,8 +64,9 @@ const tf2Tolerance = 1e-6
 // that makes them closest (q and -q are the same rotation).
 func tfDiff(a, b urdf.Transform) float64 {
 	d := 0.0
-	for i := range 3 {
-		d = math.Max(d, math.Abs(a.Translation[i]-b.Translation[i]))
+	dt := a.Translation.Sub(b.Translation)
+	for _, v := range []float64{dt.X, dt.Y, dt.Z} {
+		d = math.Max(d, math.Abs(v))
 	}
 	qa := [4]float64{a.Rotation.X, a.Rotation.Y, a.Rotation.Z, a.Rotation.W}
 	qb := [4]float64{b.Rotation.X, b.Rotation.Y, b.Rotation.Z, b.Rotation.W}
@@ -77,7 +79,7 @@ func tfDiff(a, b urdf.Transform) float64 {
 }
 
 func toTransform(t [3]float64, q [4]float64) urdf.Transform {
-	return urdf.Transform{Translation: urdf.Vec3{t[0], t[1], t[2]}, Rotation: urdf.Quat{X: q[0], Y: q[1], Z: q[2], W: q[3]}}
+	return urdf.Transform{Translation: geom.Vec3{X: t[0], Y: t[1], Z: t[2]}, Rotation: geom.Quat{X: q[0], Y: q[1], Z: q[2], W: q[3]}}
 }
 
 // checkTF2 has a real tf2 buffer look up each robot's frames in the demo

@@ -222,7 +222,7 @@ func tfMessage(ts []rsp.Stamped) *tf2_msgs_msg.TFMessage {
 			Header:       std_msgs_msg.Header{Stamp: stampOf(t.Stamp), FrameId: t.Parent},
 			ChildFrameId: t.Child,
 			Transform: geometry_msgs_msg.Transform{
-				Translation: geometry_msgs_msg.Vector3{X: tr[0], Y: tr[1], Z: tr[2]},
+				Translation: geometry_msgs_msg.Vector3{X: tr.X, Y: tr.Y, Z: tr.Z},
 				Rotation:    geometry_msgs_msg.Quaternion{X: q.X, Y: q.Y, Z: q.Z, W: q.W},
 			},
 		}
