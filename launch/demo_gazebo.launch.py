@@ -1,15 +1,18 @@
-"""The fsmnodes demo with Gazebo (gz sim) for the wheeled robot.
+"""The fsmnodes demo with Gazebo: the wheeled robot and the hexapod in one flat.
 
-Runs rsm_gazebo.launch.py (gz sim with worlds/fsmnodes_flat.sdf, the bridge,
-slam_toolbox and RSM) for the wheeled robot in the root namespace (the
-bridge's topics are absolute, see params/gz_bridge.yaml), and the hexapod
-and Velma in their own namespaces as in demo.launch.xml. The hexapod and
-Velma simulate their own hardware, so they need no Gazebo model.
+Starts Gazebo once (gazebo.launch.py), then rsm_gazebo.launch.py (the fsmbot
+base with RSM, the navigator, the frontier detector and a map) in the root
+namespace (the bridge's topics are absolute, see params/gz_bridge.yaml) and
+hexapod_gazebo.launch.py in /hexapod, spawned in the room beyond the door
+(x 5, y 5); Velma simulates its own hardware in /velma as in
+demo.launch.xml.
 
-enable_stamped_cmd_vel:=true switches every velocity topic (the bridge's
-/cmd_vel included) to geometry_msgs/TwistStamped, as demo.launch.xml does.
+gz_version picks Gazebo Fortress (Humble) or Harmonic (Jazzy), auto by
+default; enable_stamped_cmd_vel:=true switches every velocity topic to
+geometry_msgs/TwistStamped, as demo.launch.xml does.
 
-Usage: ros2 launch fsmnodes demo_gazebo.launch.py [gui:=false] [enable_stamped_cmd_vel:=true]
+Usage: ros2 launch fsmnodes demo_gazebo.launch.py [gz_version:=fortress|harmonic] [gui:=false]
+       [mapping:=scan_mapper] [enable_stamped_cmd_vel:=true]
 """
 import os
 
@@ -23,20 +26,28 @@ from launch_ros.actions import PushRosNamespace
 
 def generate_launch_description():
     share = get_package_share_directory('fsmnodes')
-    rsm_gazebo = os.path.join(share, 'launch', 'rsm_gazebo.launch.py')
-    hexapod = os.path.join(share, 'launch', 'hexapod.launch.xml')
-    velma = os.path.join(share, 'launch', 'velma.launch.xml')
-
+    launch = lambda name: os.path.join(share, 'launch', name)  # noqa: E731
+    version = LaunchConfiguration('gz_version')
     stamped = LaunchConfiguration('enable_stamped_cmd_vel')
 
     return LaunchDescription([
+        DeclareLaunchArgument('gz_version', default_value='auto',
+                              description='fortress (6, Humble), harmonic (8, Jazzy) or auto'),
         DeclareLaunchArgument('gui', default_value='true', description='show the Gazebo window'),
+        DeclareLaunchArgument('mapping', default_value='auto',
+                              description='slam_toolbox, scan_mapper or auto (slam_toolbox if installed)'),
         DeclareLaunchArgument('enable_stamped_cmd_vel', default_value='false',
                               description='geometry_msgs/TwistStamped on every velocity topic (Jazzy)'),
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(rsm_gazebo),
-                                 launch_arguments={'gui': LaunchConfiguration('gui'),
+        IncludeLaunchDescription(PythonLaunchDescriptionSource(launch('gazebo.launch.py')),
+                                 launch_arguments={'gz_version': version,
+                                                   'gui': LaunchConfiguration('gui')}.items()),
+        IncludeLaunchDescription(PythonLaunchDescriptionSource(launch('rsm_gazebo.launch.py')),
+                                 launch_arguments={'gz_version': version, 'start_gazebo': 'false',
+                                                   'mapping': LaunchConfiguration('mapping'),
                                                    'enable_stamped_cmd_vel': stamped}.items()),
         GroupAction([PushRosNamespace('hexapod'), IncludeLaunchDescription(
-            AnyLaunchDescriptionSource(hexapod), launch_arguments={'enable_stamped_cmd_vel': stamped}.items())]),
-        GroupAction([PushRosNamespace('velma'), IncludeLaunchDescription(AnyLaunchDescriptionSource(velma))]),
+            PythonLaunchDescriptionSource(launch('hexapod_gazebo.launch.py')),
+            launch_arguments={'gz_version': version, 'start_gazebo': 'false', 'x': '5.0', 'y': '5.0',
+                              'enable_stamped_cmd_vel': stamped}.items())]),
+        GroupAction([PushRosNamespace('velma'), IncludeLaunchDescription(AnyLaunchDescriptionSource(launch('velma.launch.xml')))]),
     ])

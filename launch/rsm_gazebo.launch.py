@@ -1,66 +1,125 @@
-"""Robot Statemachine on Gazebo (gz sim) instead of the built-in simulator.
+"""Robot Statemachine on Gazebo instead of the built-in simulator.
 
-Starts gz sim with worlds/fsmnodes_flat.sdf (the same building as the
-built-in simulator, with the fsmbot base and its lidar), bridges the topics of
-params/gz_bridge.yaml, publishes the robot's frames (base_footprint ->
-base_link -> laser, the wheels) with robot_state_publisher and
-urdf/diffbot.urdf, builds the map
-with slam_toolbox, and starts the RSM nodes, the frontier detector and the
-Nav2-compatible navigator of this package, all on simulated time.
+Starts Gazebo with the flat of the built-in simulator (gazebo.launch.py,
+unless start_gazebo:=false), spawns the fsmbot base with its lidar
+(worlds/<generation>/fsmbot.sdf) at the map origin (the navigator
+takes /odom as the map pose, as on the built-in simulator), bridges its topics with
+params/gz_bridge.yaml (/cmd_vel, /odom, /tf, /joint_states, /scan: the
+built-in simulator's names and types), publishes its frames
+(base_footprint -> base_link -> laser, the wheels) with
+robot_state_publisher and urdf/diffbot.urdf, builds the map, and starts
+the RSM nodes, the frontier detector and the Nav2-compatible navigator of
+this package, all on Gazebo's /clock (use_sim_time).
 
-Needs a ROS 2 install with ros_gz_sim, ros_gz_bridge and slam_toolbox, and RMW_IMPLEMENTATION=rmw_cyclonedds_cpp for service calls.
-enable_stamped_cmd_vel:=true makes every velocity topic geometry_msgs/TwistStamped:
-the navigator and the RSM mux publish it, and the bridge takes /cmd_vel as
-TwistStamped (params/gz_bridge_stamped.yaml; ros_gz_bridge converts it to
-gz.msgs.Twist).
-Usage: ros2 launch fsmnodes rsm_gazebo.launch.py [gui:=false] [enable_stamped_cmd_vel:=true]
+gz_version picks Gazebo Fortress (Humble) or Harmonic (Jazzy), auto by
+default (fsmnodes_gazebo.py says how).
+
+mapping picks what builds /map and map -> odom:
+  slam_toolbox  slam_toolbox's async node (the choice for real robots,
+                whose odometry drifts)
+  scan_mapper   this package's occupancy mapper from /scan and /tf, with
+                map -> odom fixed at identity: Gazebo's odometry of a
+                robot spawned at the map origin is the map pose
+  auto          slam_toolbox when it is installed, else scan_mapper (the
+                default)
+
+enable_stamped_cmd_vel:=true makes every velocity topic
+geometry_msgs/TwistStamped: the navigator and the RSM mux publish it, and
+the bridge takes /cmd_vel as TwistStamped (params/gz_bridge_stamped.yaml;
+ros_gz_bridge converts it to gz.msgs.Twist).
+
+Needs ros_gz_sim and ros_gz_bridge (slam_toolbox optional), and
+RMW_IMPLEMENTATION=rmw_cyclonedds_cpp for service calls.
+Usage: ros2 launch fsmnodes rsm_gazebo.launch.py [gz_version:=fortress|harmonic] [gui:=false]
+       [mapping:=scan_mapper] [enable_stamped_cmd_vel:=true] [start_gazebo:=false]
 """
 import os
+import sys
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, IncludeLaunchDescription
-from launch.conditions import IfCondition, UnlessCondition
-from launch.launch_description_sources import AnyLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, LogInfo, OpaqueFunction
+from launch.launch_description_sources import AnyLaunchDescriptionSource, PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fsmnodes_gazebo as gz  # noqa: E402  (next to this file, in share/fsmnodes/launch)
+
+MAPPINGS = ('auto', 'slam_toolbox', 'scan_mapper')
 
 
-def generate_launch_description():
+def _installed(package):
+    try:
+        get_package_share_directory(package)
+        return True
+    except PackageNotFoundError:
+        return False
+
+
+def _robot(context):
     share = get_package_share_directory('fsmnodes')
-    world = os.path.join(share, 'worlds', 'harmonic', 'fsmnodes_flat.sdf')
-    bridge = os.path.join(share, 'params', 'gz_bridge.yaml')
-    bridge_stamped = os.path.join(share, 'params', 'gz_bridge_stamped.yaml')
+    arg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    gen = gz.generation(arg('gz_version'))
+    stamped = gz.truthy(arg('enable_stamped_cmd_vel'))
+    mapping = arg('mapping')
+    if mapping not in MAPPINGS:
+        raise ValueError(f'mapping:={mapping}: want one of {", ".join(MAPPINGS)}')
+    if mapping == 'auto':
+        mapping = 'slam_toolbox' if _installed('slam_toolbox') else 'scan_mapper'
+    bridge = os.path.join(share, 'params', 'gz_bridge_stamped.yaml' if stamped else 'gz_bridge.yaml')
     with open(os.path.join(share, 'urdf', 'diffbot.urdf')) as f:
         description = f.read()
     sim_time = {'use_sim_time': True}
-    gui = LaunchConfiguration('gui')
-    stamped = LaunchConfiguration('enable_stamped_cmd_vel')
-    bridge_config = PythonExpression(["'", bridge_stamped, "' if '", stamped, "'.lower() == 'true' else '", bridge, "'"])
 
-    return LaunchDescription([
-        DeclareLaunchArgument('gui', default_value='true', description='show the Gazebo window'),
-        DeclareLaunchArgument('enable_stamped_cmd_vel', default_value='false',
-                              description='geometry_msgs/TwistStamped on every velocity topic (Jazzy)'),
-        ExecuteProcess(cmd=['gz', 'sim', '-r', world], output='screen', condition=IfCondition(gui)),
-        ExecuteProcess(cmd=['gz', 'sim', '-r', '-s', world], output='screen', condition=UnlessCondition(gui)),
+    actions = [LogInfo(msg=f'fsmbot in Gazebo {gen}, map from {mapping}')]
+    if gz.truthy(arg('start_gazebo')):
+        actions.append(IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'gazebo.launch.py')),
+            launch_arguments={'gz_version': gen, 'gui': arg('gui')}.items()))
+    actions += [
+        Node(package='ros_gz_sim', executable='create', name='spawn_fsmbot', output='screen',
+             arguments=['-world', gz.WORLD_NAME, '-name', 'fsmbot',
+                        '-file', gz.share_file(share, gen, 'fsmbot.sdf'),
+                        '-x', '0', '-y', '0', '-z', '0.01']),
         Node(package='ros_gz_bridge', executable='parameter_bridge', name='gz_bridge',
-             parameters=[{'config_file': bridge_config}, sim_time], output='screen'),
+             parameters=[{'config_file': bridge}, sim_time], output='screen'),
         Node(package='fsmnodes', executable='robot_state_publisher', name='robot_state_publisher',
              parameters=[sim_time, {'robot_description': description}], output='screen'),
-        Node(package='slam_toolbox', executable='async_slam_toolbox_node', name='slam_toolbox',
-             parameters=[sim_time, {'base_frame': 'base_footprint', 'odom_frame': 'odom',
-                                    'map_frame': 'map', 'scan_topic': '/scan'}],
-             output='screen'),
+    ]
+    if mapping == 'slam_toolbox':
+        actions.append(Node(
+            package='slam_toolbox', executable='async_slam_toolbox_node', name='slam_toolbox',
+            parameters=[sim_time, {'base_frame': 'base_footprint', 'odom_frame': 'odom',
+                                   'map_frame': 'map', 'scan_topic': '/scan'}],
+            output='screen'))
+    else:
+        actions.append(Node(
+            package='fsmnodes', executable='scan_mapper', name='scan_mapper',
+            parameters=[sim_time, {'publish_map_to_odom': True}], output='screen'))
+    actions += [
         Node(package='fsmnodes', executable='simple_navigator', name='navigator',
-             parameters=[sim_time, {'use_ground_truth': False,
-                                    'enable_stamped_cmd_vel': ParameterValue(stamped, value_type=bool)}],
-             output='screen'),
+             parameters=[sim_time, {'enable_stamped_cmd_vel': stamped}], output='screen'),
         Node(package='fsmnodes', executable='frontier_detector', name='frontier_detector',
              parameters=[sim_time], output='screen'),
         IncludeLaunchDescription(
             AnyLaunchDescriptionSource(os.path.join(share, 'launch', 'rsm.launch.xml')),
             launch_arguments={'use_sim_time': 'true', 'waypoint_routines': "['Reversing']",
-                              'enable_stamped_cmd_vel': stamped}.items()),
+                              'enable_stamped_cmd_vel': 'true' if stamped else 'false'}.items()),
+    ]
+    return actions
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument('gz_version', default_value='auto',
+                              description='fortress (6, Humble), harmonic (8, Jazzy) or auto'),
+        DeclareLaunchArgument('gui', default_value='true', description='show the Gazebo window'),
+        DeclareLaunchArgument('start_gazebo', default_value='true',
+                              description='start Gazebo (false: spawn into a running one)'),
+        DeclareLaunchArgument('mapping', default_value='auto',
+                              description='slam_toolbox, scan_mapper or auto (slam_toolbox if installed)'),
+        DeclareLaunchArgument('enable_stamped_cmd_vel', default_value='false',
+                              description='geometry_msgs/TwistStamped on every velocity topic (Jazzy)'),
+        OpaqueFunction(function=_robot),
     ])

@@ -1,8 +1,10 @@
 // Package gazebo checks the Gazebo launch files and the ros_gz_bridge
-// configuration statically (gz sim cannot run on the test machines): the
-// files are well-formed, every bridged topic is one the built-in simulator
-// uses with the same type, and every file and executable a launch file
-// names exists in this package.
+// configuration: statically for both Gazebo generations (the files are
+// well-formed, every bridged topic is one the built-in simulator uses with
+// the same type, and every file and executable a launch file would start,
+// as the launch library of a real ROS 2 evaluates it, exists), and against
+// a real Gazebo Fortress when scripts/gazebo-peer.sh has built one
+// (real_test.go).
 package gazebo
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsmnodes/fsmnodes/internal/gazebo"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 )
 
@@ -89,8 +92,9 @@ func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
 		}
 		seen[e.ROSTopic] = true
 	}
-	// What RSM and the navigator need from a simulator must be bridged.
-	for _, need := range []string{"/cmd_vel", "/odom", "/tf", "/scan", "/clock"} {
+	// What RSM and the navigator need from a simulator must be bridged
+	// (/clock is, once for all robots, by gazebo.launch.py: TestLaunchFiles).
+	for _, need := range []string{"/cmd_vel", "/odom", "/tf", "/scan", "/joint_states"} {
 		if !seen[need] {
 			t.Errorf("%s is not bridged", need)
 		}
@@ -100,6 +104,7 @@ func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
 var (
 	fsmExec   = regexp.MustCompile(`package='fsmnodes',\s*executable='([a-z_]+)'`)
 	shareFile = regexp.MustCompile(`os\.path\.join\(share,\s*'([a-z]+)',\s*'([A-Za-z0-9_.]+)'\)`)
+	genFile   = regexp.MustCompile(`gz\.share_file\(share,\s*gen,\s*'([A-Za-z0-9_.]+)'\)`)
 )
 
 func TestGazeboLaunchFiles(t *testing.T) {
@@ -130,6 +135,13 @@ func TestGazeboLaunchFiles(t *testing.T) {
 		for _, m := range shareFile.FindAllStringSubmatch(string(src), -1) {
 			if _, err := os.Stat(filepath.Join(root, m[1], m[2])); err != nil {
 				t.Errorf("%s refers to share/fsmnodes/%s/%s, which does not exist", f, m[1], m[2])
+			}
+		}
+		for _, m := range genFile.FindAllStringSubmatch(string(src), -1) {
+			for _, g := range gazebo.Generations() {
+				if _, err := os.Stat(filepath.Join(root, "worlds", g.Name, m[1])); err != nil {
+					t.Errorf("%s refers to share/fsmnodes/worlds/%s/%s, which does not exist", f, g.Name, m[1])
+				}
 			}
 		}
 	}

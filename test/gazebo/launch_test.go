@@ -1,0 +1,224 @@
+package gazebo
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/gazebo"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+)
+
+// launched is one process a launch file would start, as
+// testdata/describe_launch.py prints it.
+type launched struct {
+	Kind       string   `json:"kind"`
+	Cmd        []string `json:"cmd"`
+	Package    string   `json:"package"`
+	Executable string   `json:"executable"`
+	Name       string   `json:"name"`
+	Namespace  string   `json:"namespace"`
+	Arguments  []string `json:"arguments"`
+	Parameters []any    `json:"parameters"`
+}
+
+// param returns the value of a parameter given in a dict, or nil.
+func (l launched) param(name string) any {
+	for _, p := range l.Parameters {
+		if m, ok := p.(map[string]any); ok {
+			if v, ok := m[name]; ok {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// distros returns the real ROS 2 installations to evaluate launch files
+// with: every peer scripts/ros2-peer.sh built, else the one testenv finds.
+func distros(t *testing.T) []*testenv.ROS2 {
+	var rs []*testenv.ROS2
+	for _, d := range []string{"humble", "jazzy"} {
+		if s := "/opt/ros2-" + d + "/env.sh"; fileExists(s) {
+			rs = append(rs, &testenv.ROS2{Setup: s, Distro: d})
+		}
+	}
+	if len(rs) == 0 {
+		rs = append(rs, testenv.NeedROS2(t))
+	}
+	return rs
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// shareDir makes an ament prefix whose share/fsmnodes is this repository,
+// so that get_package_share_directory('fsmnodes') finds its files.
+func shareDir(t *testing.T) string {
+	t.Helper()
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := t.TempDir()
+	idx := filepath.Join(d, "share", "ament_index", "resource_index", "packages")
+	if err := os.MkdirAll(idx, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(idx, "fsmnodes"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(repo, filepath.Join(d, "share", "fsmnodes")); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// describe evaluates a launch file with r's launch library and returns
+// what it would start, or the error output.
+func describe(t *testing.T, r *testenv.ROS2, prefix, file string, args ...string) ([]launched, error) {
+	t.Helper()
+	script, _ := filepath.Abs("testdata/describe_launch.py")
+	path, _ := filepath.Abs(filepath.Join(root, "launch", file))
+	cmd := r.Command(fmt.Sprintf(`unset GZ_VERSION IGNITION_VERSION; export AMENT_PREFIX_PATH=%s:"$AMENT_PREFIX_PATH"; exec python3 %s %s %s`,
+		prefix, script, path, strings.Join(args, " ")))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, errb.String())
+	}
+	var ls []launched
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l launched
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s: %v in %q", file, err, sc.Text())
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+// TestLaunchFiles evaluates every Gazebo launch file for both generations
+// with the launch library of each real ROS 2 here (nothing is started) and
+// checks what it would start: the generation's simulator command on the
+// generation's world, its robot files, bridge configurations that exist,
+// executables of this package that exist, /clock bridged exactly once, the
+// map from this package's mapper when slam_toolbox is not installed. This
+// is the check Gazebo Harmonic gets: it cannot be built here.
+func TestLaunchFiles(t *testing.T) {
+	prefix := shareDir(t)
+	for _, r := range distros(t) {
+		for _, g := range gazebo.Generations() {
+			for _, file := range []string{"gazebo.launch.py", "rsm_gazebo.launch.py", "hexapod_gazebo.launch.py", "demo_gazebo.launch.py"} {
+				t.Run(r.Distro+"/"+g.Name+"/"+file, func(t *testing.T) {
+					ls, err := describe(t, r, prefix, file, "gz_version:="+g.Name, "gui:=false")
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkLaunched(t, g, file, ls)
+				})
+			}
+		}
+		t.Run(r.Distro+"/refusals", func(t *testing.T) {
+			for _, args := range [][]string{{"gz_version:=classic"}, {"gz_version:=fortress", "mapping:=gmapping"}} {
+				_, err := describe(t, r, prefix, "rsm_gazebo.launch.py", args...)
+				if err == nil || !strings.Contains(err.Error(), strings.SplitN(args[len(args)-1], ":=", 2)[1]) {
+					t.Errorf("rsm_gazebo.launch.py %v: %v, want refused naming the value", args, err)
+				}
+			}
+			// auto: ROS_DISTRO decides when GZ_VERSION is unset
+			ls, err := describe(t, r, prefix, "gazebo.launch.py", "gui:=true")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := gazebo.Harmonic
+			if r.Distro == "humble" {
+				want = gazebo.Fortress
+			}
+			if len(ls) == 0 || !slices.Equal(ls[0].Cmd[:2], want.Command) || slices.Contains(ls[0].Cmd, "-s") {
+				t.Errorf("gz_version:=auto on %s with the window: %+v, want %v without -s", r.Distro, ls, want.Command)
+			}
+			ls, err = describe(t, r, prefix, "rsm_gazebo.launch.py", "gz_version:=6", "mapping:=slam_toolbox")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(ls, func(l launched) bool { return l.Package == "slam_toolbox" }) ||
+				slices.ContainsFunc(ls, func(l launched) bool { return l.Executable == "scan_mapper" }) {
+				t.Errorf("mapping:=slam_toolbox does not start slam_toolbox alone: %+v", ls)
+			}
+		})
+	}
+}
+
+func checkLaunched(t *testing.T, g gazebo.Gen, file string, ls []launched) {
+	t.Helper()
+	repo, _ := filepath.Abs(root)
+	local := func(p string) string { // the repository file behind a share path
+		if i := strings.Index(p, "/share/fsmnodes/"); i >= 0 {
+			return filepath.Join(repo, p[i+len("/share/fsmnodes/"):])
+		}
+		return p
+	}
+	var sims, clocks int
+	for _, l := range ls {
+		switch {
+		case l.Kind == "process":
+			sims++
+			wantCmd := append(append([]string{}, g.Command...), "-r", "-s")
+			world := local(l.Cmd[len(l.Cmd)-1])
+			if !slices.Equal(l.Cmd[:len(l.Cmd)-1], wantCmd) || world != filepath.Join(repo, "worlds", g.Name, gazebo.WorldName+".sdf") {
+				t.Errorf("Gazebo %s started as %v", g.Name, l.Cmd)
+			}
+		case l.Package == "fsmnodes":
+			if !fileExists(filepath.Join(repo, "nodes", l.Executable)) {
+				t.Errorf("starts fsmnodes %s, which does not exist", l.Executable)
+			}
+			// Velma simulates its own hardware in its 500 Hz loop on the wall
+			// clock (demo_gazebo.launch.py runs it beside Gazebo, not in it).
+			if l.param("use_sim_time") == nil && l.Namespace != "/velma" {
+				t.Errorf("%s does not run on Gazebo's clock (no use_sim_time)", l.Executable)
+			}
+			if l.Executable == "simple_navigator" && l.param("use_ground_truth") != nil {
+				t.Errorf("the navigator gets use_ground_truth, a parameter it does not declare")
+			}
+			if l.Executable == "motion_control" && l.param("servo.driver") != "gazebo" {
+				t.Errorf("motion_control on servo driver %v", l.param("servo.driver"))
+			}
+		case l.Package == "ros_gz_sim" && l.Executable == "create":
+			i := slices.Index(l.Arguments, "-file")
+			if i < 0 || i+1 >= len(l.Arguments) || !strings.HasPrefix(local(l.Arguments[i+1]), filepath.Join(repo, "worlds", g.Name)+"/") ||
+				!fileExists(local(l.Arguments[i+1])) {
+				t.Errorf("spawns %v: not a file of worlds/%s", l.Arguments, g.Name)
+			}
+			if w := slices.Index(l.Arguments, "-world"); w < 0 || l.Arguments[w+1] != gazebo.WorldName {
+				t.Errorf("spawns into another world: %v", l.Arguments)
+			}
+		case l.Package == "ros_gz_bridge":
+			if slices.Contains(l.Arguments, "/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock") {
+				clocks++
+			}
+			if c, ok := l.param("config_file").(string); ok && !fileExists(local(c)) {
+				t.Errorf("bridge %s reads %s, which does not exist", l.Name, c)
+			}
+		case l.Package == "slam_toolbox":
+			t.Errorf("starts slam_toolbox, which is not installed here (mapping:=auto must pick scan_mapper)")
+		default:
+			t.Errorf("starts %s %s", l.Package, l.Executable)
+		}
+	}
+	if sims != 1 || clocks != 1 {
+		t.Errorf("%d Gazebo processes and %d /clock bridges, want one of each", sims, clocks)
+	}
+	if file == "rsm_gazebo.launch.py" || file == "demo_gazebo.launch.py" {
+		if !slices.ContainsFunc(ls, func(l launched) bool { return l.Executable == "scan_mapper" }) {
+			t.Error("no map: scan_mapper is not started without slam_toolbox")
+		}
+	}
+}
