@@ -118,6 +118,10 @@ func (w *Writer) AddTopic(t Topic) error {
 	}
 	w.topics[t.Name] = &TopicInfo{Topic: t}
 	w.order = append(w.order, t.Name)
+	if w.mw != nil {
+		_, err := w.channelLocked(w.topics[t.Name])
+		return err
+	}
 	return nil
 }
 
@@ -237,6 +241,13 @@ func (w *Writer) openFileLocked(recv time.Time) error {
 	w.fileInfo = &w.meta.Files[len(w.meta.Files)-1]
 	w.schemas, w.channels, w.seq = map[string]uint16{}, map[string]uint16{}, map[uint16]uint32{}
 	w.fileBytes = 0
+	// Every declared topic gets its channel, as rosbag2 creates one per
+	// topic whether messages come or not.
+	for _, name := range w.order {
+		if _, err := w.channelLocked(w.topics[name]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
