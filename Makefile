@@ -16,7 +16,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # compiling every package twice.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer gazebo-peer
+.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer gazebo-peer gazebo-test
 
 all: build
 
@@ -122,6 +122,13 @@ ros2-peer:
 # 75 minutes on two idle cores, so CI never starts it (test/gazebo skips without it).
 gazebo-peer:
 	nice -n 19 scripts/gazebo-peer.sh
+
+# test/gazebo's real Gazebo tests (Humble's ros2 launch of the Gazebo launch
+# files against that build, headless): the diffbot on RSM's waypoints, the map,
+# the paused clock, a screenshot, the hexapod walking. Minutes, so make test
+# skips them; .ci/run runs this when the build is there. Without it they skip.
+gazebo-test: testbin
+	FSMNODES_GAZEBO_TESTS=1 FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 40m -v -run 'TestGazebo_' ./test/gazebo
 
 clean:
 	rm -rf $(BIN) build install log

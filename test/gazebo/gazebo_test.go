@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/gazebo"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 const root = "../.."
@@ -146,3 +147,7 @@ func TestGazeboLaunchFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMain gives the real Gazebo tests loopback-only discovery and their
+// own log folder.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
