@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/fsmnodes/fsmnodes/internal/goid"
@@ -52,6 +53,8 @@ type recvState struct {
 	disc    *C.fsm_dstate // allocated on first discovery delivery
 	buf     []byte
 	samples []Sample
+	// oversized: the last batch had a sample dropped for its size
+	oversized bool
 }
 
 // Participant is a DDS domain participant with its receive goroutine. See
@@ -81,6 +84,7 @@ type Participant struct {
 	deliverMu sync.Mutex
 	closing   atomic.Bool
 	loopID    atomic.Uint64 // goroutine id of the receive goroutine
+	trimmedAt time.Time     // the last heap trim scheduled (receive goroutine; heap.go)
 	done      chan struct{}
 }
 
@@ -264,6 +268,10 @@ func (p *Participant) run(rs *recvState) {
 		if r != nil {
 			r.deliver(rs, k)
 		}
+		if rs.oversized {
+			rs.oversized = false
+			p.scheduleTrim()
+		}
 		rs.shrink()
 	}
 }
@@ -315,6 +323,8 @@ func (rs *recvState) samplesOf(k C.int32_t) []Sample {
 		}
 		if m.oversize == 0 {
 			smp.Data = rs.buf[m.off : m.off+m.len : m.off+m.len]
+		} else {
+			rs.oversized = true
 		}
 		s = append(s, smp)
 	}
