@@ -2,6 +2,7 @@ package ros
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -55,6 +56,8 @@ func (n *Node) initParamServices() error {
 				p, err := paramFromMsg(&req.Parameters[i])
 				if err == nil {
 					err = store.SetAtomically([]param.Parameter{p})
+				} else if errors.Is(err, errValueTooLarge) {
+					n.Counter(CounterRequestsRejected).Inc()
 				}
 				resp.Results = append(resp.Results, setResultMsg(err))
 			}
@@ -69,6 +72,9 @@ func (n *Node) initParamServices() error {
 			for i := range req.Parameters {
 				var p param.Parameter
 				if p, err = paramFromMsg(&req.Parameters[i]); err != nil {
+					if errors.Is(err, errValueTooLarge) {
+						n.Counter(CounterRequestsRejected).Inc()
+					}
 					break
 				}
 				ps = append(ps, p)
@@ -107,11 +113,39 @@ func (n *Node) initParamServices() error {
 	return nil
 }
 
-// paramFromMsg converts a received Parameter, rejecting invalid names and
-// unknown type numbers.
+// MaxParameterValueSize bounds the value of a parameter set through a
+// node's set_parameters services, in bytes (a string's length, the sum of
+// a string array's lengths plus 4 per element, 8 per element of an
+// integer or double array, 1 of a byte or bool array): a larger value is
+// refused with the reason and counted as requests_rejected, before it is
+// checked, stored or republished on /parameter_events. The largest value
+// the nodes take is a robot_description (the demo's URDFs are under
+// 25 KiB). Values from the command line and parameter files are the
+// operator's and are not bounded.
+const MaxParameterValueSize = 1 << 20
+
+// errValueTooLarge refuses a parameter value above MaxParameterValueSize.
+var errValueTooLarge = errors.New("value too large")
+
+// paramValueSize is the size MaxParameterValueSize bounds.
+func paramValueSize(v *rcl_interfaces_msg.ParameterValue) int {
+	n := len(v.StringValue) + len(v.ByteArrayValue) + len(v.BoolArrayValue) +
+		8*len(v.IntegerArrayValue) + 8*len(v.DoubleArrayValue)
+	for _, s := range v.StringArrayValue {
+		n += 4 + len(s)
+	}
+	return n
+}
+
+// paramFromMsg converts a received Parameter, rejecting invalid names,
+// unknown type numbers and values above MaxParameterValueSize.
 func paramFromMsg(m *rcl_interfaces_msg.Parameter) (param.Parameter, error) {
 	if err := param.ValidateName(m.Name); err != nil {
 		return param.Parameter{}, fmt.Errorf("%w: %w", param.ErrInvalidName, err)
+	}
+	if n := paramValueSize(&m.Value); n > MaxParameterValueSize {
+		return param.Parameter{}, fmt.Errorf("set %q: %w: %w: %d bytes, the limit is %d (ros.MaxParameterValueSize)",
+			m.Name, param.ErrInvalidValue, errValueTooLarge, n, MaxParameterValueSize)
 	}
 	v, err := paramValueFromMsg(&m.Value)
 	if err != nil {

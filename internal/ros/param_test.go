@@ -387,3 +387,59 @@ func TestSimTime_ClockAndROSTimerFollowClockTopic(t *testing.T) {
 		t.Fatalf("after use_sim_time=false: sim=%v now=%v", n.Clock().IsSimTime(), n.Clock().Now())
 	}
 }
+
+// TestParams_ValueSizeBounded: a string above MaxParameterValueSize, and a
+// string array whose strings add up to more, are refused by both set
+// services with the reason and counted as requests_rejected; the stored
+// value and /parameter_events are untouched. One just below the limit is
+// taken. Before the bound a 16 MiB robot_description was stored and
+// republished (issue 25).
+func TestParams_ValueSizeBounded(t *testing.T) {
+	domain := testenv.Domain(t)
+	srvCtx := extContext(t, domain)
+	cliCtx := extContext(t, domain)
+	n := extNode(t, srvCtx, "size_node")
+	other := extNode(t, cliCtx, "size_client")
+	if _, err := DeclareParam(n, "text", "short", ParamDescriptor{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeclareParam(n, "names", []string{"a"}, ParamDescriptor{}); err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) rcl_interfaces_msg.ParameterValue {
+		return rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeString), StringValue: s}
+	}
+	big := strings.Repeat("x", MaxParameterValueSize+1)
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = strings.Repeat("y", MaxParameterValueSize/1000)
+	}
+	set := call(t, other, "/size_node/set_parameters", rcl_interfaces_srv.SetParameters, &rcl_interfaces_srv.SetParameters_Request{
+		Parameters: []rcl_interfaces_msg.Parameter{
+			{Name: "text", Value: str(big)},
+			{Name: "names", Value: rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeStringArray), StringArrayValue: many}},
+			{Name: "text", Value: str(big[:MaxParameterValueSize])},
+		}})
+	if len(set.Results) != 3 {
+		t.Fatalf("results %+v", set.Results)
+	}
+	for i := range 2 {
+		if r := set.Results[i]; r.Successful || !strings.Contains(r.Reason, "too large") {
+			t.Errorf("result %d: %+v, want refused as too large", i, r)
+		}
+	}
+	if r := set.Results[2]; !r.Successful {
+		t.Errorf("a value of exactly the limit refused: %s", r.Reason)
+	}
+	atomic := call(t, other, "/size_node/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically,
+		&rcl_interfaces_srv.SetParametersAtomically_Request{Parameters: []rcl_interfaces_msg.Parameter{{Name: "text", Value: str(big)}}})
+	if atomic.Result.Successful || !strings.Contains(atomic.Result.Reason, "too large") {
+		t.Errorf("atomic: %+v, want refused as too large", atomic.Result)
+	}
+	if v, _ := n.ParamString("text"); len(v) != MaxParameterValueSize {
+		t.Errorf("text is %d bytes, want the accepted %d", len(v), MaxParameterValueSize)
+	}
+	if c := n.Counter(CounterRequestsRejected).Load(); c != 3 {
+		t.Errorf("requests_rejected = %d, want 3", c)
+	}
+}
