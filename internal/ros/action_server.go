@@ -44,6 +44,18 @@ type ActionServerOptions[G any] struct {
 	// Default DefaultMaxRequestSize; NoSizeLimit lifts it. cancel_goal and
 	// get_result requests are bounded by their types.
 	MaxGoalSize int
+	// (optional) ClientTimeout, when positive, supervises the client of
+	// every running goal: a goal whose client's process sent heartbeats
+	// (every action client of this library does, see HeartbeatPeriod) and
+	// then none for ClientTimeout (at least three of its periods) is
+	// aborted: its context is canceled with the cause ErrClientLost, which
+	// the execute function sees as ctx.Done, and the abort is logged. This
+	// does not wait for the DDS participant lease (Cyclone's default 10 s),
+	// so a server that moves a robot stops within about ClientTimeout of
+	// its client's death or freeze. Goals of clients that send no
+	// heartbeats (rclcpp, rclpy) are not watched this way; watch them
+	// through the graph (action.ClientWatch). Zero: no supervision.
+	ClientTimeout time.Duration
 }
 
 // ServerGoal is one accepted goal as its execute function sees it.
@@ -169,6 +181,11 @@ func NewActionServer[G, R, F any](n *Node, name string, a rosidl.Action[G, R, F]
 		return nil, err
 	}
 	s.services = append(s.services, svc)
+	if opts.ClientTimeout > 0 {
+		if err := n.ctx.watchHeartbeats(); err != nil {
+			return nil, fmt.Errorf("ros: action server %s: %w", fqn, err)
+		}
+	}
 	return s, nil
 }
 
@@ -239,7 +256,8 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G, client dds.GUID
 		s.finish(id, action.EventAbort, nil)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.n.runCtx)
+	ctx, cancelCause := context.WithCancelCause(s.n.runCtx)
+	cancel := func() { cancelCause(nil) }
 	g := &ServerGoal[G, F]{id: id, goal: goal}
 	var first sync.Once
 	g.feedback = func(f *F) error {
@@ -273,6 +291,9 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G, client dds.GUID
 			s.publishStatus()
 		}
 	})
+	if s.opts.ClientTimeout > 0 && known && client != s.n.ctx.part.GUID() {
+		go s.superviseClient(ctx, cancelCause, id, client)
+	}
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
@@ -288,10 +309,36 @@ func (s *ActionServer[G, R, F]) start(id action.GoalID, goal *G, client dds.GUID
 		case st == action.StatusCanceling:
 			s.finish(id, action.EventCanceled, msg)
 		default:
+			if cause := context.Cause(ctx); cause != nil && cause != context.Canceled && !errors.Is(err, cause) {
+				err = fmt.Errorf("%w (%v)", err, cause)
+			}
 			s.n.Logger().Warnf("action %s: goal %s aborted: %v", s.name, id, err)
 			s.finish(id, action.EventAbort, msg)
 		}
 	}()
+}
+
+// superviseClient cancels a running goal's context with ErrClientLost
+// when its client's heartbeats stop (ActionServerOptions.ClientTimeout).
+// It ends with the goal.
+func (s *ActionServer[G, R, F]) superviseClient(ctx context.Context, cancel context.CancelCauseFunc, id action.GoalID, client dds.GUID) {
+	w := clientWatch{timeout: s.opts.ClientTimeout}
+	tick := time.NewTicker(HeartbeatPeriod / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			b, heard := s.n.ctx.heartbeatOf(client)
+			if age, lost := w.lost(b, heard, now); lost {
+				s.n.Counter(CounterGoalsClientLost).Inc()
+				s.n.Logger().Warnf("action %s: goal %s: no heartbeat from its client for %v: aborting it", s.name, id, age.Round(time.Millisecond))
+				cancel(ErrClientLost)
+				return
+			}
+		}
+	}
 }
 
 // run calls the execute function, turning a panic into an abort.

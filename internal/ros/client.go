@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -49,6 +50,14 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	fqn, err := n.ResolveServiceName(name)
 	if err != nil {
 		return nil, fmt.Errorf("ros: client: %w", err)
+	}
+	// A client of an action's send_goal service sends goals, whatever
+	// wraps it (ActionClient, the CLI, rsmNode's navigator client): servers
+	// that supervise their clients hear this process's heartbeat.
+	if strings.HasSuffix(fqn, actionSendGoalService) {
+		if err := n.ctx.SendHeartbeats(); err != nil {
+			return nil, fmt.Errorf("ros: client %s: %w", fqn, err)
+		}
 	}
 	part := n.ctx.part
 	c := &client{

@@ -102,6 +102,8 @@ type Context struct {
 
 	secureDir string // the enclave directory when DDS Security is on
 
+	hb heartbeats // action clients' heartbeats (heartbeat.go)
+
 	csidCounter atomic.Uint32 // client/service id suffix
 	seq         atomic.Int64  // request sequence numbers (first is 1)
 

@@ -31,6 +31,7 @@ type observer struct {
 	pose            [2]float64
 	twist           [2]float64
 	maxSpeed        float64 // largest |linear.x| seen on odom since reset
+	odometer        float64 // path length driven, summed over odometry poses
 	// the mux's output on /diffbot/cmd_vel
 	cmdAt, cmdNonzeroAt time.Time
 	cmd                 geometry_msgs_msg.Twist
@@ -71,6 +72,9 @@ func newObserver(t *testing.T, d *demo) *observer {
 		tw := [2]float64{m.Twist.Twist.Linear.X, m.Twist.Twist.Angular.Z}
 		if tw != [2]float64{} || math.Hypot(p[0]-o.pose[0], p[1]-o.pose[1]) > 1e-4 {
 			o.movedAt = now
+		}
+		if !o.odomAt.IsZero() {
+			o.odometer += math.Hypot(p[0]-o.pose[0], p[1]-o.pose[1])
 		}
 		o.odomAt, o.pose, o.twist = now, p, tw
 		o.maxSpeed = math.Max(o.maxSpeed, math.Abs(tw[0]))
@@ -140,6 +144,7 @@ type snapshot struct {
 	op                                                         rsm_msgs_msg.OperationMode
 	state                                                      string
 	maxSpeed, maxCmd                                           float64
+	odometer                                                   float64
 }
 
 func (o *observer) get() snapshot {
@@ -147,7 +152,7 @@ func (o *observer) get() snapshot {
 	defer o.mu.Unlock()
 	return snapshot{odomAt: o.odomAt, movedAt: o.movedAt, cmdAt: o.cmdAt, cmdNonzeroAt: o.cmdNonzeroAt, opAt: o.opAt,
 		hexAt: o.hexAt, velmaAt: o.velmaAt, pose: o.pose, twist: o.twist, cmd: o.cmd, op: o.op, state: o.state,
-		maxSpeed: o.maxSpeed, maxCmd: o.maxCmd}
+		maxSpeed: o.maxSpeed, maxCmd: o.maxCmd, odometer: o.odometer}
 }
 
 // resetMax clears the largest speeds seen.

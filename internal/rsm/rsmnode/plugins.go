@@ -205,6 +205,12 @@ func ParseRoutinePlugins(entries []string) (map[string]string, error) {
 // StateServer is rsm.StateServer (kept here for the node-side API).
 type StateServer = rsm.StateServer
 
+// PluginClientTimeout is how long rsmNode may send no heartbeat before a
+// plugin's running RunState goal is aborted (its context canceled with the
+// cause ros.ErrClientLost): a plugin state that drives the robot stops
+// soon after rsmNode dies or freezes.
+const PluginClientTimeout = time.Second
+
 // ServeRunState serves the RunState action name on n with s. Goals run on
 // goroutines of their own; each carries its own context. If s also
 // implements rsm.StateHooks, the service <name>/hook answers rsmNode's
@@ -234,7 +240,7 @@ func ServeRunState(n *ros.Node, name string, s StateServer) error {
 				return out, err
 			}
 			return out, nil
-		}, ros.ActionServerOptions[rsm_msgs_action.RunState_Goal]{})
+		}, ros.ActionServerOptions[rsm_msgs_action.RunState_Goal]{ClientTimeout: PluginClientTimeout})
 	if err != nil {
 		return fmt.Errorf("RunState server %s: %w", name, err)
 	}

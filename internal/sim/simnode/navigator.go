@@ -57,8 +57,9 @@ type navigator struct {
 // control mux expects) at most max_linear_velocity and
 // max_angular_velocity (may be changed at run time). Goals it cannot reach
 // are aborted with a reason in error_msg. A new goal preempts the running
-// one, as Nav2 does. A goal whose action client goes away
-// (action.ClientWatch), or whose /odom stops for 2 s (the robot's driver
+// one, as Nav2 does. A goal whose action client goes away (its heartbeats
+// stop for 1 s, ros.ActionServerOptions.ClientTimeout; or, for a client
+// that sends none, action.ClientWatch), or whose /odom stops for 2 s (the robot's driver
 // died or hangs), is aborted and the robot stopped. The control loop and
 // these checks run on the node clock (sim time under use_sim_time). Every path it
 // plans goes out on plan (nav_msgs/Path, frame map, transient local), and
@@ -129,7 +130,8 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 			func(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback]) (*navResult, error) {
 				return nv.execute(ctx, g, name, reverse)
 			},
-			ros.ActionServerOptions[navGoal]{AcceptGoal: func(_ action.GoalID, g *navGoal) error { return checkGoal(g) }})
+			ros.ActionServerOptions[navGoal]{AcceptGoal: func(_ action.GoalID, g *navGoal) error { return checkGoal(g) },
+				ClientTimeout: clientTimeout})
 		if err != nil {
 			return err
 		}
@@ -160,6 +162,22 @@ func (nv *navigator) stop() { _ = nv.cmdPub.Publish(cmdvel.Twist{}) }
 
 // errClientLost aborts a goal whose action client has gone.
 var errClientLost = errors.New("action client lost: goal aborted and the robot stopped")
+
+// clientTimeout is how long the client of a running goal (rsmNode, the
+// CLI) may send no heartbeat before the goal is aborted and the robot
+// stopped (ros.ActionServerOptions.ClientTimeout): this does not wait for
+// the client's DDS lease (Cyclone's default 10 s).
+const clientTimeout = time.Second
+
+// ctxEnd is what a goal returns when its context ends: errClientLost when
+// the client's heartbeats stopped (the library counted and logged it),
+// else ctx's error.
+func ctxEnd(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ros.ErrClientLost) {
+		return errClientLost
+	}
+	return ctx.Err()
+}
 
 // odomTimeout is how old (in node time) the last /odom may be while a goal
 // runs: older odometry means the robot's driver died or hangs, and steering
@@ -220,7 +238,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, ctxEnd(ctx)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -257,11 +275,11 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		var now time.Time
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, ctxEnd(ctx)
 		case now = <-tick.C:
 		}
 		if client.Lost(listeners(), now) {
-			nv.n.Counter("goals_aborted_client_lost").Inc()
+			nv.n.Counter(ros.CounterGoalsClientLost).Inc()
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, errClientLost)
 			return nil, errClientLost
 		}

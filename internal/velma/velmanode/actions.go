@@ -30,10 +30,11 @@ type (
 // feedbackPeriod is how often a running goal publishes feedback.
 const feedbackPeriod = 100 * time.Millisecond
 
-// A running goal whose client is lost (action.ClientWatch: no subscriber on
-// the action's feedback and status topics for
-// action.DefaultClientLostAfter, after there was one) has lost its command
-// source: the goal is aborted, a body motion (jnt_imp, cart_imp) makes cs
+// A running goal whose client is lost (its heartbeats stopped for
+// clientTimeout, ros.ActionServerOptions.ClientTimeout; or, for a client
+// that sends none, action.ClientWatch: no subscriber on the action's
+// feedback and status topics for action.DefaultClientLostAfter, after
+// there was one) has lost its command source: the goal is aborted, a body motion (jnt_imp, cart_imp) makes cs
 // fault to idle and return to safe (velma.TaskCommand.SourceLost), a head
 // motion stops where it is.
 
@@ -43,6 +44,10 @@ const feedbackPeriod = 100 * time.Millisecond
 // 32 KiB with names and tolerances), so 1 MiB leaves a wide margin while a
 // hostile 48 MB goal is dropped before it is decoded.
 const maxGoalSize = 1 << 20
+
+// clientTimeout is how long the client of a running goal may send no
+// heartbeat before the goal is aborted (ros.ActionServerOptions.ClientTimeout).
+const clientTimeout = time.Second
 
 // actions serves the four trajectory actions.
 func (b *Bridge) actions() error {
@@ -55,7 +60,7 @@ func (b *Bridge) actions() error {
 		{"~/head_spline_trajectory_action_joint", HeadJoints, TrajHead},
 	} {
 		if _, err := ros.NewActionServer(b.node, a.name, control_msgs_action.FollowJointTrajectory,
-			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{MaxGoalSize: maxGoalSize}); err != nil {
+			b.executeJoint(a.name, a.set, a.kind), ros.ActionServerOptions[fjtGoal]{MaxGoalSize: maxGoalSize, ClientTimeout: clientTimeout}); err != nil {
 			return err
 		}
 	}
@@ -67,7 +72,7 @@ func (b *Bridge) actions() error {
 		{"~/left_arm/cartesian_trajectory", kin.Left},
 	} {
 		if _, err := ros.NewActionServer(b.node, a.name, velma_msgs_action.CartesianTrajectory,
-			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{MaxGoalSize: maxGoalSize}); err != nil {
+			b.executeCart(a.name, a.side), ros.ActionServerOptions[ctGoal]{MaxGoalSize: maxGoalSize, ClientTimeout: clientTimeout}); err != nil {
 			return err
 		}
 	}
@@ -91,6 +96,9 @@ func (b *Bridge) watch(ctx context.Context, action string, kind TrajKind, id uin
 		case st := <-done:
 			return st, nil
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), ros.ErrClientLost) { // its heartbeats stopped
+				return velma.TrajAborted, errClientLost
+			}
 			return velma.TrajAborted, ctx.Err()
 		case now := <-tk.C:
 			tick()
