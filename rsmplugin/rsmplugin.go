@@ -24,6 +24,7 @@ package rsmplugin
 import (
 	"context"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/rsmnode"
@@ -55,9 +56,9 @@ type (
 	// Pose, Vec3 and Quat are poses in the map frame.
 	Pose = rsm.Pose
 	// Vec3 is a position.
-	Vec3 = rsm.Vec3
+	Vec3 = geom.Vec3
 	// Quat is an orientation.
-	Quat = rsm.Quat
+	Quat = geom.Quat
 	// NavigationGoal is what setNavigationGoal stores.
 	NavigationGoal = rsm.NavigationGoal
 	// NavigationMode says what a goal belongs to.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // Velocity is a planar body twist: linear velocity X (forward) and Y (left)
@@ -331,7 +333,7 @@ func (g *Gait) SwingGroup() [3]int { return tripods[g.group] }
 func (g *Gait) Feet() Feet {
 	var f Feet
 	for i, p := range g.feet {
-		f[i] = Vec3{p.X, p.Y, p.Z - g.geom.WalkingHeight}
+		f[i] = geom.Vec3{X: p.X, Y: p.Y, Z: p.Z - g.geom.WalkingHeight}
 	}
 	return f
 }
@@ -340,7 +342,7 @@ func (g *Gait) Feet() Feet {
 // controller uses it to undo a tick whose feet were out of range.
 func (g *Gait) SetFeet(f Feet) {
 	for i, p := range f {
-		g.feet[i] = Vec3{p.X, p.Y, p.Z + g.geom.WalkingHeight}
+		g.feet[i] = geom.Vec3{X: p.X, Y: p.Y, Z: p.Z + g.geom.WalkingHeight}
 	}
 }
 
@@ -414,11 +416,11 @@ func (g *Gait) Step(v Velocity) Feet {
 		p := g.feet[i]
 		moved := groundMotion(p, v, dt)
 		if g.inStand[i] {
-			g.feet[i] = Vec3{moved.X, moved.Y, 0}
+			g.feet[i] = geom.Vec3{X: moved.X, Y: moved.Y, Z: 0}
 			continue
 		}
 		s := g.xy[k]
-		next := Vec3{p.X + s*(moved.X-p.X), p.Y + s*(moved.Y-p.Y), g.z[k]}
+		next := geom.Vec3{X: p.X + s*(moved.X-p.X), Y: p.Y + s*(moved.Y-p.Y), Z: g.z[k]}
 		if w := 1 - s; w > 0 {
 			target := groundMotion(g.geom.Neutral(i, 0), v, -g.half*dt)
 			dx, dy := target.X-next.X, target.Y-next.Y
@@ -485,7 +487,7 @@ func (g *Gait) atNeutral() bool {
 // groundMotion returns where a ground-fixed point p (body frame) appears
 // after the body has moved with the constant twist v for t seconds (t may be
 // negative). z is kept.
-func groundMotion(p Vec3, v Velocity, t float64) Vec3 {
+func groundMotion(p geom.Vec3, v Velocity, t float64) geom.Vec3 {
 	th := v.Yaw * t
 	// body displacement in the old body frame: V(th)·(vx, vy)·t
 	var a, b float64 // sin(th)/th and (1-cos(th))/th
@@ -499,5 +501,5 @@ func groundMotion(p Vec3, v Velocity, t float64) Vec3 {
 	dy := (b*v.X + a*v.Y) * t
 	s, c := math.Sincos(-th)
 	x, y := p.X-dx, p.Y-dy
-	return Vec3{c*x - s*y, s*x + c*y, p.Z}
+	return geom.Vec3{X: c*x - s*y, Y: s*x + c*y, Z: p.Z}
 }

@@ -3,6 +3,8 @@ package hexapod
 import (
 	"math"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 func newTestGait(t testing.TB) *Gait {
@@ -36,12 +38,12 @@ func (w *world) observe(t *testing.T, before, after Feet) {
 		t.Fatalf("only %d feet on the ground across a tick", len(idx))
 	}
 	a, b := idx[0], idx[1]
-	ang := func(p, q Vec3) float64 { return math.Atan2(q.Y-p.Y, q.X-p.X) }
+	ang := func(p, q geom.Vec3) float64 { return math.Atan2(q.Y-p.Y, q.X-p.X) }
 	th := -(ang(after[a], after[b]) - ang(before[a], before[b]))
 	th = math.Remainder(th, 2*math.Pi)
 	s, c := math.Sincos(th)
 	// before = Rot(th)·after + d
-	rot := func(p Vec3) (float64, float64) { return c*p.X - s*p.Y, s*p.X + c*p.Y }
+	rot := func(p geom.Vec3) (float64, float64) { return c*p.X - s*p.Y, s*p.X + c*p.Y }
 	rx, ry := rot(after[a])
 	dx, dy := before[a].X-rx, before[a].Y-ry
 	for _, i := range idx {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // NumLegs is the number of legs of the hexapod.
@@ -43,23 +45,6 @@ func JointNames() []string {
 	}
 	return names
 }
-
-// Vec3 is a point or vector in metres.
-type Vec3 struct {
-	X, Y, Z float64
-}
-
-// Add returns v+w.
-func (v Vec3) Add(w Vec3) Vec3 { return Vec3{v.X + w.X, v.Y + w.Y, v.Z + w.Z} }
-
-// Sub returns v-w.
-func (v Vec3) Sub(w Vec3) Vec3 { return Vec3{v.X - w.X, v.Y - w.Y, v.Z - w.Z} }
-
-// Norm returns the Euclidean length of v.
-func (v Vec3) Norm() float64 { return math.Sqrt(v.X*v.X + v.Y*v.Y + v.Z*v.Z) }
-
-// finite reports whether all components are finite.
-func (v Vec3) finite() bool { return isFinite(v.X) && isFinite(v.Y) && isFinite(v.Z) }
 
 func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
@@ -134,8 +119,8 @@ func (g Geometry) Validate() error {
 }
 
 // Neutral returns the neutral foot position of leg i at height z.
-func (g Geometry) Neutral(i int, z float64) Vec3 {
-	return Vec3{g.NeutralX[i], g.NeutralY[i], z}
+func (g Geometry) Neutral(i int, z float64) geom.Vec3 {
+	return geom.Vec3{X: g.NeutralX[i], Y: g.NeutralY[i], Z: z}
 }
 
 // side returns -1 for a right leg and +1 for a left leg.

@@ -3,12 +3,14 @@ package hexapod
 import (
 	"fmt"
 	"math"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // Pose is the body pose used by the inverse kinematics: a translation of the
 // body and its roll, pitch and yaw (Tait-Bryan Z-Y-X) in radians.
 type Pose struct {
-	Position         Vec3
+	Position         geom.Vec3
 	Roll, Pitch, Yaw float64
 }
 
@@ -32,14 +34,14 @@ func (j *Joints) SetLeg(i int, a LegAngles) {
 }
 
 // Feet are the six foot positions in the body frame, in leg order.
-type Feet [NumLegs]Vec3
+type Feet [NumLegs]geom.Vec3
 
 // OutOfRangeError reports a foot the leg cannot reach; the original logged
 // "Out of Range" in this case.
 type OutOfRangeError struct {
-	Leg    int    // leg index
-	Foot   Vec3   // requested foot position in the body frame
-	Reason string // why the foot is unreachable
+	Leg    int       // leg index
+	Foot   geom.Vec3 // requested foot position in the body frame
+	Reason string    // why the foot is unreachable
 }
 
 func (e *OutOfRangeError) Error() string {
@@ -61,19 +63,19 @@ func (p Pose) rotation() rotation {
 	}
 }
 
-func (r *rotation) apply(v Vec3) Vec3 {
-	return Vec3{
-		r[0][0]*v.X + r[0][1]*v.Y + r[0][2]*v.Z,
-		r[1][0]*v.X + r[1][1]*v.Y + r[1][2]*v.Z,
-		r[2][0]*v.X + r[2][1]*v.Y + r[2][2]*v.Z,
+func (r *rotation) apply(v geom.Vec3) geom.Vec3 {
+	return geom.Vec3{
+		X: r[0][0]*v.X + r[0][1]*v.Y + r[0][2]*v.Z,
+		Y: r[1][0]*v.X + r[1][1]*v.Y + r[1][2]*v.Z,
+		Z: r[2][0]*v.X + r[2][1]*v.Y + r[2][2]*v.Z,
 	}
 }
 
-func (r *rotation) applyT(v Vec3) Vec3 {
-	return Vec3{
-		r[0][0]*v.X + r[1][0]*v.Y + r[2][0]*v.Z,
-		r[0][1]*v.X + r[1][1]*v.Y + r[2][1]*v.Z,
-		r[0][2]*v.X + r[1][2]*v.Y + r[2][2]*v.Z,
+func (r *rotation) applyT(v geom.Vec3) geom.Vec3 {
+	return geom.Vec3{
+		X: r[0][0]*v.X + r[1][0]*v.Y + r[2][0]*v.Z,
+		Y: r[0][1]*v.X + r[1][1]*v.Y + r[2][1]*v.Z,
+		Z: r[0][2]*v.X + r[1][2]*v.Y + r[2][2]*v.Z,
 	}
 }
 
@@ -97,22 +99,22 @@ func (r *rotation) applyT(v Vec3) Vec3 {
 // non-finite input, a foot on the other side of the body from the leg's coxa
 // (the original's |qy| made such a foot silently mirror), a foot on the coxa
 // axis, or a distance H outside [|F−T|, F+T].
-func (g *Geometry) LegIK(i int, foot Vec3, pose Pose) (LegAngles, error) {
+func (g *Geometry) LegIK(i int, foot geom.Vec3, pose Pose) (LegAngles, error) {
 	r := pose.rotation()
 	return g.legIK(i, foot, pose.Position, &r)
 }
 
-func (g *Geometry) legIK(i int, foot, bodyPos Vec3, r *rotation) (LegAngles, error) {
+func (g *Geometry) legIK(i int, foot, bodyPos geom.Vec3, r *rotation) (LegAngles, error) {
 	fail := func(reason string) (LegAngles, error) {
 		return LegAngles{}, &OutOfRangeError{Leg: i, Foot: foot, Reason: reason}
 	}
-	if !foot.finite() {
+	if !foot.Finite() {
 		return fail("non-finite foot position")
 	}
 	q := r.apply(foot.Sub(bodyPos))
 	q.X -= g.CoxaX[i]
 	q.Y -= g.CoxaY[i]
-	if !q.finite() {
+	if !q.Finite() {
 		return fail("non-finite body pose")
 	}
 	if q.Y*g.side(i) <= 0 {
@@ -148,12 +150,12 @@ func clampUnit(x float64) float64 {
 
 // LegFK is the forward kinematics of leg i: the foot position in the body
 // frame for the given joint angles and body pose. It inverts LegIK.
-func (g *Geometry) LegFK(i int, a LegAngles, pose Pose) Vec3 {
+func (g *Geometry) LegFK(i int, a LegAngles, pose Pose) geom.Vec3 {
 	psi := a.Coxa + g.InitCoxaAngle[i]
 	reach := g.CoxaLength + g.FemurLength*math.Cos(a.Femur) + g.TibiaLength*math.Cos(a.Femur+a.Tibia)
 	z := g.FemurLength*math.Sin(a.Femur) + g.TibiaLength*math.Sin(a.Femur+a.Tibia)
 	sp, cp := math.Sincos(psi)
-	q := Vec3{reach * sp, g.side(i) * reach * cp, z}
+	q := geom.Vec3{X: reach * sp, Y: g.side(i) * reach * cp, Z: z}
 	q.X += g.CoxaX[i]
 	q.Y += g.CoxaY[i]
 	r := pose.rotation()

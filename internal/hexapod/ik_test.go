@@ -5,13 +5,15 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 func randIn(r *rand.Rand, lo, hi float64) float64 { return lo + r.Float64()*(hi-lo) }
 
 func randPose(r *rand.Rand) Pose {
 	return Pose{
-		Position: Vec3{randIn(r, -0.03, 0.03), randIn(r, -0.03, 0.03), randIn(r, -0.03, 0.03)},
+		Position: geom.Vec3{X: randIn(r, -0.03, 0.03), Y: randIn(r, -0.03, 0.03), Z: randIn(r, -0.03, 0.03)},
 		Roll:     randIn(r, -0.4, 0.4), Pitch: randIn(r, -0.4, 0.4), Yaw: randIn(r, -0.5, 0.5),
 	}
 }
@@ -69,7 +71,7 @@ func TestLegIK_RandomPoints_ReachableRoundTripUnreachableReported(t *testing.T) 
 	for n := 0; n < 100000; n++ {
 		leg := r.Intn(NumLegs)
 		pose := randPose(r)
-		foot := Vec3{g.CoxaX[leg] + randIn(r, -0.45, 0.45), g.CoxaY[leg] + randIn(r, -0.45, 0.45), randIn(r, -0.4, 0.4)}
+		foot := geom.Vec3{X: g.CoxaX[leg] + randIn(r, -0.45, 0.45), Y: g.CoxaY[leg] + randIn(r, -0.45, 0.45), Z: randIn(r, -0.4, 0.4)}
 		a, err := g.LegIK(leg, foot, pose)
 		if err != nil {
 			var oe *OutOfRangeError
@@ -109,17 +111,17 @@ func TestLegIK_Unreachable_ReportedNotNaN(t *testing.T) {
 	cases := []struct {
 		name string
 		leg  int
-		foot Vec3
+		foot geom.Vec3
 		pose Pose
 	}{
-		{"TooFar", LegRF, Vec3{0.8, -0.8, -0.1}, Pose{}},
-		{"TooClose", LegRM, Vec3{0, -0.09 - 0.083 - 0.01, 0}, Pose{}},
-		{"OtherSide", LegRM, Vec3{0, 0.2, -0.1}, Pose{}},
-		{"OnCoxaAxis", LegLM, Vec3{0, 0.09, -0.1}, Pose{}},
-		{"NaNFoot", LegLF, Vec3{nan, 0.2, -0.1}, Pose{}},
-		{"InfFoot", LegLF, Vec3{0.2, inf, -0.1}, Pose{}},
+		{"TooFar", LegRF, geom.Vec3{X: 0.8, Y: -0.8, Z: -0.1}, Pose{}},
+		{"TooClose", LegRM, geom.Vec3{X: 0, Y: -0.09 - 0.083 - 0.01, Z: 0}, Pose{}},
+		{"OtherSide", LegRM, geom.Vec3{X: 0, Y: 0.2, Z: -0.1}, Pose{}},
+		{"OnCoxaAxis", LegLM, geom.Vec3{X: 0, Y: 0.09, Z: -0.1}, Pose{}},
+		{"NaNFoot", LegLF, geom.Vec3{X: nan, Y: 0.2, Z: -0.1}, Pose{}},
+		{"InfFoot", LegLF, geom.Vec3{X: 0.2, Y: inf, Z: -0.1}, Pose{}},
 		{"NaNPose", LegLR, g.Neutral(LegLR, -0.135), Pose{Roll: nan}},
-		{"InfPosePosition", LegLR, g.Neutral(LegLR, -0.135), Pose{Position: Vec3{Z: -inf}}},
+		{"InfPosePosition", LegLR, g.Neutral(LegLR, -0.135), Pose{Position: geom.Vec3{Z: -inf}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,12 +144,12 @@ func TestLegIK_MatchesOriginalFemurFormula(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	for n := 0; n < 20000; n++ {
 		leg := r.Intn(NumLegs)
-		foot := Vec3{g.NeutralX[leg] + randIn(r, -0.1, 0.1), g.NeutralY[leg] + randIn(r, -0.08, 0.08), randIn(r, -0.2, 0.1)}
+		foot := geom.Vec3{X: g.NeutralX[leg] + randIn(r, -0.1, 0.1), Y: g.NeutralY[leg] + randIn(r, -0.08, 0.08), Z: randIn(r, -0.2, 0.1)}
 		a, err := g.LegIK(leg, foot, Pose{})
 		if err != nil {
 			continue
 		}
-		q := foot.Sub(Vec3{g.CoxaX[leg], g.CoxaY[leg], 0})
+		q := foot.Sub(geom.Vec3{X: g.CoxaX[leg], Y: g.CoxaY[leg], Z: 0})
 		G := math.Hypot(q.X, q.Y) - g.CoxaLength
 		H := math.Hypot(G, q.Z)
 		F, T := g.FemurLength, g.TibiaLength

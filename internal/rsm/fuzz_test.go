@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // FuzzParseWaypoints asks that any file content either loads into finite,
@@ -49,8 +51,8 @@ func FuzzMux(f *testing.F) {
 		}
 		now := time.Unix(0, 0)
 		m.SetOperationMode(OperationMode{EmergencyStop: estop, Mode: Mode(mode)})
-		_ = m.OnAutonomy(Twist{Linear: Vec3{X: a}, Angular: Vec3{Z: b}}, now)
-		_ = m.OnTeleop(Twist{Linear: Vec3{Y: c}}, now)
+		_ = m.OnAutonomy(Twist{Linear: geom.Vec3{X: a}, Angular: geom.Vec3{Z: b}}, now)
+		_ = m.OnTeleop(Twist{Linear: geom.Vec3{Y: c}}, now)
 		_ = m.OnJoy(Joy{Axes: []float32{float32(a)}}, now)
 		_ = m.OnJoy(Joy{Axes: []float32{float32(b)}}, now)
 		tw, op := m.Tick(now.Add(time.Duration(ms) * time.Millisecond))

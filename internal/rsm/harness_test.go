@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // fakeClock is a Clock the test moves by hand.
@@ -132,7 +134,7 @@ func newHarnessCfg(t testing.TB, cfg Config) *harness {
 		t: t, ctx: context.Background(),
 		clock: &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 		boot:  &fakeBoot{}, nav: &fakeNav{down: map[string]bool{}},
-		pose: &fakePose{pose: Pose{Orientation: IdentityQuat}}, rev: &fakeReverser{reply: ok("Mode set")},
+		pose: &fakePose{pose: Pose{Orientation: geom.Identity}}, rev: &fakeReverser{reply: ok("Mode set")},
 		runner: &fakeRunner{down: map[string]bool{}},
 		log:    &recLog{},
 	}
@@ -188,7 +190,7 @@ func (h *harness) addWaypoints(wps ...Waypoint) {
 	}
 }
 
-func at(x, y float64) Pose { return Pose{Position: Vec3{X: x, Y: y}, Orientation: IdentityQuat} }
+func at(x, y float64) Pose { return Pose{Position: geom.Vec3{X: x, Y: y}, Orientation: geom.Identity} }
 
 func wp(x, y float64, routine string) Waypoint { return Waypoint{Pose: at(x, y), Routine: routine} }
 

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // PluginKind selects a plugin in StateInterface.Plugin (the plugin types of
@@ -171,7 +173,7 @@ func (c *Config) Validate() error {
 	switch {
 	case c.CalculateGoalTimeout < 0:
 		return fmt.Errorf("calculate goal timeout %v: must be positive", c.CalculateGoalTimeout)
-	case !finite(n.PoseTolerance) || n.PoseTolerance < 0:
+	case !geom.Finite(n.PoseTolerance) || n.PoseTolerance < 0:
 		return fmt.Errorf("pose_tolerance %v: must be a finite number ≥ 0", n.PoseTolerance)
 	case n.IdleTimer < 0:
 		return fmt.Errorf("idle_timer_duration %v: must be positive", n.IdleTimer)

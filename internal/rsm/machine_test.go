@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // recState records the calls it receives; next (if set) is requested in
@@ -195,7 +197,7 @@ func TestStateInterface_SimpleGoal_InterruptThenGoalThenEndOnNextMode(t *testing
 		t.Fatal(err)
 	}
 	g, _ := h.store.GetNavigationGoal(h.ctx)
-	if g.Mode != NavigationSimpleGoal || g.Goal.Position != (Vec3{5, 6, 0}) {
+	if g.Mode != NavigationSimpleGoal || g.Goal.Position != (geom.Vec3{X: 5, Y: 6, Z: 0}) {
 		t.Errorf("stored goal = %+v", g)
 	}
 	_ = h.si.OnOperationMode(h.ctx, OperationMode{Mode: ModeAutonomous})

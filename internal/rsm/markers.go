@@ -3,6 +3,7 @@ package rsm
 import (
 	"strconv"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 )
 
@@ -47,9 +48,9 @@ func WaypointMarkers(frame string, arr WaypointArray) []viz.Marker {
 		color := WaypointColor(w)
 		out = append(out, viz.Marker{
 			Frame: frame, Namespace: WaypointArrowNS, ID: int32(i), Kind: viz.Arrow,
-			Position:    viz.Vec3{X: w.Pose.Position.X, Y: w.Pose.Position.Y, Z: w.Pose.Position.Z},
-			Orientation: viz.Quat{X: q.X, Y: q.Y, Z: q.Z, W: q.W},
-			Scale:       viz.Vec3{X: 0.5, Y: 0.1, Z: 0.1}, // length, shaft and head width
+			Position:    geom.Vec3{X: w.Pose.Position.X, Y: w.Pose.Position.Y, Z: w.Pose.Position.Z},
+			Orientation: geom.Quat{X: q.X, Y: q.Y, Z: q.Z, W: q.W},
+			Scale:       geom.Vec3{X: 0.5, Y: 0.1, Z: 0.1}, // length, shaft and head width
 			Color:       color,
 		})
 		text := strconv.Itoa(i)
@@ -58,9 +59,9 @@ func WaypointMarkers(frame string, arr WaypointArray) []viz.Marker {
 		}
 		out = append(out, viz.Marker{
 			Frame: frame, Namespace: WaypointTextNS, ID: int32(i), Kind: viz.TextViewFacing,
-			Position:    viz.Vec3{X: w.Pose.Position.X, Y: w.Pose.Position.Y, Z: w.Pose.Position.Z + 0.35},
-			Orientation: viz.Identity,
-			Scale:       viz.Vec3{Z: 0.3}, // text height
+			Position:    geom.Vec3{X: w.Pose.Position.X, Y: w.Pose.Position.Y, Z: w.Pose.Position.Z + 0.35},
+			Orientation: geom.Identity,
+			Scale:       geom.Vec3{Z: 0.3}, // text height
 			Color:       waypointTextColor,
 			Text:        text,
 		})

@@ -5,12 +5,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 )
 
 func TestWaypointMarkers(t *testing.T) {
 	at := func(x, y float64) Pose {
-		return Pose{Position: Vec3{X: x, Y: y}, Orientation: QuatFromYaw(math.Pi / 2)}
+		return Pose{Position: geom.Vec3{X: x, Y: y}, Orientation: geom.QuatFromYaw(math.Pi / 2)}
 	}
 	cases := map[string]struct {
 		arr    WaypointArray
@@ -52,8 +53,8 @@ func TestWaypointMarkers(t *testing.T) {
 					t.Errorf("waypoint %d colour %+v, want %+v", i, arrow.Color, c.colors[i])
 				}
 				p := w.Pose
-				if arrow.Position != (viz.Vec3{X: p.Position.X, Y: p.Position.Y, Z: p.Position.Z}) ||
-					arrow.Orientation != (viz.Quat{X: p.Orientation.X, Y: p.Orientation.Y, Z: p.Orientation.Z, W: p.Orientation.W}) {
+				if arrow.Position != (geom.Vec3{X: p.Position.X, Y: p.Position.Y, Z: p.Position.Z}) ||
+					arrow.Orientation != (geom.Quat{X: p.Orientation.X, Y: p.Orientation.Y, Z: p.Orientation.Z, W: p.Orientation.W}) {
 					t.Errorf("waypoint %d arrow pose %+v %+v, want %+v", i, arrow.Position, arrow.Orientation, p)
 				}
 				if arrow.Scale.X <= 0 || arrow.Scale.Y <= 0 || arrow.Scale.Z <= 0 {
@@ -78,12 +79,12 @@ func TestWaypointMarkers(t *testing.T) {
 func TestWaypointMarkers_OrientationNormalized(t *testing.T) {
 	ms := WaypointMarkers("map", WaypointArray{Waypoints: []Waypoint{
 		{Pose: Pose{}}, // zero quaternion: RViz would not draw it
-		{Pose: Pose{Orientation: Quat{Z: 2, W: 0}}}, // not unit length
+		{Pose: Pose{Orientation: geom.Quat{Z: 2, W: 0}}}, // not unit length
 	}})
-	if q := ms[1].Orientation; q != viz.Identity {
+	if q := ms[1].Orientation; q != geom.Identity {
 		t.Errorf("zero quaternion drawn as %+v, want identity", q)
 	}
-	if q := ms[3].Orientation; !reflect.DeepEqual(q, viz.Quat{Z: 1}) {
+	if q := ms[3].Orientation; !reflect.DeepEqual(q, geom.Quat{Z: 1}) {
 		t.Errorf("quaternion (0,0,2,0) drawn as %+v, want (0,0,1,0)", q)
 	}
 }

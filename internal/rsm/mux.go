@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/fsm"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // MoveThreshold is how much a joystick axis must grow (in absolute value)
@@ -187,8 +188,8 @@ func twistOf(t Twist) cmdvel.Twist {
 }
 
 func fromCmdvel(t cmdvel.Twist) Twist {
-	return Twist{Linear: Vec3{t.Linear[0], t.Linear[1], t.Linear[2]},
-		Angular: Vec3{t.Angular[0], t.Angular[1], t.Angular[2]}}
+	return Twist{Linear: geom.Vec3{X: t.Linear[0], Y: t.Linear[1], Z: t.Linear[2]},
+		Angular: geom.Vec3{X: t.Angular[0], Y: t.Angular[1], Z: t.Angular[2]}}
 }
 
 // SetOperationMode answers /rsm/setOperationMode. Success means the

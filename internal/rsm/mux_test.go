@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -21,7 +22,7 @@ func newTestMux(t *testing.T, joystick bool) *Mux {
 	return m
 }
 
-func lin(x float64) Twist { return Twist{Linear: Vec3{X: x}} }
+func lin(x float64) Twist { return Twist{Linear: geom.Vec3{X: x}} }
 
 func TestMux_Output_ByModeAndEStop(t *testing.T) {
 	auto, tele := lin(0.5), lin(0.7)
@@ -80,7 +81,7 @@ func TestMux_Teleop_SwitchesAndTimesOutToStopped(t *testing.T) {
 	if m.OperationMode().Mode != ModeAutonomous {
 		t.Fatal("zero teleop command switched mode")
 	}
-	_ = m.OnTeleop(Twist{Angular: Vec3{Z: 0.3}}, t0)
+	_ = m.OnTeleop(Twist{Angular: geom.Vec3{Z: 0.3}}, t0)
 	if m.OperationMode().Mode != ModeTeleoperation {
 		t.Fatal("non-zero teleop command did not switch to TELEOPERATION")
 	}
@@ -246,7 +247,7 @@ func TestMux_NonFinite_ZeroOutput_LoggedOncePerBurstAtMostEveryInterval(t *testi
 	m := newTestMux(t, true)
 	m.SetOperationMode(OperationMode{Mode: ModeAutonomous})
 	_ = m.OnAutonomy(lin(1), t0)
-	bad := []Twist{lin(math.NaN()), {Angular: Vec3{Z: math.Inf(1)}}, {Linear: Vec3{Y: math.Inf(-1)}}}
+	bad := []Twist{lin(math.NaN()), {Angular: geom.Vec3{Z: math.Inf(1)}}, {Linear: geom.Vec3{Y: math.Inf(-1)}}}
 	var errs int
 	for _, b := range bad {
 		if err := m.OnAutonomy(b, t0); err != nil {
@@ -322,8 +323,8 @@ func TestNewMux_InitialMode(t *testing.T) {
 // Issue 13: linear.x = 1e308 was forwarded unchanged and switched to
 // TELEOPERATION; every input is clamped to the limits now.
 func TestMux_AbsurdFiniteCommands_Clamped(t *testing.T) {
-	huge := Twist{Linear: Vec3{X: 1e308, Y: -5}, Angular: Vec3{Z: -1e300}}
-	want := Twist{Linear: Vec3{X: 1, Y: -1}, Angular: Vec3{Z: -2}}
+	huge := Twist{Linear: geom.Vec3{X: 1e308, Y: -5}, Angular: geom.Vec3{Z: -1e300}}
+	want := Twist{Linear: geom.Vec3{X: 1, Y: -1}, Angular: geom.Vec3{Z: -2}}
 	tests := []struct {
 		name  string
 		feed  func(m *Mux) error
@@ -365,8 +366,8 @@ func TestMux_Limits_Configured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = m.OnAutonomy(Twist{Linear: Vec3{X: -0.31}, Angular: Vec3{Z: 0.39}}, t0)
-	if tw, _ := m.Tick(t0); tw != (Twist{Linear: Vec3{X: -0.3}, Angular: Vec3{Z: 0.39}}) {
+	_ = m.OnAutonomy(Twist{Linear: geom.Vec3{X: -0.31}, Angular: geom.Vec3{Z: 0.39}}, t0)
+	if tw, _ := m.Tick(t0); tw != (Twist{Linear: geom.Vec3{X: -0.3}, Angular: geom.Vec3{Z: 0.39}}) {
 		t.Errorf("Tick = %v", tw)
 	}
 	if _, err := NewMux(MuxConfig{Limits: cmdvel.Limits{Linear: -1, Angular: 1}}); err == nil {

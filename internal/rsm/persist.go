@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -195,8 +196,8 @@ func parseWaypoints(data []byte) (WaypointArray, error) {
 	for i, w := range f.Waypoints {
 		wp := Waypoint{
 			Pose: Pose{
-				Position:    Vec3{w.Position.X, w.Position.Y, w.Position.Z},
-				Orientation: Quat{w.Orientation.X, w.Orientation.Y, w.Orientation.Z, w.Orientation.W},
+				Position:    geom.Vec3{X: w.Position.X, Y: w.Position.Y, Z: w.Position.Z},
+				Orientation: geom.Quat{X: w.Orientation.X, Y: w.Orientation.Y, Z: w.Orientation.Z, W: w.Orientation.W},
 			},
 			Visited: w.Visited, Unreachable: w.Unreachable, Routine: w.Routine,
 		}

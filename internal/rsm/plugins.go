@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // failedGoalTolerance is the distance (m, per x and y) within which a
@@ -25,7 +27,7 @@ type CalculateGoal struct {
 
 // NewCalculateGoal returns the "E: Calculate Goal" plugin state.
 func NewCalculateGoal() *CalculateGoal {
-	return &CalculateGoal{Base: Base{name: "E: Calculate Goal"}, goal: Pose{Orientation: IdentityQuat}}
+	return &CalculateGoal{Base: Base{name: "E: Calculate Goal"}, goal: Pose{Orientation: geom.Identity}}
 }
 
 // OnSetup starts the timer for frontier data.
@@ -74,7 +76,7 @@ func (s *CalculateGoal) OnActive(ctx context.Context) {
 // NearestGoal returns the frontier with the smallest planar distance to
 // robot that is not within 0.05 m (in x and y) of a failed goal, oriented
 // from the robot towards it.
-func NearestGoal(robot Vec3, frontiers, failed []Pose) (Pose, bool) {
+func NearestGoal(robot geom.Vec3, frontiers, failed []Pose) (Pose, bool) {
 	best, bestD := -1, math.Inf(1)
 	for i, f := range frontiers {
 		if nearAny(f.Position, failed) {
@@ -89,10 +91,10 @@ func NearestGoal(robot Vec3, frontiers, failed []Pose) (Pose, bool) {
 		return Pose{}, false
 	}
 	p := frontiers[best].Position
-	return Pose{Position: p, Orientation: QuatFromYaw(math.Atan2(p.Y-robot.Y, p.X-robot.X))}, true
+	return Pose{Position: p, Orientation: geom.QuatFromYaw(math.Atan2(p.Y-robot.Y, p.X-robot.X))}, true
 }
 
-func nearAny(p Vec3, poses []Pose) bool {
+func nearAny(p geom.Vec3, poses []Pose) bool {
 	for _, q := range poses {
 		if math.Abs(p.X-q.Position.X) < failedGoalTolerance && math.Abs(p.Y-q.Position.Y) < failedGoalTolerance {
 			return true

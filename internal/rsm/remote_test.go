@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // fakeRun is one RunState goal sent to fakeRunner; the test sets its
@@ -100,7 +102,7 @@ func TestRemoteState_SendsGoalWithRequest(t *testing.T) {
 	}
 	h.tick(1)
 	r := h.runner.last(t)
-	want := RunRequest{StateName: NextCalculateGoal, Goal: Pose{Orientation: IdentityQuat}, Interrupt: false}
+	want := RunRequest{StateName: NextCalculateGoal, Goal: Pose{Orientation: geom.Identity}, Interrupt: false}
 	if r.action != goalsAction || r.req != want {
 		t.Fatalf("goal to %q = %+v, want %+v", r.action, r.req, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // ReverseRelay is the reverse-driving part of the original's additions
@@ -53,7 +54,7 @@ func (r *ReverseRelay) Command(t Twist, now time.Time) (Twist, error) {
 		return Twist{}, res.Report
 	}
 	out := fromCmdvel(res.Twist)
-	out.Linear = Vec3{X: -out.Linear.X, Y: -out.Linear.Y, Z: -out.Linear.Z}
+	out.Linear = geom.Vec3{X: -out.Linear.X, Y: -out.Linear.Y, Z: -out.Linear.Z}
 	if r.reverse {
 		r.relayed[1]++
 	} else {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // TestReverseRelay_Command: linear negated, angular kept, in either
@@ -21,21 +22,21 @@ func TestReverseRelay_Command(t *testing.T) {
 		report  string // substring of the report, "" = none
 	}{
 		{"forward of the reverse stack is backward", true,
-			Twist{Linear: Vec3{X: 0.3}}, Twist{Linear: Vec3{X: -0.3}}, ""},
+			Twist{Linear: geom.Vec3{X: 0.3}}, Twist{Linear: geom.Vec3{X: -0.3}}, ""},
 		{"backward of the reverse stack is forward", true,
-			Twist{Linear: Vec3{X: -0.2}}, Twist{Linear: Vec3{X: 0.2}}, ""},
+			Twist{Linear: geom.Vec3{X: -0.2}}, Twist{Linear: geom.Vec3{X: 0.2}}, ""},
 		{"turns are kept", true,
-			Twist{Linear: Vec3{X: 0.3}, Angular: Vec3{Z: 0.5}}, Twist{Linear: Vec3{X: -0.3}, Angular: Vec3{Z: 0.5}}, ""},
+			Twist{Linear: geom.Vec3{X: 0.3}, Angular: geom.Vec3{Z: 0.5}}, Twist{Linear: geom.Vec3{X: -0.3}, Angular: geom.Vec3{Z: 0.5}}, ""},
 		{"all linear components negated, all angular kept (holonomic)", true,
-			Twist{Linear: Vec3{X: 0.1, Y: -0.2, Z: 0.05}, Angular: Vec3{X: 0.01, Y: -0.02, Z: -0.4}},
-			Twist{Linear: Vec3{X: -0.1, Y: 0.2, Z: -0.05}, Angular: Vec3{X: 0.01, Y: -0.02, Z: -0.4}}, ""},
+			Twist{Linear: geom.Vec3{X: 0.1, Y: -0.2, Z: 0.05}, Angular: geom.Vec3{X: 0.01, Y: -0.02, Z: -0.4}},
+			Twist{Linear: geom.Vec3{X: -0.1, Y: 0.2, Z: -0.05}, Angular: geom.Vec3{X: 0.01, Y: -0.02, Z: -0.4}}, ""},
 		{"reverse mode off (an unstuck attempt): converted too", false,
-			Twist{Linear: Vec3{X: 0.3}, Angular: Vec3{Z: -0.2}}, Twist{Linear: Vec3{X: -0.3}, Angular: Vec3{Z: -0.2}}, ""},
+			Twist{Linear: geom.Vec3{X: 0.3}, Angular: geom.Vec3{Z: -0.2}}, Twist{Linear: geom.Vec3{X: -0.3}, Angular: geom.Vec3{Z: -0.2}}, ""},
 		{"zero stays zero", true, Twist{}, Twist{}, ""},
-		{"NaN: stop", true, Twist{Linear: Vec3{X: nan()}, Angular: Vec3{Z: 0.3}}, Twist{}, "linear.x is NaN"},
-		{"Inf angular: stop", true, Twist{Linear: Vec3{X: 0.3}, Angular: Vec3{Z: inf}}, Twist{}, "angular.z is +Inf"},
+		{"NaN: stop", true, Twist{Linear: geom.Vec3{X: nan()}, Angular: geom.Vec3{Z: 0.3}}, Twist{}, "linear.x is NaN"},
+		{"Inf angular: stop", true, Twist{Linear: geom.Vec3{X: 0.3}, Angular: geom.Vec3{Z: inf}}, Twist{}, "angular.z is +Inf"},
 		{"beyond the limits: clamped, then negated", true,
-			Twist{Linear: Vec3{X: 1e308}, Angular: Vec3{Z: -50}}, Twist{Linear: Vec3{X: -1}, Angular: Vec3{Z: -2}}, "beyond max_linear_velocity"},
+			Twist{Linear: geom.Vec3{X: 1e308}, Angular: geom.Vec3{Z: -50}}, Twist{Linear: geom.Vec3{X: -1}, Angular: geom.Vec3{Z: -2}}, "beyond max_linear_velocity"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestReverseRelay_ModeAndCounters(t *testing.T) {
 	// A burst of bad commands is reported once, counted every time.
 	reports := 0
 	for range 10 {
-		if _, err := step(Twist{Linear: Vec3{X: nan()}}); err != nil {
+		if _, err := step(Twist{Linear: geom.Vec3{X: nan()}}); err != nil {
 			reports++
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 const tickPeriod = 50 * time.Millisecond // 20 Hz, the default update_frequency
@@ -146,13 +148,13 @@ func TestExploration_Cycle_NearestReachableFrontier(t *testing.T) {
 	}
 	h.step() // goal sent
 	g := h.nav.last()
-	if g == nil || g.action != "navigate_to_pose" || g.pose.Position != (Vec3{0, 2, 0}) {
+	if g == nil || g.action != "navigate_to_pose" || g.pose.Position != (geom.Vec3{X: 0, Y: 2, Z: 0}) {
 		t.Fatalf("goal = %+v, want (0,2) on navigate_to_pose", g)
 	}
 	if yaw := g.pose.Orientation.Yaw(); yaw < 1.5707 || yaw > 1.5709 {
 		t.Errorf("goal yaw = %v, want π/2 (from robot towards goal)", yaw)
 	}
-	if st := h.store.ExplorationGoalStatus(); st.Status != GoalActive || st.Goal.Position != (Vec3{0, 2, 0}) {
+	if st := h.store.ExplorationGoalStatus(); st.Status != GoalActive || st.Goal.Position != (geom.Vec3{X: 0, Y: 2, Z: 0}) {
 		t.Errorf("exploration goal status = %+v, want ACTIVE at (0,2)", st)
 	}
 	g.state = NavSucceeded
@@ -234,17 +236,17 @@ func TestCalculateGoal_AllFrontiersFailed_Idle(t *testing.T) {
 func TestNearestGoal(t *testing.T) {
 	tests := []struct {
 		name      string
-		robot     Vec3
+		robot     geom.Vec3
 		frontiers []Pose
 		failed    []Pose
-		want      Vec3
+		want      geom.Vec3
 		found     bool
 	}{
-		{"none", Vec3{}, nil, nil, Vec3{}, false},
-		{"nearest planar, z ignored", Vec3{}, []Pose{at(3, 0), {Position: Vec3{0, 1, 50}}}, nil, Vec3{0, 1, 50}, true},
-		{"failed within 0.05 skipped", Vec3{}, []Pose{at(1, 0), at(2, 0)}, []Pose{at(1.049, -0.049)}, Vec3{2, 0, 0}, true},
-		{"failed at 0.05 not skipped", Vec3{}, []Pose{at(1, 0), at(2, 0)}, []Pose{at(1.05, 0)}, Vec3{1, 0, 0}, true},
-		{"all failed", Vec3{}, []Pose{at(1, 0)}, []Pose{at(1, 0)}, Vec3{}, false},
+		{"none", geom.Vec3{}, nil, nil, geom.Vec3{}, false},
+		{"nearest planar, z ignored", geom.Vec3{}, []Pose{at(3, 0), {Position: geom.Vec3{X: 0, Y: 1, Z: 50}}}, nil, geom.Vec3{X: 0, Y: 1, Z: 50}, true},
+		{"failed within 0.05 skipped", geom.Vec3{}, []Pose{at(1, 0), at(2, 0)}, []Pose{at(1.049, -0.049)}, geom.Vec3{X: 2, Y: 0, Z: 0}, true},
+		{"failed at 0.05 not skipped", geom.Vec3{}, []Pose{at(1, 0), at(2, 0)}, []Pose{at(1.05, 0)}, geom.Vec3{X: 1, Y: 0, Z: 0}, true},
+		{"all failed", geom.Vec3{}, []Pose{at(1, 0)}, []Pose{at(1, 0)}, geom.Vec3{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -644,7 +646,7 @@ func TestSimpleGoal_WhileNavigating_FreshNavigationReadsNewGoal(t *testing.T) {
 		t.Fatalf("current = %q", h.current())
 	}
 	h.step()
-	if g := h.nav.last(); g.pose.Position != (Vec3{9, 9, 0}) || !h.nav.goals[0].cancelled {
+	if g := h.nav.last(); g.pose.Position != (geom.Vec3{X: 9, Y: 9, Z: 0}) || !h.nav.goals[0].cancelled {
 		t.Errorf("new goal %v, old cancelled %v", g.pose.Position, h.nav.goals[0].cancelled)
 	}
 }
@@ -673,10 +675,10 @@ func TestSimpleGoal_FromEveryState_DrivesToTheSimpleGoal(t *testing.T) {
 			}
 			h.runUntil(5, "G: Navigation", h.inState("G: Navigation"))
 			h.runUntil(5, "goal sent", func() bool { return len(h.nav.goals) > sent })
-			if g := h.nav.last(); g.pose.Position != (Vec3{5, 6, 0}) {
+			if g := h.nav.last(); g.pose.Position != (geom.Vec3{X: 5, Y: 6, Z: 0}) {
 				t.Errorf("goal sent to %v, want the simple goal (5,6)", g.pose.Position)
 			}
-			if g, _ := h.store.GetNavigationGoal(h.ctx); g.Mode != NavigationSimpleGoal || g.Goal.Position != (Vec3{5, 6, 0}) {
+			if g, _ := h.store.GetNavigationGoal(h.ctx); g.Mode != NavigationSimpleGoal || g.Goal.Position != (geom.Vec3{X: 5, Y: 6, Z: 0}) {
 				t.Errorf("stored navigation goal = %+v, want the simple goal", g)
 			}
 		})

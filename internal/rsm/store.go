@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 // Reply texts of the service provider (the original's strings).
@@ -128,8 +130,8 @@ func NewStore(cfg StoreConfig) *Store {
 		cfg:       cfg,
 		log:       cfg.Log,
 		bounds:    cfg.Bounds.withDefaults(),
-		goal:      NavigationGoal{Mode: NavigationNone, WaypointPosition: -1, Goal: Pose{Orientation: IdentityQuat}},
-		expStatus: GoalStatus{Goal: Pose{Orientation: IdentityQuat}, Status: GoalActive},
+		goal:      NavigationGoal{Mode: NavigationNone, WaypointPosition: -1, Goal: Pose{Orientation: geom.Identity}},
+		expStatus: GoalStatus{Goal: Pose{Orientation: geom.Identity}, Status: GoalActive},
 	}
 	if s.log == nil {
 		s.log = nopLogger{}

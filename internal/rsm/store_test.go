@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
 var bg = context.Background()
@@ -247,7 +249,7 @@ func TestStore_RobotPose(t *testing.T) {
 func TestStore_Persistence_SurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "waypoints.yaml")
 	s := NewStore(StoreConfig{WaypointsFile: path})
-	s.AddWaypoint(Waypoint{Pose: Pose{Position: Vec3{1.5, -2, 0.25}, Orientation: QuatFromYaw(1)}, Routine: "Reversing"}, -1)
+	s.AddWaypoint(Waypoint{Pose: Pose{Position: geom.Vec3{X: 1.5, Y: -2, Z: 0.25}, Orientation: geom.QuatFromYaw(1)}, Routine: "Reversing"}, -1)
 	s.AddWaypoint(wp(3, 4, ""), -1)
 	s.WaypointUnreachable(1)
 	s.SetWaypointFollowingMode(bg, Patrol, true)

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 )
 
@@ -31,12 +32,12 @@ func FrontierMarkers(frame string, cell float64, frontiers []Frontier, failed []
 	out := make([]viz.Marker, 0, 1+2*len(frontiers)+len(failed))
 	out = append(out, viz.ClearAll(frame))
 	for k, f := range frontiers {
-		pts := make([]viz.Vec3, len(f.Cells))
+		pts := make([]geom.Vec3, len(f.Cells))
 		for i, c := range f.Cells {
-			pts[i] = viz.Vec3{X: c.X, Y: c.Y}
+			pts[i] = geom.Vec3{X: c.X, Y: c.Y}
 		}
 		out = append(out, viz.Marker{Frame: frame, Namespace: FrontierCellsNS, ID: int32(k), Kind: viz.Points,
-			Orientation: viz.Identity, Scale: viz.Vec3{X: cell, Y: cell}, Color: FrontierCellColor, Points: pts})
+			Orientation: geom.Identity, Scale: geom.Vec3{X: cell, Y: cell}, Color: FrontierCellColor, Points: pts})
 		out = append(out, sphere(frame, FrontierGoalsNS, int32(k), f.Goal, FrontierGoalColor))
 	}
 	for k, p := range failed {
@@ -46,8 +47,8 @@ func FrontierMarkers(frame string, cell float64, frontiers []Frontier, failed []
 }
 
 func sphere(frame, ns string, id int32, p Point, c viz.Color) viz.Marker {
-	return viz.Marker{Frame: frame, Namespace: ns, ID: id, Kind: viz.Sphere, Position: viz.Vec3{X: p.X, Y: p.Y},
-		Orientation: viz.Identity, Scale: viz.Vec3{X: frontierGoalSize, Y: frontierGoalSize, Z: frontierGoalSize}, Color: c}
+	return viz.Marker{Frame: frame, Namespace: ns, ID: id, Kind: viz.Sphere, Position: geom.Vec3{X: p.X, Y: p.Y},
+		Orientation: geom.Identity, Scale: geom.Vec3{X: frontierGoalSize, Y: frontierGoalSize, Z: frontierGoalSize}, Color: c}
 }
 
 // PlanPose is one pose of a planned path: a position and the heading (yaw,

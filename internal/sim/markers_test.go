@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 )
 
@@ -41,12 +42,12 @@ func TestFrontierMarkers(t *testing.T) {
 			}
 		}
 		if goal.Kind != viz.Sphere || goal.Namespace != FrontierGoalsNS || goal.ID != int32(k) ||
-			goal.Position != (viz.Vec3{X: f.Goal.X, Y: f.Goal.Y}) || goal.Color != FrontierGoalColor || goal.Scale.X <= 0 {
+			goal.Position != (geom.Vec3{X: f.Goal.X, Y: f.Goal.Y}) || goal.Color != FrontierGoalColor || goal.Scale.X <= 0 {
 			t.Errorf("frontier %d goal marker %+v", k, goal)
 		}
 	}
 	last := ms[len(ms)-1]
-	if last.Kind != viz.Sphere || last.Namespace != FailedGoalsNS || last.ID != 0 || last.Position != (viz.Vec3{X: 3, Y: 4}) ||
+	if last.Kind != viz.Sphere || last.Namespace != FailedGoalsNS || last.ID != 0 || last.Position != (geom.Vec3{X: 3, Y: 4}) ||
 		last.Color != FailedGoalColor {
 		t.Errorf("failed goal marker %+v", last)
 	}

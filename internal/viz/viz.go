@@ -4,6 +4,8 @@
 // visualization_msgs/Marker and MarkerArray.
 package viz
 
+import "github.com/fsmnodes/fsmnodes/internal/geom"
+
 // Kind is the marker type; the values are visualization_msgs/Marker's.
 type Kind int32
 
@@ -32,15 +34,6 @@ const (
 	DeleteAll Action = 3 // delete every marker the display holds
 )
 
-// Vec3 is a point, or a scale (x, y, z).
-type Vec3 struct{ X, Y, Z float64 }
-
-// Quat is an orientation quaternion.
-type Quat struct{ X, Y, Z, W float64 }
-
-// Identity is the orientation of no rotation.
-var Identity = Quat{W: 1}
-
 // Color is an RGBA colour, each component in [0, 1].
 type Color struct{ R, G, B, A float32 }
 
@@ -54,13 +47,13 @@ type Marker struct {
 	ID          int32
 	Kind        Kind
 	Action      Action
-	Position    Vec3
-	Orientation Quat
-	Scale       Vec3
+	Position    geom.Vec3
+	Orientation geom.Quat
+	Scale       geom.Vec3
 	Color       Color
 	// Points are the points of Points, LineStrip, LineList, CubeList and
 	// SphereList markers.
-	Points []Vec3
+	Points []geom.Vec3
 	// Text is the text of a TextViewFacing marker.
 	Text string
 }
@@ -69,5 +62,5 @@ type Marker struct {
 // everything a display showed before, so that markers for things that are
 // gone disappear.
 func ClearAll(frame string) Marker {
-	return Marker{Frame: frame, Action: DeleteAll, Orientation: Identity}
+	return Marker{Frame: frame, Action: DeleteAll, Orientation: geom.Identity}
 }

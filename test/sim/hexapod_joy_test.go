@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/joy"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -22,7 +23,7 @@ import (
 // it puts the legs at (forward kinematics of the commanded angles).
 type tick struct {
 	at   time.Time
-	feet [hexapod.NumLegs]hexapod.Vec3
+	feet [hexapod.NumLegs]geom.Vec3
 }
 
 // hexapodWatch records what the hexapod and its joystick driver publish.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
@@ -44,7 +45,7 @@ func (f *frames) add(m *tf2_msgs_msg.TFMessage, static bool) {
 		r := t.Transform.Rotation
 		tr := t.Transform.Translation
 		_ = f.buf.Set(rsmtf.Transform{Parent: t.Header.FrameId, Child: t.ChildFrameId, Static: static,
-			Translation: rsm.Vec3{X: tr.X, Y: tr.Y, Z: tr.Z}, Rotation: rsm.Quat{X: r.X, Y: r.Y, Z: r.Z, W: r.W}})
+			Translation: geom.Vec3{X: tr.X, Y: tr.Y, Z: tr.Z}, Rotation: geom.Quat{X: r.X, Y: r.Y, Z: r.Z, W: r.W}})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -123,7 +124,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	var mu sync.Mutex
 	var state string
 	var steps []float64 // body travel per tick while walking
-	var prev *[hexapod.NumLegs]hexapod.Vec3
+	var prev *[hexapod.NumLegs]geom.Vec3
 	if _, err := ros.NewSubscription(n, "/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) {
 		mu.Lock()
 		state = m.Data
@@ -137,7 +138,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 		}
 		var j hexapod.Joints
 		copy(j[:], m.Position)
-		var feet [hexapod.NumLegs]hexapod.Vec3
+		var feet [hexapod.NumLegs]geom.Vec3
 		for i := range feet {
 			feet[i] = geo.LegFK(i, j.Leg(i), hexapod.Pose{})
 		}
@@ -230,7 +231,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 
 // stanceTravel is how far the feet on the ground in both a and b moved in
 // the body frame (their mean), i.e. the body's travel in one tick.
-func stanceTravel(a, b [hexapod.NumLegs]hexapod.Vec3) (float64, bool) {
+func stanceTravel(a, b [hexapod.NumLegs]geom.Vec3) (float64, bool) {
 	ground := math.Inf(1)
 	for i := range a {
 		ground = math.Min(ground, math.Min(a[i].Z, b[i].Z))

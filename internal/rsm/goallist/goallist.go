@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 )
 
@@ -33,7 +34,7 @@ import (
 // GoalList is safe for concurrent use; goals are handled one at a time.
 type GoalList struct {
 	store rsm.DataStore
-	goals []rsm.Vec3
+	goals []geom.Vec3
 	dwell time.Duration
 
 	mu   sync.Mutex
@@ -63,7 +64,7 @@ func New(store rsm.DataStore, xy []float64, dwell time.Duration) (*GoalList, err
 		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
 			return nil, fmt.Errorf("goal list: goal %d (%v, %v): not finite", i/2+1, x, y)
 		}
-		g.goals = append(g.goals, rsm.Vec3{X: x, Y: y})
+		g.goals = append(g.goals, geom.Vec3{X: x, Y: y})
 	}
 	return g, nil
 }
@@ -109,7 +110,7 @@ func (g *GoalList) RunState(ctx context.Context, req rsm.RunRequest, show func(n
 	if dx, dy := p.X-from.X, p.Y-from.Y; dx != 0 || dy != 0 {
 		yaw = math.Atan2(dy, dx)
 	}
-	goal := rsm.Pose{Position: p, Orientation: rsm.QuatFromYaw(yaw)}
+	goal := rsm.Pose{Position: p, Orientation: geom.QuatFromYaw(yaw)}
 	r, err := g.store.SetNavigationGoal(ctx, rsm.NavigationGoal{Goal: goal, Mode: rsm.NavigationExploration, WaypointPosition: -1})
 	switch {
 	case err != nil:

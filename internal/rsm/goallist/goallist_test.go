@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 )
 
@@ -44,7 +45,7 @@ func TestGoalList_VisitsInOrderThenIdle(t *testing.T) {
 		{"E: Goal List 3/3", -1, 2, math.Pi, rsm.NextNavigation},
 		{"", 0, 0, 0, rsm.NextIdle},
 	}
-	prev := rsm.Pose{Orientation: rsm.IdentityQuat}
+	prev := rsm.Pose{Orientation: geom.Identity}
 	for i, s := range steps {
 		var shown []string
 		res, err := g.RunState(ctx, calc(prev), func(n string) { shown = append(shown, n) })
@@ -64,7 +65,7 @@ func TestGoalList_VisitsInOrderThenIdle(t *testing.T) {
 			t.Fatalf("step %d: shown %q, want %q", i, shown, s.shown)
 		}
 		ng, _ := store.GetNavigationGoal(ctx)
-		if ng.Mode != rsm.NavigationExploration || ng.Goal.Position != (rsm.Vec3{X: s.x, Y: s.y}) {
+		if ng.Mode != rsm.NavigationExploration || ng.Goal.Position != (geom.Vec3{X: s.x, Y: s.y}) {
 			t.Fatalf("step %d: stored goal %+v", i, ng)
 		}
 		if yaw := ng.Goal.Orientation.Yaw(); math.Abs(yaw-s.yaw) > 1e-9 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
@@ -84,7 +85,7 @@ func TestWaypointBounds_Process(t *testing.T) {
 	}
 	var big rsm.WaypointArray
 	for x := range 5 {
-		big.Waypoints = append(big.Waypoints, rsm.Waypoint{Pose: rsm.Pose{Position: rsm.Vec3{X: float64(x)}, Orientation: rsm.IdentityQuat}})
+		big.Waypoints = append(big.Waypoints, rsm.Waypoint{Pose: rsm.Pose{Position: geom.Vec3{X: float64(x)}, Orientation: geom.Identity}})
 	}
 	if err := rsm.SaveWaypoints(file, big); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ package rsmnode
 import (
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/rsm/tf"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
@@ -18,17 +19,17 @@ import (
 // MapFrame is the frame of waypoints, goals and the robot pose.
 const MapFrame = "map"
 
-func vec3FromPoint(p geometry_msgs_msg.Point) rsm.Vec3 { return rsm.Vec3{X: p.X, Y: p.Y, Z: p.Z} }
-func vec3FromVector(v geometry_msgs_msg.Vector3) rsm.Vec3 {
-	return rsm.Vec3{X: v.X, Y: v.Y, Z: v.Z}
+func vec3FromPoint(p geometry_msgs_msg.Point) geom.Vec3 { return geom.Vec3{X: p.X, Y: p.Y, Z: p.Z} }
+func vec3FromVector(v geometry_msgs_msg.Vector3) geom.Vec3 {
+	return geom.Vec3{X: v.X, Y: v.Y, Z: v.Z}
 }
-func quatFromMsg(q geometry_msgs_msg.Quaternion) rsm.Quat {
-	return rsm.Quat{X: q.X, Y: q.Y, Z: q.Z, W: q.W}
+func quatFromMsg(q geometry_msgs_msg.Quaternion) geom.Quat {
+	return geom.Quat{X: q.X, Y: q.Y, Z: q.Z, W: q.W}
 }
-func quatToMsg(q rsm.Quat) geometry_msgs_msg.Quaternion {
+func quatToMsg(q geom.Quat) geometry_msgs_msg.Quaternion {
 	return geometry_msgs_msg.Quaternion{X: q.X, Y: q.Y, Z: q.Z, W: q.W}
 }
-func vectorToMsg(v rsm.Vec3) geometry_msgs_msg.Vector3 {
+func vectorToMsg(v geom.Vec3) geometry_msgs_msg.Vector3 {
 	return geometry_msgs_msg.Vector3{X: v.X, Y: v.Y, Z: v.Z}
 }
 

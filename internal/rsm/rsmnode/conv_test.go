@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -15,8 +16,8 @@ import (
 
 func TestWaypointArray_RoundTrip(t *testing.T) {
 	a := rsm.WaypointArray{Mode: rsm.Patrol, Reverse: true, Waypoints: []rsm.Waypoint{
-		{Pose: rsm.Pose{Position: rsm.Vec3{X: 1, Y: 2, Z: 3}, Orientation: rsm.QuatFromYaw(0.5)}, Visited: true, Routine: "Reversing"},
-		{Pose: rsm.Pose{Orientation: rsm.IdentityQuat}, Unreachable: true},
+		{Pose: rsm.Pose{Position: geom.Vec3{X: 1, Y: 2, Z: 3}, Orientation: geom.QuatFromYaw(0.5)}, Visited: true, Routine: "Reversing"},
+		{Pose: rsm.Pose{Orientation: geom.Identity}, Unreachable: true},
 	}}
 	now := time.Unix(1700000000, 123456789)
 	m := WaypointArrayToMsg(a, now)
@@ -40,7 +41,7 @@ func TestTwist_RoundTripAndNaNPreserved(t *testing.T) {
 	if tw.Validate() == nil {
 		t.Error("NaN not detectable after conversion")
 	}
-	out := TwistToMsg(rsm.Twist{Linear: rsm.Vec3{X: 0.5}, Angular: rsm.Vec3{Z: 0.1}})
+	out := TwistToMsg(rsm.Twist{Linear: geom.Vec3{X: 0.5}, Angular: geom.Vec3{Z: 0.1}})
 	if out.Linear.X != 0.5 || out.Angular.Z != 0.1 {
 		t.Errorf("to = %+v", out)
 	}
@@ -55,7 +56,7 @@ func TestOperationModeAndGoalStatus(t *testing.T) {
 	if back := OperationModeToMsg(op); back != m {
 		t.Errorf("back = %+v", back)
 	}
-	gs := rsm.GoalStatus{Goal: rsm.Pose{Position: rsm.Vec3{X: 4}, Orientation: rsm.IdentityQuat}, Status: rsm.GoalFailed}
+	gs := rsm.GoalStatus{Goal: rsm.Pose{Position: geom.Vec3{X: 4}, Orientation: geom.Identity}, Status: rsm.GoalFailed}
 	gm := GoalStatusToMsg(gs)
 	if gm.GoalStatus != rsm_msgs_msg.GoalStatus_FAILED || gm.Goal.Position.X != 4 {
 		t.Errorf("goal status msg = %+v", gm)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
@@ -154,8 +155,8 @@ func SetupMux(n *ros.Node) error {
 
 // rsmTwist converts a command to the state machine's type.
 func rsmTwist(t cmdvel.Twist) rsm.Twist {
-	return rsm.Twist{Linear: rsm.Vec3{X: t.Linear[0], Y: t.Linear[1], Z: t.Linear[2]},
-		Angular: rsm.Vec3{X: t.Angular[0], Y: t.Angular[1], Z: t.Angular[2]}}
+	return rsm.Twist{Linear: geom.Vec3{X: t.Linear[0], Y: t.Linear[1], Z: t.Linear[2]},
+		Angular: geom.Vec3{X: t.Angular[0], Y: t.Angular[1], Z: t.Angular[2]}}
 }
 
 // cmdvelTwist converts the state machine's command for cmdvelnode.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -179,7 +180,7 @@ func (s *remoteStore) GetRobotPose(ctx context.Context) (rsm.Pose, error) {
 		return rsm.Pose{}, err
 	}
 	p := PoseFromMsg(&r.Pose)
-	if p.Orientation == (rsm.Quat{}) {
+	if p.Orientation == (geom.Quat{}) {
 		return rsm.Pose{}, errNoPose
 	}
 	return p, nil

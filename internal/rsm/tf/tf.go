@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 )
 
@@ -29,8 +30,8 @@ import (
 // Rotation.Rotate(p) + Translation in Parent (geometry_msgs/TransformStamped).
 type Transform struct {
 	Parent, Child string
-	Translation   rsm.Vec3
-	Rotation      rsm.Quat
+	Translation   geom.Vec3
+	Rotation      geom.Quat
 	Stamp         time.Time
 	Static        bool // from /tf_static
 }
@@ -121,13 +122,13 @@ func (b *Buffer) Set(t Transform) error {
 	case t.Parent == t.Child:
 		return fmt.Errorf("transform %q → %q: parent and child are the same frame", t.Parent, t.Child)
 	}
-	if err := t.Translation.Validate(); err != nil {
+	if err := rsm.ValidateVec3(t.Translation); err != nil {
 		return fmt.Errorf("transform %q → %q: translation: %w", t.Parent, t.Child, err)
 	}
-	if err := t.Rotation.Validate(); err != nil {
+	if err := rsm.ValidateQuat(t.Rotation); err != nil {
 		return fmt.Errorf("transform %q → %q: rotation: %w", t.Parent, t.Child, err)
 	}
-	if t.Rotation == (rsm.Quat{}) {
+	if t.Rotation == (geom.Quat{}) {
 		return fmt.Errorf("transform %q → %q: rotation is the zero quaternion", t.Parent, t.Child)
 	}
 	t.Rotation = t.Rotation.Normalized()
@@ -177,7 +178,7 @@ func (b *Buffer) known(f string) bool {
 // toRoot returns the pose of frame f in the root of its tree, and the
 // root's name.
 func (b *Buffer) toRoot(f string) (rsm.Pose, string) {
-	p := rsm.Pose{Orientation: rsm.IdentityQuat}
+	p := rsm.Pose{Orientation: geom.Identity}
 	for n := 0; n <= len(b.static)+len(b.dynamic); n++ {
 		l, ok := b.link(f)
 		if !ok {
@@ -203,7 +204,7 @@ func (b *Buffer) Lookup(target, source string) (rsm.Pose, error) {
 	target, source = Frame(target), Frame(source)
 	b.expire()
 	if target == source {
-		return rsm.Pose{Orientation: rsm.IdentityQuat}, nil
+		return rsm.Pose{Orientation: geom.Identity}, nil
 	}
 	for _, f := range []string{target, source} {
 		if !b.known(f) {

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmnodes/fsmnodes/internal/rsm"
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 )
 
-func near(a, b rsm.Vec3) bool { return a.Sub(b).Norm() < 1e-9 }
+func near(a, b geom.Vec3) bool { return a.Sub(b).Norm() < 1e-9 }
 
 func tr(parent, child string, x, y, z, yaw float64) Transform {
-	return Transform{Parent: parent, Child: child, Translation: rsm.Vec3{X: x, Y: y, Z: z}, Rotation: rsm.QuatFromYaw(yaw)}
+	return Transform{Parent: parent, Child: child, Translation: geom.Vec3{X: x, Y: y, Z: z}, Rotation: geom.QuatFromYaw(yaw)}
 }
 
 func mustSet(t *testing.T, b *Buffer, ts ...Transform) {
@@ -32,7 +32,7 @@ func TestLookup_Chain_MapOdomBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(p.Position, rsm.Vec3{X: 1, Y: 2}) {
+	if !near(p.Position, geom.Vec3{X: 1, Y: 2}) {
 		t.Errorf("position = %+v, want (1, 2, 0)", p.Position)
 	}
 	if yaw := p.Orientation.Yaw(); math.Abs(yaw-math.Pi/2) > 1e-9 {
@@ -44,7 +44,7 @@ func TestLookup_Chain_MapOdomBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := q.Orientation.Rotate(p.Position).Add(q.Position)
-	if !near(back, rsm.Vec3{}) {
+	if !near(back, geom.Vec3{}) {
 		t.Errorf("inverse does not undo: %+v", back)
 	}
 }
@@ -56,7 +56,7 @@ func TestLookup_SiblingsThroughCommonRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(p.Position, rsm.Vec3{X: 1.5, Y: 0, Z: 0.2}) {
+	if !near(p.Position, geom.Vec3{X: 1.5, Y: 0, Z: 0.2}) {
 		t.Errorf("position = %+v", p.Position)
 	}
 }
@@ -70,7 +70,7 @@ func TestLookup_Errors(t *testing.T) {
 	if _, err := b.Lookup("map", "robot"); !errors.Is(err, ErrNoPath) {
 		t.Errorf("disconnected: %v", err)
 	}
-	if p, err := b.Lookup("map", "map"); err != nil || p.Orientation != rsm.IdentityQuat {
+	if p, err := b.Lookup("map", "map"); err != nil || p.Orientation != geom.Identity {
 		t.Errorf("identity: %v %v", p, err)
 	}
 }
@@ -82,7 +82,7 @@ func TestSet_RejectsBadTransforms(t *testing.T) {
 		tr("", "x", 0, 0, 0, 0),
 		tr("a", "/a", 0, 0, 0, 0),
 		tr("a", "b", math.NaN(), 0, 0, 0),
-		{Parent: "a", Child: "b", Rotation: rsm.Quat{W: math.Inf(1)}},
+		{Parent: "a", Child: "b", Rotation: geom.Quat{W: math.Inf(1)}},
 		{Parent: "a", Child: "b"},     // zero quaternion
 		tr("base", "map", 0, 0, 0, 0), // loop
 	}
@@ -100,18 +100,18 @@ func TestSet_LatestWinsAndReparent(t *testing.T) {
 	b := NewBuffer()
 	mustSet(t, b, tr("map", "base", 1, 0, 0, 0), tr("map", "base", 2, 0, 0, 0))
 	src := PoseSource{Buffer: b, Map: "map", Robot: "/base"}
-	if p, _ := src.RobotPose(); !near(p.Position, rsm.Vec3{X: 2}) {
+	if p, _ := src.RobotPose(); !near(p.Position, geom.Vec3{X: 2}) {
 		t.Errorf("latest not used: %+v", p.Position)
 	}
 	mustSet(t, b, tr("odom", "base", 0, 3, 0, 0), tr("map", "odom", 1, 0, 0, 0))
-	if p, err := src.RobotPose(); err != nil || !near(p.Position, rsm.Vec3{X: 1, Y: 3}) {
+	if p, err := src.RobotPose(); err != nil || !near(p.Position, geom.Vec3{X: 1, Y: 3}) {
 		t.Errorf("after reparent: %+v %v", p.Position, err)
 	}
 }
 
 func TestSet_NormalizesRotation(t *testing.T) {
 	b := NewBuffer()
-	mustSet(t, b, Transform{Parent: "map", Child: "base", Rotation: rsm.Quat{Z: 2, W: 2}})
+	mustSet(t, b, Transform{Parent: "map", Child: "base", Rotation: geom.Quat{Z: 2, W: 2}})
 	p, _ := b.Lookup("map", "base")
 	if yaw := p.Orientation.Yaw(); math.Abs(yaw-math.Pi/2) > 1e-9 {
 		t.Errorf("yaw = %v", yaw)
@@ -144,29 +144,29 @@ func TestExpiry_FakeDoesNotOutliveItsPublisher(t *testing.T) {
 	static := tr("map", "odom", 0, 0, 0, 0)
 	static.Static = true
 	mustSet(t, b, static, tr("odom", "base_footprint", 1, 0, 0, 0))
-	pose := func() (rsm.Vec3, error) {
+	pose := func() (geom.Vec3, error) {
 		p, err := b.Lookup("map", "base_footprint")
 		return p.Position, err
 	}
 	cases := []struct {
 		name string
 		step func()
-		want rsm.Vec3
+		want geom.Vec3
 		err  error
 	}{
-		{"static map → odom", func() {}, rsm.Vec3{X: 1}, nil},
-		{"fake map → odom on /tf", func() { mustSet(t, b, tr("map", "odom", 5, 0, 0, 0)) }, rsm.Vec3{X: 6}, nil},
+		{"static map → odom", func() {}, geom.Vec3{X: 1}, nil},
+		{"fake map → odom on /tf", func() { mustSet(t, b, tr("map", "odom", 5, 0, 0, 0)) }, geom.Vec3{X: 6}, nil},
 		{"odom → base kept fresh, fake still young", func() {
 			now = now.Add(DefaultMaxAge / 2)
 			mustSet(t, b, tr("odom", "base_footprint", 1, 0, 0, 0))
-		}, rsm.Vec3{X: 6}, nil},
+		}, geom.Vec3{X: 6}, nil},
 		{"fake stopped: static again", func() {
 			now = now.Add(DefaultMaxAge/2 + time.Millisecond)
 			mustSet(t, b, tr("odom", "base_footprint", 1, 0, 0, 0))
-		}, rsm.Vec3{X: 1}, nil},
-		{"odometry stopped too: no pose", func() { now = now.Add(DefaultMaxAge + time.Millisecond) }, rsm.Vec3{}, ErrUnknownFrame},
-		{"odometry back", func() { mustSet(t, b, tr("odom", "base_footprint", 2, 0, 0, 0)) }, rsm.Vec3{X: 2}, nil},
-		{"clock jumps back: expired", func() { now = now.Add(-2 * DefaultMaxAge) }, rsm.Vec3{}, ErrUnknownFrame},
+		}, geom.Vec3{X: 1}, nil},
+		{"odometry stopped too: no pose", func() { now = now.Add(DefaultMaxAge + time.Millisecond) }, geom.Vec3{}, ErrUnknownFrame},
+		{"odometry back", func() { mustSet(t, b, tr("odom", "base_footprint", 2, 0, 0, 0)) }, geom.Vec3{X: 2}, nil},
+		{"clock jumps back: expired", func() { now = now.Add(-2 * DefaultMaxAge) }, geom.Vec3{}, ErrUnknownFrame},
 	}
 	for _, c := range cases {
 		c.step()

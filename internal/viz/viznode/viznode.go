@@ -3,6 +3,7 @@
 package viznode
 
 import (
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -44,6 +45,6 @@ func MarkerArray(ms []viz.Marker) *visualization_msgs_msg.MarkerArray {
 	return out
 }
 
-func point(v viz.Vec3) geometry_msgs_msg.Point {
+func point(v geom.Vec3) geometry_msgs_msg.Point {
 	return geometry_msgs_msg.Point{X: v.X, Y: v.Y, Z: v.Z}
 }

@@ -3,6 +3,7 @@ package viznode
 import (
 	"testing"
 
+	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 	visualization_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/visualization_msgs/msg"
 )
@@ -38,9 +39,9 @@ func TestConstantsMatchTheMessage(t *testing.T) {
 func TestMarkerArray(t *testing.T) {
 	in := []viz.Marker{
 		viz.ClearAll("map"),
-		{Frame: "map", Namespace: "ns", ID: 7, Kind: viz.Points, Position: viz.Vec3{X: 1, Y: 2, Z: 3},
-			Orientation: viz.Quat{X: 0.5, Y: 0.5, Z: 0.5, W: 0.5}, Scale: viz.Vec3{X: 0.1, Y: 0.2, Z: 0.3},
-			Color: viz.Color{R: 0.25, G: 0.5, B: 0.75, A: 1}, Points: []viz.Vec3{{X: 4}, {Y: 5}}, Text: "hi"},
+		{Frame: "map", Namespace: "ns", ID: 7, Kind: viz.Points, Position: geom.Vec3{X: 1, Y: 2, Z: 3},
+			Orientation: geom.Quat{X: 0.5, Y: 0.5, Z: 0.5, W: 0.5}, Scale: geom.Vec3{X: 0.1, Y: 0.2, Z: 0.3},
+			Color: viz.Color{R: 0.25, G: 0.5, B: 0.75, A: 1}, Points: []geom.Vec3{{X: 4}, {Y: 5}}, Text: "hi"},
 	}
 	out := MarkerArray(in)
 	if len(out.Markers) != 2 {
