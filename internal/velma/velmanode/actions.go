@@ -176,6 +176,9 @@ func (b *Bridge) executeJoint(action string, set JointSet, kind TrajKind) ros.Ex
 			return &fjtResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
 		}
 		code, msg := ResultCode(final)
+		if final == velma.TrajAborted {
+			msg += ": " + AbortCause(b.runner.Snapshot(), kind, id)
+		}
 		res := &fjtResult{ErrorCode: code, ErrorString: msg}
 		if final != velma.TrajSucceeded {
 			return res, errors.New(msg)
@@ -245,6 +248,9 @@ func (b *Bridge) executeCart(action string, side kin.Side) ros.ExecuteFunc[ctGoa
 			return &ctResult{ErrorCode: codeAborted, ErrorString: err.Error()}, err
 		}
 		code, msg := ResultCode(final)
+		if final == velma.TrajAborted {
+			msg += ": " + AbortCause(b.runner.Snapshot(), kind, id)
+		}
 		res := &ctResult{ErrorCode: code, ErrorString: msg}
 		if final != velma.TrajSucceeded {
 			return res, errors.New(msg)

@@ -291,6 +291,38 @@ func ResultCode(s velma.TrajState) (int32, string) {
 	return codeAborted, "aborted: the behaviour ended or a newer goal replaced this one"
 }
 
+// AbortCause says why cs aborted motion id of kind, from the snapshot
+// taken when the abort was seen: the goal's result and the log then name
+// the cause (ResultCode's text alone does not say which).
+func AbortCause(s Snapshot, kind TrajKind, id uint32) string {
+	var tr velma.TrajStatus
+	switch kind {
+	case TrajJnt:
+		tr = s.CS.Jnt
+	case TrajHead:
+		tr = s.CS.Head
+	case TrajCartRight:
+		tr = s.CS.Cart[0]
+	case TrajCartLeft:
+		tr = s.CS.Cart[1]
+	}
+	switch {
+	case s.Stale:
+		return "no status from velma_core_cs (" + s.StaleWhy + ")"
+	case tr.ID != id && tr.ID != 0:
+		return fmt.Sprintf("replaced by motion %d", tr.ID)
+	case s.Report.BodyState.IsSafe():
+		why := "ve_body (the safety layer) is " + s.Report.BodyState.String()
+		if s.Report.SC.FaultType != 0 {
+			why += fmt.Sprintf(", fault type %d of module %d", s.Report.SC.FaultType, s.Report.SC.FaultyModuleID)
+		}
+		return why
+	case s.CS.BehaviourErr != nil:
+		return "cs behaviour error: " + s.CS.BehaviourErr.Error()
+	}
+	return fmt.Sprintf("cs is %v", s.CS.State)
+}
+
 // JointStateNames are the joints of /joint_states: torso, right arm,
 // left arm, head pan, head tilt.
 var JointStateNames = append(append([]string(nil), velma.BodyJointNames[:]...), velma.HeadJointNames[:]...)
