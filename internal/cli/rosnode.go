@@ -27,10 +27,11 @@ func (a *App) open(ctx context.Context, base string) (*session, error) {
 }
 
 // CLILease is the DDS participant lease the CLI announces (unless
-// CYCLONEDDS_URI sets one): a robot's action servers notice within it (plus
-// their 0.5 s) that a goal's client was cut off, instead of Cyclone's
-// default 10 s, so a goal sent from an operator's laptop stops when the
-// laptop's link drops (docs/multihost.md).
+// CYCLONEDDS_URI sets one): servers that watch a goal's client through the
+// graph (action.ClientWatch) notice within it (plus their 0.5 s) that the
+// client was cut off, instead of Cyclone's default 10 s. Servers that
+// watch heartbeats (the CLI sends them while it sends a goal) notice
+// within their ClientTimeout whatever the lease (docs/multihost.md).
 const CLILease = 2 * time.Second
 
 // openNode is open with the node's name given (topic pub -n).
