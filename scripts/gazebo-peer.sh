@@ -90,6 +90,18 @@ fi
     mkdir -p "$PREFIX/src/$lib/tutorials/img" "$PREFIX/src/$lib/tutorials/images" "$PREFIX/src/$lib/tutorials/files"
   done
   sed -i '/^add_subdirectory(examples)/d' "$PREFIX/src/gz-sim6/CMakeLists.txt"
+  # Only the systems this project's worlds and robots load (and a few
+  # common ones), and of sim6's GUI plugins the scene view: the other 45
+  # systems and 22 GUI plugins would double the longest build. Lines are
+  # commented out, so the edit can run again.
+  keep="diff_drive imu contact joint_position_controller joint_state_publisher odometry_publisher physics pose_publisher scene_broadcaster sensors user_commands"
+  keepgui="modules scene_manager"
+  for d in $(sed -n 's/^add_subdirectory(\([a-z0-9_]*\))$/\1/p' "$PREFIX/src/gz-sim6/src/systems/CMakeLists.txt"); do
+    case " $keep " in *" $d "*) ;; *) sed -i "s/^add_subdirectory($d)\$/# not built by gazebo-peer.sh: &/" "$PREFIX/src/gz-sim6/src/systems/CMakeLists.txt" ;; esac
+  done
+  for d in $(sed -n 's/^add_subdirectory(\([a-z0-9_]*\))$/\1/p' "$PREFIX/src/gz-sim6/src/gui/plugins/CMakeLists.txt"); do
+    case " $keepgui " in *" $d "*) ;; *) sed -i "s/^add_subdirectory($d)\$/# not built by gazebo-peer.sh: &/" "$PREFIX/src/gz-sim6/src/gui/plugins/CMakeLists.txt" ;; esac
+  done
   # Debian's ignition-tools ships `ign` without its pkg-config file, which
   # sim6 asks for only to point its tests at `ign` (not built here).
   sed -i '/^ign_find_package(ignition-tools$/,/PKGCONFIG "ignition-tools")/d' "$PREFIX/src/gz-sim6/CMakeLists.txt"

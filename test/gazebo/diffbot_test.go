@@ -322,7 +322,7 @@ func pauseCheck(t *testing.T, s *gzSim, counts map[string]int, mu *sync.Mutex) {
 func screenshot(t *testing.T, s *gzSim) {
 	dir := t.TempDir()
 	model := fmt.Sprintf(`<?xml version="1.0"?><sdf version="1.9"><model name="scene_camera"><static>true</static>
-<pose>-2.5 -3.5 6 0 0.75 0.6</pose><link name="link"><sensor name="camera" type="camera">
+<pose>-2.5 -3.5 6 0 0.6 0.7</pose><link name="link"><sensor name="camera" type="camera">
 <camera><horizontal_fov>1.2</horizontal_fov><image><width>1024</width><height>768</height></image>
 <clip><near>0.1</near><far>50</far></clip><save enabled="true"><path>%s</path></save></camera>
 <always_on>true</always_on><update_rate>2</update_rate><topic>scene_camera</topic></sensor></link></model></sdf>`, dir)
