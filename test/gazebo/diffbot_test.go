@@ -227,6 +227,40 @@ func TestGazebo_Diffbot(t *testing.T) {
 
 	t.Run("pausing Gazebo pauses the nodes' timers", func(t *testing.T) { pauseCheck(t, s, counts, &mu) })
 	t.Run("screenshot", func(t *testing.T) { screenshot(t, s) })
+
+	// Exploration on the map scan_mapper builds: RSM drives to the frontier
+	// detector's goals. Bounded to a few minutes of wall time (Gazebo runs
+	// slower than real time on a busy machine); the map must grow.
+	t.Run("exploration", func(t *testing.T) {
+		free0, _, _ := mapAgainstFlat(grid.Get())
+		mark := state.Mark()
+		simStart, wallStart := s.now(), time.Now()
+		if r := setBool("/rsm/startStopExploration", true); !r.Success {
+			t.Fatalf("start exploration: %+v", r)
+		}
+		done := false
+		for time.Since(wallStart) < 5*time.Minute && !done {
+			s.launch.MustRun(t)
+			h := state.Since(mark)
+			done = len(h) > 1 && h[len(h)-1] == "Idle"
+			time.Sleep(time.Second)
+		}
+		if !done {
+			setBool("/rsm/startStopExploration", false)
+		}
+		goals := 0
+		for _, st := range state.Since(mark) {
+			if strings.Contains(st, "Navigation") {
+				goals++
+			}
+		}
+		free, occ, wrong := mapAgainstFlat(grid.Get())
+		t.Logf("exploration (complete: %v) drove to %d goals in %.1f s of sim time, %.0f s of wall time; the map grew from %d to %d free cells (%.0f%% of the flat's), %d occupied, %d disagree with the flat",
+			done, goals, s.now()-simStart, time.Since(wallStart).Seconds(), free0, free, 100*float64(free)/float64(flatFree()), occ, wrong)
+		if goals < 2 || free < free0+flatFree()/10 || wrong > (free+occ)/20 {
+			t.Errorf("exploration: %d goals, free cells %d -> %d, %d wrong", goals, free0, free, wrong)
+		}
+	})
 }
 
 // flatFree is the number of free cells of the built-in flat.
