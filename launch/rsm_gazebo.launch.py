@@ -73,6 +73,9 @@ def _robot(context):
     sim_time = {'use_sim_time': True}
 
     actions = [LogInfo(msg=f'fsmbot in Gazebo {gen}, map from {mapping}')]
+    if stamped and gen == 'fortress':
+        actions.append(LogInfo(msg='enable_stamped_cmd_vel:=true bridges /cmd_vel as TwistStamped, which needs a '
+                                   'ros_gz_bridge that maps it (Jazzy\'s; ros_gz 0.244.10 for Fortress does not)'))
     if gz.truthy(arg('start_gazebo')):
         actions.append(IncludeLaunchDescription(
             PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'gazebo.launch.py')),

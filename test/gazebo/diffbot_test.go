@@ -62,7 +62,7 @@ func TestGazebo_Diffbot(t *testing.T) {
 	must(ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { joints.Set(m, "") }))
 	must(ros.NewSubscription(n, "/map", ros.QoSLatched, func(m *nav_msgs_msg.OccupancyGrid) { grid.Set(m, ""); count("/map") }))
 	must(ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { state.Set(m, m.Data) }))
-	must(ros.NewSubscription(n, "/rsm/waypoints", ros.QoSDefault, func(*rsm_msgs_msg.WaypointArray) { count("/rsm/waypoints") }))
+	must(ros.NewSubscription(n, "/rsm/explorationMode", ros.QoSDefault, func(*std_msgs_msg.Bool) { count("/rsm/explorationMode") }))
 	must(ros.NewSubscription(n, "/rsm/explorationGoals", ros.QoSDefault, func(*geometry_msgs_msg.PoseArray) { count("/rsm/explorationGoals") }))
 	must(ros.NewSubscription(n, "/tf", ros.QoSDefault.KeepLast(100), func(m *tf2_msgs_msg.TFMessage) {
 		for _, tr := range m.Transforms {
@@ -307,11 +307,11 @@ func mapAgainstFlat(m *nav_msgs_msg.OccupancyGrid) (free, occ, wrong int) {
 }
 
 // pauseCheck pauses Gazebo: /clock stops, and so do the node-clock timers
-// of serviceProviderNode (rsm/waypoints, 20 Hz), frontier_detector
+// of serviceProviderNode (rsm/explorationMode, 20 Hz), frontier_detector
 // (rsm/explorationGoals, 1 Hz) and scan_mapper (/map, 1 Hz); they resume
 // with the world.
 func pauseCheck(t *testing.T, s *gzSim, counts map[string]int, mu *sync.Mutex) {
-	topics := []string{"/rsm/waypoints", "/rsm/explorationGoals", "/map"}
+	topics := []string{"/rsm/explorationMode", "/rsm/explorationGoals", "/map"}
 	snapshot := func() map[string]int {
 		mu.Lock()
 		defer mu.Unlock()
