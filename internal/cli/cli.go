@@ -1,6 +1,7 @@
 // Package cli implements the verbs of the fsmnodes command line tool, which
 // mirrors the ros2 CLI: topic, service, node, param, action, lifecycle,
-// interface and launch. Each verb prints what the corresponding ros2 verb prints (YAML
+// interface and launch (and fsm, which reads the nodes' state machines,
+// docs/fsm.md). Each verb prints what the corresponding ros2 verb prints (YAML
 // with "---" separators for echo, Python reprs for service call, ...), so
 // scripts and habits carry over.
 //
@@ -104,7 +105,7 @@ type verb struct {
 func commands() map[string]verb {
 	m := map[string]verb{}
 	for _, set := range []map[string]verb{interfaceVerbs(), launchVerbs(), runVerbs(), graphVerbs(), topicVerbs(),
-		serviceVerbs(), paramVerbs(), actionVerbs(), lifecycleVerbs(), doctorVerbs(), bagVerbs()} {
+		serviceVerbs(), paramVerbs(), actionVerbs(), lifecycleVerbs(), doctorVerbs(), bagVerbs(), fsmVerbs()} {
 		for k, v := range set {
 			m[k] = v
 		}

@@ -229,6 +229,27 @@ func (t *Tracker) Observe(to, cause string, now time.Time) (Event, bool) {
 	return ev, true
 }
 
+// Restart records that the machine was started afresh in its initial
+// state (a managed node's controller recreated on activation): an event
+// from the current state to the initial one that is part of the contract
+// (InGraph), whatever the graph's edges; none when the machine is in its
+// initial state already.
+func (t *Tracker) Restart(cause string, now time.Time) (Event, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == t.g.Initial {
+		return Event{}, false
+	}
+	key := [2]string{t.cur, t.g.Initial}
+	t.checkLocked(now)
+	t.seq++
+	t.edges[key]++
+	ev := Event{Machine: t.g.Machine, From: t.cur, To: t.g.Initial, Cause: cause, Stamp: now, Dwell: now.Sub(t.since),
+		InGraph: true, Seq: t.seq, EdgeCount: t.edges[key], Unknown: t.unknown, Overruns: t.overruns}
+	t.cur, t.since, t.overrun = t.g.Initial, now, false
+	return ev, true
+}
+
 // Check counts the current stay as an overrun (once per stay) when it
 // lasts beyond its state's bound at now, and reports whether it does.
 func (t *Tracker) Check(now time.Time) bool {

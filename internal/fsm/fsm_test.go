@@ -120,3 +120,22 @@ func TestDot(t *testing.T) {
 		t.Error("HasEdge wrong")
 	}
 }
+
+func TestTracker_Restart(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	tr, _ := NewTracker(testGraph(), t0)
+	if _, ok := tr.Restart("activate", t0); ok {
+		t.Error("restart in the initial state reported a change")
+	}
+	tr.Observe("opening", "open_cmd", t0.Add(time.Second))
+	tr.Observe("open", "at_end", t0.Add(2*time.Second))
+	ev, ok := tr.Restart("activate", t0.Add(5*time.Second))
+	want := Event{Machine: "door", From: "open", To: "closed", Cause: "activate", Stamp: t0.Add(5 * time.Second),
+		Dwell: 3 * time.Second, InGraph: true, Seq: 3, EdgeCount: 1}
+	if !ok || ev != want {
+		t.Errorf("Restart = %+v, %v\nwant %+v", ev, ok, want)
+	}
+	if st := tr.Status(); st.Current != "closed" || st.Unknown != 0 {
+		t.Errorf("after restart %+v", st)
+	}
+}

@@ -53,6 +53,11 @@ type TickResult struct {
 	// published (on change, and on the first tick).
 	State        string
 	StateChanged bool
+	// Cause is the guard of the transition taken this tick ("" without
+	// one); Restarted is set on the first tick of a fresh controller
+	// (after Activate), whose state is the FSM's initial one.
+	Cause     string
+	Restarted bool
 }
 
 // NewAdapter builds the controller over servos.
@@ -221,7 +226,8 @@ func (a *Adapter) Tick(now time.Time) TickResult {
 			a.warnEvery("servo", now, "%v", err)
 		}
 	}
-	r := TickResult{Names: a.names, Positions: append([]float64(nil), out.Joints[:]...), State: out.State.String()}
+	r := TickResult{Names: a.names, Positions: append([]float64(nil), out.Joints[:]...), State: out.State.String(), Cause: out.Cause}
+	r.Restarted = !a.sent
 	if out.State != a.state || !a.sent {
 		if a.sent {
 			a.log.Infof("state %v -> %v", a.state, out.State)

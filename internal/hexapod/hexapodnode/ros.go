@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/gazebo"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
@@ -114,7 +115,12 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 	l.OnCleanup(func(lifecycle.State) lifecycle.Result { release(); return lifecycle.Success })
 	l.OnShutdown(func(p lifecycle.State) lifecycle.Result { stop(p); release(); return lifecycle.Success })
 	l.OnError(func(p lifecycle.State) lifecycle.Result { stop(p); release(); return lifecycle.Success })
-	if err := wire(l, a, s.Live, s.StampedCmdVel, time.Duration(float64(time.Second)/s.Controller.Gait.Rate)); err != nil {
+	period := time.Duration(float64(time.Second) / s.Controller.Gait.Rate)
+	fsmPub, err := fsmnode.NewManaged(l, hexapod.Graph(s.Controller, period))
+	if err != nil {
+		return err
+	}
+	if err := wire(l, a, s.Live, s.StampedCmdVel, period, fsmPub.Machine(hexapod.FSMMachine)); err != nil {
 		return err
 	}
 	log.Infof("hexapod controller at %v Hz with %s servos", s.Controller.Gait.Rate, s.ServoDriver)
@@ -190,7 +196,7 @@ func gazeboServos(n *ros.Node, names []string, log Logger) (*hexapod.GazeboServo
 // The gait and the command and stick timeouts run on the node clock, so
 // under use_sim_time the hexapod walks in sim time (a paused simulation
 // pauses the gait; the servos keep their last goal positions).
-func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.Duration) error {
+func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.Duration, motion *fsmnode.Machine) error {
 	n := l.Node()
 	clk := n.Clock()
 	js, err := lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, "joint_states", ros.QoSDefault)
@@ -265,6 +271,10 @@ func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.D
 				log.Errorf("publish ~/state: %v", err)
 			}
 		}
+		if r.Restarted {
+			motion.Restart("activate (a fresh controller)")
+		}
+		motion.Observe(r.State, r.Cause)
 	})
 	return err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/geom"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -67,8 +68,15 @@ func SetupMux(n *ros.Node) error {
 		return t
 	}
 	tune := tuning()
+	initialOp := rsm.OperationMode{Mode: rsm.Mode(initial)}
+	fsmPub, err := fsmnode.New(n, rsm.MuxGraph(initialOp))
+	if err != nil {
+		return err
+	}
+	modes := fsmPub.Machine(rsm.MuxMachine)
 	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: tune.TeleopIdle, JoystickUsed: joyUsed,
-		Initial: rsm.OperationMode{Mode: rsm.Mode(initial)}, Limits: tune.Limits, AutonomyTimeout: tune.AutonomyTimeout, Log: log})
+		Initial: initialOp, Limits: tune.Limits, AutonomyTimeout: tune.AutonomyTimeout, Log: log,
+		OnChange: func(_, to, cause string) { modes.Observe(to, cause) }})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
@@ -82,6 +83,11 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 	if err != nil {
 		return nil, err
 	}
+	fsmPub, err := fsmnode.New(n, rsm.Graph(cfg))
+	if err != nil {
+		return nil, err
+	}
+	machine := fsmPub.Machine(rsm.Machine)
 	si, err := rsm.NewStateInterface(cfg, rsm.Deps{
 		Store: store, Boot: bootClient{bootCli}, Nav: nav, Runner: NewActionStateRunner(ctx, n), Registry: opts.Registry,
 		Clock: n.Clock(), Log: log,
@@ -90,6 +96,7 @@ func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfa
 				log.Errorf("publish stateInfo: %v", err)
 			}
 		},
+		OnTransition: func(_, to, cause string) { machine.Observe(to, cause) },
 	})
 	if err != nil {
 		return nil, err

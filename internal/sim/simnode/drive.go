@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -49,6 +50,9 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 	n := l.Node()
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
+	if _, err := fsmnode.NewManaged(l); err != nil {
+		return err
+	}
 	step := rate(d, "rate", 50, "simulation steps per second")
 	mapEvery := rate(d, "map_rate", 2, "/map publications per second")
 	startX := param.Declare(d, "start_x", 0.0, fixed("start position x in the map frame, m"), nil)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -328,6 +329,9 @@ func setupSim(_ context.Context, l *lifecycle.Node) error {
 	}
 	log := n.Logger()
 	var g simGate
+	if _, err := fsmnode.NewManaged(l); err != nil {
+		return err
+	}
 	var sm *subsys.Sim // the configured simulator (transitions only)
 	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
 		s, err := subsys.NewSim(p.Sim, subsys.Buffers{Prefix: pp.Buffers})

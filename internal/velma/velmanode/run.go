@@ -3,7 +3,9 @@ package velmanode
 import (
 	"context"
 
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
+	"github.com/fsmnodes/fsmnodes/internal/velma"
 )
 
 // NodeName is the default node name of velma_bridge.
@@ -30,6 +32,11 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		return err
 	}
 	b.runner.PowerEffectors(false)
+	fsmPub, err := fsmnode.NewManaged(l, velma.BodyGraph(), velma.CSGraph())
+	if err != nil {
+		return err
+	}
+	b.EnableFSM(fsmPub)
 	log := n.Logger()
 	power := func(on bool) func(lifecycle.State) lifecycle.Result {
 		return func(lifecycle.State) lifecycle.Result {

@@ -63,6 +63,11 @@ type Hooks struct {
 	// stops arriving (Snapshot.Stale): cs's state is unknown from then on
 	// until CSState reports it again.
 	CSLost func(why string)
+	// Iteration is called after every iteration of a one-process runner
+	// (NewRunner) with ve_body's state after its status run and after its
+	// command run, and cs's state: every state each machine passes
+	// through, for the FSM introspection.
+	Iteration func(afterStatus, body velma.BodyState, cs velma.CSState)
 }
 
 type tracker struct {
@@ -279,6 +284,9 @@ func (r *Runner) Step(now time.Time) {
 	}
 	rep := r.agent.Iterate(tp)
 	r.record(now, rep, nil)
+	if r.hooks.Iteration != nil {
+		r.hooks.Iteration(rep.StatusState, rep.BodyState, rep.CS.State)
+	}
 }
 
 // stepRemote sends the pending command (or a heartbeat) to cs and takes

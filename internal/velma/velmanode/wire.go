@@ -7,6 +7,7 @@ import (
 
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 
+	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
@@ -31,6 +32,17 @@ type Bridge struct {
 
 	js sensor_msgs_msg.JointState // reused by the status timer
 	st velma_msgs_msg.Status
+
+	// body and cs follow the machines for the FSM introspection
+	// (EnableFSM); nil without it. Set before the loop starts.
+	body, cs *fsmnode.Machine
+}
+
+// EnableFSM makes the bridge report ve_body's and cs's states of every
+// iteration to p's machines velma.BodyMachine and velma.CSMachine. Call it
+// before Run.
+func (b *Bridge) EnableFSM(p *fsmnode.Publisher) {
+	b.body, b.cs = p.Machine(velma.BodyMachine), p.Machine(velma.CSMachine)
 }
 
 // Reasons given in the descriptors of the read-only parameters.
@@ -172,6 +184,14 @@ func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 			if err := b.bodyState.Publish(&std_msgs_msg.String{Data: s.String()}); err != nil {
 				log.Warnf("publish ve_body state: %v", err)
 			}
+		},
+		Iteration: func(afterStatus, body velma.BodyState, cs velma.CSState) {
+			if b.body == nil {
+				return
+			}
+			b.body.Observe(afterStatus.String(), "")
+			b.body.Observe(body.String(), "")
+			b.cs.Observe(cs.String(), "")
 		},
 		CSLost: func(string) {
 			if err := b.csState.Publish(&std_msgs_msg.String{Data: CSStateUnknown}); err != nil {
