@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	if err := ros.Run(context.Background(), os.Args[1:], rosbridge.NodeName, rosbridge.Setup(dashboard.Handler(), nil)); err != nil {
+	if err := ros.Run(context.Background(), os.Args[1:], rosbridge.NodeName, rosbridge.NewSetup(dashboard.Handler(), nil)); err != nil {
 		fmt.Fprintln(os.Stderr, "foxglove_bridge:", err)
 		os.Exit(1)
 	}

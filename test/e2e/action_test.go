@@ -32,7 +32,7 @@ func navClient(t *testing.T, domain uint32) *ros.ActionClient[navGoal, navResult
 
 func TestAction_GoalFromAnotherProcess_FeedbackSuccessCancelReject(t *testing.T) {
 	domainActions := testenv.Domain(t)
-	startParamnodes(t, domainActions, "nav_server")
+	startPeer(t, domainActions, "nav_server")
 	cli := navClient(t, domainActions)
 	ctx := pnWait(t)
 	if err := cli.WaitForServer(ctx); err != nil {
@@ -91,7 +91,7 @@ func TestAction_GoalFromAnotherProcess_FeedbackSuccessCancelReject(t *testing.T)
 
 func TestAction_ClientOutlivesRestartedServer(t *testing.T) {
 	domainActionRetry := testenv.Domain(t)
-	first := startParamnodes(t, domainActionRetry, "nav_server", "a")
+	first := startPeer(t, domainActionRetry, "nav_server", "a")
 	cli := navClient(t, domainActionRetry)
 	ctx := pnWait(t)
 	if err := cli.WaitForServer(ctx); err != nil {
@@ -104,7 +104,7 @@ func TestAction_ClientOutlivesRestartedServer(t *testing.T) {
 	first.stop()
 	pnWaitFor(t, ctx, "the first server to disappear", func() bool { return !cli.ServerIsReady() })
 
-	startParamnodes(t, domainActionRetry, "nav_server", "b")
+	startPeer(t, domainActionRetry, "nav_server", "b")
 	if err := cli.WaitForServer(ctx); err != nil {
 		t.Fatal(err)
 	}

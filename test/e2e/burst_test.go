@@ -101,7 +101,7 @@ func TestServiceBurstAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process burst of 1,000 calls")
 	}
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	domain := testenv.Domain(t)
 	startNodes(t, bin, domain, nil, "server")
 	answered := serviceBurst(t, domain, "/server/set", std_srvs_srv.SetBool,

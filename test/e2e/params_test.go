@@ -25,16 +25,16 @@ import (
 // pnDeadline bounds every wait of these tests; reaching it is a failure.
 const pnDeadline = 60 * time.Second
 
-// buildParamnodes returns the test/e2e/paramnodes executable.
-func buildParamnodes(t *testing.T) string {
+// peerOrSkip returns the test/e2e/peer executable; -short skips the test.
+func peerOrSkip(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	return testenv.Executable(t, "test/e2e/paramnodes")
+	return buildPeer(t)
 }
 
-// pnProc is a running paramnodes process.
+// pnProc is a running peer process.
 type pnProc struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -65,20 +65,20 @@ func pnEnv(domain uint32) []string {
 	return append(env, fmt.Sprintf("ROS_DOMAIN_ID=%d", domain), "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST")
 }
 
-// startParamnodes runs paramnodes with args in domain; it is stopped
+// startPeer runs peer with args in domain; it is stopped
 // (SIGTERM) at the end of the test and its output is logged.
-func startParamnodes(t *testing.T, domain uint32, args ...string) *pnProc {
+func startPeer(t *testing.T, domain uint32, args ...string) *pnProc {
 	t.Helper()
-	p := &pnProc{cmd: exec.Command(buildParamnodes(t), args...), done: make(chan struct{})}
+	p := &pnProc{cmd: exec.Command(peerOrSkip(t), args...), done: make(chan struct{})}
 	p.cmd.Env = pnEnv(domain)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start paramnodes %v: %v", args, err)
+		t.Fatalf("start peer %v: %v", args, err)
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stop()
-		t.Logf("paramnodes %v output:\n%s", args, p.text())
+		t.Logf("peer %v output:\n%s", args, p.text())
 	})
 	return p
 }
@@ -98,17 +98,17 @@ func (p *pnProc) stop() {
 	}
 }
 
-// runParamnodesFailing runs paramnodes expecting it to exit with an error
+// runPeerFailing runs peer expecting it to exit with an error
 // before the deadline and returns its output.
-func runParamnodesFailing(t *testing.T, domain uint32, args ...string) string {
+func runPeerFailing(t *testing.T, domain uint32, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), pnDeadline)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, buildParamnodes(t), args...)
+	cmd := exec.CommandContext(ctx, peerOrSkip(t), args...)
 	cmd.Env = pnEnv(domain)
 	out, err := cmd.CombinedOutput()
 	if err == nil || ctx.Err() != nil {
-		t.Fatalf("paramnodes %v: err = %v (ctx %v), want a failing exit\n%s", args, err, ctx.Err(), out)
+		t.Fatalf("peer %v: err = %v (ctx %v), want a failing exit\n%s", args, err, ctx.Err(), out)
 	}
 	return string(out)
 }
@@ -197,7 +197,7 @@ some_other_node:
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startParamnodes(t, domainParamsFile, "params", "--ros-args", "--params-file", file, "-p", "rate:=55.5")
+	startPeer(t, domainParamsFile, "params", "--ros-args", "--params-file", file, "-p", "rate:=55.5")
 	n, err := pnContext(t, domainParamsFile).NewNode("checker", "")
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ some_other_node:
 
 func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 	domainParamsRemote := testenv.Domain(t)
-	startParamnodes(t, domainParamsRemote, "params")
+	startPeer(t, domainParamsRemote, "params")
 	n, err := pnContext(t, domainParamsRemote).NewNode("setter", "")
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestParams_BadInput_StartupErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out := runParamnodesFailing(t, domainParamsBad, append([]string{"params", "--ros-args"}, c.args...)...)
+			out := runPeerFailing(t, domainParamsBad, append([]string{"params", "--ros-args"}, c.args...)...)
 			for _, w := range c.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output does not mention %q:\n%s", w, out)
@@ -378,7 +378,7 @@ func TestParams_BadInput_StartupErrors(t *testing.T) {
 // parallel.
 func TestSimTime_TimerFollowsClockFromAnotherProcess(t *testing.T) {
 	domainSimTime := testenv.Domain(t)
-	startParamnodes(t, domainSimTime, "sim", "--ros-args", "-p", "use_sim_time:=true")
+	startPeer(t, domainSimTime, "sim", "--ros-args", "-p", "use_sim_time:=true")
 	n, err := pnContext(t, domainSimTime).NewNode("clock_source", "")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package e2e holds multi-process tests: they build real executables, start
 // them as separate processes and talk to them over Cyclone DDS. The peer of
-// the ros tests, test/e2e/testnodes, is built once per run into a temporary
+// the ros tests, test/e2e/peer, is built once per run into a temporary
 // directory.
 //
 // Every test uses its own ROS_DOMAIN_ID (15-21 belong to the ros tests
@@ -50,13 +50,13 @@ var (
 
 // ---- helpers ----
 
-// buildTestnodes returns the test/e2e/testnodes executable.
-func buildTestnodes(t *testing.T) string {
+// buildPeer returns the test/e2e/peer executable.
+func buildPeer(t *testing.T) string {
 	t.Helper()
-	return testenv.Executable(t, "test/e2e/testnodes")
+	return testenv.Executable(t, "test/e2e/peer")
 }
 
-// proc is a running testnodes process.
+// proc is a running peer process.
 type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -237,7 +237,7 @@ func TestPubSubAcrossProcesses(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	reg := msgs.Registry()
 	startNodes(t, bin, domainPubSub, nil, append([]string{"echo"}, roundTripTypes...)...)
 	c := newContext(t, domainPubSub, nil)
@@ -339,7 +339,7 @@ func TestServiceAcrossProcesses(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	startNodes(t, bin, domainService, nil, "server")
 	c := newContext(t, domainService, nil)
 	n := newNode(t, c, "client")
@@ -460,7 +460,7 @@ func TestClientWhoseServerAppearsLate(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	c := newContext(t, domainLate, nil)
 	n := newNode(t, c, "early_client")
 	cli, err := ros.NewClient(n, "/server/set", std_srvs_srv.SetBool)
@@ -505,7 +505,7 @@ func TestClientWhoseServerAppearsLate(t *testing.T) {
 }
 
 func testNodeList(t *testing.T, domain uint32, rosEnv map[string]string, distro ros.Distro) {
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	startNodes(t, bin, domain, rosEnv, "nodes", "/alpha", "/robot/beta", "/robot/arm/gamma")
 	c := newContext(t, uint32(domain), rosEnv)
 	if c.Distro() != distro {
@@ -552,7 +552,7 @@ func TestParallelTestsDoNotHearEachOther(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	for _, tc := range []struct {
 		domain uint32
 		text   string

@@ -23,7 +23,7 @@ func TestRepeatedSIGINTShutsDownCleanly(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	cmd := exec.Command(bin, "nodes", "/twice")
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "ROS_") || k == "ROS_LOG_DIR" {
@@ -31,12 +31,12 @@ func TestRepeatedSIGINTShutsDownCleanly(t *testing.T) {
 		}
 	}
 	cmd.Env = append(cmd.Env, "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST", fmt.Sprintf("ROS_DOMAIN_ID=%d", domain),
-		"TESTNODES_EXIT_DELAY=300ms")
+		"PEER_EXIT_DELAY=300ms")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = testenv.LogWriter{T: t, Prefix: "[testnodes] "}
+	cmd.Stderr = testenv.LogWriter{T: t, Prefix: "[peer] "}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +59,8 @@ func TestRepeatedSIGINTShutsDownCleanly(t *testing.T) {
 	// The copy arrives while the node shuts down.
 	select {
 	case l := <-lines:
-		if l != "testnodes: shutting down" {
-			t.Fatalf("testnodes printed %q", l)
+		if l != "peer: shutting down" {
+			t.Fatalf("peer printed %q", l)
 		}
 	case <-time.After(deadline):
 		t.Fatal("no shutdown after SIGINT")

@@ -15,7 +15,7 @@ import (
 
 const typeDescSrvType = "type_description_interfaces/srv/GetTypeDescription"
 
-// TestTypeDescriptionService asks a separate testnodes process
+// TestTypeDescriptionService asks a separate peer process
 // ("talker", publishing std_msgs/msg/String on /crosstalk) for the
 // description of the type hash the graph advertises for its publisher, as
 // ROS tools do, and for a type it does not use.
@@ -25,7 +25,7 @@ func TestTypeDescriptionService(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	startNodes(t, bin, domainTypeDesc, nil, "talker", "typedesc")
 	c := newContext(t, domainTypeDesc, nil)
 
@@ -95,7 +95,7 @@ func TestTypeDescriptionService(t *testing.T) {
 	}
 }
 
-// TestTypeDescriptionServiceDisabled starts a testnodes "server" with
+// TestTypeDescriptionServiceDisabled starts a peer "server" with
 // -p start_type_description_service:=false: its parameter reads false and
 // it offers no ~/get_type_description.
 func TestTypeDescriptionServiceDisabled(t *testing.T) {
@@ -104,7 +104,7 @@ func TestTypeDescriptionServiceDisabled(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	t.Parallel()
-	bin := buildTestnodes(t)
+	bin := buildPeer(t)
 	startNodes(t, bin, domainTypeDescOff, nil, "server", "--ros-args", "-p", "start_type_description_service:=false")
 	c := newContext(t, domainTypeDescOff, nil)
 

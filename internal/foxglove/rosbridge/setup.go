@@ -39,7 +39,7 @@ type Running struct {
 	Addr   net.Addr
 }
 
-// Setup returns the setup function of the foxglove_bridge node (for
+// NewSetup returns the setup function of the foxglove_bridge node (for
 // ros.Run). static serves plain HTTP requests on the same port (the
 // dashboard); nil serves 404. started, if not nil, is called once the
 // server listens.
@@ -53,7 +53,7 @@ type Running struct {
 // client policy and bounds (see docs/foxglove.md). On a non-loopback
 // address TLS is always on (a self-signed certificate under $ROS_HOME
 // unless certfile/keyfile are given) and a token is required.
-func Setup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
+func NewSetup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
 	return func(ctx context.Context, n *ros.Node) error {
 		d := ros.NewDeclarer(n)
 		const why = "the server and its subscriptions are set up at start-up, as foxglove_bridge does"

@@ -12,13 +12,17 @@ import (
 // BootNodeName is the boot node's name (rsm_additions' bootUpNode).
 const BootNodeName = "bootUpNode"
 
-// SetupBoot serves rsm/bootUpFinished on n: success=false "Still booting
+// SetupBoot is the setup of bootUpNode (serveBoot): once "Finished" is
+// answered with exit_when_finished, it shuts the node's Context down.
+func SetupBoot(_ context.Context, n *ros.Node) error { return serveBoot(n, n.Context().Shutdown) }
+
+// serveBoot serves rsm/bootUpFinished on n: success=false "Still booting
 // ..." until wait_time (s) of the node clock has passed since start, then
 // success=true "Finished". Under use_sim_time the wait is sim time, counted
 // from the first /clock time the node has seen (and again from the new time
 // if the simulation jumps back before booting ends). With exit_when_finished (default true, as the original) done
 // is called once "Finished" has been answered, so the process can end.
-func SetupBoot(n *ros.Node, done func()) error {
+func serveBoot(n *ros.Node, done func()) error {
 	d := ros.NewDeclarer(n)
 	wait := param.DeclareDuration(d, "wait_time", time.Second,
 		param.ReadOnly("seconds until the robot counts as booted", "the boot time is counted from start-up"), nil)

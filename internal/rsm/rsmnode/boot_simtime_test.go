@@ -29,7 +29,7 @@ func TestBoot_WaitTimeIsSimTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := SetupBoot(bn, nil); err != nil {
+	if err := serveBoot(bn, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -28,7 +28,7 @@ const MuxNodeName = "robotControlMuxNode"
 // enable_stamped_cmd_vel the inputs and the output are
 // geometry_msgs/TwistStamped (the output stamped with the node clock's now,
 // frame frame_id).
-func SetupMux(n *ros.Node) error {
+func SetupMux(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)

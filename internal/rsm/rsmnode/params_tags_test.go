@@ -29,11 +29,11 @@ func TestParamsFile_LiveTagsMatchDescriptors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	setups := map[string]func(n *ros.Node) error{
-		MuxNodeName:            SetupMux,
-		StateInterfaceNodeName: func(n *ros.Node) error { _, err := SetupStateInterface(ctx, n, nil); return err },
-		"serviceProviderNode":  func(n *ros.Node) error { _, err := SetupServiceProvider(n); return err },
-		CmdVelReverseNodeName:  SetupCmdVelReverse,
-		BootNodeName:           func(n *ros.Node) error { return SetupBoot(n, nil) },
+		MuxNodeName:            func(n *ros.Node) error { return SetupMux(ctx, n) },
+		StateInterfaceNodeName: func(n *ros.Node) error { return SetupStateInterface(ctx, n) },
+		"serviceProviderNode":  func(n *ros.Node) error { return SetupServiceProvider(ctx, n) },
+		CmdVelReverseNodeName:  func(n *ros.Node) error { return SetupCmdVelReverse(ctx, n) },
+		BootNodeName:           func(n *ros.Node) error { return serveBoot(n, nil) },
 	}
 	nodes := map[string]*ros.Node{}
 	for name, setup := range setups {

@@ -1,6 +1,7 @@
 package rsmnode
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func TestParamsFile_HugeFrequencyRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = SetupMux(n)
+			err = SetupMux(context.Background(), n)
 			if err == nil || !strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), "outside the floating point range") {
 				t.Fatalf("SetupMux with %s: %s = %v, want refused for %s with its range", filepath.Base(file), c.name, err, c.name)
 			}

@@ -32,7 +32,7 @@ const DefaultReverseTimeout = 500 * time.Millisecond
 // command stamped longer ago than cmd_vel_timeout is not relayed (it would
 // leave with a fresh stamp), the others leave stamped with the node clock's
 // now, frame frame_id.
-func SetupCmdVelReverse(n *ros.Node) error {
+func SetupCmdVelReverse(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	topic := param.Declare(d, "autonomy_cmd_vel_topic", "autonomy/cmd_vel",
@@ -102,7 +102,5 @@ func SetupCmdVelReverse(n *ros.Node) error {
 
 // RunCmdVelReverse runs the cmd_vel_reverse relay until shutdown.
 func RunCmdVelReverse(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, CmdVelReverseNodeName, func(_ context.Context, n *ros.Node) error {
-		return SetupCmdVelReverse(n)
-	})
+	return ros.Run(ctx, args, CmdVelReverseNodeName, SetupCmdVelReverse)
 }

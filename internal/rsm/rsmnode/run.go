@@ -8,30 +8,20 @@ import (
 
 // RunMux runs robotControlMuxNode until shutdown.
 func RunMux(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, MuxNodeName, func(_ context.Context, n *ros.Node) error {
-		return SetupMux(n)
-	})
+	return ros.Run(ctx, args, MuxNodeName, SetupMux)
 }
 
 // RunStateInterface runs rsmNode until shutdown.
 func RunStateInterface(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, StateInterfaceNodeName, func(ctx context.Context, n *ros.Node) error {
-		_, err := SetupStateInterface(ctx, n, nil)
-		return err
-	})
+	return ros.Run(ctx, args, StateInterfaceNodeName, SetupStateInterface)
 }
 
 // RunServiceProvider runs serviceProviderNode until shutdown.
 func RunServiceProvider(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, ServiceProviderNodeName, func(_ context.Context, n *ros.Node) error {
-		_, err := SetupServiceProvider(n)
-		return err
-	})
+	return ros.Run(ctx, args, ServiceProviderNodeName, SetupServiceProvider)
 }
 
 // RunBoot runs bootUpNode until it has answered "Finished" (or shutdown).
 func RunBoot(ctx context.Context, args []string) error {
-	return ros.Run(ctx, args, BootNodeName, func(_ context.Context, n *ros.Node) error {
-		return SetupBoot(n, n.Context().Shutdown)
-	})
+	return ros.Run(ctx, args, BootNodeName, SetupBoot)
 }

@@ -42,14 +42,20 @@ const whyBounds = "the waypoints file is checked against them at start-up"
 // published again.
 const waypointsRepublish = time.Second
 
-// SetupServiceProvider declares serviceProviderNode's parameters and wires
+// SetupServiceProvider is the setup of serviceProviderNode (newServiceProvider).
+func SetupServiceProvider(_ context.Context, n *ros.Node) error {
+	_, err := newServiceProvider(n)
+	return err
+}
+
+// newServiceProvider declares serviceProviderNode's parameters and wires
 // an rsm.Store to n: every service of
 // docs/rsm.md#service-provider-of-the-original under rsm/, the topics
 // rsm/waypoints, rsm/explorationMode, rsm/explorationGoalStatus and
 // rsm/reverseMode (published every cycle), rsm/waypoint_markers
 // (visualization_msgs/MarkerArray for RViz, transient local, on change), /tf and /tf_static into a TF
 // buffer for getRobotPose, and the rsm/setNavigationToReverse client.
-func SetupServiceProvider(n *ros.Node) (*rsm.Store, error) {
+func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)

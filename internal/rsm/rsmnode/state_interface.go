@@ -21,19 +21,7 @@ const StateInterfaceNodeName = "rsmNode"
 // Navigation plugin; nil selects the built-in one (NewActionNavigator).
 type NavigatorFactory func(ctx context.Context, n *ros.Node) (rsm.Navigator, error)
 
-// SetupStateInterface declares rsmNode's parameters and wires the state
-// machine to n: subscriptions rsm/operationMode, rsm/simpleGoal,
-// rsm/explorationGoals, rsm/failedGoals, rsm/goalObsolete,
-// rsm/reverseMode; services rsm/startStopExploration,
-// rsm/startStopWaypointFollowing, rsm/stop2DNavGoal, rsm/stateInfo; the
-// rsm/stateInfo topic; clients of the service provider and of
-// rsm/bootUpFinished; and the tick timer. ctx is passed to the states'
-// service calls. The machine starts in Boot.
-func SetupStateInterface(ctx context.Context, n *ros.Node, navFactory NavigatorFactory) (*rsm.StateInterface, error) {
-	return SetupStateInterfaceWith(ctx, n, StateInterfaceOptions{Navigator: navFactory})
-}
-
-// StateInterfaceOptions are the optional parts of SetupStateInterfaceWith.
+// StateInterfaceOptions are the optional parts of NewStateInterface.
 type StateInterfaceOptions struct {
 	// (optional) Navigator makes the Nav2 client; nil selects
 	// NewActionNavigator.
@@ -43,10 +31,24 @@ type StateInterfaceOptions struct {
 	Registry *rsm.Registry
 }
 
-// SetupStateInterfaceWith is SetupStateInterface with options: a program
-// that registers its own Go plugin states passes its registry here
+// SetupStateInterface is the setup of rsmNode with the built-in plugin
+// states and navigator (NewStateInterface with no options).
+func SetupStateInterface(ctx context.Context, n *ros.Node) error {
+	_, err := NewStateInterface(ctx, n, StateInterfaceOptions{})
+	return err
+}
+
+// NewStateInterface declares rsmNode's parameters and wires the state
+// machine to n: subscriptions rsm/operationMode, rsm/simpleGoal,
+// rsm/explorationGoals, rsm/failedGoals, rsm/goalObsolete,
+// rsm/reverseMode; services rsm/startStopExploration,
+// rsm/startStopWaypointFollowing, rsm/stop2DNavGoal, rsm/stateInfo; the
+// rsm/stateInfo topic; clients of the service provider and of
+// rsm/bootUpFinished; and the tick timer. ctx is passed to the states'
+// service calls. The machine starts in Boot. A program that registers
+// its own Go plugin states passes its registry in opts
 // (rsmplugin.RunStateInterface does).
-func SetupStateInterfaceWith(ctx context.Context, n *ros.Node, opts StateInterfaceOptions) (*rsm.StateInterface, error) {
+func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOptions) (*rsm.StateInterface, error) {
 	navFactory := opts.Navigator
 	log := n.Logger()
 	d := ros.NewDeclarer(n)

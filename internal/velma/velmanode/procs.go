@@ -148,9 +148,10 @@ func (d *diagPublisher) publish(level byte, message string, kv ...string) {
 	}
 }
 
-func u(v uint64) string        { return strconv.FormatUint(v, 10) }
-func f(v float64) string       { return strconv.FormatFloat(v, 'g', 6, 64) }
-func s(d time.Duration) string { return f(d.Seconds()) }
+// diagUint, diagFloat and diagSeconds format the values of ~/diag.
+func diagUint(v uint64) string           { return strconv.FormatUint(v, 10) }
+func diagFloat(v float64) string         { return strconv.FormatFloat(v, 'g', 6, 64) }
+func diagSeconds(d time.Duration) string { return diagFloat(d.Seconds()) }
 
 // RunVeBody runs the velma_core_ve_body node: ve_body's loop, the clock of
 // the agent.
@@ -189,16 +190,16 @@ func setupVeBody(_ context.Context, n *ros.Node) error {
 		case r.CmdLostAt != 0 && r.State.IsSafe():
 			level, msg = diagnostic_msgs_msg.DiagnosticStatus_WARN, fmt.Sprintf("%v: no command from velma_core_cs since iteration %d", r.State, r.CmdLostAt)
 		}
-		d.publish(level, msg, "state", r.State.String(), "iteration", u(r.Iteration),
-			"last_cmd_iteration", u(r.LastCmd), "cmd_lost_iteration", u(r.CmdLostAt),
-			"safe_entry_iteration", u(r.SafeEntry), "safe_entry_last_cmd", u(r.SafeEntryLast),
-			"last_status_iteration", u(r.LastStatus), "max_joint_speed", f(r.MaxJointSpeed),
-			"cmd_missed", u(r.CmdMissed), "status_missed", u(r.StatusMissed),
+		d.publish(level, msg, "state", r.State.String(), "iteration", diagUint(r.Iteration),
+			"last_cmd_iteration", diagUint(r.LastCmd), "cmd_lost_iteration", diagUint(r.CmdLostAt),
+			"safe_entry_iteration", diagUint(r.SafeEntry), "safe_entry_last_cmd", diagUint(r.SafeEntryLast),
+			"last_status_iteration", diagUint(r.LastStatus), "max_joint_speed", diagFloat(r.MaxJointSpeed),
+			"cmd_missed", diagUint(r.CmdMissed), "status_missed", diagUint(r.StatusMissed),
 			"fault_type", strconv.Itoa(int(r.SC.FaultType)), "faulty_module_id", strconv.Itoa(int(r.SC.FaultyModuleID)),
 			"cs_connected", strconv.FormatBool(r.CSConnected), "sim_connected", strconv.FormatBool(r.SimConnected),
-			"overruns", u(r.Loop.Overruns), "period_p50", s(r.Loop.P50), "period_p99", s(r.Loop.P99),
-			"period_p999", s(r.Loop.P999), "period_max", s(r.Loop.Max), "step_max", s(r.Loop.MaxStep),
-			"cmd_wait_max", s(r.CmdWaitMax))
+			"overruns", diagUint(r.Loop.Overruns), "period_p50", diagSeconds(r.Loop.P50), "period_p99", diagSeconds(r.Loop.P99),
+			"period_p999", diagSeconds(r.Loop.P999), "period_max", diagSeconds(r.Loop.Max), "step_max", diagSeconds(r.Loop.MaxStep),
+			"cmd_wait_max", diagSeconds(r.CmdWaitMax))
 		// log the faults a user must know about, once per occurrence
 		if r.SafeEntry != last.SafeEntry && r.SafeEntry != 0 {
 			log.Warnf("ve_body left transp for safe at iteration %d (last command from cs at iteration %d)", r.SafeEntry, r.SafeEntryLast)
@@ -257,9 +258,9 @@ func setupCS(_ context.Context, n *ros.Node) error {
 		if !r.BodyConnected || r.NoStatus > last.NoStatus {
 			level, msg = diagnostic_msgs_msg.DiagnosticStatus_WARN, r.State.String()+": no status from velma_core_ve_body"
 		}
-		d.publish(level, msg, "state", r.State.String(), "runs", u(r.Runs), "body_iteration", u(r.BodyIteration),
-			"no_status", u(r.NoStatus), "task_seq", u(r.TaskSeq), "task_lost", u(r.TaskLost),
-			"source_lost", u(r.SourceLost), "last_lost_id", u(uint64(r.LastLostID)))
+		d.publish(level, msg, "state", r.State.String(), "runs", diagUint(r.Runs), "body_iteration", diagUint(r.BodyIteration),
+			"no_status", diagUint(r.NoStatus), "task_seq", diagUint(r.TaskSeq), "task_lost", diagUint(r.TaskLost),
+			"source_lost", diagUint(r.SourceLost), "last_lost_id", diagUint(uint64(r.LastLostID)))
 		if r.SourceLost > last.SourceLost {
 			log.Warnf("the task source (velma_task_cs_ros_interface) is silent: motion %d lost its command source, cs leaves it through IN_ERROR", r.LastLostID)
 		}
@@ -366,7 +367,7 @@ func setupSim(_ context.Context, l *lifecycle.Node) error {
 			return
 		}
 		r := sm.Report()
-		d.publish(diagnostic_msgs_msg.DiagnosticStatus_OK, "running", "steps", u(r.Steps), "answer", u(r.Answer),
+		d.publish(diagnostic_msgs_msg.DiagnosticStatus_OK, "running", "steps", diagUint(r.Steps), "answer", diagUint(r.Answer),
 			"connected", strconv.FormatBool(r.Connected))
 	}); err != nil {
 		return err

@@ -1,39 +1,8 @@
-// Command paramnodes is the peer process of the parameter and action tests
-// in test/e2e (params_test.go, action_test.go). It runs one node, chosen by
-// the first argument, until SIGINT/SIGTERM:
-//
-//	paramnodes params       node "param_node" declaring
-//	                          rate   double, default 10.0, range 0..100
-//	                          mode   string, default "slow"
-//	                          ids    integer array, default [1]
-//	                          limit  integer, default 10; a validator rejects
-//	                                 values above 100 ("limit must not exceed 100")
-//	                          frame  string, read-only, default "map"
-//	                        and publishing every accepted change as
-//	                        "name=value" on ~/changed (std_msgs/String).
-//	paramnodes sim          node "sim_node" with a timer on its ROS clock
-//	                        (period 1 s) that publishes the clock's time
-//	                        in seconds on ~/tick (std_msgs/Float64); run it
-//	                        with -p use_sim_time:=true to follow /clock.
-//	paramnodes nav_server   node "nav_server": action navigate_to_pose
-//	                        (nav2_msgs/action/NavigateToPose). Goals with
-//	                        behavior_tree "reject" are rejected; "loop"
-//	                        publishes feedback every 20 ms until canceled;
-//	                        others publish three feedbacks and succeed
-//	                        with error_msg = behavior_tree + "@" + the
-//	                        server's instance (argument 2, default "a").
-//
-// A declaration error (bad --params-file, wrongly typed -p) ends the process
-// with exit status 1 and the error on stderr. Further arguments
-// (--ros-args ...) go to the ROS context; the domain comes from
-// ROS_DOMAIN_ID.
 package main
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -42,48 +11,6 @@ import (
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
-
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "paramnodes:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string) error {
-	if len(args) == 0 {
-		return errors.New("usage: paramnodes params|nav_server [instance] [--ros-args ...]")
-	}
-	mode, rest := args[0], args[1:]
-	parsed, err := ros.ParseArgs(rest)
-	if err != nil {
-		return err
-	}
-	plain := parsed.User // the arguments outside --ros-args
-	rc, err := ros.NewContext(ros.ContextOptions{Args: rest})
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	switch mode {
-	case "params":
-		err = params(rc)
-	case "sim":
-		err = sim(rc)
-	case "nav_server":
-		instance := "a"
-		if len(plain) > 0 {
-			instance = plain[0]
-		}
-		err = navServer(rc, instance)
-	default:
-		err = fmt.Errorf("unknown mode %q", mode)
-	}
-	if err != nil {
-		return err
-	}
-	return rc.Spin(context.Background())
-}
 
 func params(rc *ros.Context) error {
 	n, err := rc.NewNode("param_node", "")

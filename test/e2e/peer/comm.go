@@ -1,31 +1,8 @@
-// Command testnodes is the peer process of the multi-process tests in
-// test/e2e. It runs one of a few small ROS nodes, chosen by the first
-// argument, until SIGINT/SIGTERM:
-//
-//	testnodes echo TYPE...      node "echo": for every message type
-//	                            pkg/msg/Name, republishes what arrives on
-//	                            /e2e/in/pkg_msg_Name on /e2e/out/pkg_msg_Name
-//	testnodes server            node "server": ~/set (std_srvs/SetBool,
-//	                            message "echo: <data>") and ~/trigger
-//	                            (std_srvs/Trigger, message "triggered <n>")
-//	testnodes caller            node "caller": on every std_msgs/String on
-//	                            ~/trigger, calls /server/set from inside the
-//	                            callback and publishes the answer on ~/result
-//	testnodes nodes NAME...     one node per fully qualified NAME
-//	testnodes talker TEXT       node "talker": publishes TEXT on /crosstalk
-//	                            every 10 ms
-//
-// Further arguments (--ros-args ...) go to the ROS context. The domain and
-// discovery come from the environment (ROS_DOMAIN_ID, ...). With
-// TESTNODES_EXIT_DELAY (a Go duration) set, shutting down prints
-// "testnodes: shutting down" and then takes that long.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -37,56 +14,9 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "testnodes:", err)
-		os.Exit(1)
-	}
-}
-
 // topicSuffix is the topic name part used for a message type by the echo
 // mode: "std_msgs/msg/String" -> "std_msgs_msg_String".
 func topicSuffix(typeName string) string { return strings.ReplaceAll(typeName, "/", "_") }
-
-func run(args []string) error {
-	if len(args) == 0 {
-		return errors.New("usage: testnodes echo|server|caller|nodes|talker [args]")
-	}
-	mode, rest := args[0], args[1:]
-	parsed, err := ros.ParseArgs(rest)
-	if err != nil {
-		return err
-	}
-	plain := parsed.User // the arguments outside --ros-args
-	rc, err := ros.NewContext(ros.ContextOptions{Args: rest})
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	switch mode {
-	case "echo":
-		err = echo(rc, plain)
-	case "server":
-		err = server(rc)
-	case "caller":
-		err = caller(rc)
-	case "nodes":
-		err = nodes(rc, plain)
-	case "talker":
-		err = talker(rc, plain)
-	default:
-		err = fmt.Errorf("unknown mode %q", mode)
-	}
-	if err != nil {
-		return err
-	}
-	err = rc.Spin(context.Background())
-	if d, _ := time.ParseDuration(os.Getenv("TESTNODES_EXIT_DELAY")); d > 0 {
-		fmt.Println("testnodes: shutting down")
-		time.Sleep(d)
-	}
-	return err
-}
 
 func echo(rc *ros.Context, types []string) error {
 	n, err := rc.NewNode("echo", "")

@@ -350,7 +350,7 @@ func RunPluginNode(ctx context.Context, args []string, node, action string, newS
 // of reg (nil: the built-in ones).
 func RunStateInterfaceWith(ctx context.Context, args []string, reg *rsm.Registry) error {
 	return ros.Run(ctx, args, StateInterfaceNodeName, func(ctx context.Context, n *ros.Node) error {
-		_, err := SetupStateInterfaceWith(ctx, n, StateInterfaceOptions{Registry: reg})
+		_, err := NewStateInterface(ctx, n, StateInterfaceOptions{Registry: reg})
 		return err
 	})
 }

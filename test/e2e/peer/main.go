@@ -1,0 +1,110 @@
+// Command peer is the peer process of the multi-process tests in test/e2e,
+// the Go counterpart of test/ros2/peer (rclcpp). It runs one mode, chosen
+// by the first argument, until SIGINT/SIGTERM:
+//
+//	peer echo TYPE...   node "echo": for every message type pkg/msg/Name,
+//	                    republishes what arrives on /e2e/in/pkg_msg_Name on
+//	                    /e2e/out/pkg_msg_Name
+//	peer server         node "server": ~/set (std_srvs/SetBool, message
+//	                    "echo: <data>") and ~/trigger (std_srvs/Trigger,
+//	                    message "triggered <n>")
+//	peer caller         node "caller": on every std_msgs/String on ~/trigger,
+//	                    calls /server/set from inside the callback and
+//	                    publishes the answer on ~/result
+//	peer nodes NAME...  one node per fully qualified NAME
+//	peer talker TEXT    node "talker": publishes TEXT on /crosstalk every
+//	                    10 ms
+//	peer params         node "param_node" declaring
+//	                      rate   double, default 10.0, range 0..100
+//	                      mode   string, default "slow"
+//	                      ids    integer array, default [1]
+//	                      limit  integer, default 10; a validator rejects
+//	                             values above 100 ("limit must not exceed 100")
+//	                      frame  string, read-only, default "map"
+//	                    and publishing every accepted change as "name=value"
+//	                    on ~/changed (std_msgs/String)
+//	peer sim            node "sim_node" with a timer on its ROS clock (period
+//	                    1 s) that publishes the clock's time in seconds on
+//	                    ~/tick (std_msgs/Float64); run it with
+//	                    -p use_sim_time:=true to follow /clock
+//	peer nav_server [INSTANCE]
+//	                    node "nav_server": action navigate_to_pose
+//	                    (nav2_msgs/action/NavigateToPose). Goals with
+//	                    behavior_tree "reject" are rejected; "loop" publishes
+//	                    feedback every 20 ms until canceled; others publish
+//	                    three feedbacks and succeed with error_msg =
+//	                    behavior_tree + "@" + INSTANCE (default "a")
+//
+// Further arguments (--ros-args ...) go to the ROS context; the domain and
+// discovery come from the environment (ROS_DOMAIN_ID, ...). A declaration
+// error (bad --params-file, wrongly typed -p) ends the process with exit
+// status 1 and the error on stderr. With PEER_EXIT_DELAY (a Go duration)
+// set, shutting down prints "peer: shutting down" and then takes that long.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "peer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: peer echo|server|caller|nodes|talker|params|sim|nav_server [args] [--ros-args ...]")
+	}
+	mode, rest := args[0], args[1:]
+	parsed, err := ros.ParseArgs(rest)
+	if err != nil {
+		return err
+	}
+	plain := parsed.User // the arguments outside --ros-args
+	rc, err := ros.NewContext(ros.ContextOptions{Args: rest})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	switch mode {
+	case "echo":
+		err = echo(rc, plain)
+	case "server":
+		err = server(rc)
+	case "caller":
+		err = caller(rc)
+	case "nodes":
+		err = nodes(rc, plain)
+	case "talker":
+		err = talker(rc, plain)
+	case "params":
+		err = params(rc)
+	case "sim":
+		err = sim(rc)
+	case "nav_server":
+		instance := "a"
+		if len(plain) > 0 {
+			instance = plain[0]
+		}
+		err = navServer(rc, instance)
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		return err
+	}
+	err = rc.Spin(context.Background())
+	if d, _ := time.ParseDuration(os.Getenv("PEER_EXIT_DELAY")); d > 0 {
+		fmt.Println("peer: shutting down")
+		time.Sleep(d)
+	}
+	return err
+}
