@@ -79,30 +79,48 @@ func shareDir(t *testing.T) string {
 	return d
 }
 
-// describe evaluates a launch file with r's launch library and returns
-// what it would start, or the error output.
-func describe(t *testing.T, r *testenv.ROS2, prefix, file string, args ...string) ([]launched, error) {
+// run is one evaluation of a launch file with its arguments.
+type run struct {
+	file string
+	args []string
+}
+
+// describe evaluates the runs with r's launch library, in one Python
+// process, and returns per run what it would start, or its error.
+func describe(t *testing.T, r *testenv.ROS2, prefix string, runs []run) (starts [][]launched, errs []string) {
 	t.Helper()
 	script, _ := filepath.Abs("testdata/describe_launch.py")
-	path, _ := filepath.Abs(filepath.Join(root, "launch", file))
-	cmd := r.Command(fmt.Sprintf(`unset GZ_VERSION IGNITION_VERSION; export AMENT_PREFIX_PATH=%s:"$AMENT_PREFIX_PATH"; exec python3 %s %s %s`,
-		prefix, script, path, strings.Join(args, " ")))
+	var in strings.Builder
+	for _, rn := range runs {
+		path, _ := filepath.Abs(filepath.Join(root, "launch", rn.file))
+		fmt.Fprintf(&in, "%s %s\n", path, strings.Join(rn.args, " "))
+	}
+	cmd := r.Command(fmt.Sprintf(`unset GZ_VERSION IGNITION_VERSION; export AMENT_PREFIX_PATH=%s:"$AMENT_PREFIX_PATH"; exec python3 %s`, prefix, script))
+	cmd.Stdin = strings.NewReader(in.String())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, errb.String())
+		t.Fatalf("describe_launch.py with %s: %v: %s", r.Distro, err, errb.String())
 	}
-	var ls []launched
+	starts, errs = make([][]launched, len(runs)), make([]string, len(runs))
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var l launched
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("%s: %v in %q", file, err, sc.Text())
+		var l struct {
+			launched
+			Run     int    `json:"run"`
+			Message string `json:"message"`
 		}
-		ls = append(ls, l)
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Run < 0 || l.Run >= len(runs) {
+			t.Fatalf("describe_launch.py printed %q (%v)", sc.Text(), err)
+		}
+		if l.Kind == "error" {
+			errs[l.Run] = l.Message
+			continue
+		}
+		starts[l.Run] = append(starts[l.Run], l.launched)
 	}
-	return ls, nil
+	return starts, errs
 }
 
 // TestLaunchFiles evaluates every Gazebo launch file for both generations
@@ -114,44 +132,49 @@ func describe(t *testing.T, r *testenv.ROS2, prefix, file string, args ...string
 // is the check Gazebo Harmonic gets: it cannot be built here.
 func TestLaunchFiles(t *testing.T) {
 	prefix := shareDir(t)
-	for _, r := range distros(t) {
-		for _, g := range gazebo.Generations() {
-			for _, file := range []string{"gazebo.launch.py", "rsm_gazebo.launch.py", "hexapod_gazebo.launch.py", "demo_gazebo.launch.py"} {
-				t.Run(r.Distro+"/"+g.Name+"/"+file, func(t *testing.T) {
-					ls, err := describe(t, r, prefix, file, "gz_version:="+g.Name, "gui:=false")
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkLaunched(t, g, file, ls)
-				})
-			}
+	var runs []run
+	for _, g := range gazebo.Generations() {
+		for _, file := range []string{"rsm_gazebo.launch.py", "hexapod_gazebo.launch.py", "demo_gazebo.launch.py"} {
+			runs = append(runs, run{file, []string{"gz_version:=" + g.Name, "gui:=false"}})
 		}
-		t.Run(r.Distro+"/refusals", func(t *testing.T) {
-			for _, args := range [][]string{{"gz_version:=classic"}, {"gz_version:=fortress", "mapping:=gmapping"}} {
-				_, err := describe(t, r, prefix, "rsm_gazebo.launch.py", args...)
-				if err == nil || !strings.Contains(err.Error(), strings.SplitN(args[len(args)-1], ":=", 2)[1]) {
-					t.Errorf("rsm_gazebo.launch.py %v: %v, want refused naming the value", args, err)
+	}
+	checks := len(runs)
+	runs = append(runs,
+		run{"rsm_gazebo.launch.py", []string{"gz_version:=classic"}},
+		run{"rsm_gazebo.launch.py", []string{"gz_version:=fortress", "mapping:=gmapping"}},
+		run{"gazebo.launch.py", []string{"gui:=true"}}, // auto
+		run{"rsm_gazebo.launch.py", []string{"gz_version:=6", "mapping:=slam_toolbox"}})
+	for _, r := range distros(t) {
+		t.Run(r.Distro, func(t *testing.T) {
+			starts, errs := describe(t, r, prefix, runs)
+			for i, rn := range runs[:checks] {
+				if errs[i] != "" {
+					t.Errorf("%s %v: %s", rn.file, rn.args, errs[i])
+					continue
+				}
+				g := gazebo.Fortress
+				if strings.Contains(rn.args[0], "harmonic") {
+					g = gazebo.Harmonic
+				}
+				t.Run(g.Name+"/"+rn.file, func(t *testing.T) { checkLaunched(t, g, rn.file, starts[i]) })
+			}
+			for i, value := range []string{"classic", "gmapping"} {
+				if !strings.Contains(errs[checks+i], value) {
+					t.Errorf("%v: %q, want refused naming %s", runs[checks+i].args, errs[checks+i], value)
 				}
 			}
 			// auto: ROS_DISTRO decides when GZ_VERSION is unset
-			ls, err := describe(t, r, prefix, "gazebo.launch.py", "gui:=true")
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := gazebo.Harmonic
 			if r.Distro == "humble" {
 				want = gazebo.Fortress
 			}
-			if len(ls) == 0 || !slices.Equal(ls[0].Cmd[:2], want.Command) || slices.Contains(ls[0].Cmd, "-s") {
-				t.Errorf("gz_version:=auto on %s with the window: %+v, want %v without -s", r.Distro, ls, want.Command)
+			if ls := starts[checks+2]; len(ls) == 0 || !slices.Equal(ls[0].Cmd[:2], want.Command) || slices.Contains(ls[0].Cmd, "-s") {
+				t.Errorf("gz_version:=auto on %s with the window: %+v (%s), want %v without -s", r.Distro, ls, errs[checks+2], want.Command)
 			}
-			ls, err = describe(t, r, prefix, "rsm_gazebo.launch.py", "gz_version:=6", "mapping:=slam_toolbox")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls := starts[checks+3]
 			if !slices.ContainsFunc(ls, func(l launched) bool { return l.Package == "slam_toolbox" }) ||
 				slices.ContainsFunc(ls, func(l launched) bool { return l.Executable == "scan_mapper" }) {
-				t.Errorf("mapping:=slam_toolbox does not start slam_toolbox alone: %+v", ls)
+				t.Errorf("mapping:=slam_toolbox does not start slam_toolbox alone: %+v (%s)", ls, errs[checks+3])
 			}
 		})
 	}

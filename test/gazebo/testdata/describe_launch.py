@@ -1,14 +1,15 @@
 """Prints what a Python launch file of fsmnodes would start, without starting it.
 
-  describe_launch.py <launch file> [name:=value ...]
+  describe_launch.py < runs    (one run a line: <launch file> [name:=value ...])
 
-Loads the file as `ros2 launch` does (with the ROS 2 of the environment),
+Loads each file as `ros2 launch` does (with the ROS 2 of the environment),
 evaluates its arguments, includes, groups, conditions and OpaqueFunctions in
 a launch context, and prints one JSON object per process it would start:
 {"kind": "process", "cmd": [...]} for ExecuteProcess, {"kind": "node",
 "package", "executable", "name", "arguments", "parameters", "remappings"}
 for launch_ros Nodes (parameters: file paths, and dicts with their values
-as text). Nothing is executed; test/gazebo reads the output to check the
+as text). Each object carries the number of its run ("run"); a run that fails prints
+{"kind": "error", "message"}. Nothing is executed; test/gazebo reads the output to check the
 launch files for each Gazebo generation, Harmonic included, which cannot
 run here.
 """
@@ -73,16 +74,29 @@ def walk(entity, ctx, out):
         walk(sub, ctx, out)
 
 
-def main():
-    path, args = sys.argv[1], sys.argv[2:]
+def describe(path, args):
     ctx = LaunchContext()
     for a in args:
         k, v = a.split(':=', 1)
         ctx.launch_configurations[k] = v
     out = []
     walk(PythonLaunchDescriptionSource(path).get_launch_description(ctx), ctx, out)
-    for o in out:
-        print(json.dumps(o))
+    return out
+
+
+def main():
+    # One run per line of stdin: a launch file and its name:=value arguments.
+    for run, line in enumerate(sys.stdin):
+        words = line.split()
+        if not words:
+            continue
+        try:
+            for o in describe(words[0], words[1:]):
+                o['run'] = run
+                print(json.dumps(o))
+        except Exception as e:  # noqa: B902 (reported to the test, which decides)
+            print(json.dumps({'kind': 'error', 'run': run, 'message': f'{type(e).__name__}: {e}'}))
+        sys.stdout.flush()
 
 
 if __name__ == '__main__':
