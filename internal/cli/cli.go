@@ -105,7 +105,7 @@ type verb struct {
 func commands() map[string]verb {
 	m := map[string]verb{}
 	for _, set := range []map[string]verb{interfaceVerbs(), launchVerbs(), runVerbs(), graphVerbs(), topicVerbs(),
-		serviceVerbs(), paramVerbs(), actionVerbs(), lifecycleVerbs(), doctorVerbs(), bagVerbs(), fsmVerbs()} {
+		serviceVerbs(), paramVerbs(), actionVerbs(), lifecycleVerbs(), doctorVerbs(), bagVerbs(), fsmVerbs(), securityVerbs()} {
 		for k, v := range set {
 			m[k] = v
 		}

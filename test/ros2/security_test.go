@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,41 @@ func secure(env []string, ks, strategy, override string) []string {
 // (ROS_SECURITY_ENCLAVE_OVERRIDE), rclcpp and rclpy talk both ways.
 func TestSecurityInterop(t *testing.T) {
 	d := newDom(t)
-	ks := d.keystore([]string{"/ours_talker", "/cpp_listener", "/cpp_talker", "/our_cli", "/py_cli"}, nil)
+	secureInterop(t, d, d.keystore(interopEnclaves, nil))
+}
+
+// TestSecurityInteropOurKeystore is TestSecurityInterop on a keystore made
+// by `fsmnodes security` instead of `ros2 security`.
+func TestSecurityInteropOurKeystore(t *testing.T) {
+	d := newDom(t)
+	secureInterop(t, d, d.ourKeystore(interopEnclaves...))
+}
+
+// ourKeystore creates a keystore with `fsmnodes security` for the test's
+// domain, with the enclaves (default permissions).
+func (d *dom) ourKeystore(enclaves ...string) string {
+	d.t.Helper()
+	ks := filepath.Join(d.dir, "our_keystore")
+	d.fsmnodes("security", "create_keystore", ks)
+	for _, e := range enclaves {
+		d.fsmnodes("security", "create_enclave", ks, e)
+	}
+	out := d.fsmnodes("security", "list_enclaves", ks)
+	if got, want := strings.Fields(out), sortedCopy(enclaves); strings.Join(got, " ") != strings.Join(want, " ") {
+		d.t.Fatalf("fsmnodes security list_enclaves: %v, want %v", got, want)
+	}
+	return ks
+}
+
+func sortedCopy(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}
+
+var interopEnclaves = []string{"/ours_talker", "/cpp_listener", "/cpp_talker", "/our_cli", "/py_cli"}
+
+func secureInterop(t *testing.T, d *dom, ks string) {
 	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
 	talker.waitLine("ournodes ready")
 	mustContain(t, "our talker's log", talker.output(), "Found security directory: "+filepath.Join(ks, "enclaves", "ours_talker"))
@@ -275,4 +310,51 @@ func TestSecurityDiscoveryTime(t *testing.T) {
 	}
 	t.Logf("fsmnodes topic echo --once, start to first message (%s peer suite): without security %v, with SROS2 (Enforce) %v",
 		peer.distro, plain, sec)
+}
+
+// TestSecurityGeneratePolicy: `fsmnodes security generate_policy` writes a
+// policy of the running graph (our talker, an rclcpp listener) that real
+// sros2 accepts (`ros2 security create_permission` checks it against its
+// schema); with those narrowed permissions the talker still reaches the
+// listener, and publishing anything else is refused.
+func TestSecurityGeneratePolicy(t *testing.T) {
+	d := newDom(t)
+	ks := d.ourKeystore("/ours_talker", "/cpp_listener", "/our_cli")
+	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
+	talker.waitLine("ournodes ready")
+	listener := d.start("rclcpp listener (secure)", secure(d.rosEnv(), ks, "Enforce", ""), peerBin(), "listener", "/ours/chatter",
+		"--ros-args", "--enclave", "/cpp_listener")
+	listener.waitMatch("heard: ours N", regexp.MustCompile(`^heard: ours \d+$`).MatchString)
+
+	policy := filepath.Join(d.dir, "policy.xml")
+	d.run(secure(d.ours(), ks, "Enforce", "/our_cli"), ours("fsmnodes"), "security", "generate_policy", policy)
+	b, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "generated policy", string(b), `<enclave path="/ours_talker">`, `node="ours_talker"`, "<topic>/ours/chatter</topic>",
+		`<enclave path="/cpp_listener">`, `node="listener"`)
+
+	// Real sros2 validates the policy and makes the talker's permissions
+	// from it; our CLI makes the listener's.
+	env, err := sros2Env()
+	if err != nil {
+		t.Skipf("no ros2 security: %v", err)
+	}
+	env = append(append([]string(nil), env...), d.vars()...)
+	d.run(env, "ros2", "security", "create_permission", ks, "/ours_talker", policy)
+	d.fsmnodes("security", "create_permission", ks, "/cpp_listener", policy)
+	// The same nodes again (the private names of their parameter services
+	// are in the policy: another node name would be refused).
+	talker.stop()
+	listener.stop()
+	talker = d.start("ours talker (generated permissions)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker",
+		"--ros-args", "--enclave", "/ours_talker")
+	talker.waitLine("ournodes ready")
+	d.start("rclcpp listener (generated permissions)", secure(d.rosEnv(), ks, "Enforce", ""), peerBin(), "listener", "/ours/chatter",
+		"--ros-args", "--enclave", "/cpp_listener").waitMatch("heard: ours N", regexp.MustCompile(`^heard: ours \d+$`).MatchString)
+	out, err := d.runErr(secure(d.ours(), ks, "Enforce", "/ours_talker"), ours("fsmnodes"), "topic", "pub", "-w", "0", "--once", "/cmd_vel", "geometry_msgs/msg/Twist", "{}")
+	if err == nil || !strings.Contains(out, "Not Allowed By Security") {
+		t.Errorf("publishing /cmd_vel with the talker's generated permissions: err %v\n%s", err, out)
+	}
 }
