@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -191,6 +192,68 @@ func TestSendQueue_DropsOldestDataKeepsControl(t *testing.T) {
 	}
 	if _, ok := q.pop(ctx); ok {
 		t.Error("pop after overflow succeeded")
+	}
+}
+
+// On a slow client the newest message of every subscription stays: a
+// state published once (subscription 1) survives a flood on another
+// (subscription 2), whose oldest messages go; when every waiting message
+// is the newest of its subscription, the oldest goes.
+func TestSendQueue_KeepsNewestOfEachSubscription(t *testing.T) {
+	msg := func(sub uint32, seq byte) outMsg {
+		m := outMsg{hdrLen: MessageDataHeaderLen, payload: []byte{seq, 0, 0, 0, 0, 0, 0}}
+		PutMessageDataHeader(&m.hdr, sub, uint64(seq))
+		return m
+	}
+	ctx := context.Background()
+	popAll := func(q *sendQueue) (got [][2]int) {
+		for q.n > 0 {
+			m, _ := q.pop(ctx)
+			got = append(got, [2]int{int(m.sub()), int(m.payload[0])})
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   int // messages
+		push    [][2]int
+		want    [][2]int
+		dropped uint64
+	}{
+		{"state survives a flood", 3, [][2]int{{1, 1}, {2, 1}, {2, 2}, {2, 3}, {2, 4}, {2, 5}},
+			[][2]int{{1, 1}, {2, 4}, {2, 5}}, 3},
+		{"the older of a subscription goes first", 3, [][2]int{{1, 1}, {2, 1}, {1, 2}, {3, 1}},
+			[][2]int{{2, 1}, {1, 2}, {3, 1}}, 1},
+		{"all newest: the oldest goes", 2, [][2]int{{1, 1}, {2, 1}, {3, 1}},
+			[][2]int{{2, 1}, {3, 1}}, 1},
+		{"one subscription: plain drop-oldest", 2, [][2]int{{4, 1}, {4, 2}, {4, 3}},
+			[][2]int{{4, 2}, {4, 3}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newSendQueue(tc.limit, 1<<20, 4)
+			for _, p := range tc.push {
+				q.pushData(msg(uint32(p[0]), byte(p[1])))
+			}
+			d, _, _, _ := q.stats()
+			if got := popAll(q); fmt.Sprint(got) != fmt.Sprint(tc.want) || d != tc.dropped {
+				t.Errorf("delivered %v with %d dropped, want %v with %d", got, d, tc.want, tc.dropped)
+			}
+			if len(q.perSub) != 0 {
+				t.Errorf("per-subscription counts left after the queue emptied: %v", q.perSub)
+			}
+		})
+	}
+	// The byte limit: a flood of big messages on one subscription never
+	// pushes out the small state of another.
+	q := newSendQueue(1024, 100, 4)
+	q.pushData(msg(1, 1))
+	for i := range byte(20) {
+		m := msg(2, i)
+		m.payload = append(m.payload, make([]byte, 30)...)
+		q.pushData(m)
+	}
+	if got := popAll(q); len(got) == 0 || got[0] != [2]int{1, 1} {
+		t.Errorf("byte limit: delivered %v, want the state of subscription 1 first", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package foxglove
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 )
@@ -19,6 +20,15 @@ type outMsg struct {
 
 func (m *outMsg) size() int { return len(m.text) + int(m.hdrLen) + len(m.binary) + len(m.payload) }
 
+// sub is the subscription of a messageData frame (0 for a message without
+// one).
+func (m *outMsg) sub() uint32 {
+	if m.hdrLen < 5 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(m.hdr[1:5])
+}
+
 // errQueueOverflow is returned when the control lane of a client is full:
 // the client has stopped reading and would miss state it cannot recover,
 // so it is disconnected.
@@ -31,7 +41,12 @@ var errQueueOverflow = errors.New("send queue overflow: client is not reading")
 //     client that misses an advertise or a response is wrong for good; if
 //     it holds more than ctrlLimit messages the client is cut off;
 //   - data (messageData): bounded by dataLimit messages and dataBytes
-//     bytes; when full, the oldest waiting messages are dropped and counted.
+//     bytes; when full, waiting messages are dropped and counted, oldest
+//     first, but first those whose subscription has a newer message
+//     waiting (or arriving): the newest message of every subscription
+//     stays, so a state published only when it changes (RSM's stateInfo,
+//     an e-stop) still reaches a client on a slow link. Only when every
+//     waiting message is the newest of its subscription does the oldest go.
 //
 // Pushing never blocks, so a slow or stalled client never slows the
 // publishers.
@@ -40,7 +55,8 @@ type sendQueue struct {
 	ctrl      []outMsg
 	ring      []outMsg // data lane, ring buffer of fixed capacity
 	head, n   int
-	bytes     int // payload bytes in the data lane
+	perSub    map[uint32]int // data messages waiting, per subscription
+	bytes     int            // payload bytes in the data lane
 	byteLimit int
 	ctrlLimit int
 	closed    bool
@@ -54,6 +70,7 @@ type sendQueue struct {
 func newSendQueue(dataLimit, byteLimit, ctrlLimit int) *sendQueue {
 	return &sendQueue{
 		ring:      make([]outMsg, max(dataLimit, 1)),
+		perSub:    map[uint32]int{},
 		byteLimit: max(byteLimit, 1),
 		ctrlLimit: max(ctrlLimit, 1),
 		wake:      make(chan struct{}, 1),
@@ -88,33 +105,68 @@ func (q *sendQueue) pushControl(m outMsg) error {
 	return nil
 }
 
-// pushData queues a data message, dropping the oldest waiting ones to
-// stay within the limits; it returns how many it dropped. A message larger
+// pushData queues a data message, dropping waiting ones to stay within
+// the limits (see sendQueue: the oldest that is not the newest of its
+// subscription first); it returns how many it dropped. A message larger
 // than the byte limit is still queued (alone), so a big map gets through to
 // a client that keeps up.
 func (q *sendQueue) pushData(m outMsg) (dropped int) {
 	sz := m.size()
+	sub := m.sub()
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return 0
 	}
 	for q.n > 0 && (q.n == len(q.ring) || q.bytes+sz > q.byteLimit) {
-		old := &q.ring[q.head]
-		q.bytes -= old.size()
-		q.dropped++
-		q.droppedBytes += uint64(old.size())
-		*old = outMsg{}
-		q.head = (q.head + 1) % len(q.ring)
-		q.n--
+		q.dropAt(q.victim(sub))
 		dropped++
 	}
 	q.ring[(q.head+q.n)%len(q.ring)] = m
 	q.n++
 	q.bytes += sz
+	q.perSub[sub]++
 	q.mu.Unlock()
 	q.signal()
 	return dropped
+}
+
+// victim is the position (from the head) of the data message to drop to
+// make room for one of subscription sub: the oldest whose subscription has
+// a newer message waiting or arriving, else the oldest.
+func (q *sendQueue) victim(sub uint32) int {
+	for i := 0; i < q.n; i++ {
+		s := q.ring[(q.head+i)%len(q.ring)].sub()
+		if s == sub || q.perSub[s] > 1 {
+			return i
+		}
+	}
+	return 0
+}
+
+// dropAt removes the data message at position i (from the head), keeping
+// the others in order, and counts it dropped.
+func (q *sendQueue) dropAt(i int) {
+	l := len(q.ring)
+	old := q.ring[(q.head+i)%l]
+	q.bytes -= old.size()
+	q.dropped++
+	q.droppedBytes += uint64(old.size())
+	if s := old.sub(); q.perSub[s] > 1 {
+		q.perSub[s]--
+	} else {
+		delete(q.perSub, s)
+	}
+	if i == 0 {
+		q.ring[q.head] = outMsg{}
+		q.head = (q.head + 1) % l
+	} else {
+		for j := i; j < q.n-1; j++ {
+			q.ring[(q.head+j)%l] = q.ring[(q.head+j+1)%l]
+		}
+		q.ring[(q.head+q.n-1)%l] = outMsg{}
+	}
+	q.n--
 }
 
 // pop waits for the next message: control messages first, then data in
@@ -142,6 +194,11 @@ func (q *sendQueue) pop(ctx context.Context) (outMsg, bool) {
 			q.head = (q.head + 1) % len(q.ring)
 			q.n--
 			q.bytes -= m.size()
+			if s := m.sub(); q.perSub[s] > 1 {
+				q.perSub[s]--
+			} else {
+				delete(q.perSub, s)
+			}
 			q.mu.Unlock()
 			return m, true
 		}
@@ -164,6 +221,7 @@ func (q *sendQueue) closeLocked(err error) {
 		q.ring[i] = outMsg{}
 	}
 	q.n, q.bytes = 0, 0
+	clear(q.perSub)
 }
 
 // close drops everything queued; later pushes are ignored.

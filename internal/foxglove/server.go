@@ -296,7 +296,13 @@ func New(backend Backend, opts Options) *Server {
 
 // Serve accepts connections on l until Close; it returns nil after Close.
 func (s *Server) Serve(l net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		// The backlog of a slow client stays in its send queue, where
+		// older messages can still be dropped, not in the kernel.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			limitUnsent(c)
+			return ctx
+		}}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

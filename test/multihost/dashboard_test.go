@@ -1,0 +1,427 @@
+package multihost
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"golang.org/x/sys/unix"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
+)
+
+// page drives the dashboard in the operator's browser.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p *page) run(what string, actions ...chromedp.Action) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (p *page) eval(expr string, out any) {
+	p.t.Helper()
+	p.run("evaluate "+expr, chromedp.Evaluate(expr, out))
+}
+
+// text is the text of the first element matching sel ("" if none).
+func (p *page) text(sel string) string {
+	var s string
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, sel), &s)); err != nil {
+		return "(error: " + err.Error() + ")"
+	}
+	return s
+}
+
+// waitText waits until sel's text satisfies ok and returns when it did.
+func (p *page) waitText(sel, what string, limit time.Duration, ok func(string) bool) time.Time {
+	p.t.Helper()
+	testenv.WaitFor(p.t, limit, what, func() bool { return ok(p.text(sel)) })
+	return time.Now()
+}
+
+// bytes is what the page's protocol client has received (message payloads).
+func (p *page) bytes() float64 {
+	var n float64
+	p.eval(`window.fsmDashboard.bridge.stats.bytes`, &n)
+	return n
+}
+
+func (p *page) key(typ input.KeyType, key string, code int64) {
+	p.t.Helper()
+	p.run(string(typ)+" "+key, chromedp.ActionFunc(func(ctx context.Context) error {
+		return input.DispatchKeyEvent(typ).WithKey(key).WithCode(key).WithWindowsVirtualKeyCode(code).Do(ctx)
+	}))
+}
+
+// diagValues parses the last "diag" line of p printed at or before t into
+// its key=value pairs.
+func diagValues(p *testenv.Process, t time.Time) map[string]string {
+	var last string
+	for _, e := range events(p, "diag") {
+		if e.at.After(t) {
+			break
+		}
+		last = e.text
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(last, ";") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// clientValue sums the per-client values of key ("dropped",
+// "queued_bytes", "sent") in a diagnostics status.
+func clientValue(m map[string]string, key string) int64 {
+	var n int64
+	for k, v := range m {
+		if strings.HasPrefix(k, "client_") && strings.HasSuffix(k, "_"+key) {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n
+}
+
+// countIngress counts what arrives at host h's eth0 (an AF_PACKET socket
+// opened inside the host, which only reads): bytes of frames sent to a
+// multicast group and of TCP, until t ends. It returns a function that
+// reads both.
+func countIngress(t *testing.T, h *Host) func() (mcast, tcp int64) {
+	t.Helper()
+	var fd int
+	if err := h.inNetns(func() error {
+		var err error
+		// ETH_P_ALL in network byte order.
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
+		if err != nil {
+			return err
+		}
+		ifi, err := net.InterfaceByName("eth0")
+		if err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
+	}); err != nil {
+		t.Fatalf("packet socket on %s: %v", h.Name, err)
+	}
+	var mcast, tcp atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := unix.Recvfrom(fd, buf, 0)
+			if err != nil {
+				if err == unix.EINTR {
+					continue
+				}
+				return
+			}
+			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+				continue
+			}
+			switch {
+			case n >= 1 && buf[0]&1 == 1: // a group (or broadcast) destination MAC
+				mcast.Add(int64(n))
+			case n >= 24 && buf[12] == 0x08 && buf[13] == 0x00 && buf[23] == 6: // IPv4, TCP
+				tcp.Add(int64(n))
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+		_ = unix.Close(fd)
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+	})
+	return func() (int64, int64) { return mcast.Load(), tcp.Load() }
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// pageLag is what the page's probe saw of the robot's odometry in a time
+// window: messages per second and how old each was when the page got it
+// (its receipt in the page minus the bridge's receive time).
+type pageLag struct {
+	hz            float64
+	median, worst time.Duration
+}
+
+func (l pageLag) String() string {
+	return fmt.Sprintf("%.1f odometry messages/s, %v old at the median, %v at worst", l.hz, l.median, l.worst)
+}
+
+// TestDashboardSlowLink runs the dashboard (foxglove_bridge's page) in
+// headless Chromium on the operator host, against the bridge on the robot
+// (listening on the robot's address: TLS and a token), and slows the link
+// to 1 Mbit/s (tc tbf) while the page streams the map, the scan, TF, the
+// odometry and the markers, and follows every other topic as its topic
+// list does. The robot's own DDS multicast, flooded by the switch, takes
+// its share of the link too. It measures, on the free and on the slow
+// link, the time from a key press on the page to the command at the
+// robot's mux output, from the release to zero, and from a click on
+// Software Stop to the e-stop at the robot and on the page; and on the slow
+// link what the bridge drops for the page, what waits for it, how old the
+// page's view is, the bridge's memory and what crosses the link.
+// Asserted: teleop and e-stop work on the slow link; the e-stop, a state
+// published once, reaches the page although the bridge drops messages for
+// it (the newest message of each subscription is kept); the bridge drops,
+// counted, instead of queueing beyond send_buffer_limit; its memory stays
+// bounded. Times are figures (docs/multihost.md).
+func TestDashboardSlowLink(t *testing.T) {
+	needNetns(t)
+	findChromium(t)
+	t.Parallel()
+	nw := NewNet(t, "robot", "operator")
+	robot, op := nw.Host("robot"), nw.Host("operator")
+	domain := testenv.Domain(t)
+	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
+	probe := testenv.Executable(t, "test/multihost/mhprobe")
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rosHome := filepath.Join(dir, "robot-ros-home") // the bridge keeps its certificate there
+	// The robot's discovery range: the default (SUBNET), so its DDS traffic
+	// also goes to the link's multicast group, which the switch floods to
+	// the operator; MULTIHOST_DASHBOARD_RANGE=LOCALHOST keeps it on the
+	// robot, leaving the link to the WebSocket (docs/multihost.md).
+	discovery := os.Getenv("MULTIHOST_DASHBOARD_RANGE")
+	robotEnv := robot.Env(domain, "ROS_HOME="+rosHome)
+	if discovery != "" {
+		robotEnv = append(robotEnv, "ROS_AUTOMATIC_DISCOVERY_RANGE="+discovery)
+		t.Logf("robot with ROS_AUTOMATIC_DISCOVERY_RANGE=%s", discovery)
+	}
+	// The diffbot as in the demo, in /diffbot.
+	launch := writeFile(t, dir, "diffbot.launch.xml", `<launch><group><push_ros_namespace namespace="diffbot"/>`+
+		`<include file="$(find-pkg-share fsmnodes)/launch/rsm_sim.launch.xml"/></group></launch>`, 0o644)
+	robot.Start(t, "diffbot", robotEnv, filepath.Join(bin, "fsmnodes"), "launch", launch, "--bin-dir", bin, "--share-dir", root)
+	const token = "multihost-operator-token-0123456789"
+	tokenFile := writeFile(t, dir, "token", token, 0o600)
+	// The bridge on the robot's address: TLS (a self-signed certificate)
+	// and the token, as off loopback it must.
+	// send_buffer_limit about one second of the link (docs/multihost.md):
+	// the default, 10 MB, is minutes of a 1 Mbit/s link.
+	const sendLimit = 125_000
+	bridge := robot.Start(t, "foxglove_bridge", robotEnv, filepath.Join(bin, "foxglove_bridge"), "--ros-args",
+		"-p", "address:="+robot.Addr, "-p", "port:=8765", "-p", "token_file:="+tokenFile, "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit))
+	bridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`TLS certificate`))
+	cmd := robot.Start(t, "cmd_vel-observer", robotEnv, probe, "twist", "/diffbot/cmd_vel")
+	mode := robot.Start(t, "mode-observer", robotEnv, probe, "mode", "/diffbot/rsm/operationMode")
+	diag := robot.Start(t, "diag-observer", robotEnv, probe, "diag", "foxglove_bridge: WebSocket clients")
+
+	// The bridge's memory, every 200 ms.
+	var rssMu sync.Mutex
+	type rssAt struct {
+		at time.Time
+		kb int
+	}
+	var rss []rssAt
+	stopRSS := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopRSS:
+				return
+			case now := <-tick.C:
+				kb := rssKB(bridge.Pid())
+				rssMu.Lock()
+				rss = append(rss, rssAt{now, kb})
+				rssMu.Unlock()
+			}
+		}
+	}()
+	defer close(stopRSS)
+	maxRSS := func(from, to time.Time) (kb int) {
+		rssMu.Lock()
+		defer rssMu.Unlock()
+		for _, r := range rss {
+			if !r.at.Before(from) && !r.at.After(to) && r.kb > kb {
+				kb = r.kb
+			}
+		}
+		return kb
+	}
+
+	ctx := startBrowser(t, op, spkiOf(t, filepath.Join(rosHome, "foxglove_bridge", "cert.pem")))
+	p := &page{t: t, ctx: ctx}
+	url := fmt.Sprintf("https://%s:8765/#ns=/diffbot&view=%%s&token=%s", robot.Addr, token)
+	p.run("open the dashboard", chromedp.Navigate(fmt.Sprintf(url, "robot")))
+	p.waitText("#conn .conn-text", "the page to connect to the bridge across the link", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
+	p.waitText("#rsm-state", "RSM Idle on the page", 90*time.Second, func(s string) bool { return s == "Idle" })
+	p.waitText(".map-panel .map-status", "the map drawn", 60*time.Second, func(s string) bool { return strings.Contains(s, "120×80") })
+	// The page's own probe: the age of each odometry message as it
+	// arrives (Date.now() minus the bridge's receive time, one clock).
+	var ok bool
+	p.eval(`(() => {
+		window.mh = { odom: [], state: [] };
+		window.fsmDashboard.bridge.subscribe('/diffbot/rsm/stateInfo', (m) => window.mh.state.push([Date.now(), m.data]));
+		window.fsmDashboard.bridge.subscribe('/diffbot/odom', (m, info) => {
+			const now = Date.now();
+			window.mh.odom.push([now, now - Number(info.receiveTime / 1000000n)]);
+		});
+		return true;
+	})()`, &ok)
+	lagIn := func(from, to time.Time) pageLag {
+		var pts [][2]float64
+		p.eval(fmt.Sprintf(`window.mh.odom.filter((x) => x[0] >= %d && x[0] < %d)`, from.UnixMilli(), to.UnixMilli()), &pts)
+		if len(pts) == 0 {
+			return pageLag{}
+		}
+		lags := make([]float64, len(pts))
+		for i, x := range pts {
+			lags[i] = x[1]
+		}
+		sort.Float64s(lags)
+		ms := func(v float64) time.Duration { return time.Duration(v) * time.Millisecond }
+		return pageLag{float64(len(pts)) / to.Sub(from).Seconds(), ms(lags[len(lags)/2]), ms(lags[len(lags)-1])}
+	}
+	pageBytes := p.bytes
+
+	defer func() {
+		if t.Failed() {
+			var st any
+			ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+			defer cancel()
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`window.mh && window.mh.state.map((x) => new Date(x[0]).toISOString() + ' ' + x[1])`, &st))
+			t.Logf("rsm/stateInfo as the page received it: %v", st)
+		}
+	}()
+
+	// drive presses ArrowUp for a second and releases it: the time to the
+	// command at the mux output and from the release to zero.
+	drive := func(label string) {
+		t.Helper()
+		t0 := time.Now()
+		p.key(input.KeyRawDown, "ArrowUp", 38)
+		first := firstAfter(t, cmd, "twist", t0, 30*time.Second, "the page's teleop command at the robot's mux output ("+label+")", func(s sample) bool { return s.x > 0 })
+		time.Sleep(time.Second)
+		t1 := time.Now()
+		p.key(input.KeyUp, "ArrowUp", 38)
+		zero := firstAfter(t, cmd, "twist", t1, 30*time.Second, "zero at the mux output after the key was released ("+label+")", isZero)
+		t.Logf("FIGURE dashboard teleop, %s: key press to the command at the robot's mux output %v; release to zero %v",
+			label, first.at.Sub(t0).Round(time.Millisecond), zero.at.Sub(t1).Round(time.Millisecond))
+	}
+	estop := func(label string) {
+		t.Helper()
+		// The mux is back in STOPPED after the teleop (idle timer).
+		firstAfter(t, mode, "mode", time.Now().Add(-time.Second), 30*time.Second, "STOPPED before the e-stop", func(m sample) bool { return m.x == 0 && m.z == 0 })
+		t0 := time.Now()
+		p.run("click Software Stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
+		on := firstAfter(t, mode, "mode", t0, 30*time.Second, "the e-stop at the robot ("+label+")", func(m sample) bool { return m.z == 1 })
+		shown := p.waitText("#rsm-state", "the page to show Emergency Stop ("+label+")", 60*time.Second, func(s string) bool { return s == "Emergency Stop" })
+		t.Logf("FIGURE dashboard e-stop, %s: click to the e-stop at the robot %v; shown on the page %v",
+			label, on.at.Sub(t0).Round(time.Millisecond), shown.Sub(t0).Round(time.Millisecond))
+		t1 := time.Now()
+		p.run("release Software Stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
+		firstAfter(t, mode, "mode", t1, 30*time.Second, "the e-stop released at the robot ("+label+")", func(m sample) bool { return m.z == 0 })
+		p.waitText("#rsm-state", "Idle on the page after the release ("+label+")", 60*time.Second, func(s string) bool { return s == "Idle" })
+	}
+
+	// The free link.
+	t0 := time.Now()
+	b0 := pageBytes()
+	time.Sleep(3 * time.Second)
+	t1 := time.Now()
+	t.Logf("FIGURE dashboard on a free link: the page receives %.0f kbit/s; odometry %s; bridge RSS %d kB",
+		(pageBytes()-b0)*8/1000/t1.Sub(t0).Seconds(), lagIn(t0, t1), maxRSS(t0, t1))
+	drive("free link")
+	estop("free link")
+
+	// The operator also follows every topic of the robot, as the page's
+	// topic list does (in the same page, beside the map: a background tab
+	// would be throttled by the browser): together they ask for more than
+	// the slow link carries.
+	var subscribed int
+	p.eval(`(() => {
+		const b = window.fsmDashboard.bridge;
+		let n = 0;
+		for (const ch of b.channels.values()) {
+			if (ch.topic.includes('/_action/')) continue;
+			b.subscribe(ch.topic, () => {});
+			n++;
+		}
+		return n;
+	})()`, &subscribed)
+	t0 = time.Now()
+	b0 = pageBytes()
+	time.Sleep(3 * time.Second)
+	t1 = time.Now()
+	d0 := diagValues(diag, t1)
+	t.Logf("FIGURE dashboard on a free link, the page also following all %d topics: it receives %.0f kbit/s",
+		subscribed, (pageBytes()-b0)*8/1000/t1.Sub(t0).Seconds())
+	rssFree := maxRSS(time.Time{}, time.Now())
+
+	// 1 Mbit/s both ways, the pages streaming on.
+	ingress := countIngress(t, op)
+	mcast0, tcp0 := ingress()
+	op.Shape("1mbit")
+	tShape := time.Now()
+	b0 = pageBytes()
+	time.Sleep(10 * time.Second)
+	t2 := time.Now()
+	t.Logf("FIGURE dashboard on a 1 Mbit/s link: the page receives %.0f kbit/s; odometry %s",
+		(pageBytes()-b0)*8/1000/t2.Sub(tShape).Seconds(), lagIn(t2.Add(-5*time.Second), t2))
+	drive("1 Mbit/s link")
+	estop("1 Mbit/s link")
+	time.Sleep(5 * time.Second)
+	tEnd := time.Now()
+	d1 := diagValues(diag, tEnd)
+	late := lagIn(tEnd.Add(-5*time.Second), tEnd)
+	dropped := clientValue(d1, "dropped") - clientValue(d0, "dropped")
+	queued := clientValue(d1, "queued_bytes")
+	rssSlow := maxRSS(tShape, tEnd)
+	mcast, tcp := ingress()
+	mcast, tcp = mcast-mcast0, tcp-tcp0
+	sendQ, _ := exec.Command("ss", "-N", robot.NS, "-tnH", "sport", "=", ":8765").CombinedOutput()
+	t.Logf("FIGURE dashboard on a 1 Mbit/s link, %.0f s in: odometry %s; the bridge dropped %d messages for the page (%s in all), "+
+		"%d bytes wait for it in the bridge; its socket (Recv-Q Send-Q): %s; bridge RSS at most %d kB (%d kB on the free link); "+
+		"the switch's token bucket toward the operator: %s; what reached the operator meanwhile: TCP %.0f kbit/s, multicast %.0f kbit/s",
+		tEnd.Sub(tShape).Seconds(), late, dropped, d1["dropped_total"], queued, strings.Join(strings.Fields(string(sendQ)), " "),
+		rssSlow, rssFree, op.ShapeStats(), float64(tcp)*8/1000/tEnd.Sub(tShape).Seconds(), float64(mcast)*8/1000/tEnd.Sub(tShape).Seconds())
+	// Per client: what waits stays within send_buffer_limit (and one
+	// message beyond, which a single large one may be).
+	for k, v := range d1 {
+		if strings.HasPrefix(k, "client_") && strings.HasSuffix(k, "_queued_bytes") {
+			if n, _ := strconv.ParseInt(v, 10, 64); n > sendLimit+64_000 {
+				t.Errorf("%s: %d bytes wait, beyond send_buffer_limit %d", k, n, sendLimit)
+			}
+		}
+	}
+	if dropped == 0 && discovery == "" {
+		t.Errorf("the bridge dropped nothing for the pages on the 1 Mbit/s link (diagnostics %v; token bucket %s): it queued instead", d1, op.ShapeStats())
+	}
+	if grown := rssSlow - rssFree; grown > 64*1024 {
+		t.Errorf("the bridge's memory grew by %d kB on the slow link (from %d kB)", grown, rssFree)
+	}
+}
