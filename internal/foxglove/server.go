@@ -73,7 +73,8 @@ type Options struct {
 	TopicWhitelist, ServiceWhitelist, ParamWhitelist, ClientTopicWhitelist []*regexp.Regexp
 	// SendBufferLimit bounds the messageData bytes waiting for one client
 	// (default 10 MB, as foxglove_bridge's send_buffer_limit); beyond it
-	// the oldest are dropped.
+	// older ones are dropped, the newest of each subscription kept (see
+	// sendQueue).
 	SendBufferLimit int
 	// SendQueueLength bounds the number of messageData frames waiting for
 	// one client (default 1024).

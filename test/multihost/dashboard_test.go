@@ -276,6 +276,20 @@ func TestDashboardSlowLink(t *testing.T) {
 	ctx := startBrowser(t, op, spkiOf(t, filepath.Join(rosHome, "foxglove_bridge", "cert.pem")))
 	p := &page{t: t, ctx: ctx}
 	url := fmt.Sprintf("https://%s:8765/#ns=/diffbot&view=%%s&token=%s", robot.Addr, token)
+	defer func() {
+		if t.Failed() {
+			var st any
+			ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+			defer cancel()
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+				const b = window.fsmDashboard && window.fsmDashboard.bridge;
+				return { url: location.href.replace(/token=[^&]*/, 'token=…'), title: document.title,
+					body: (document.body ? document.body.innerText : '').slice(0, 300),
+					bridge: b ? { connected: b.connected, url: b.url.replace(/token=[^&]*/, 'token=…'), stats: b.stats, state: (window.mh || {}).state } : null };
+			})()`, &st))
+			t.Logf("the page at the end: %v", st)
+		}
+	}()
 	p.run("open the dashboard", chromedp.Navigate(fmt.Sprintf(url, "robot")))
 	p.waitText("#conn .conn-text", "the page to connect to the bridge across the link", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
 	p.waitText("#rsm-state", "RSM Idle on the page", 90*time.Second, func(s string) bool { return s == "Idle" })
@@ -308,16 +322,6 @@ func TestDashboardSlowLink(t *testing.T) {
 	}
 	pageBytes := p.bytes
 
-	defer func() {
-		if t.Failed() {
-			var st any
-			ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
-			defer cancel()
-			_ = chromedp.Run(ctx, chromedp.Evaluate(`window.mh && window.mh.state.map((x) => new Date(x[0]).toISOString() + ' ' + x[1])`, &st))
-			t.Logf("rsm/stateInfo as the page received it: %v", st)
-		}
-	}()
-
 	// drive presses ArrowUp for a second and releases it: the time to the
 	// command at the mux output and from the release to zero.
 	drive := func(label string) {
@@ -340,8 +344,15 @@ func TestDashboardSlowLink(t *testing.T) {
 		p.run("click Software Stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
 		on := firstAfter(t, mode, "mode", t0, 30*time.Second, "the e-stop at the robot ("+label+")", func(m sample) bool { return m.z == 1 })
 		shown := p.waitText("#rsm-state", "the page to show Emergency Stop ("+label+")", 60*time.Second, func(s string) bool { return s == "Emergency Stop" })
-		t.Logf("FIGURE dashboard e-stop, %s: click to the e-stop at the robot %v; shown on the page %v",
-			label, on.at.Sub(t0).Round(time.Millisecond), shown.Sub(t0).Round(time.Millisecond))
+		// The button answers when the call does (it is disabled until
+		// then): only then can the operator release it.
+		armed := p.waitText("#rsm-estop", "the Software Stop button to show it is on ("+label+")", 60*time.Second, func(s string) bool {
+			var enabled bool
+			p.eval(`!document.querySelector('#rsm-estop').disabled`, &enabled)
+			return enabled && strings.Contains(s, "ON")
+		})
+		t.Logf("FIGURE dashboard e-stop, %s: click to the e-stop at the robot %v; shown on the page %v; the button on (and enabled again) %v",
+			label, on.at.Sub(t0).Round(time.Millisecond), shown.Sub(t0).Round(time.Millisecond), armed.Sub(t0).Round(time.Millisecond))
 		t1 := time.Now()
 		p.run("release Software Stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
 		firstAfter(t, mode, "mode", t1, 30*time.Second, "the e-stop released at the robot ("+label+")", func(m sample) bool { return m.z == 0 })
@@ -403,9 +414,18 @@ func TestDashboardSlowLink(t *testing.T) {
 	rssSlow := maxRSS(tShape, tEnd)
 	mcast, tcp := ingress()
 	mcast, tcp = mcast-mcast0, tcp-tcp0
-	sendQ, _ := exec.Command("ss", "-N", robot.NS, "-tnH", "sport", "=", ":8765").CombinedOutput()
+	// The page's WebSocket (the bridge names its clients by address) in
+	// the robot's socket table: what the kernel holds for it.
+	sendQ := []byte("?")
+	for k := range d1 {
+		if addr, ok := strings.CutSuffix(strings.TrimPrefix(k, "client_"), "_dropped"); ok && addr != k {
+			if _, port, err := net.SplitHostPort(addr); err == nil {
+				sendQ, _ = exec.Command("ss", "-N", robot.NS, "-tnH", "sport", "=", ":8765", "and", "dport", "=", ":"+port).CombinedOutput()
+			}
+		}
+	}
 	t.Logf("FIGURE dashboard on a 1 Mbit/s link, %.0f s in: odometry %s; the bridge dropped %d messages for the page (%s in all), "+
-		"%d bytes wait for it in the bridge; its socket (Recv-Q Send-Q): %s; bridge RSS at most %d kB (%d kB on the free link); "+
+		"%d bytes wait for it in the bridge; its socket (state, Recv-Q, Send-Q, ...): %s; bridge RSS at most %d kB (%d kB on the free link); "+
 		"the switch's token bucket toward the operator: %s; what reached the operator meanwhile: TCP %.0f kbit/s, multicast %.0f kbit/s",
 		tEnd.Sub(tShape).Seconds(), late, dropped, d1["dropped_total"], queued, strings.Join(strings.Fields(string(sendQ)), " "),
 		rssSlow, rssFree, op.ShapeStats(), float64(tcp)*8/1000/tEnd.Sub(tShape).Seconds(), float64(mcast)*8/1000/tEnd.Sub(tShape).Seconds())

@@ -74,7 +74,7 @@ func NewSetup(static http.Handler, started func(*Running)) func(ctx context.Cont
 			return nil
 		}
 		sendLimit := param.Declare(d, "send_buffer_limit", int64(10_000_000),
-			ro("bytes of messages waiting per client before the oldest are dropped"), positive)
+			ro("bytes of messages waiting per client before older ones are dropped (the newest of each topic stays)"), positive)
 		minDepth := param.Declare(d, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"), nil)
 		maxDepth := param.Declare(d, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"), nil)
 		hidden := param.Declare(d, "include_hidden", false, ro("also offer hidden topics and services"), nil)

@@ -13,6 +13,9 @@ const MODES = [
   { value: 2, label: 'Teleoperation' },
 ];
 const WAYPOINT_MODES = ['Single', 'Roundtrip', 'Patrol'];
+// How long rsm/operationMode messages that disagree with a successful
+// setOperationMode are taken for ones sent before it (a slow link).
+const PENDING_OP_MS = 5000;
 const EXPLORATION_MODES = ['Finish', 'Interrupt'];
 
 export class RsmControl {
@@ -23,7 +26,9 @@ export class RsmControl {
     this.unsubs = [];
     this.state = '';
     this.op = { emergency_stop: false, mode: 0 };
-    this.ignoreNextOp = false;
+    // What the last successful setOperationMode asked for, until
+    // rsm/operationMode says so or PENDING_OP_MS pass (see onOperationMode).
+    this.pendingOp = null;
     this.waypoints = null;
     this.reverse = false;
     this.explorationRunning = false;
@@ -139,11 +144,16 @@ export class RsmControl {
   }
 
   onOperationMode(m) {
-    if (this.ignoreNextOp) {
-      // The first message after a button press may predate it (the rqt
-      // panel skips it for the same reason).
-      this.ignoreNextOp = false;
-      return;
+    // Messages that arrive after a button press may predate it (the rqt
+    // panel skips the first one for that reason). On a slow link seconds of
+    // them (the mux publishes every cycle) still wait behind the answer, so
+    // every message is taken as stale until one shows what was asked for,
+    // or PENDING_OP_MS have passed: the button does not flicker back.
+    const p = this.pendingOp;
+    if (p) {
+      const agrees = m.emergency_stop === p.emergency_stop && m.mode === p.mode;
+      if (!agrees && Date.now() < p.until) return;
+      this.pendingOp = null;
     }
     this.op = { emergency_stop: m.emergency_stop, mode: m.mode };
     this.render();
@@ -204,7 +214,7 @@ export class RsmControl {
     const r = await act(this.estop, this.controlInfo, () => this.bridge.call(this.svc('setOperationMode'), req));
     if (r && r.success) {
       this.op = { emergency_stop: on, mode: 0 };
-      this.ignoreNextOp = true;
+      this.pendingOp = { ...this.op, until: Date.now() + PENDING_OP_MS };
       this.render();
     }
   }
@@ -215,7 +225,7 @@ export class RsmControl {
     const r = await act(null, this.controlInfo, () => this.bridge.call(this.svc('setOperationMode'), req));
     if (r && r.success) {
       this.op = { ...this.op, mode };
-      this.ignoreNextOp = true;
+      this.pendingOp = { ...this.op, until: Date.now() + PENDING_OP_MS };
     }
     this.render();
   }
