@@ -63,6 +63,7 @@ func Registry() *rosidl.Registry {
 	r.AddMessage(fsm_msgs_msg.Graph_TypeInfo)
 	r.AddMessage(fsm_msgs_msg.Machine_TypeInfo)
 	r.AddMessage(fsm_msgs_msg.State_TypeInfo)
+	r.AddMessage(fsm_msgs_msg.Status_TypeInfo)
 	r.AddMessage(fsm_msgs_msg.Transition_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.Accel_TypeInfo)
 	r.AddMessage(geometry_msgs_msg.AccelStamped_TypeInfo)

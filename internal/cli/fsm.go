@@ -73,8 +73,9 @@ type fsmReader struct {
 	last   map[string]*fsm_msgs_msg.Transition // per machine
 }
 
-// readFSM subscribes to node's topics; the transitions kept by the node
-// arrive first (transient local).
+// readFSM subscribes to node's topics: the graph, the status (every
+// machine's newest transition) and the transitions, of which those the node
+// keeps arrive first (transient local).
 func readFSM(s *session, node string) (*fsmReader, error) {
 	r := &fsmReader{got: make(chan struct{}), trans: make(chan *fsm_msgs_msg.Transition, 4096),
 		last: map[string]*fsm_msgs_msg.Transition{}}
@@ -89,9 +90,18 @@ func readFSM(s *session, node string) (*fsmReader, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if _, err := ros.NewSubscription(s.node, base+"/fsm/status", fsmnode.QoSStatus, func(m *fsm_msgs_msg.Status) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i := range m.Machines {
+			r.newer(&m.Machines[i])
+		}
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := ros.NewSubscription(s.node, base+"/fsm/transition", fsmnode.QoSTransition, func(m *fsm_msgs_msg.Transition) {
 		r.mu.Lock()
-		r.last[m.Machine] = m
+		r.newer(m)
 		r.mu.Unlock()
 		select {
 		case r.trans <- m:
@@ -101,6 +111,14 @@ func readFSM(s *session, node string) (*fsmReader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// newer keeps m as its machine's newest transition unless a later one is
+// known (the status and the history arrive in any order).
+func (r *fsmReader) newer(m *fsm_msgs_msg.Transition) {
+	if old := r.last[m.Machine]; old == nil || m.Sequence >= old.Sequence {
+		r.last[m.Machine] = m
+	}
 }
 
 // waitGraph waits (bounded) for the graph, then quiet for the history.

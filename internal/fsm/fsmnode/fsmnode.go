@@ -1,6 +1,7 @@
 // Package fsmnode publishes a node's state machines (internal/fsm) on ROS:
 // the graphs, latched, on ~/fsm/graph, each change of state on
-// ~/fsm/transition (fsm_msgs), and the monitor's counters — transitions not
+// ~/fsm/transition, every machine's newest one, latched, on ~/fsm/status
+// (fsm_msgs), and the monitor's counters — transitions not
 // in the graph, stays beyond a state's bound — on /diagnostics as node
 // counters (docs/fsm.md).
 package fsmnode
@@ -22,7 +23,14 @@ import (
 const (
 	GraphTopic      = "~/fsm/graph"
 	TransitionTopic = "~/fsm/transition"
+	StatusTopic     = "~/fsm/status"
 )
+
+// QoSStatus is the QoS of ~/fsm/status: reliable, transient local, keep
+// last 1: a late reader gets every machine's current state, which the
+// transition history may no longer hold when another machine of the node
+// changes often.
+var QoSStatus = ros.QoSLatched
 
 // QoSGraph is the QoS of ~/fsm/graph: reliable, transient local, keep last
 // 1: a reader joining late gets the graph at once.
@@ -59,6 +67,7 @@ type Publisher struct {
 	n        *ros.Node
 	graph    *ros.Publisher[fsm_msgs_msg.Graph]
 	pub      *ros.Publisher[fsm_msgs_msg.Transition]
+	status   *ros.Publisher[fsm_msgs_msg.Status]
 	machines []*Machine
 	byName   map[string]*Machine
 	ch       chan fsm.Event
@@ -114,17 +123,26 @@ func New(n *ros.Node, graphs ...fsm.Graph) (*Publisher, error) {
 	if p.pub, err = ros.NewPublisher[fsm_msgs_msg.Transition](n, TransitionTopic, QoSTransition); err != nil {
 		return nil, fmt.Errorf("fsm introspection: %w", err)
 	}
+	if p.status, err = ros.NewPublisher[fsm_msgs_msg.Status](n, StatusTopic, QoSStatus); err != nil {
+		return nil, fmt.Errorf("fsm introspection: %w", err)
+	}
 	msg := GraphMsg(graphs...)
 	msg.Stamp = builtin_interfaces_msg.TimeOf(now)
 	if err := p.graph.Publish(msg); err != nil {
 		return nil, fmt.Errorf("fsm introspection: publish %s: %w", GraphTopic, err)
 	}
+	st := &fsm_msgs_msg.Status{Stamp: msg.Stamp}
 	for _, m := range p.machines {
-		if err := p.pub.Publish(TransitionMsg(m.tr.Start(), 0)); err != nil {
+		tm := TransitionMsg(m.tr.Start(), 0)
+		if err := p.pub.Publish(tm); err != nil {
 			return nil, fmt.Errorf("fsm introspection: publish %s: %w", TransitionTopic, err)
 		}
+		st.Machines = append(st.Machines, *tm)
 	}
-	go p.run()
+	if err := p.status.Publish(st); err != nil {
+		return nil, fmt.Errorf("fsm introspection: publish %s: %w", StatusTopic, err)
+	}
+	go p.run(st)
 	return p, nil
 }
 
@@ -246,7 +264,7 @@ func (m *Machine) check(now time.Time) {
 // of its last publication is skipped, and so is what did not fit in the
 // queue; once a second each machine's newest transition is published if it
 // was not, so a reader always learns the current state.
-func (p *Publisher) run() {
+func (p *Publisher) run(status *fsm_msgs_msg.Status) {
 	defer close(p.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -261,8 +279,18 @@ func (p *Publisher) run() {
 		last[key{ev.Machine, ev.From, ev.To}] = time.Now()
 		published[ev.Machine]++
 		pubSeq[ev.Machine] = ev.Seq
-		if err := p.pub.Publish(TransitionMsg(ev, ev.Seq-published[ev.Machine])); err != nil && !errors.Is(err, ros.ErrClosed) {
+		tm := TransitionMsg(ev, ev.Seq-published[ev.Machine])
+		if err := p.pub.Publish(tm); err != nil && !errors.Is(err, ros.ErrClosed) {
 			p.n.Logger().Warnf("fsm: publish %s: %v", TransitionTopic, err)
+		}
+		for i := range status.Machines {
+			if status.Machines[i].Machine == ev.Machine {
+				status.Machines[i] = *tm
+			}
+		}
+		status.Stamp = tm.Stamp
+		if err := p.status.Publish(status); err != nil && !errors.Is(err, ros.ErrClosed) {
+			p.n.Logger().Warnf("fsm: publish %s: %v", StatusTopic, err)
 		}
 	}
 	for {

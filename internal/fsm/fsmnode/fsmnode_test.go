@@ -101,6 +101,14 @@ func TestPublisher_OverDDS(t *testing.T) {
 	var graphs []*fsm_msgs_msg.Graph
 	var trans []*fsm_msgs_msg.Transition
 	var diag *diagnostic_msgs_msg.DiagnosticStatus
+	var status *fsm_msgs_msg.Status
+	if _, err := ros.NewSubscription(r, "/t/door_node/fsm/status", QoSStatus, func(m *fsm_msgs_msg.Status) {
+		mu.Lock()
+		defer mu.Unlock()
+		status = m
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ros.NewSubscription(r, "/t/door_node/fsm/graph", QoSGraph, func(m *fsm_msgs_msg.Graph) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -188,7 +196,8 @@ func TestPublisher_OverDDS(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		l := trans[len(trans)-1]
-		return l.Machine == "lamp" && l.Sequence == 2001 && l.ToState == "on"
+		return l.Machine == "lamp" && l.Sequence == 2001 && l.ToState == "on" &&
+			status != nil && len(status.Machines) == 2 && status.Machines[1].Sequence == 2001
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -204,5 +213,10 @@ func TestPublisher_OverDDS(t *testing.T) {
 	}
 	if st := lamp.Status(); st.Current != "on" || st.Seq != 2001 || st.Unknown != 0 {
 		t.Errorf("lamp status %+v", st)
+	}
+	// ~/fsm/status holds each machine's newest transition, in graph order.
+	if status == nil || len(status.Machines) != 2 || status.Machines[0].Machine != "door" || status.Machines[0].Sequence != 4 ||
+		status.Machines[1].Machine != "lamp" || status.Machines[1].Sequence != 2001 || status.Machines[1].ToState != "on" {
+		t.Errorf("~/fsm/status: %+v", status)
 	}
 }
