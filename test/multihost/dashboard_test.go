@@ -194,7 +194,9 @@ func (l pageLag) String() string {
 // published once, reaches the page although the bridge drops messages for
 // it (the newest message of each subscription is kept); the bridge drops,
 // counted, instead of queueing beyond send_buffer_limit; its memory stays
-// bounded. Times are figures (docs/multihost.md).
+// bounded. Then the link drops while the operator drives from the page: the
+// robot stops on the mux's idle timer, and the same page drives again once
+// the link is back. Times are figures (docs/multihost.md).
 func TestDashboardSlowLink(t *testing.T) {
 	needNetns(t)
 	findChromium(t)
@@ -444,4 +446,68 @@ func TestDashboardSlowLink(t *testing.T) {
 	if grown := rssSlow - rssFree; grown > 64*1024 {
 		t.Errorf("the bridge's memory grew by %d kB on the slow link (from %d kB)", grown, rssFree)
 	}
+
+	// The link free again, then down while the operator holds the arrow
+	// key: the robot stops on the mux's idle timer; the key is released
+	// during the drop. Back up: the same page, never reloaded, drives again.
+	op.Unshape()
+	time.Sleep(3 * time.Second) // the backlog of the slow link drains
+	p.key(input.KeyRawDown, "ArrowUp", 38)
+	firstAfter(t, cmd, "twist", time.Now(), 30*time.Second, "the page's command at the mux before the drop", func(s sample) bool { return s.x > 0 })
+	tDown := time.Now()
+	op.LinkDown()
+	stop := firstAfter(t, cmd, "twist", tDown, safeLimit, "the mux's output to go to zero after the link dropped, the key held", isZero)
+	time.Sleep(time.Second)
+	p.key(input.KeyUp, "ArrowUp", 38)
+	if wait := 3*time.Second - time.Since(tDown); wait > 0 {
+		time.Sleep(wait)
+	}
+	// Nothing but zero while the link is down.
+	tUp := time.Now()
+	for _, c := range samples(cmd, "twist") {
+		if c.at.After(stop.at) && c.at.Before(tUp) && !isZero(c) {
+			t.Errorf("the mux forwarded %+v at %s while the link was down", c, c.at.Format("15:04:05.000"))
+			break
+		}
+	}
+	op.LinkUp()
+	// The page's WebSocket (TCP) survives a short drop: what the page sent
+	// meanwhile arrives when TCP retransmits. Drive again, turning left this
+	// time (ArrowLeft) to tell it from the forward commands sent during the
+	// drop: press until the command reaches the mux.
+	var back sample
+	testenv.WaitFor(t, 60*time.Second, "the page to drive the robot again after the link came back", func() bool {
+		t0 := time.Now()
+		p.key(input.KeyRawDown, "ArrowLeft", 37)
+		defer p.key(input.KeyUp, "ArrowLeft", 37)
+		for time.Since(t0) < 2*time.Second {
+			for _, c := range samples(cmd, "twist") {
+				if c.at.After(t0) && c.x == 0 && c.z > 0 {
+					back = c
+					return true
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return false
+	})
+	var connected bool
+	p.eval(`window.fsmDashboard.bridge.connected`, &connected)
+	// The forward commands the page sent into the dead link: did the mux
+	// forward them once it came back?
+	var replayed []sample
+	for _, c := range samples(cmd, "twist") {
+		if c.at.After(tUp) && c.at.Before(back.at) && c.x > 0 {
+			replayed = append(replayed, c)
+		}
+	}
+	replay := "none"
+	if len(replayed) > 0 {
+		replay = fmt.Sprintf("%d cycles from %.2f s to %.2f s after it came back", len(replayed),
+			replayed[0].at.Sub(tUp).Seconds(), replayed[len(replayed)-1].at.Sub(tUp).Seconds())
+	}
+	t.Logf("FIGURE dashboard, link down %.1f s with the arrow key held (released during the drop): mux output zero %.3f s after the drop "+
+		"(bound: teleoperation_idle_timer %.2f s + one cycle); the page drove the robot again %.2f s after the link came back "+
+		"(page not reloaded; still connected: %v); the forward commands sent during the drop at the mux output: %s",
+		tUp.Sub(tDown).Seconds(), stop.at.Sub(tDown).Seconds(), teleopIdle.Seconds(), back.at.Sub(tUp).Seconds(), connected, replay)
 }

@@ -168,6 +168,12 @@ func (h *Host) Shape(rate string) {
 	h.net.run("tc", append([]string{"-n", h.NS}, args...)...)
 }
 
+// Unshape removes Shape's limits: the link is free again.
+func (h *Host) Unshape() {
+	h.net.run("tc", "-n", h.net.sw, "qdisc", "del", "dev", h.port, "root")
+	h.net.run("tc", "-n", h.NS, "qdisc", "del", "dev", "eth0", "root")
+}
+
 // ShapeStats returns the counters of the switch's token bucket toward the
 // host (sent, dropped, overlimits), to show that Shape's limit was hit.
 func (h *Host) ShapeStats() string {
