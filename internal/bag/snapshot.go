@@ -26,6 +26,9 @@ type Event struct {
 
 // String describes the event in one line.
 func (e Event) String() string {
+	if e.Topic == "" {
+		return e.Kind + " (" + e.Cause + ")"
+	}
 	s := fmt.Sprintf("%s on %s: %s -> %s", e.Kind, e.Topic, e.From, e.To)
 	if e.Cause != "" {
 		s += " (" + e.Cause + ")"
@@ -80,8 +83,9 @@ type SnapshotOptions struct {
 	Holdoff time.Duration
 	// Writer options of the snapshot bags.
 	Writer WriterOptions
-	// Logf, if not nil, reports snapshots and skipped events.
-	Logf func(format string, args ...any)
+	// Logf, if not nil, reports snapshots and skipped events; Errorf (if
+	// nil, Logf) reports snapshots that could not be written.
+	Logf, Errorf func(format string, args ...any)
 }
 
 // Defaults of the flight recorder's bounds (docs/recording.md).
@@ -142,6 +146,9 @@ func NewSnapshotter(opts SnapshotOptions) (*Snapshotter, error) {
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Errorf == nil {
+		opts.Errorf = opts.Logf
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("bag: %w", err)
@@ -238,7 +245,7 @@ func (s *Snapshotter) Trigger(ev Event) string {
 	go func() {
 		defer s.wg.Done()
 		if err := s.writeBag(dir, ev, topics, msgs); err != nil {
-			s.opts.Logf("flight recorder: %s: writing %s failed: %v", ev, dir, err)
+			s.opts.Errorf("flight recorder: %s: writing %s failed: %v", ev, dir, err)
 			return
 		}
 		s.opts.Logf("flight recorder: %s: wrote %d messages of the last %v to %s", ev, len(msgs), s.opts.Window, dir)
@@ -319,7 +326,7 @@ func (s *Snapshotter) prune() {
 	}
 	for len(bags) > 1 && (len(bags) > s.opts.KeepBags || total > s.opts.MaxDiskBytes) {
 		if err := os.RemoveAll(bags[0].path); err != nil {
-			s.opts.Logf("flight recorder: remove %s: %v", bags[0].path, err)
+			s.opts.Errorf("flight recorder: remove %s: %v", bags[0].path, err)
 			return
 		}
 		s.opts.Logf("flight recorder: removed the oldest snapshot %s (bounds: %d bags, %d bytes)", bags[0].path, s.opts.KeepBags, s.opts.MaxDiskBytes)

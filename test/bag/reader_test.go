@@ -155,6 +155,22 @@ func TestDemoRecording_IndependentReader(t *testing.T) {
 	if om := r.Topics["/diffbot/rsm/operationMode"].First; om == nil || om["emergency_stop"] != false {
 		t.Errorf("operation mode decoded by reader.js: %v", om)
 	}
+
+	// The demo's flight recorder (launched by default) writes its window
+	// on ~/snapshot.
+	out2, e, ok := testenv.CLI(t, domain, "service", "call", "/flight_recorder/snapshot", "std_srvs/srv/Trigger")
+	sm := regexp.MustCompile(`success=True, message='([^']+)'`).FindStringSubmatch(out2)
+	if !ok || sm == nil {
+		t.Fatalf("flight_recorder ~/snapshot: %s %s", out2, e)
+	}
+	snap, err := bag.Open(sm[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, isSnap := bag.EventOf(snap.Metadata)
+	if _, ok := snap.Topic("/velma/joint_states"); !isSnap || ev.Kind != "manual" || !ok || snap.Metadata.Duration < 5*time.Second {
+		t.Errorf("demo flight recorder snapshot %s: %+v, %v long, topics %v", sm[1], ev, snap.Metadata.Duration, snap.SortedTopicNames())
+	}
 }
 
 func itoa(n uint64) string {
