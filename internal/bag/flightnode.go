@@ -85,7 +85,7 @@ func FlightRecorderSetup(reg *rosidl.Registry) func(ctx context.Context, n *ros.
 		writeErrors := n.Counter("snapshot_write_errors")
 		so := SnapshotOptions{Dir: dir, Window: window, MaxBytes: maxMem, KeepBags: int(keep), MaxDiskBytes: maxDisk, Holdoff: holdoff,
 			Writer: WriterOptions{ROSDistro: n.Context().Distro().String()},
-			Logf: log.Infof,
+			Logf:   log.Infof,
 			Errorf: func(f string, args ...any) {
 				writeErrors.Inc()
 				log.Errorf(f, args...)
