@@ -4,7 +4,10 @@ import (
 	"context"
 
 	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
+	"github.com/fsmnodes/fsmnodes/internal/rt"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 )
 
@@ -52,7 +55,26 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 	l.OnCleanup(power(false))
 	l.OnShutdown(power(false))
 	l.OnError(power(false))
-	n.Context().Go(b.Run)
+	// The loop thread under SCHED_FIFO (rt.priority, 20 in
+	// velma.launch.xml), as the separate processes' loops: the node's
+	// callbacks (a storm of service calls) then wait for the loop, not the
+	// loop for them.
+	const why = "the loop thread is prepared at start-up"
+	dl := ros.NewDeclarer(n)
+	prio := param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
+		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil)
+	if err := dl.Err(); err != nil {
+		return err
+	}
+	o := rt.Options{Priority: int(prio), StackBytes: 256 << 10, ReserveP: true}
+	n.Context().Go(func(ctx context.Context) error {
+		if o.Priority > 0 {
+			res := rt.Prepare(o)
+			logRT(n, res, o)
+		}
+		return b.Run(ctx)
+	})
 	n.Logger().Infof("velma core agent running at %.0f Hz (ve_body idle, cs idle)", 1/b.runner.Params().Period)
 	return nil
 }
