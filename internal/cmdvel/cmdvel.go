@@ -37,7 +37,7 @@ func (l Limits) Validate() error {
 		v    float64
 	}{{"max_linear_velocity", l.Linear}, {"max_angular_velocity", l.Angular}} {
 		if !(c.v > 0) || math.IsInf(c.v, 0) {
-			return fmt.Errorf("%s = %v: must be a positive finite number", c.name, c.v)
+			return fmt.Errorf("%s = %v: must be above 0 and finite", c.name, c.v)
 		}
 	}
 	return nil

@@ -137,16 +137,10 @@ func (m *Mux) Tuning() MuxTuning {
 	return MuxTuning{TeleopIdle: m.cfg.TeleopIdle, Limits: m.cfg.Limits, AutonomyTimeout: m.cfg.AutonomyTimeout}
 }
 
-// SetTuning changes the tuning; invalid values are refused with the reason
-// and change nothing. A running idle timer keeps its start and gets the new
-// length (it may expire at the next Tick); new limits apply to the next
-// input command; a new autonomy timeout applies at the next Tick.
-func (m *Mux) SetTuning(t MuxTuning) error {
+// withDefaults fills in the defaults of the zero fields.
+func (t MuxTuning) withDefaults() MuxTuning {
 	if t.TeleopIdle == 0 {
 		t.TeleopIdle = 500 * time.Millisecond
-	}
-	if t.TeleopIdle < 0 {
-		return fmt.Errorf("teleoperation_idle_timer %v: must be positive", t.TeleopIdle)
 	}
 	if t.AutonomyTimeout == 0 {
 		t.AutonomyTimeout = DefaultAutonomyTimeout
@@ -154,9 +148,28 @@ func (m *Mux) SetTuning(t MuxTuning) error {
 	if t.Limits == (cmdvel.Limits{}) {
 		t.Limits = cmdvel.Limits{Linear: DefaultMaxLinearVelocity, Angular: DefaultMaxAngularVelocity}
 	}
-	if err := t.Limits.Validate(); err != nil {
+	return t
+}
+
+// Validate checks a tuning as SetTuning takes it: zero fields take their
+// defaults, a negative idle time and invalid limits are refused.
+func (t MuxTuning) Validate() error {
+	t = t.withDefaults()
+	if t.TeleopIdle < 0 {
+		return fmt.Errorf("teleoperation_idle_timer %v: must be positive", t.TeleopIdle)
+	}
+	return t.Limits.Validate()
+}
+
+// SetTuning changes the tuning; invalid values are refused with the reason
+// and change nothing. A running idle timer keeps its start and gets the new
+// length (it may expire at the next Tick); new limits apply to the next
+// input command; a new autonomy timeout applies at the next Tick.
+func (m *Mux) SetTuning(t MuxTuning) error {
+	if err := t.Validate(); err != nil {
 		return err
 	}
+	t = t.withDefaults()
 	_ = m.autoGuard.SetLimits(t.Limits) // validated above
 	_ = m.teleGuard.SetLimits(t.Limits)
 	if m.timerOn {

@@ -131,18 +131,16 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	i(&cfg.AxisLinearX, "axis_linear.x", def.AxisLinearX)
 	i(&cfg.AxisAngularYaw, "axis_angular.yaw", def.AxisAngularYaw)
 	// Live: the scales (checked with the whole mapping) and the limits.
-	scale := func(name string, v float64, desc string) *param.Live[float64] {
-		return param.DeclareLive(d, name, v, param.Descriptor{Description: desc + " (live)",
-			FloatRange: param.Floats(-1000, 1000)}, nil)
+	scale := func(name string, field func(c *teleopLive) *float64, desc string) param.GroupField[teleopLive] {
+		return param.Field(name, field, param.Descriptor{Description: desc + " (live)", FloatRange: param.Floats(-1000, 1000)})
 	}
-	scLin := scale("scale_linear.x", def.ScaleLinearX, "m/s at full stick")
-	tuLin := scale("scale_linear_turbo.x", def.TurboLinearX, "m/s at full stick with the turbo button")
-	scAng := scale("scale_angular.yaw", def.ScaleAngularYaw, "rad/s at full stick")
-	tuAng := scale("scale_angular_turbo.yaw", def.TurboAngularYaw, "rad/s at full stick with the turbo button")
-	maxLin := param.DeclareLive(d, "max_linear_velocity", DefaultTeleopMaxLinear, param.Descriptor{
-		Description: "m/s: the output's linear.x is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
-	maxAng := param.DeclareLive(d, "max_angular_velocity", DefaultTeleopMaxAngular, param.Descriptor{
-		Description: "rad/s: the output's angular.z is clamped to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
+	live := param.DeclareGroup(d, teleopLive{Config: cfg, Limits: cmdvel.Limits{Linear: DefaultTeleopMaxLinear, Angular: DefaultTeleopMaxAngular}},
+		teleopLive.validate, append([]param.GroupField[teleopLive]{
+			scale("scale_linear.x", func(c *teleopLive) *float64 { return &c.Config.ScaleLinearX }, "m/s at full stick"),
+			scale("scale_linear_turbo.x", func(c *teleopLive) *float64 { return &c.Config.TurboLinearX }, "m/s at full stick with the turbo button"),
+			scale("scale_angular.yaw", func(c *teleopLive) *float64 { return &c.Config.ScaleAngularYaw }, "rad/s at full stick"),
+			scale("scale_angular_turbo.yaw", func(c *teleopLive) *float64 { return &c.Config.TurboAngularYaw }, "rad/s at full stick with the turbo button"),
+		}, cmdvelnode.LimitFields(func(c *teleopLive) *cmdvel.Limits { return &c.Limits }, "the output")...)...)
 	// teleop_twist_joy's names and defaults.
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamPublishStamped, "the output")
 	frame := param.Declare(d, "frame", "teleop_twist_joy", param.ReadOnly(
@@ -150,17 +148,12 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	if err := d.Err(); err != nil {
 		return err
 	}
-	current := func() (joy.TeleopConfig, cmdvel.Limits) {
-		c := cfg
-		c.ScaleLinearX, c.TurboLinearX, c.ScaleAngularYaw, c.TurboAngularYaw = scLin.Get(), tuLin.Get(), scAng.Get(), tuAng.Get()
-		return c, cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()}
-	}
-	cfg, limits := current()
-	tel, err := joy.NewTeleop(cfg)
+	start := live.Get()
+	tel, err := joy.NewTeleop(start.Config)
 	if err != nil {
 		return err
 	}
-	guard, err := cmdvel.NewGuard("joy_teleop output", limits)
+	guard, err := cmdvel.NewGuard("joy_teleop output", start.Limits)
 	if err != nil {
 		return fmt.Errorf("parameter %w", err)
 	}
@@ -172,14 +165,9 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 	}
 	_, err = ros.NewSubscription(n, "joy", ros.QoSDefault, func(m *sensor_msgs_msg.Joy) {
 		// Live parameters changed since the last message apply from this one.
-		if c, l := current(); c != cfg || l != limits {
-			if err := tel.SetConfig(c); err != nil {
-				n.Logger().Errorf("new teleop scales refused: %v", err) // the parameter checks make this unreachable
-			}
-			if err := guard.SetLimits(l); err != nil {
-				n.Logger().Errorf("new limits refused: %v", err)
-			}
-			cfg, limits = c, l
+		if c, ok := live.Changed(); ok { // valid: the group checked it with teleopLive.validate
+			_ = tel.SetConfig(c.Config)
+			_ = guard.SetLimits(c.Limits)
 		}
 		lin, ang, ok := tel.Update(joy.State{Axes: m.Axes, Buttons: m.Buttons})
 		if !ok {
@@ -198,4 +186,18 @@ func SetupTeleop(_ context.Context, n *ros.Node) error {
 		_ = pub.Publish(cmdvel.Twist{Linear: [3]float64{r.Twist.Linear[0]}, Angular: [3]float64{2: r.Twist.Angular[2]}})
 	})
 	return err
+}
+
+// teleopLive is joy_teleop's live configuration: the teleop mapping (its
+// scales live, the rest read-only) and the output limits.
+type teleopLive struct {
+	Config joy.TeleopConfig
+	Limits cmdvel.Limits
+}
+
+func (c teleopLive) validate() error {
+	if err := c.Config.Validate(); err != nil {
+		return err
+	}
+	return c.Limits.Validate()
 }

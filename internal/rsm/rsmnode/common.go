@@ -103,19 +103,6 @@ func declareRate(d *param.Declarer) *param.Live[float64] {
 		FloatRange:  param.Floats(0, 1000)}, param.Frequency)
 }
 
-// declareLimits declares max_linear_velocity and max_angular_velocity
-// (live); what says what is clamped ("an input command", "a relayed
-// command").
-func declareLimits(d *param.Declarer, what string) (lin, ang *param.Live[float64]) {
-	lin = param.DeclareLive(d, "max_linear_velocity", rsm.DefaultMaxLinearVelocity, param.Descriptor{
-		Description: "m/s: every linear component of " + what + " is clamped to ±this (live)",
-		FloatRange:  param.Floats(0, 1000)}, param.Positive)
-	ang = param.DeclareLive(d, "max_angular_velocity", rsm.DefaultMaxAngularVelocity, param.Descriptor{
-		Description: "rad/s: every angular component of " + what + " is clamped to ±this (live)",
-		FloatRange:  param.Floats(0, 1000)}, param.Positive)
-	return lin, ang
-}
-
 // nonEmpty checks a topic, frame or action name parameter.
 func nonEmpty(s string) error {
 	if strings.TrimSpace(s) == "" {

@@ -2,6 +2,7 @@ package rsmnode
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
@@ -41,33 +42,28 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 	joyUsed := param.Declare(d, "joystick_used", false, param.ReadOnly("whether the joystick switches to TELEOPERATION",
 		"the joystick is subscribed at start-up only when used"), nil)
 	joyTopic := fixedTopic("joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
-	idle := param.DeclareLiveDuration(d, "teleoperation_idle_timer", 500*time.Millisecond, param.Descriptor{
-		Description: "seconds without teleoperation input until STOPPED (live: a running timer gets the new length)",
-		FloatRange:  param.Floats(0, 3600)}, positiveDuration)
+	live := param.DeclareGroup(d, muxLive{Idle: 500 * time.Millisecond, AutonomyTimeout: rsm.DefaultAutonomyTimeout,
+		Limits: cmdvel.Limits{Linear: rsm.DefaultMaxLinearVelocity, Angular: rsm.DefaultMaxAngularVelocity}}, muxLive.validate,
+		append([]param.GroupField[muxLive]{
+			param.DurationField("teleoperation_idle_timer", func(c *muxLive) *time.Duration { return &c.Idle }, param.Descriptor{
+				Description: "seconds without teleoperation input until STOPPED (live: a running timer gets the new length)",
+				FloatRange:  param.Floats(0, 3600)}),
+			param.DurationField("autonomy_cmd_vel_timeout", func(c *muxLive) *time.Duration { return &c.AutonomyTimeout }, param.Descriptor{
+				Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
+					"to STOPPED (0 disables; live)",
+				FloatRange: param.Floats(0, 3600)}),
+		}, cmdvelnode.LimitFields(func(c *muxLive) *cmdvel.Limits { return &c.Limits }, "an input command")...)...)
 	initial := param.Declare(d, "initial_operation_mode", int64(0), param.Descriptor{
 		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION " +
 			"(read-only: it only applies at start-up; change the mode with rsm/setOperationMode)",
 		ReadOnly: true, ReadOnlyReason: "it only applies at start-up; change the mode with rsm/setOperationMode",
 		IntegerRange: param.Ints(0, 2)}, nil)
-	maxLin, maxAng := declareLimits(d, "an input command")
-	autoTimeout := param.DeclareLiveDuration(d, "autonomy_cmd_vel_timeout", rsm.DefaultAutonomyTimeout, param.Descriptor{
-		Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
-			"to STOPPED (0 disables; live)",
-		FloatRange: param.Floats(0, 3600)}, nil)
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the autonomy and teleoperation inputs and the cmd_vel output")
 	frame := cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
 	if err := d.Err(); err != nil {
 		return err
 	}
-	tuning := func() rsm.MuxTuning {
-		t := rsm.MuxTuning{TeleopIdle: idle.Get(), Limits: cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()},
-			AutonomyTimeout: autoTimeout.Get()}
-		if t.AutonomyTimeout == 0 {
-			t.AutonomyTimeout = -1 // disabled
-		}
-		return t
-	}
-	tune := tuning()
+	tune := live.Get().tuning()
 	initialOp := rsm.OperationMode{Mode: rsm.Mode(initial)}
 	fsmPub, err := fsmnode.New(n, rsm.MuxGraph(initialOp))
 	if err != nil {
@@ -114,13 +110,13 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 	// timer (autonomy_cmd_vel_timeout, teleoperation_idle_timer) it is
 	// ignored as if it had not come (cmdvel.Stamps).
 	if _, err := cmdvelnode.Subscribe(n, autoTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "autonomy cmd_vel",
-		Timeout: autoTimeout.Get}, func(c cmdvelnode.Command) {
+		Timeout: func() time.Duration { return live.Get().AutonomyTimeout }}, func(c cmdvelnode.Command) {
 		warn(mux.OnAutonomy(rsmTwist(c.Twist), c.At))
 	}); err != nil {
 		return err
 	}
 	if _, err := cmdvelnode.Subscribe(n, teleTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "teleoperation cmd_vel",
-		Timeout: idle.Get}, func(c cmdvelnode.Command) {
+		Timeout: func() time.Duration { return live.Get().Idle }}, func(c cmdvelnode.Command) {
 		warn(mux.OnTeleop(rsmTwist(c.Twist), c.At))
 	}); err != nil {
 		return err
@@ -142,12 +138,8 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 	}
 	return tickAt(n, hz, func() {
 		// Live parameters changed since the last cycle apply from this one.
-		if t := tuning(); t != tune {
-			if err := mux.SetTuning(t); err != nil {
-				log.Errorf("new tuning refused: %v", err) // the parameter checks make this unreachable
-			} else {
-				tune = t
-			}
+		if c, ok := live.Changed(); ok {
+			_ = mux.SetTuning(c.tuning()) // valid: the group checked it with rsm.MuxTuning.Validate
 		}
 		tw, op := mux.Tick(clk.Now())
 		count()
@@ -171,4 +163,29 @@ func rsmTwist(t cmdvel.Twist) rsm.Twist {
 func cmdvelTwist(t rsm.Twist) cmdvel.Twist {
 	return cmdvel.Twist{Linear: [3]float64{t.Linear.X, t.Linear.Y, t.Linear.Z},
 		Angular: [3]float64{t.Angular.X, t.Angular.Y, t.Angular.Z}}
+}
+
+// muxLive is the mux's live configuration as its parameters hold it:
+// autonomy_cmd_vel_timeout 0 disables the timeout.
+type muxLive struct {
+	Idle, AutonomyTimeout time.Duration
+	Limits                cmdvel.Limits
+}
+
+// tuning is c as the mux takes it (a disabled timeout is negative).
+func (c muxLive) tuning() rsm.MuxTuning {
+	t := rsm.MuxTuning{TeleopIdle: c.Idle, Limits: c.Limits, AutonomyTimeout: c.AutonomyTimeout}
+	if t.AutonomyTimeout == 0 {
+		t.AutonomyTimeout = -1 // disabled
+	}
+	return t
+}
+
+// validate is the mux's own check; the parameter refuses an idle time of
+// 0, which the mux would take as its default.
+func (c muxLive) validate() error {
+	if err := positiveDuration(c.Idle); err != nil {
+		return fmt.Errorf("teleoperation_idle_timer = %v: %w", c.Idle.Seconds(), err)
+	}
+	return c.tuning().Validate()
 }

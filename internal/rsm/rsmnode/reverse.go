@@ -38,7 +38,7 @@ func SetupCmdVelReverse(_ context.Context, n *ros.Node) error {
 	topic := param.Declare(d, "autonomy_cmd_vel_topic", "autonomy/cmd_vel",
 		param.ReadOnly("the control mux's autonomy input; the reverse stack publishes on this name + \"_reverse\"",
 			"the topics are subscribed and advertised at start-up"), nonEmpty)
-	maxLin, maxAng := declareLimits(d, "a relayed command")
+	limits := cmdvelnode.DeclareLimits(d, cmdvel.Limits{Linear: rsm.DefaultMaxLinearVelocity, Angular: rsm.DefaultMaxAngularVelocity}, "a relayed command")
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the input and the output")
 	frame := cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
 	timeout := param.DeclareLiveDuration(d, "cmd_vel_timeout", DefaultReverseTimeout, param.Descriptor{
@@ -48,9 +48,7 @@ func SetupCmdVelReverse(_ context.Context, n *ros.Node) error {
 	if err := d.Err(); err != nil {
 		return err
 	}
-	limits := func() cmdvel.Limits { return cmdvel.Limits{Linear: maxLin.Get(), Angular: maxAng.Get()} }
-	lim := limits()
-	relay, err := rsm.NewReverseRelay(lim)
+	relay, err := rsm.NewReverseRelay(limits.Get())
 	if err != nil {
 		return err
 	}
@@ -64,11 +62,8 @@ func SetupCmdVelReverse(_ context.Context, n *ros.Node) error {
 	in := topic + "_reverse"
 	if _, err := cmdvelnode.Subscribe(n, in, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "reverse cmd_vel",
 		Timeout: timeout.Get}, func(c cmdvelnode.Command) {
-		if l := limits(); l != lim { // live parameters apply from the next command
-			if err := relay.SetLimits(l); err != nil {
-				log.Errorf("new limits refused: %v", err) // the parameter checks make this unreachable
-			}
-			lim = l
+		if l, ok := limits.Changed(); ok { // live parameters apply from the next command
+			_ = relay.SetLimits(l) // valid: the group checked it with cmdvel.Limits.Validate
 		}
 		tw, report := relay.Command(rsmTwist(c.Twist), clk.Now())
 		if report != nil {

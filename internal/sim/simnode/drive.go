@@ -60,16 +60,16 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 	startYaw := param.Declare(d, "start_yaw", 0.0, fixed("start heading, rad"), nil)
 	pubClock := param.Declare(d, "publish_clock", false, fixed("publish /clock from the simulation time (for use_sim_time)"), nil)
 	cfg := sim.DefaultDiffDrive()
-	limits := declareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "every cmd_vel component")
+	limits := cmdvelnode.DeclareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "cmd_vel")
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel")
 	if err := d.Err(); err != nil {
 		return err
 	}
-	guard, err := cmdvel.NewGuard("cmd_vel", limits.last)
+	guard, err := cmdvel.NewGuard("cmd_vel", limits.Get())
 	if err != nil {
 		return fmt.Errorf("parameter %w", err)
 	}
-	cfg.MaxLinear, cfg.MaxAngular = limits.last.Linear, limits.last.Angular
+	cfg.MaxLinear, cfg.MaxAngular = limits.Get().Linear, limits.Get().Angular
 	start := sim.Pose2D{X: startX, Y: startY, Theta: startYaw}
 	robot, err := sim.NewDiffDrive(cfg, sim.DefaultWorld(), start)
 	if err != nil {
@@ -98,15 +98,12 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 	// Live limits changed since the last command or step apply from this one
 	// (both run on the node's callback goroutine).
 	applyLimits := func() {
-		l, ok := limits.changed()
+		l, ok := limits.Changed()
 		if !ok {
 			return
 		}
-		if err := guard.SetLimits(l); err != nil {
-			log.Errorf("%v", err) // the parameter checks make this unreachable
-			return
-		}
-		_ = robot.SetLimits(l.Linear, l.Angular) // validated like the guard's
+		_ = guard.SetLimits(l) // valid: the group checked it with cmdvel.Limits.Validate
+		_ = robot.SetLimits(l.Linear, l.Angular)
 		log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
 	}
 

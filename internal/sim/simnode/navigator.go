@@ -43,7 +43,7 @@ type navigator struct {
 	poseAt   time.Time          // when pose was received (zero: never)
 	active   context.CancelFunc // the goal being executed, if any
 	activeID action.GoalID
-	limits   *liveLimits // max_linear_velocity, max_angular_velocity (live)
+	limits   *param.Group[cmdvel.Limits] // max_linear_velocity, max_angular_velocity (live)
 }
 
 // SetupNavigator turns n into a small stand-in for Nav2: it serves
@@ -74,7 +74,7 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 		"the publisher is created at start-up"), nil)
 	every := rate(d, "control_rate", 20, "control loop rate, Hz")
 	def := sim.DefaultNav()
-	limits := declareLimits(d, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity")
+	limits := cmdvelnode.DeclareLimits(d, cmdvel.Limits{Linear: def.MaxLinear, Angular: def.MaxAngular}, "the commanded velocity")
 	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel_topic")
 	baseFrame := cmdvelnode.DeclareFrame(d, "robot_base_frame", cmdvelnode.DefaultFrame)
 	maxCells := declareMapLimit(d)
@@ -86,8 +86,8 @@ func SetupNavigator(_ context.Context, n *ros.Node) error {
 	// start; say so when they are accepted (there is no cycle between goals).
 	n.OnParametersChanged(func(ps []ros.Parameter) {
 		for _, p := range ps {
-			if p.Name == paramMaxLinear || p.Name == paramMaxAngular {
-				l := limits.get()
+			if p.Name == cmdvelnode.ParamMaxLinear || p.Name == cmdvelnode.ParamMaxAngular {
+				l := limits.Get()
 				n.Logger().Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
 				return
 			}
@@ -215,7 +215,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 
 	cfg := sim.DefaultNav()
 	cfg.Reverse = reverse
-	limits := nv.limits.get()
+	limits := nv.limits.Get()
 	cfg.MaxLinear, cfg.MaxAngular = limits.Linear, limits.Angular
 	nav := sim.NewNavigator(cfg)
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
@@ -292,7 +292,7 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, err)
 			return nil, err
 		}
-		if l := nv.limits.get(); l != limits { // changed at run time: applies from this cycle
+		if l := nv.limits.Get(); l != limits { // changed at run time: applies from this cycle
 			limits = l
 			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in
 		}

@@ -11,7 +11,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
@@ -153,45 +152,4 @@ func rate(d *param.Declarer, name string, def float64, desc string) time.Duratio
 		return time.Second // after an error Err reports
 	}
 	return param.Period(hz)
-}
-
-// Names of the velocity limit parameters.
-const (
-	paramMaxLinear  = "max_linear_velocity"
-	paramMaxAngular = "max_angular_velocity"
-)
-
-// liveLimits are max_linear_velocity (m/s) and max_angular_velocity
-// (rad/s), live: a value that is not positive and finite is refused with
-// the reason; the node's cycle reads them (Changed) and applies a change.
-type liveLimits struct {
-	lin, ang *param.Live[float64]
-	last     cmdvel.Limits
-}
-
-// declareLimits declares the two limits with defaults def; what says what
-// they limit.
-func declareLimits(d *param.Declarer, def cmdvel.Limits, what string) *liveLimits {
-	lin := param.DeclareLive(d, paramMaxLinear, def.Linear, param.Descriptor{
-		Description: "m/s: " + what + " is limited to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
-	ang := param.DeclareLive(d, paramMaxAngular, def.Angular, param.Descriptor{
-		Description: "rad/s: " + what + " is limited to ±this (live)", FloatRange: param.Floats(0, 1000)}, param.Positive)
-	l := &liveLimits{lin: lin, ang: ang}
-	l.last = l.get()
-	return l
-}
-
-func (l *liveLimits) get() cmdvel.Limits {
-	return cmdvel.Limits{Linear: l.lin.Get(), Angular: l.ang.Get()}
-}
-
-// changed returns the limits and whether they changed since the last call.
-// Call it from one goroutine (the node's cycle).
-func (l *liveLimits) changed() (cmdvel.Limits, bool) {
-	cur := l.get()
-	if cur == l.last {
-		return cur, false
-	}
-	l.last = cur
-	return cur, true
 }
