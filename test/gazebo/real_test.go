@@ -92,6 +92,12 @@ func startSim(t *testing.T, display bool, file string, args ...string) *gzSim {
 	t.Helper()
 	s := &gzSim{t: t, setup: needGazebo(t), domain: testenv.Domain(t)}
 	s.partition = fmt.Sprintf("fsmnodes_test_%d_%d", s.domain, os.Getpid())
+	// Loopback as a Humble user sets it (ROS_LOCALHOST_ONLY: the launched
+	// nodes see ROS_DISTRO=humble), with room for more than Cyclone's 10
+	// participants on loopback, for the launched nodes and this test's;
+	// Gazebo's transport on loopback too.
+	t.Setenv("ROS_LOCALHOST_ONLY", "1")
+	t.Setenv("CYCLONEDDS_URI", "<CycloneDDS><Domain><Discovery><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>")
 	s.env = append(testenv.Env(s.domain), "IGN_PARTITION="+s.partition, "IGN_IP=127.0.0.1", "RMW_IMPLEMENTATION=rmw_cyclonedds_cpp")
 	if display {
 		num := 90 + int(s.domain)%100
@@ -108,7 +114,8 @@ func startSim(t *testing.T, display bool, file string, args ...string) *gzSim {
 	s.launch = testenv.Start(t, "ros2 launch "+file, s.env, "/bin/bash", "-c", script)
 	t.Cleanup(s.checkGazeboGone)
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &s.domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
+	// The Humble wire dialect, as the launched nodes (ROS_DISTRO=humble).
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &s.domain, Distro: "humble", NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
 	if err != nil {
 		t.Fatal(err)
 	}
