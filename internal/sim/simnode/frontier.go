@@ -3,7 +3,6 @@ package simnode
 import (
 	"context"
 	"fmt"
-	"math"
 	"reflect"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -44,6 +43,10 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	clearance := param.Declare(d, "clearance", 0.25, fixed("minimum distance of a goal from obstacles, m"), nil)
 	every := rate(d, "rate", 1, "goal publications per second")
 	maxCells := declareMapLimit(d)
+	maxFailed := param.Declare(d, "max_failed_goals", int64(sim.DefaultMaxFailedGoals), param.Descriptor{
+		Description: "most failed exploration goals kept and republished on rsm/failedGoals; a further one is refused and counted as " +
+			ros.CounterCommandsRejected + " (read-only: " + startupOnly + ")",
+		ReadOnly: true, ReadOnlyReason: startupOnly, IntegerRange: param.Ints(1, 100_000)}, nil)
 	tol := param.Declare(d, "exploration_goal_tolerance", sim.DefaultGoalTolerance,
 		fixed("m, in x and in y: an exploration goal with no frontier cell this close counts as explored (rsm/goalObsolete)"), nil)
 	if err := d.Err(); err != nil {
@@ -72,7 +75,8 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 	}
 	var lastMarkers []viz.Marker
 	var grid *sim.Grid
-	var failed []geometry_msgs_msg.Pose
+	failed := sim.FailedGoals{Max: int(maxFailed)}
+	var failedFull bool // said once until the list is cleared
 	if err := subscribeMap(n, maxCells, func(g *sim.Grid) { grid = g }); err != nil {
 		return err
 	}
@@ -94,14 +98,17 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 		badStatus = false
 		switch m.GoalStatus {
 		case rsm_msgs_msg.GoalStatus_REACHED:
-			failed = failed[:0]
+			failed.Clear()
+			failedFull = false
 		case rsm_msgs_msg.GoalStatus_FAILED:
-			for _, f := range failed {
-				if math.Hypot(f.Position.X-m.Goal.Position.X, f.Position.Y-m.Goal.Position.Y) < 1e-3 {
-					return
+			if err := failed.Add(sim.Point{X: m.Goal.Position.X, Y: m.Goal.Position.Y}); err != nil {
+				n.Counter(ros.CounterCommandsRejected).Inc()
+				if !failedFull {
+					n.Logger().Warnf("rsm/explorationGoalStatus: failed goal (%.2f, %.2f) refused: %v (said once until a goal is reached)",
+						m.Goal.Position.X, m.Goal.Position.Y, err)
 				}
+				failedFull = true
 			}
-			failed = append(failed, m.Goal)
 		}
 	}); err != nil {
 		return err
@@ -125,9 +132,10 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 			goals.Poses = append(goals.Poses, geometry_msgs_msg.Pose{
 				Position: geometry_msgs_msg.Point{X: f.Goal.X, Y: f.Goal.Y}, Orientation: yawQuat(0)})
 		}
-		failedPts := make([]sim.Point, len(failed))
-		for i, f := range failed {
-			failedPts[i] = sim.Point{X: f.Position.X, Y: f.Position.Y}
+		failedPts := failed.Points()
+		failedPoses := make([]geometry_msgs_msg.Pose, len(failedPts))
+		for i, f := range failedPts {
+			failedPoses[i] = geometry_msgs_msg.Pose{Position: geometry_msgs_msg.Point{X: f.X, Y: f.Y}, Orientation: yawQuat(0)}
 		}
 		if ms := sim.FrontierMarkers(sim.FrameMap, grid.Resolution, frontiers, failedPts); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
 			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
@@ -137,8 +145,7 @@ func SetupFrontier(_ context.Context, n *ros.Node) error {
 			}
 		}
 		_ = goalsPub.Publish(goals)
-		_ = failedPub.Publish(&geometry_msgs_msg.PoseArray{Header: header(t, sim.FrameMap),
-			Poses: append([]geometry_msgs_msg.Pose(nil), failed...)})
+		_ = failedPub.Publish(&geometry_msgs_msg.PoseArray{Header: header(t, sim.FrameMap), Poses: failedPoses})
 	})
 	return err
 }
