@@ -19,9 +19,12 @@ type Event struct {
 	Time  time.Time // receive time of the message that showed it
 	Kind  string    // "estop", "autonomy_stop", "ve_body_safe", "fault_counter", ...
 	Topic string
-	From  string
-	To    string
-	Cause string
+	// Machine is the state machine's name when the event came from its
+	// ~/fsm/transition ("operation_mode", "ve_body"); "" otherwise.
+	Machine string
+	From    string
+	To      string
+	Cause   string
 }
 
 // String describes the event in one line.
@@ -30,6 +33,9 @@ func (e Event) String() string {
 		return e.Kind + " (" + e.Cause + ")"
 	}
 	s := fmt.Sprintf("%s on %s: %s -> %s", e.Kind, e.Topic, e.From, e.To)
+	if e.Machine != "" {
+		s = fmt.Sprintf("%s on %s: %s %s -> %s", e.Kind, e.Topic, e.Machine, e.From, e.To)
+	}
 	if e.Cause != "" {
 		s += " (" + e.Cause + ")"
 	}
@@ -40,12 +46,13 @@ func (e Event) String() string {
 // (custom_data) and in its .mcap files' "rosbag2" metadata records.
 func (e Event) customData() map[string]string {
 	return map[string]string{
-		"fsmnodes.trigger.kind":  e.Kind,
-		"fsmnodes.trigger.topic": e.Topic,
-		"fsmnodes.trigger.from":  e.From,
-		"fsmnodes.trigger.to":    e.To,
-		"fsmnodes.trigger.cause": e.Cause,
-		"fsmnodes.trigger.time":  fmt.Sprint(e.Time.UnixNano()),
+		"fsmnodes.trigger.kind":    e.Kind,
+		"fsmnodes.trigger.topic":   e.Topic,
+		"fsmnodes.trigger.machine": e.Machine,
+		"fsmnodes.trigger.from":    e.From,
+		"fsmnodes.trigger.to":      e.To,
+		"fsmnodes.trigger.cause":   e.Cause,
+		"fsmnodes.trigger.time":    fmt.Sprint(e.Time.UnixNano()),
 	}
 }
 
@@ -58,7 +65,7 @@ func EventOf(m *Metadata) (Event, bool) {
 	}
 	var ns int64
 	fmt.Sscan(c["fsmnodes.trigger.time"], &ns)
-	return Event{Time: time.Unix(0, ns), Kind: c["fsmnodes.trigger.kind"], Topic: c["fsmnodes.trigger.topic"],
+	return Event{Time: time.Unix(0, ns), Kind: c["fsmnodes.trigger.kind"], Topic: c["fsmnodes.trigger.topic"], Machine: c["fsmnodes.trigger.machine"],
 		From: c["fsmnodes.trigger.from"], To: c["fsmnodes.trigger.to"], Cause: c["fsmnodes.trigger.cause"]}, true
 }
 

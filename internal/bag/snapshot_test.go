@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	fsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/fsm_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
@@ -148,6 +149,57 @@ func TestDetector(t *testing.T) {
 		}
 		if got != s.want {
 			t.Errorf("step %d (%s): %q, want %q", i, s.topic, got, s.want)
+		}
+	}
+	if d.Malformed != 1 {
+		t.Errorf("malformed: %d", d.Malformed)
+	}
+}
+
+func TestDetectorTransitions(t *testing.T) {
+	tr := func(machine, from, to, cause string) []byte {
+		return cdrOf(&fsm_msgs_msg.Transition{Machine: machine, FromState: from, ToState: to, Cause: cause, InGraph: true})
+	}
+	mode := func(estop bool, m uint8) []byte {
+		return cdrOf(&rsm_msgs_msg.OperationMode{EmergencyStop: estop, Mode: m})
+	}
+	const mux, vb, om = "/diffbot/robotControlMuxNode/fsm/transition", "/velma/velma_core/fsm/transition", "/diffbot/rsm/operationMode"
+	const trT, omT = "fsm_msgs/msg/Transition", "rsm_msgs/msg/OperationMode"
+	steps := []struct {
+		at         time.Duration
+		topic, typ string
+		data       []byte
+		want       string
+	}{
+		{0, om, omT, mode(false, 2), ""},
+		// The transient-local history of the mux's transitions: no events.
+		{0, mux, trT, tr("operation_mode", "", "STOPPED", "start"), ""},
+		{10 * time.Millisecond, mux, trT, tr("operation_mode", "STOPPED", "E-STOP/STOPPED", "setOperationMode (e-stop on)"), ""},
+		{20 * time.Millisecond, mux, trT, tr("operation_mode", "E-STOP/STOPPED", "STOPPED", "setOperationMode (e-stop off)"), ""},
+		// From now on the transitions give the events, operationMode none.
+		{time.Second, om, omT, mode(true, 2), ""},
+		{time.Second, mux, trT, tr("operation_mode", "TELEOPERATION", "E-STOP/TELEOPERATION", "setOperationMode (e-stop on)"), "estop:operation_mode:TELEOPERATION->E-STOP/TELEOPERATION"},
+		{2 * time.Second, mux, trT, tr("operation_mode", "E-STOP/TELEOPERATION", "E-STOP/STOPPED", "teleoperation_idle_timer"), ""},
+		{3 * time.Second, mux, trT, tr("operation_mode", "E-STOP/STOPPED", "STOPPED", "setOperationMode (e-stop off)"), ""},
+		{4 * time.Second, mux, trT, tr("operation_mode", "STOPPED", "AUTONOMOUS", "setOperationMode"), ""},
+		{5 * time.Second, mux, trT, tr("operation_mode", "AUTONOMOUS", "STOPPED", "autonomy_cmd_vel_timeout"), "watchdog_stop:operation_mode:AUTONOMOUS->STOPPED"},
+		{5 * time.Second, mux, trT, tr("operation_mode", "AUTONOMOUS", "STOPPED", "setOperationMode"), ""},
+		{5 * time.Second, mux, trT, []byte{0, 1, 0}, ""}, // malformed
+		{5 * time.Second, vb, trT, tr("ve_body", "", "idle", "start"), ""},
+		{6 * time.Second, vb, trT, tr("ve_body", "safe", "transp", "exit safe"), ""},
+		{6 * time.Second, vb, trT, tr("ve_body", "transp", "transp_st", "σ"), ""},
+		{7 * time.Second, vb, trT, tr("ve_body", "transp_st", "safe", "cs silent"), "ve_body_safe:ve_body:transp_st->safe"},
+		{7 * time.Second, vb, trT, tr("cs", "transp", "safe", "x"), ""},
+	}
+	d := NewDetector()
+	for i, s := range steps {
+		evs := d.Check(s.topic, s.typ, t0.Add(s.at), s.data)
+		got := ""
+		if len(evs) == 1 {
+			got = evs[0].Kind + ":" + evs[0].Machine + ":" + evs[0].From + "->" + evs[0].To
+		}
+		if len(evs) > 1 || got != s.want {
+			t.Errorf("step %d: %d events %q, want %q", i, len(evs), got, s.want)
 		}
 	}
 	if d.Malformed != 1 {

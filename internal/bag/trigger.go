@@ -7,11 +7,13 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	fsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/fsm_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-// Detector finds the flight recorder's events in the recorded messages.
+// Detector finds the flight recorder's events in the recorded messages
+// (docs/recording.md#flight-recorder).
 // It keeps the last state seen per topic; the first message of a topic
 // only sets it. The events:
 //
@@ -24,18 +26,42 @@ import (
 //   - fault_counter: a /diagnostics status "<node>: counters" going from
 //     OK to WARN (a fault counter rose since the node's previous report).
 //
+// Where the nodes publish their state machines' transitions
+// (fsm_msgs/Transition on ~/fsm/transition, docs/fsm.md), those give the
+// events with the machine's own states and cause, and the topic-based
+// rules for the same machine are no longer used once one of its
+// transitions was seen (so one e-stop is one event):
+//
+//   - estop: machine operation_mode entering an E-STOP/ state from one
+//     that is not;
+//   - watchdog_stop: machine operation_mode moving with cause
+//     autonomy_cmd_vel_timeout (the mux's autonomy watchdog);
+//   - ve_body_safe: machine ve_body from transp or transp_st to a safe
+//     state.
+//
+// ~/fsm/transition is transient local: what arrives within
+// TransitionHistoryWindow of a topic's first message is its history and
+// only marks the machine as seen.
+//
 // Malformed messages are counted and ignored.
 type Detector struct {
-	mu        sync.Mutex
-	modes     map[string]rsm_msgs_msg.OperationMode
-	body      map[string]string
-	diag      map[string]byte
-	Malformed uint64
+	mu         sync.Mutex
+	modes      map[string]rsm_msgs_msg.OperationMode
+	body       map[string]string
+	diag       map[string]byte
+	firstTrans map[string]time.Time // transition topic -> first receive time
+	machines   map[string]bool      // machines seen on a transition topic
+	Malformed  uint64
 }
+
+// TransitionHistoryWindow is how long after a transition topic's first
+// message what comes is taken as its (transient local) history.
+const TransitionHistoryWindow = 500 * time.Millisecond
 
 // NewDetector returns a Detector with no state.
 func NewDetector() *Detector {
-	return &Detector{modes: map[string]rsm_msgs_msg.OperationMode{}, body: map[string]string{}, diag: map[string]byte{}}
+	return &Detector{modes: map[string]rsm_msgs_msg.OperationMode{}, body: map[string]string{}, diag: map[string]byte{},
+		firstTrans: map[string]time.Time{}, machines: map[string]bool{}}
 }
 
 var modeNames = map[uint8]string{
@@ -60,6 +86,33 @@ func (d *Detector) Check(topic, typ string, recv time.Time, data []byte) []Event
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
+	case typ == "fsm_msgs/msg/Transition":
+		var m fsm_msgs_msg.Transition
+		if rosidl.Unmarshal(data, &m) != nil {
+			d.Malformed++
+			return nil
+		}
+		d.machines[m.Machine] = true
+		first, ok := d.firstTrans[topic]
+		if !ok {
+			d.firstTrans[topic] = recv
+			first = recv
+		}
+		if recv.Sub(first) < TransitionHistoryWindow {
+			return nil
+		}
+		ev := Event{Time: recv, Topic: topic, Machine: m.Machine, From: m.FromState, To: m.ToState, Cause: m.Cause}
+		switch {
+		case m.Machine == "operation_mode" && strings.HasPrefix(m.ToState, "E-STOP/") && m.FromState != "" && !strings.HasPrefix(m.FromState, "E-STOP/"):
+			ev.Kind = "estop"
+		case m.Machine == "operation_mode" && m.Cause == "autonomy_cmd_vel_timeout":
+			ev.Kind = "watchdog_stop"
+		case m.Machine == "ve_body" && (m.FromState == "transp" || m.FromState == "transp_st") && strings.HasPrefix(m.ToState, "safe"):
+			ev.Kind = "ve_body_safe"
+		default:
+			return nil
+		}
+		return []Event{ev}
 	case typ == "rsm_msgs/msg/OperationMode":
 		var m rsm_msgs_msg.OperationMode
 		if rosidl.Unmarshal(data, &m) != nil {
@@ -68,7 +121,7 @@ func (d *Detector) Check(topic, typ string, recv time.Time, data []byte) []Event
 		}
 		prev, seen := d.modes[topic]
 		d.modes[topic] = m
-		if !seen || prev == m {
+		if !seen || prev == m || d.machines["operation_mode"] {
 			return nil
 		}
 		ev := Event{Time: recv, Topic: topic, From: modeName(prev), To: modeName(m)}
@@ -89,7 +142,7 @@ func (d *Detector) Check(topic, typ string, recv time.Time, data []byte) []Event
 		}
 		prev := d.body[topic]
 		d.body[topic] = m.Data
-		if (prev == "transp" || prev == "transp_st") && strings.HasPrefix(m.Data, "safe") {
+		if !d.machines["ve_body"] && (prev == "transp" || prev == "transp_st") && strings.HasPrefix(m.Data, "safe") {
 			return []Event{{Time: recv, Kind: "ve_body_safe", Topic: topic, From: prev, To: m.Data, Cause: "ve_body left transp for safe"}}
 		}
 		return nil

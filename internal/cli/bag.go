@@ -33,7 +33,7 @@ func bagVerbs() map[string]verb {
 				"  --report-period S             log messages, bytes, CPU and memory every S seconds\n\n" +
 				"Flight recorder (docs/recording.md):\n" +
 				"  --snapshot-duration S         keep only the last S seconds in memory; an event (an e-stop, the\n" +
-				"                                autonomy stopping, ve_body leaving transp for safe, a fault counter\n" +
+				"                                autonomy watchdog, ve_body leaving transp for safe, a fault counter\n" +
 				"                                rising on /diagnostics) writes that window as a new bag under -o\n" +
 				"                                (default flight_recorder), with the event in its metadata\n" +
 				"  --snapshot-max-bytes B        memory bound of the window (default 64 MiB)\n" +

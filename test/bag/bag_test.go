@@ -22,6 +22,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	fsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/fsm_msgs/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -223,6 +224,11 @@ func waitState(t *testing.T, n *ros.Node, state string) {
 	_ = last
 }
 
+// edge is one transition of a machine as "machine: from -> to: cause".
+func edge(m *fsm_msgs_msg.Transition) string {
+	return m.Machine + ": " + m.FromState + " -> " + m.ToState + ": " + m.Cause
+}
+
 func dedup(s []string) []string {
 	var out []string
 	for _, v := range s {
@@ -251,7 +257,7 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topics := []string{"/rsm/operationMode", "/rsm/stateInfo", "/teleoperation/cmd_vel", "/cmd_vel"}
+	topics := []string{"/rsm/operationMode", "/rsm/stateInfo", "/teleoperation/cmd_vel", "/cmd_vel", "/rsmNode/fsm/transition"}
 	rec := startRecord(t, liveDomain, "record", topics, append(slices.Clone(topics), "-o", dir)...)
 	flight := startRecord(t, liveDomain, "flight", []string{"/rsm/operationMode", "/teleoperation/cmd_vel"},
 		"-a", "--snapshot-duration", "4", "--snapshot-holdoff", "1", "-o", snaps)
@@ -307,6 +313,20 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	if err != nil || !slices.Equal(dedup(inBag), recorded) {
 		t.Errorf("bag's /rsm/stateInfo %q (%v), live %q", inBag, err, recorded)
 	}
+	// rsmNode's own transitions (~/fsm/transition, docs/fsm.md) with their
+	// causes, as recorded.
+	var recordedEdges []string
+	err = b.Messages([]string{"/rsmNode/fsm/transition"}, func(m *bag.Message) error {
+		var tr fsm_msgs_msg.Transition
+		if err := rosidl.Unmarshal(m.Data, &tr); err != nil {
+			return err
+		}
+		recordedEdges = append(recordedEdges, edge(&tr))
+		return nil
+	})
+	if err != nil || len(recordedEdges) < len(recorded) {
+		t.Errorf("bag's /rsmNode/fsm/transition: %q (%v)", recordedEdges, err)
+	}
 
 	// The flight recorder wrote the seconds before the e-stop.
 	entries, err := os.ReadDir(snaps)
@@ -327,7 +347,10 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 		t.Fatalf("no e-stop snapshot in %s: %v\n%s", snaps, names, flight.Output())
 	}
 	ev, ok := bag.EventOf(estopBag.Metadata)
-	if !ok || ev.Kind != "estop" || ev.Topic != "/rsm/operationMode" || !strings.HasSuffix(ev.To, "EMERGENCY_STOP") {
+	// The mux publishes its transitions (docs/fsm.md): the trigger is the
+	// operation_mode machine's own.
+	if !ok || ev.Kind != "estop" || ev.Topic != "/robotControlMuxNode/fsm/transition" || ev.Machine != "operation_mode" ||
+		ev.From != "TELEOPERATION" || ev.To != "E-STOP/STOPPED" || ev.Cause == "" {
 		t.Errorf("trigger: %+v", ev)
 	}
 	sm := estopBag.Metadata
@@ -335,7 +358,7 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 		t.Errorf("snapshot from %v to %v, %d teleop commands; e-stop at %v", sm.Start, sm.End(), tc.MessageCount, ev.Time)
 	}
 	info, _, _ := testenv.CLI(t, replayDomain, "bag", "info", estopBag.Dir)
-	if !strings.Contains(info, "Trigger:           estop on /rsm/operationMode") {
+	if !strings.Contains(info, "Trigger:           estop on /robotControlMuxNode/fsm/transition: operation_mode TELEOPERATION -> E-STOP/STOPPED") {
 		t.Errorf("bag info of the snapshot:\n%s", info)
 	}
 
@@ -345,6 +368,10 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	fresh := node(t, replayDomain, "observer")
 	waitState(t, fresh, "Idle")
 	replayStates := stateSeq(t, fresh)
+	var replayEdges collector[string]
+	if _, err := ros.NewSubscription(fresh, "/rsmNode/fsm/transition", ros.QoSLatched.KeepLast(100), func(m *fsm_msgs_msg.Transition) { replayEdges.add(edge(m)) }); err != nil {
+		t.Fatal(err)
+	}
 	if _, e, ok := testenv.CLI(t, replayDomain, "bag", "play", dir, "--topics", "/rsm/operationMode", "--node-name", "/robotControlMuxNode", "--delay", "1.5"); !ok {
 		t.Fatalf("bag play: %s", e)
 	}
@@ -353,6 +380,14 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	if replayed := dedup(replayStates.all()); !slices.Equal(replayed, recorded) {
 		t.Errorf("replayed states %q, recorded %q", replayed, recorded)
 	} else {
-		t.Logf("recorded and replayed rsmNode transitions: %q", recorded)
+		t.Logf("recorded and replayed rsmNode states: %q", recorded)
+	}
+	// The same edges with the same causes: the recording's (its history
+	// from the start included) and the fresh rsmNode's since its start.
+	testenv.WaitFor(t, wait, "the fresh rsmNode's transitions", func() bool { return len(replayEdges.all()) >= len(recordedEdges) })
+	if got := replayEdges.all(); !slices.Equal(got, recordedEdges) {
+		t.Errorf("replayed rsmNode transitions:\n  %s\nrecorded:\n  %s", strings.Join(got, "\n  "), strings.Join(recordedEdges, "\n  "))
+	} else {
+		t.Logf("recorded and replayed rsmNode transitions (from -> to: cause):\n  %s", strings.Join(got, "\n  "))
 	}
 }
