@@ -109,9 +109,9 @@ func clientValue(m map[string]string, key string) int64 {
 
 // countIngress counts what arrives at host h's eth0 (an AF_PACKET socket
 // opened inside the host, which only reads): bytes of frames sent to a
-// multicast group and of TCP, until t ends. It returns a function that
+// multicast group, of TCP and of unicast UDP, until t ends. It returns a function that
 // reads both.
-func countIngress(t *testing.T, h *Host) func() (mcast, tcp int64) {
+func countIngress(t *testing.T, h *Host) func() (mcast, tcp, udp int64) {
 	t.Helper()
 	var fd int
 	if err := h.inNetns(func() error {
@@ -129,7 +129,7 @@ func countIngress(t *testing.T, h *Host) func() (mcast, tcp int64) {
 	}); err != nil {
 		t.Fatalf("packet socket on %s: %v", h.Name, err)
 	}
-	var mcast, tcp atomic.Int64
+	var mcast, tcp, udp atomic.Int64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -150,6 +150,8 @@ func countIngress(t *testing.T, h *Host) func() (mcast, tcp int64) {
 				mcast.Add(int64(n))
 			case n >= 24 && buf[12] == 0x08 && buf[13] == 0x00 && buf[23] == 6: // IPv4, TCP
 				tcp.Add(int64(n))
+			case n >= 24 && buf[12] == 0x08 && buf[13] == 0x00 && buf[23] == 17: // IPv4, UDP (DDS by unicast)
+				udp.Add(int64(n))
 			}
 		}
 	}()
@@ -161,14 +163,14 @@ func countIngress(t *testing.T, h *Host) func() (mcast, tcp int64) {
 		case <-time.After(2 * time.Second):
 		}
 	})
-	return func() (int64, int64) { return mcast.Load(), tcp.Load() }
+	return func() (int64, int64, int64) { return mcast.Load(), tcp.Load(), udp.Load() }
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // pageLag is what the page's probe saw of the robot's odometry in a time
 // window: messages per second and how old each was when the page got it
-// (its receipt in the page minus the bridge's receive time).
+// (its receipt in the page minus its stamp).
 type pageLag struct {
 	hz            float64
 	median, worst time.Duration
@@ -180,7 +182,8 @@ func (l pageLag) String() string {
 
 // TestDashboardSlowLink runs the dashboard (foxglove_bridge's page) in
 // headless Chromium on the operator host, against the bridge on the robot
-// (listening on the robot's address: TLS and a token), and slows the link
+// (listening on the robot's address: TLS and a token) and, in a second
+// subtest, on the operator host (its loopback), and slows the link
 // to 1 Mbit/s (tc tbf) while the page streams the map, the scan, TF, the
 // odometry and the markers, and follows every other topic as its topic
 // list does. The robot's own DDS multicast, flooded by the switch, takes
@@ -192,8 +195,9 @@ func (l pageLag) String() string {
 // page's view is, the bridge's memory and what crosses the link.
 // Asserted: teleop and e-stop work on the slow link; the e-stop, a state
 // published once, reaches the page although the bridge drops messages for
-// it (the newest message of each subscription is kept); the bridge drops,
-// counted, instead of queueing beyond send_buffer_limit; its memory stays
+// it (the newest message of each subscription is kept); the bridge on the
+// robot drops, counted, instead of queueing beyond send_buffer_limit
+// (the one on the operator host has a fast client); its memory stays
 // bounded. Then the link drops while the operator drives from the page: the
 // robot stops on the mux's idle timer, and the same page drives again once
 // the link is back. Times are figures (docs/multihost.md).
@@ -201,8 +205,32 @@ func TestDashboardSlowLink(t *testing.T) {
 	needNetns(t)
 	findChromium(t)
 	t.Parallel()
+	for _, onRobot := range []bool{true, false} {
+		name := "bridge-on-robot"
+		if !onRobot {
+			name = "bridge-on-operator"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dashboardSlowLink(t, onRobot)
+		})
+	}
+}
+
+// dashboardSlowLink is TestDashboardSlowLink with the bridge on the robot
+// (its address, TLS and a token; the WebSocket crosses the link) or on the
+// operator station (loopback; its DDS crosses the link).
+func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	nw := NewNet(t, "robot", "operator")
 	robot, op := nw.Host("robot"), nw.Host("operator")
+	where := "bridge on the robot"
+	if !bridgeOnRobot {
+		where = "bridge on the operator station"
+	}
+	figure := func(format string, args ...any) {
+		t.Helper()
+		t.Logf("FIGURE dashboard, "+where+", "+format, args...)
+	}
 	domain := testenv.Domain(t)
 	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
 	probe := testenv.Executable(t, "test/multihost/mhprobe")
@@ -226,19 +254,36 @@ func TestDashboardSlowLink(t *testing.T) {
 	launch := writeFile(t, dir, "diffbot.launch.xml", `<launch><group><push_ros_namespace namespace="diffbot"/>`+
 		`<include file="$(find-pkg-share fsmnodes)/launch/rsm_sim.launch.xml"/></group></launch>`, 0o644)
 	robot.Start(t, "diffbot", robotEnv, filepath.Join(bin, "fsmnodes"), "launch", launch, "--bin-dir", bin, "--share-dir", root)
-	const token = "multihost-operator-token-0123456789"
-	tokenFile := writeFile(t, dir, "token", token, 0o600)
-	// The bridge on the robot's address: TLS (a self-signed certificate)
-	// and the token, as off loopback it must.
 	// send_buffer_limit about one second of the link (docs/multihost.md):
 	// the default, 10 MB, is minutes of a 1 Mbit/s link.
 	const sendLimit = 125_000
-	bridge := robot.Start(t, "foxglove_bridge", robotEnv, filepath.Join(bin, "foxglove_bridge"), "--ros-args",
-		"-p", "address:="+robot.Addr, "-p", "port:=8765", "-p", "token_file:="+tokenFile, "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit))
-	bridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`TLS certificate`))
+	const token = "multihost-operator-token-0123456789"
+	tokenFile := writeFile(t, dir, "token", token, 0o600)
+	var bridge *testenv.Process
+	var bridgeHost *Host
+	var bridgeEnv []string
+	var url, spki string
+	if bridgeOnRobot {
+		// On the robot's address: TLS (a self-signed certificate) and the
+		// token, as off loopback it must.
+		bridgeHost, bridgeEnv = robot, robotEnv
+		bridge = robot.Start(t, "foxglove_bridge", robotEnv, filepath.Join(bin, "foxglove_bridge"), "--ros-args",
+			"-p", "address:="+robot.Addr, "-p", "port:=8765", "-p", "token_file:="+tokenFile, "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit))
+		bridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`TLS certificate`))
+		spki = spkiOf(t, filepath.Join(rosHome, "foxglove_bridge", "cert.pem"))
+		url = fmt.Sprintf("https://%s:8765/#ns=/diffbot&view=%%s&token=%s", robot.Addr, token)
+	} else {
+		// On the operator station's loopback (its default address): the
+		// page reaches it without crossing the link, its DDS crosses it.
+		bridgeHost, bridgeEnv = op, op.Env(domain, "ROS_HOME="+filepath.Join(dir, "operator-ros-home"))
+		bridge = op.Start(t, "foxglove_bridge", bridgeEnv, filepath.Join(bin, "foxglove_bridge"), "--ros-args",
+			"-p", "port:=8765", "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit))
+		bridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`ready`))
+		url = "http://127.0.0.1:8765/#ns=/diffbot&view=%s"
+	}
 	cmd := robot.Start(t, "cmd_vel-observer", robotEnv, probe, "twist", "/diffbot/cmd_vel")
 	mode := robot.Start(t, "mode-observer", robotEnv, probe, "mode", "/diffbot/rsm/operationMode")
-	diag := robot.Start(t, "diag-observer", robotEnv, probe, "diag", "foxglove_bridge: WebSocket clients")
+	diag := bridgeHost.Start(t, "diag-observer", bridgeEnv, probe, "diag", "foxglove_bridge: WebSocket clients")
 
 	// The bridge's memory, every 200 ms.
 	var rssMu sync.Mutex
@@ -275,9 +320,8 @@ func TestDashboardSlowLink(t *testing.T) {
 		return kb
 	}
 
-	ctx := startBrowser(t, op, spkiOf(t, filepath.Join(rosHome, "foxglove_bridge", "cert.pem")))
+	ctx := startBrowser(t, op, spki)
 	p := &page{t: t, ctx: ctx}
-	url := fmt.Sprintf("https://%s:8765/#ns=/diffbot&view=%%s&token=%s", robot.Addr, token)
 	defer func() {
 		if t.Failed() {
 			var st any
@@ -293,18 +337,19 @@ func TestDashboardSlowLink(t *testing.T) {
 		}
 	}()
 	p.run("open the dashboard", chromedp.Navigate(fmt.Sprintf(url, "robot")))
-	p.waitText("#conn .conn-text", "the page to connect to the bridge across the link", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
+	p.waitText("#conn .conn-text", "the page to connect to the bridge", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
 	p.waitText("#rsm-state", "RSM Idle on the page", 90*time.Second, func(s string) bool { return s == "Idle" })
 	p.waitText(".map-panel .map-status", "the map drawn", 60*time.Second, func(s string) bool { return strings.Contains(s, "120×80") })
 	// The page's own probe: the age of each odometry message as it
-	// arrives (Date.now() minus the bridge's receive time, one clock).
+	// arrives (Date.now() minus its stamp, the simulator's wall clock: one
+	// clock on one machine).
 	var ok bool
 	p.eval(`(() => {
 		window.mh = { odom: [], state: [] };
 		window.fsmDashboard.bridge.subscribe('/diffbot/rsm/stateInfo', (m) => window.mh.state.push([Date.now(), m.data]));
-		window.fsmDashboard.bridge.subscribe('/diffbot/odom', (m, info) => {
+		window.fsmDashboard.bridge.subscribe('/diffbot/odom', (m) => {
 			const now = Date.now();
-			window.mh.odom.push([now, now - Number(info.receiveTime / 1000000n)]);
+			window.mh.odom.push([now, now - (m.header.stamp.sec * 1000 + m.header.stamp.nanosec / 1e6)]);
 		});
 		return true;
 	})()`, &ok)
@@ -335,7 +380,7 @@ func TestDashboardSlowLink(t *testing.T) {
 		t1 := time.Now()
 		p.key(input.KeyUp, "ArrowUp", 38)
 		zero := firstAfter(t, cmd, "twist", t1, 30*time.Second, "zero at the mux output after the key was released ("+label+")", isZero)
-		t.Logf("FIGURE dashboard teleop, %s: key press to the command at the robot's mux output %v; release to zero %v",
+		figure("teleop, %s: key press to the command at the robot's mux output %v; release to zero %v",
 			label, first.at.Sub(t0).Round(time.Millisecond), zero.at.Sub(t1).Round(time.Millisecond))
 	}
 	estop := func(label string) {
@@ -353,7 +398,7 @@ func TestDashboardSlowLink(t *testing.T) {
 			p.eval(`!document.querySelector('#rsm-estop').disabled`, &enabled)
 			return enabled && strings.Contains(s, "ON")
 		})
-		t.Logf("FIGURE dashboard e-stop, %s: click to the e-stop at the robot %v; shown on the page %v; the button on (and enabled again) %v",
+		figure("e-stop, %s: click to the e-stop at the robot %v; shown on the page %v; the button on (and enabled again) %v",
 			label, on.at.Sub(t0).Round(time.Millisecond), shown.Sub(t0).Round(time.Millisecond), armed.Sub(t0).Round(time.Millisecond))
 		t1 := time.Now()
 		p.run("release Software Stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
@@ -366,7 +411,7 @@ func TestDashboardSlowLink(t *testing.T) {
 	b0 := pageBytes()
 	time.Sleep(3 * time.Second)
 	t1 := time.Now()
-	t.Logf("FIGURE dashboard on a free link: the page receives %.0f kbit/s; odometry %s; bridge RSS %d kB",
+	figure("on a free link: the page receives %.0f kbit/s; odometry %s; bridge RSS %d kB",
 		(pageBytes()-b0)*8/1000/t1.Sub(t0).Seconds(), lagIn(t0, t1), maxRSS(t0, t1))
 	drive("free link")
 	estop("free link")
@@ -391,19 +436,19 @@ func TestDashboardSlowLink(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	t1 = time.Now()
 	d0 := diagValues(diag, t1)
-	t.Logf("FIGURE dashboard on a free link, the page also following all %d topics: it receives %.0f kbit/s",
+	figure("on a free link, the page also following all %d topics: it receives %.0f kbit/s",
 		subscribed, (pageBytes()-b0)*8/1000/t1.Sub(t0).Seconds())
 	rssFree := maxRSS(time.Time{}, time.Now())
 
 	// 1 Mbit/s both ways, the pages streaming on.
 	ingress := countIngress(t, op)
-	mcast0, tcp0 := ingress()
+	mcast0, tcp0, udp0 := ingress()
 	op.Shape("1mbit")
 	tShape := time.Now()
 	b0 = pageBytes()
 	time.Sleep(10 * time.Second)
 	t2 := time.Now()
-	t.Logf("FIGURE dashboard on a 1 Mbit/s link: the page receives %.0f kbit/s; odometry %s",
+	figure("on a 1 Mbit/s link: the page receives %.0f kbit/s; odometry %s",
 		(pageBytes()-b0)*8/1000/t2.Sub(tShape).Seconds(), lagIn(t2.Add(-5*time.Second), t2))
 	drive("1 Mbit/s link")
 	estop("1 Mbit/s link")
@@ -414,23 +459,24 @@ func TestDashboardSlowLink(t *testing.T) {
 	dropped := clientValue(d1, "dropped") - clientValue(d0, "dropped")
 	queued := clientValue(d1, "queued_bytes")
 	rssSlow := maxRSS(tShape, tEnd)
-	mcast, tcp := ingress()
-	mcast, tcp = mcast-mcast0, tcp-tcp0
+	mcast, tcp, udp := ingress()
+	kbits := func(b int64) float64 { return float64(b) * 8 / 1000 / tEnd.Sub(tShape).Seconds() }
+	mcast, tcp, udp = mcast-mcast0, tcp-tcp0, udp-udp0
 	// The page's WebSocket (the bridge names its clients by address) in
 	// the robot's socket table: what the kernel holds for it.
 	sendQ := []byte("?")
 	for k := range d1 {
 		if addr, ok := strings.CutSuffix(strings.TrimPrefix(k, "client_"), "_dropped"); ok && addr != k {
 			if _, port, err := net.SplitHostPort(addr); err == nil {
-				sendQ, _ = exec.Command("ss", "-N", robot.NS, "-tnH", "sport", "=", ":8765", "and", "dport", "=", ":"+port).CombinedOutput()
+				sendQ, _ = exec.Command("ss", "-N", bridgeHost.NS, "-tnH", "sport", "=", ":8765", "and", "dport", "=", ":"+port).CombinedOutput()
 			}
 		}
 	}
-	t.Logf("FIGURE dashboard on a 1 Mbit/s link, %.0f s in: odometry %s; the bridge dropped %d messages for the page (%s in all), "+
+	figure("on a 1 Mbit/s link, %.0f s in: odometry %s; the bridge dropped %d messages for the page (%s in all), "+
 		"%d bytes wait for it in the bridge; its socket (state, Recv-Q, Send-Q, ...): %s; bridge RSS at most %d kB (%d kB on the free link); "+
-		"the switch's token bucket toward the operator: %s; what reached the operator meanwhile: TCP %.0f kbit/s, multicast %.0f kbit/s",
+		"the switch's token bucket toward the operator: %s; what reached the operator meanwhile: TCP %.0f kbit/s, unicast UDP %.0f kbit/s, multicast %.0f kbit/s",
 		tEnd.Sub(tShape).Seconds(), late, dropped, d1["dropped_total"], queued, strings.Join(strings.Fields(string(sendQ)), " "),
-		rssSlow, rssFree, op.ShapeStats(), float64(tcp)*8/1000/tEnd.Sub(tShape).Seconds(), float64(mcast)*8/1000/tEnd.Sub(tShape).Seconds())
+		rssSlow, rssFree, op.ShapeStats(), kbits(tcp), kbits(udp), kbits(mcast))
 	// Per client: what waits stays within send_buffer_limit (and one
 	// message beyond, which a single large one may be).
 	for k, v := range d1 {
@@ -440,7 +486,7 @@ func TestDashboardSlowLink(t *testing.T) {
 			}
 		}
 	}
-	if dropped == 0 && discovery == "" {
+	if bridgeOnRobot && dropped == 0 && discovery == "" {
 		t.Errorf("the bridge dropped nothing for the pages on the 1 Mbit/s link (diagnostics %v; token bucket %s): it queued instead", d1, op.ShapeStats())
 	}
 	if grown := rssSlow - rssFree; grown > 64*1024 {
@@ -506,7 +552,7 @@ func TestDashboardSlowLink(t *testing.T) {
 		replay = fmt.Sprintf("%d cycles from %.2f s to %.2f s after it came back", len(replayed),
 			replayed[0].at.Sub(tUp).Seconds(), replayed[len(replayed)-1].at.Sub(tUp).Seconds())
 	}
-	t.Logf("FIGURE dashboard, link down %.1f s with the arrow key held (released during the drop): mux output zero %.3f s after the drop "+
+	figure("link down %.1f s with the arrow key held (released during the drop): mux output zero %.3f s after the drop "+
 		"(bound: teleoperation_idle_timer %.2f s + one cycle); the page drove the robot again %.2f s after the link came back "+
 		"(page not reloaded; still connected: %v); the forward commands sent during the drop at the mux output: %s",
 		tUp.Sub(tDown).Seconds(), stop.at.Sub(tDown).Seconds(), teleopIdle.Seconds(), back.at.Sub(tUp).Seconds(), connected, replay)
