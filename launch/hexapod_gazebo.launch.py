@@ -49,9 +49,11 @@ def _hexapod(context):
             launch_arguments={'gz_version': gen, 'gui': arg('gui')}.items()))
     return actions + [
         # Spawned lying on its belly with the legs stretched out (the
-        # position controllers start at 0), as the real robot waits.
+        # position controllers start at 0), as the real robot waits. Without
+        # -world the spawner waits for Gazebo to answer instead of giving up
+        # after 5 s.
         Node(package='ros_gz_sim', executable='create', name='spawn_hexapod', output='screen',
-             arguments=['-world', gz.WORLD_NAME, '-name', 'hexapod',
+             arguments=['-name', 'hexapod',
                         '-file', gz.share_file(share, gen, 'hexapod.urdf'),
                         '-x', arg('x'), '-y', arg('y'), '-z', '0.04']),
         Node(package='ros_gz_bridge', executable='parameter_bridge', name='hexapod_gz_bridge',

@@ -81,8 +81,10 @@ def _robot(context):
             PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'gazebo.launch.py')),
             launch_arguments={'gz_version': gen, 'gui': arg('gui')}.items()))
     actions += [
+        # Without -world the spawner waits (it asks for the worlds until
+        # Gazebo answers) instead of giving up after 5 s while Gazebo starts.
         Node(package='ros_gz_sim', executable='create', name='spawn_fsmbot', output='screen',
-             arguments=['-world', gz.WORLD_NAME, '-name', 'fsmbot',
+             arguments=['-name', 'fsmbot',
                         '-file', gz.share_file(share, gen, 'fsmbot.sdf'),
                         '-x', '0', '-y', '0', '-z', '0.01']),
         Node(package='ros_gz_bridge', executable='parameter_bridge', name='gz_bridge',
