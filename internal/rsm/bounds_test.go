@@ -172,3 +172,42 @@ func TestStore_LoadBeyondBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestStore_FullAtTheBounds: a store filled to the default bounds (1000
+// waypoints, each with a 256-byte routine) is saved within the file size
+// its own start-up accepts, and a new store loads all of it again. The
+// file size is logged: the disk a client can make the robot keep.
+func TestStore_FullAtTheBounds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "waypoints.yaml")
+	b := DefaultBounds()
+	routine := strings.Repeat("r", b.MaxRoutineLength)
+	// All but one saved at once; the last through the store, which writes
+	// the full file itself.
+	var arr WaypointArray
+	for i := range b.MaxWaypoints - 1 {
+		arr.Waypoints = append(arr.Waypoints, wp(float64(i), float64(i), routine))
+	}
+	if err := SaveWaypoints(path, arr); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(StoreConfig{WaypointsFile: path})
+	if r := s.AddWaypoint(wp(-1, -1, routine), -1); !r.Success {
+		t.Fatalf("the last waypoint within the bounds: %+v", r)
+	}
+	if r := s.AddWaypoint(wp(0, 0, ""), -1); r.Success {
+		t.Fatal("a waypoint beyond max_waypoints was stored")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FIGURE waypoints file at the bounds (%d waypoints, %d-byte routines): %d bytes (start-up accepts up to %d)",
+		b.MaxWaypoints, b.MaxRoutineLength, fi.Size(), b.maxFileSize())
+	if fi.Size() > b.maxFileSize() {
+		t.Errorf("the full store's file is %d bytes, above the %d its start-up accepts", fi.Size(), b.maxFileSize())
+	}
+	again := NewStore(StoreConfig{WaypointsFile: path})
+	if n := len(again.Waypoints().Waypoints); n != b.MaxWaypoints {
+		t.Errorf("a new store loaded %d waypoints from the full file, want %d", n, b.MaxWaypoints)
+	}
+}
