@@ -67,7 +67,7 @@ func TestSettings_LiveValidation(t *testing.T) {
 			t.Errorf("set %s = %v: %+v, want refused with %q", c.name, c.v, r, c.reason)
 		}
 	}
-	if got := s.Live.Tunables(); got.Controller != s.Controller.Tuning() {
+	if got := s.Live.Get(); got.Controller != s.Controller.Tuning() {
 		t.Errorf("refused sets changed the tuning: %+v", got)
 	}
 	for _, r := range store.Set([]param.Parameter{
@@ -79,7 +79,7 @@ func TestSettings_LiveValidation(t *testing.T) {
 			t.Fatalf("valid set refused: %s", r.Reason)
 		}
 	}
-	tu := s.Live.Tunables()
+	tu := s.Live.Get()
 	if tu.Controller.DistancePerStep != 0.0015 || tu.CmdVelTimeout != 2*time.Second || tu.Limits.Angular != 0.5 {
 		t.Errorf("tunables after the sets: %+v", tu)
 	}

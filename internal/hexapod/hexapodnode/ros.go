@@ -14,6 +14,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -98,7 +99,7 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 			log.Errorf("activate: %v", err)
 			return lifecycle.Failure
 		}
-		if err := a.SetTunables(s.Live.Tunables()); err != nil {
+		if err := a.SetTunables(s.Live.Get()); err != nil {
 			log.Errorf("activate: %v", err)
 			_ = a.Deactivate()
 			return lifecycle.Failure
@@ -196,7 +197,7 @@ func gazeboServos(n *ros.Node, names []string, log Logger) (*hexapod.GazeboServo
 // The gait and the command and stick timeouts run on the node clock, so
 // under use_sim_time the hexapod walks in sim time (a paused simulation
 // pauses the gait; the servos keep their last goal positions).
-func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.Duration, motion *fsmnode.Machine) error {
+func wire(l *lifecycle.Node, a *Adapter, live *param.Group[Tunables], stamped bool, period time.Duration, motion *fsmnode.Machine) error {
 	n := l.Node()
 	clk := n.Clock()
 	js, err := lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, "joint_states", ros.QoSDefault)
@@ -220,7 +221,7 @@ func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.D
 	// A stamped command counts from its stamp; one older than
 	// cmd_vel_timeout is ignored (cmdvel.Stamps).
 	if _, err := cmdvelnode.Subscribe(n, "cmd_vel", cmdvelnode.SubscriptionOptions{Stamped: stamped,
-		Timeout: live.CmdVelTimeout.Get}, func(c cmdvelnode.Command) {
+		Timeout: func() time.Duration { return live.Get().CmdVelTimeout }}, func(c cmdvelnode.Command) {
 		_ = a.CmdVel(c.Twist.Linear, c.Twist.Angular, c.At)
 		count()
 	}); err != nil {
@@ -244,18 +245,14 @@ func wire(l *lifecycle.Node, a *Adapter, live *Live, stamped bool, period time.D
 		}
 	}
 	log := n.Logger()
-	tune := live.Tunables()
 	_, err = n.NewTimer(period, func() {
 		if !a.Active() {
 			return // not active: the servos are not driven
 		}
 		now := clk.Now()
 		// Live parameters changed since the last tick apply from this one.
-		if t := live.Tunables(); t != tune {
-			if err := a.SetTunables(t); err != nil {
-				log.Errorf("new tuning refused: %v", err) // the parameter checks make this unreachable
-			}
-			tune = t
+		if t, ok := live.Changed(); ok {
+			_ = a.SetTunables(t) // valid: the group checked it with Tunables.validate
 		}
 		r := a.Tick(now)
 		msg := sensor_msgs_msg.JointState{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cmdvel"
+	"github.com/fsmnodes/fsmnodes/internal/cmdvel/cmdvelnode"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/hexapod/dynamixel"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
@@ -34,29 +35,11 @@ type Settings struct {
 	BaudRate    int
 	Servos      dynamixel.Config
 	JointNames  []string
-	// Live holds the parameters that may change while the node runs; nil
-	// when the settings were not declared on a node.
-	Live *Live
-}
-
-// Live are the live parameters of hexapod_controller: gait speeds, swing
-// lift height, posing gains, input timeouts and velocity limits. The tick
-// reads them (Tunables) and hands a change to the Adapter.
-type Live struct {
-	DistancePerStep, DphiMaxStanding, LiftHeight *param.Live[float64]
-	PitchGain, RollGain, YawGain                 *param.Live[float64]
-	CmdVelTimeout, JoyTimeout                    *param.Live[time.Duration]
-	MaxLinear, MaxAngular                        *param.Live[float64]
-}
-
-// Tunables returns the current values of the live parameters.
-func (l *Live) Tunables() Tunables {
-	return Tunables{
-		Controller: hexapod.Tuning{DistancePerStep: l.DistancePerStep.Get(), DphiMaxStanding: l.DphiMaxStanding.Get(),
-			LiftHeight: l.LiftHeight.Get(), PitchGain: l.PitchGain.Get(), RollGain: l.RollGain.Get(), YawGain: l.YawGain.Get()},
-		CmdVelTimeout: l.CmdVelTimeout.Get(), JoyTimeout: l.JoyTimeout.Get(),
-		Limits: cmdvel.Limits{Linear: l.MaxLinear.Get(), Angular: l.MaxAngular.Get()},
-	}
+	// Live holds the parameters that may change while the node runs (gait
+	// speeds, swing lift height, posing gains, input timeouts, velocity
+	// limits); the tick hands a change (Changed) to the Adapter. Nil when
+	// the settings were not declared on a node.
+	Live *param.Group[Tunables]
 }
 
 // Tunables is what may change while the node runs (Adapter.SetTunables).
@@ -65,6 +48,18 @@ type Tunables struct {
 	CmdVelTimeout time.Duration
 	JoyTimeout    time.Duration
 	Limits        cmdvel.Limits
+}
+
+// validate checks t against the controller's fixed configuration base:
+// the whole controller configuration, the limits and the timeouts.
+func (t Tunables) validate(base hexapod.Config) error {
+	if err := base.WithTuning(t.Controller).Validate(); err != nil {
+		return err
+	}
+	if t.JoyTimeout <= 0 {
+		return fmt.Errorf("joy.timeout = %v: must be above 0 s: a stick must not hold for ever", t.JoyTimeout.Seconds())
+	}
+	return t.Limits.Validate()
 }
 
 // Reasons given for the read-only parameters.
@@ -112,61 +107,41 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	c.SitStep = l.float("sit_step_height", c.SitStep, "height change per tick standing up / sitting down (m)", whyStart)
 	c.SittingServoSpeed = l.float("sitting_servo_speed", c.SittingServoSpeed, "servo speed fraction while sitting", whyStart)
 
-	// Live: each set is checked as part of the whole configuration.
+	// Live: each set is checked as part of the whole configuration
+	// (Tunables.validate).
 	base := c
-	var lv Live
-	var cur func() hexapod.Tuning
-	tuned := func(name string, def float64, desc string, set func(*hexapod.Tuning, float64)) *param.Live[float64] {
-		return param.DeclareLive(d, name, def, param.Descriptor{Description: desc + " (live)"}, func(x float64) error {
-			t := base.Tuning()
-			if cur != nil {
-				t = cur()
-			}
-			set(&t, x)
-			if err := base.WithTuning(t).Validate(); err != nil {
-				return err
-			}
-			return nil
-		})
+	tunable := func(name, desc string, field func(t *Tunables) *float64) param.GroupField[Tunables] {
+		return param.Field(name, field, param.Descriptor{Description: desc + " (live)"})
 	}
-	lv.LiftHeight = tuned("LEG_LIFT_HEIGHT", c.Gait.LiftHeight, "swing foot height (m); applies from the next step",
-		func(t *hexapod.Tuning, x float64) { t.LiftHeight = x })
-	lv.DistancePerStep = tuned("gait.distance_per_step", c.Gait.DistancePerStep,
-		"stance travel per tick at full stick (m), i.e. the walking speed; applies from the next step",
-		func(t *hexapod.Tuning, x float64) { t.DistancePerStep = x })
-	lv.DphiMaxStanding = tuned("gait.dphi_max_standing", c.Gait.DphiMaxStanding,
-		"turn per tick in place at full stick (rad), i.e. the turning speed; applies from the next step",
-		func(t *hexapod.Tuning, x float64) { t.DphiMaxStanding = x })
-	lv.PitchGain = tuned("pose_pitch_gain", c.PitchGain, "body pitch per unit stick in Standing (rad)",
-		func(t *hexapod.Tuning, x float64) { t.PitchGain = x })
-	lv.RollGain = tuned("pose_roll_gain", c.RollGain, "body roll per unit stick in Standing (rad)",
-		func(t *hexapod.Tuning, x float64) { t.RollGain = x })
-	lv.YawGain = tuned("pose_yaw_gain", c.YawGain, "body yaw per unit stick in Standing (rad)",
-		func(t *hexapod.Tuning, x float64) { t.YawGain = x })
-	cur = func() hexapod.Tuning {
-		return hexapod.Tuning{DistancePerStep: lv.DistancePerStep.Get(), DphiMaxStanding: lv.DphiMaxStanding.Get(),
-			LiftHeight: lv.LiftHeight.Get(), PitchGain: lv.PitchGain.Get(), RollGain: lv.RollGain.Get(), YawGain: lv.YawGain.Get()}
-	}
-	if d.Err() == nil {
-		c = c.WithTuning(cur())
-	}
+	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
+	// full stick is never cut; smaller values slow the robot down.
+	def := Tunables{Controller: c.Tuning(), CmdVelTimeout: 500 * time.Millisecond, JoyTimeout: hexapod.DefaultJoyTimeout,
+		Limits: cmdvel.Limits{Linear: 0.25, Angular: 1.2}}
+	live := param.DeclareGroup(d, def, func(t Tunables) error { return t.validate(base) }, append([]param.GroupField[Tunables]{
+		tunable("LEG_LIFT_HEIGHT", "swing foot height (m); applies from the next step",
+			func(t *Tunables) *float64 { return &t.Controller.LiftHeight }),
+		tunable("gait.distance_per_step", "stance travel per tick at full stick (m), i.e. the walking speed; applies from the next step",
+			func(t *Tunables) *float64 { return &t.Controller.DistancePerStep }),
+		tunable("gait.dphi_max_standing", "turn per tick in place at full stick (rad), i.e. the turning speed; applies from the next step",
+			func(t *Tunables) *float64 { return &t.Controller.DphiMaxStanding }),
+		tunable("pose_pitch_gain", "body pitch per unit stick in Standing (rad)", func(t *Tunables) *float64 { return &t.Controller.PitchGain }),
+		tunable("pose_roll_gain", "body roll per unit stick in Standing (rad)", func(t *Tunables) *float64 { return &t.Controller.RollGain }),
+		tunable("pose_yaw_gain", "body yaw per unit stick in Standing (rad)", func(t *Tunables) *float64 { return &t.Controller.YawGain }),
+		param.DurationField("cmd_vel_timeout", func(t *Tunables) *time.Duration { return &t.CmdVelTimeout }, param.Descriptor{
+			Description: "age after which cmd_vel counts as zero (s); 0 disables (live)", FloatRange: param.Floats(0, 3600)}),
+		param.DurationField("joy.timeout", func(t *Tunables) *time.Duration { return &t.JoyTimeout }, param.Descriptor{
+			Description: "age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate (live)",
+			FloatRange:  param.Floats(0, 60)}),
+	}, cmdvelnode.LimitFields(func(t *Tunables) *cmdvel.Limits { return &t.Limits }, "cmd_vel and the joystick's command")...)...)
+	tu := live.Get()
+	c = c.WithTuning(tu.Controller)
 	s.Controller = c
+	s.CmdVelTimeout, s.JoyTimeout, s.Limits = tu.CmdVelTimeout, tu.JoyTimeout, tu.Limits
+	s.Live = live
 
-	lv.CmdVelTimeout = param.DeclareLiveDuration(d, "cmd_vel_timeout", 500*time.Millisecond, param.Descriptor{
-		Description: "age after which cmd_vel counts as zero (s); 0 disables (live)", FloatRange: param.Floats(0, 3600)}, nil)
-	s.CmdVelTimeout = lv.CmdVelTimeout.Get()
 	s.StampedCmdVel = param.Declare(d, "enable_stamped_cmd_vel", false, param.ReadOnly(
 		"cmd_vel is geometry_msgs/msg/TwistStamped instead of geometry_msgs/msg/Twist (as Jazzy's diff_drive_controller "+
 			"takes it; a stamp older than cmd_vel_timeout is ignored)", "cmd_vel is subscribed at start-up with one type"), nil)
-	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
-	// full stick is never cut; smaller values slow the robot down.
-	lv.MaxLinear = param.DeclareLive(d, "max_linear_velocity", 0.25, param.Descriptor{
-		Description: "cmd_vel and joystick: each linear component clamped to ±this (m/s) (live)",
-		FloatRange:  param.Floats(0, 100)}, param.Positive)
-	lv.MaxAngular = param.DeclareLive(d, "max_angular_velocity", 1.2, param.Descriptor{
-		Description: "cmd_vel and joystick: each angular component clamped to ±this (rad/s) (live)",
-		FloatRange:  param.Floats(0, 100)}, param.Positive)
-	s.Limits = cmdvel.Limits{Linear: lv.MaxLinear.Get(), Angular: lv.MaxAngular.Get()}
 
 	j := hexapod.DefaultJoyMapping()
 	btn := func(name string, def int, desc string) int { return int(l.int(name, int64(def), desc, whyStart)) }
@@ -179,16 +154,6 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	j.AngularZ = btn("joy.axis_angular_z", j.AngularZ, "Joy axis index of angular.z (2 on a Raspberry Pi)")
 	j.Debounce = l.float("joy.debounce", j.Debounce, "seconds between two accepted presses of one button", whyStart)
 	s.Joy = j
-	lv.JoyTimeout = param.DeclareLiveDuration(d, "joy.timeout", hexapod.DefaultJoyTimeout, param.Descriptor{
-		Description: "age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate (live)",
-		FloatRange:  param.Floats(0, 60)}, func(t time.Duration) error {
-		if t <= 0 {
-			return errors.New("must be above 0 s: a stick must not hold for ever")
-		}
-		return nil
-	})
-	s.JoyTimeout = lv.JoyTimeout.Get()
-	s.Live = &lv
 
 	s.ServoDriver = l.str("servo.driver", "sim", `"sim", "dynamixel" or "gazebo" (the joints of a hexapod in Gazebo, over ros_gz_bridge)`)
 	s.SerialPort = l.str("servo.port", "/dev/ttyUSB0", "serial port of the Dynamixel adapter")
