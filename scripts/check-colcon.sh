@@ -2,7 +2,8 @@
 # Builds the repo with colcon (ament_cmake) into a temporary workspace and
 # checks that the install tree holds what `ros2 launch fsmnodes …` needs:
 # the executables under lib/fsmnodes/, the ament index marker, package.xml,
-# launch files, parameters, URDFs and the world under share/fsmnodes/.
+# launch files, parameters, URDFs and the Gazebo worlds and robots
+# (worlds/<generation>/) under share/fsmnodes/.
 #
 #   check-colcon.sh [WORKSPACE]   with WORKSPACE, builds there and keeps it
 #                                 (test/ros2 launches from it); else a
@@ -37,6 +38,6 @@ need() { if [ ! -e "$1" ]; then echo "colcon install tree lacks ${1#$ws/}"; fail
 need "$inst/share/ament_index/resource_index/packages/fsmnodes"
 need "$inst/share/fsmnodes/package.xml"
 for d in "$src"/cmd/*/ "$src"/nodes/*/; do [ -d "$d" ] && need "$inst/lib/fsmnodes/$(basename "$d")"; done
-for f in "$src"/launch/* "$src"/params/* "$src"/urdf/* "$src"/worlds/*; do [ -f "$f" ] && need "$inst/share/fsmnodes/$(basename "$(dirname "$f")")/$(basename "$f")"; done
+for f in "$src"/launch/* "$src"/params/* "$src"/urdf/* "$src"/worlds/*/*; do [ -f "$f" ] && need "$inst/share/fsmnodes/${f#"$src"/}"; done
 [ "$fail" = 0 ] || exit 1
 echo "colcon build ok: $(ls "$inst/lib/fsmnodes" | wc -l) executables, $(ls "$inst/share/fsmnodes/launch" 2>/dev/null | wc -l) launch files"
