@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -41,6 +42,14 @@ func securityVerbs() map[string]verb {
 				"subscriptions, services and clients, under each node's enclave), as 'ros2 security\n" +
 				"generate_policy'; an existing file is extended.",
 			run: (*App).securityGeneratePolicy,
+		},
+		"security demo_keystore": {
+			usage: "security demo_keystore ENCLAVE...",
+			help: "(Not in ros2 security: for launch files.) Make sure the keystore\n" +
+				"$ROS_HOME/fsmnodes_keystore/domain_<ROS_DOMAIN_ID> ($ROS_HOME defaults to ~/.ros) exists with\n" +
+				"these enclaves (each created as create_enclave does, unless it has its key already), and print\n" +
+				"its path without a newline, for $(command ...) in a launch file (the demo's security:=true).",
+			run: (*App).securityDemoKeystore,
 		},
 		"security list_enclaves": {
 			usage: "security list_enclaves ROOT",
@@ -241,5 +250,55 @@ func addNodeToPolicy(rc *ros.Context, policy *sros2.Policy, enclave string, n ro
 	if names := relative(clients); len(names) > 0 {
 		prof.Services = append(prof.Services, sros2.ServiceRule{Request: sros2.Allow, Names: names})
 	}
+	return nil
+}
+
+// DemoKeystoreDir is where `security demo_keystore` keeps the keystore of
+// a domain: under $ROS_HOME (default ~/.ros), one per domain id, since the
+// governance and permissions name the domain.
+func DemoKeystoreDir(getenv func(string) string, domain uint32) (string, error) {
+	home := getenv("ROS_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no ROS_HOME and no home directory: %w", err)
+		}
+		home = filepath.Join(h, ".ros")
+	}
+	return filepath.Join(home, "fsmnodes_keystore", fmt.Sprintf("domain_%d", domain)), nil
+}
+
+func (a *App) securityDemoKeystore(_ context.Context, args []string) error {
+	p, err := parseFlags(args, flagSpec{})
+	if err != nil {
+		return err
+	}
+	if len(p.pos) == 0 {
+		return usagef("usage: fsmnodes security demo_keystore ENCLAVE...")
+	}
+	getenv := func(k string) string { v, _ := a.lookupEnv(k); return v }
+	domain, err := sros2.DomainIDFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	root, err := DemoKeystoreDir(getenv, domain)
+	if err != nil {
+		return err
+	}
+	k := &sros2.Keystore{Root: root, DomainID: domain}
+	if !k.Valid() {
+		if err := k.Create(); err != nil {
+			return err
+		}
+	}
+	for _, e := range p.pos {
+		if _, err := os.Stat(filepath.Join(k.EnclaveDir(e), "key.pem")); err == nil {
+			continue
+		}
+		if err := k.CreateEnclave(e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprint(a.Stdout, root)
 	return nil
 }

@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -75,4 +76,64 @@ func (t *domainTable) release(d *domainRef) {
 	}
 	delete(t.m, d.id)
 	C.dds_delete(d.ent)
+}
+
+// securityTable counts the live participants of each domain id in this
+// process and whether they are secured (DDS Security properties in their
+// QoS). Cyclone DDS 0.10 cannot mix the two in one domain of a process:
+// an insecure participant after a secure one fails validation, and a
+// secure one after an insecure one crashed the process (seen in a test),
+// so NewParticipantWithProperties refuses the mix with an error.
+type securityTable struct {
+	mu sync.Mutex
+	m  map[uint32]*domainSecurity
+}
+
+type domainSecurity struct {
+	secure bool
+	n      int
+}
+
+var security = securityTable{m: make(map[uint32]*domainSecurity)}
+
+// join registers a participant of domain id; secure says whether it is
+// secured.
+func (t *securityTable) join(id uint32, secure bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.m[id]
+	if !ok {
+		t.m[id] = &domainSecurity{secure: secure, n: 1}
+		return nil
+	}
+	if d.secure != secure {
+		have, want := "insecure", "secure"
+		if d.secure {
+			have, want = want, have
+		}
+		return fmt.Errorf("dds: domain %d already has %d %s participant(s) in this process: Cyclone DDS cannot add a %s one to it (use another process)", id, d.n, have, want)
+	}
+	d.n++
+	return nil
+}
+
+// leave unregisters a participant of domain id.
+func (t *securityTable) leave(id uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d, ok := t.m[id]; ok {
+		if d.n--; d.n == 0 {
+			delete(t.m, id)
+		}
+	}
+}
+
+// securedBy reports whether props configure DDS Security.
+func securedBy(props []Property) bool {
+	for _, p := range props {
+		if strings.HasPrefix(p.Name, "dds.sec.") {
+			return true
+		}
+	}
+	return false
 }

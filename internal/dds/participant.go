@@ -112,8 +112,13 @@ type Property struct {
 // messages Cyclone logged while trying (as a *CreateError).
 func NewParticipantWithProperties(domainID uint32, config string, userData []byte, props []Property) (_ *Participant, err error) {
 	installLogSink() // before Cyclone creates a domain and may log
+	secured := securedBy(props)
+	if err := security.join(domainID, secured); err != nil {
+		return nil, err
+	}
 	dom, err := domains.acquire(domainID, config)
 	if err != nil {
+		security.leave(domainID)
 		return nil, err
 	}
 	p := &Participant{
@@ -132,6 +137,7 @@ func NewParticipantWithProperties(domainID uint32, config string, userData []byt
 				C.dds_delete(p.ent)
 			}
 			domains.release(dom)
+			security.leave(domainID)
 		}
 	}()
 	cq := C.dds_create_qos()
@@ -230,6 +236,7 @@ func (p *Participant) Close() error {
 	p.mu.Unlock()
 	p.releaseHub()
 	domains.release(p.dom)
+	security.leave(p.domainID)
 	return err
 }
 

@@ -203,7 +203,11 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			if sec.Override != "" {
 				name = sec.Override
 			}
-			err = &SecurityError{Enclave: name, Dir: plan.dir, Err: fmt.Errorf("the DDS security plugins refused this enclave's files: %w", err)}
+			var ce *dds.CreateError
+			if errors.As(err, &ce) {
+				err = fmt.Errorf("the DDS security plugins refused this enclave's files: %w", err)
+			}
+			err = &SecurityError{Enclave: name, Dir: plan.dir, Err: err}
 		}
 		return nil, fmt.Errorf("ros: NewContext: domain %d: %w", c.domainID, err)
 	}

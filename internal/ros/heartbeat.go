@@ -65,6 +65,8 @@ type heartbeats struct {
 	writers map[dds.InstanceHandle]dds.GUID
 	beats   map[dds.GUID]beat
 	pruned  time.Time
+	// denied: DDS Security does not let this process use the topic.
+	denied bool
 }
 
 // beat is the latest heartbeat of one participant.
@@ -125,16 +127,19 @@ func (c *Context) SendHeartbeats() error {
 	if h.writer != nil {
 		return nil
 	}
+	if h.denied {
+		return nil
+	}
 	t, err := h.topicLocked(c)
 	if err != nil {
-		return err
+		return h.deniedLocked(c, err)
 	}
 	q, err := heartbeatQoS.ddsQoS(nil, false)
 	if err != nil {
 		return err
 	}
 	if h.writer, err = c.part.NewWriter(t, q); err != nil {
-		return fmt.Errorf("ros: %s writer: %w", heartbeatTopic, err)
+		return h.deniedLocked(c, fmt.Errorf("ros: %s writer: %w", heartbeatTopic, err))
 	}
 	w, sample := h.writer, encodeHeartbeat(HeartbeatPeriod)
 	go func() {
@@ -160,12 +165,12 @@ func (c *Context) watchHeartbeats() error {
 	h := &c.hb
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.reader != nil {
+	if h.reader != nil || h.denied {
 		return nil
 	}
 	t, err := h.topicLocked(c)
 	if err != nil {
-		return err
+		return h.deniedLocked(c, err)
 	}
 	q, err := heartbeatQoS.ddsQoS(nil, true)
 	if err != nil {
@@ -176,10 +181,33 @@ func (c *Context) watchHeartbeats() error {
 	h.reader = r
 	close(h.ready)
 	if err != nil {
-		return fmt.Errorf("ros: %s reader: %w", heartbeatTopic, err)
+		return h.deniedLocked(c, fmt.Errorf("ros: %s reader: %w", heartbeatTopic, err))
 	}
 	return nil
 }
+
+// deniedLocked turns a refusal by DDS Security into no heartbeats: an
+// enclave whose permissions come from `ros2 security` grants ROS topics
+// (rt/, rq/, rr/) and ros_discovery_info, not fsmnodes_heartbeat, and
+// actions must still work there. Goals are then supervised through the
+// graph only, as with rclcpp clients; it is logged once. Other errors are
+// returned.
+func (h *heartbeats) deniedLocked(c *Context, err error) error {
+	var de *dds.Error
+	if !errors.As(err, &de) || de.Code != ddsNotAllowedBySecurity {
+		return err
+	}
+	if !h.denied {
+		h.denied = true
+		c.log.Warn(fmt.Sprintf("the enclave's permissions do not grant the DDS topic %s (%v): "+
+			"action goals are supervised through the graph only (the DDS lease) in this process; "+
+			"permissions made by fsmnodes security grant it", heartbeatTopic, err))
+	}
+	return nil
+}
+
+// ddsNotAllowedBySecurity is DDS_RETCODE_NOT_ALLOWED_BY_SECURITY.
+const ddsNotAllowedBySecurity = -13
 
 // onHeartbeats runs on the receive goroutine.
 func (c *Context) onHeartbeats(batch []dds.Sample) {

@@ -1,6 +1,8 @@
 package ros2
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // SROS2 against real ROS 2: keystores made by the real `ros2 security`
@@ -102,7 +107,7 @@ func sortedCopy(in []string) []string {
 	return out
 }
 
-var interopEnclaves = []string{"/ours_talker", "/cpp_listener", "/cpp_talker", "/our_cli", "/py_cli"}
+var interopEnclaves = []string{"/ours_talker", "/ours_server", "/cpp_listener", "/cpp_talker", "/our_cli", "/py_cli"}
 
 func secureInterop(t *testing.T, d *dom, ks string) {
 	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
@@ -127,6 +132,16 @@ func secureInterop(t *testing.T, d *dom, ks string) {
 	}
 	d.run(secure(d.rosEnv(), ks, "Enforce", "/py_cli"), "ros2", "topic", "pub", "--once", "-w", "1", "/ours/to_ours", "std_msgs/msg/String", "{data: from rclpy}")
 	talker.waitLine("got: from rclpy")
+
+	// Actions: our server, goals from our CLI and from rclpy. On a keystore
+	// from ros2 security our processes may not use fsmnodes_heartbeat
+	// (the permissions grant ROS topics only) and go on without it.
+	server := d.start("ours server (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "server", "--ros-args", "--enclave", "/ours_server")
+	server.waitLine("ournodes ready")
+	out = d.run(secure(d.ours(), ks, "Enforce", "/our_cli"), ours("fsmnodes"), "action", "send_goal", "/ours_server/fibonacci", "example_interfaces/action/Fibonacci", "{order: 3}")
+	mustContain(t, "secure fsmnodes action send_goal", out, "Goal accepted", "SUCCEEDED")
+	out = d.run(secure(d.rosEnv(), ks, "Enforce", "/py_cli"), "ros2", "action", "send_goal", "/ours_server/fibonacci", "example_interfaces/action/Fibonacci", "{order: 3}")
+	mustContain(t, "secure ros2 action send_goal", out, "Goal accepted", "SUCCEEDED")
 }
 
 // observerPolicy grants an enclave what an operator's viewer needs and no
@@ -357,4 +372,87 @@ func TestSecurityGeneratePolicy(t *testing.T) {
 	if err == nil || !strings.Contains(out, "Not Allowed By Security") {
 		t.Errorf("publishing /cmd_vel with the talker's generated permissions: err %v\n%s", err, out)
 	}
+}
+
+// secureContext is d.context with DDS Security on, as enclave, in keystore
+// ks (Enforce), or without it when ks is empty; stop closes it (also done
+// at the end of the test). Cyclone DDS cannot have secure and insecure
+// participants of one domain in one process: close one before the other.
+func (d *dom) secureContext(ks, enclave string) (c *ros.Context, stop func()) {
+	d.t.Helper()
+	vars := map[string]string{"ROS_DISTRO": peer.distro}
+	if ks != "" {
+		vars = map[string]string{"ROS_DISTRO": peer.distro, "ROS_SECURITY_ENABLE": "true", "ROS_SECURITY_STRATEGY": "Enforce",
+			"ROS_SECURITY_KEYSTORE": ks, "ROS_SECURITY_ENCLAVE_OVERRIDE": enclave}
+	}
+	for _, kv := range d.net {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	id := d.id
+	c, err := ros.NewContext(ros.ContextOptions{DomainID: &id, Getenv: func(k string) string { return vars[k] },
+		NoSignals: true, LogOutput: testenv.LogWriter{T: d.t, Prefix: "[test] "}})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Spin(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			c.Close()
+		})
+	}
+	d.t.Cleanup(stop)
+	return c, stop
+}
+
+// TestSecureDemo: `ros2 launch fsmnodes demo.launch.xml security:=true`
+// makes its keystore under $ROS_HOME (fsmnodes security demo_keystore,
+// through $(command ...)), every node starts secured in its own enclave,
+// the /operator enclave sees all the demo's nodes, and a process without
+// credentials sees none of them. Printed: the time from the launch to
+// every demo node in the graph, insecure then secure (never asserted).
+func TestSecureDemo(t *testing.T) {
+	d := newDom(t)
+	if peer.colconErr != nil {
+		t.Fatal(peer.colconErr)
+	}
+	env, err := sourceEnv(d.rosEnv(), filepath.Join(peer.ws, "install", "setup.bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The insecure demo first, for the figure.
+	start := time.Now()
+	launch := d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0")
+	c, stop := d.secureContext("", "")
+	waitGraph(t, c, "the demo's nodes", func() bool { return hasNodes(c, demoNodes...) })
+	insecure := time.Since(start)
+	stop()
+	launch.stop()
+
+	start = time.Now()
+	launch = d.start("ros2 launch (security:=true)", env, "ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0", "security:=true")
+	ks := filepath.Join(d.dir, "ros_home", "fsmnodes_keystore", fmt.Sprintf("domain_%d", d.id))
+	testenv.WaitFor(t, deadline, "the demo's keystore", func() bool {
+		_, err := os.Stat(filepath.Join(ks, "enclaves", "operator", "permissions.p7s"))
+		return err == nil
+	})
+	sc, _ := d.secureContext(ks, "/operator")
+	waitGraph(t, sc, "the secure demo's nodes", func() bool { return hasNodes(sc, demoNodes...) })
+	secured := time.Since(start)
+	for _, n := range demoNodes {
+		mustContain(t, "the secure demo's log", launch.output(), "Found security directory: "+filepath.Join(ks, "enclaves")+n)
+	}
+	out := d.run(d.ours(), ours("fsmnodes"), "node", "list")
+	for _, n := range demoNodes {
+		if strings.Contains(out, n) {
+			t.Errorf("fsmnodes node list without credentials lists %s of the secure demo:\n%s", n, out)
+		}
+	}
+	t.Logf("ros2 launch demo.launch.xml to all %d demo nodes in the graph (%s suite): insecure %v, security:=true %v (keystore made on first use)",
+		len(demoNodes), peer.distro, insecure.Round(time.Millisecond), secured.Round(time.Millisecond))
 }

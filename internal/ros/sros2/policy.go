@@ -277,8 +277,9 @@ func sortedUnique(in []string) []string {
 
 // PermissionsXML builds the permissions document of the policy's enclave
 // name for domain, valid from notBefore to notAfter (the enclave
-// certificate's): deny rules, then allow rules, then the
-// ros_discovery_info topic every ROS participant uses, then default DENY.
+// certificate's): deny rules, then allow rules, then the non-ROS topics
+// every participant of this library uses (ros_discovery_info, as sros2
+// grants it, and fsmnodes_heartbeat), then default DENY.
 func (p *Policy) PermissionsXML(name string, domain uint32, notBefore, notAfter time.Time) ([]byte, error) {
 	e, ok := p.Enclave(name)
 	if !ok {
@@ -304,8 +305,11 @@ func (p *Policy) PermissionsXML(name string, domain uint32, notBefore, notAfter 
 			g.AllowRules = append(g.AllowRules, rule)
 		}
 	}
+	// The non-ROS DDS topics every ROS participant of this library uses:
+	// ros_discovery_info (as sros2 grants it) and fsmnodes_heartbeat (the
+	// action clients' heartbeats, docs/security.md#sros2).
 	g.AllowRules = append(g.AllowRules, Rule{Domains: []uint32{domain},
-		Publish: []string{"ros_discovery_info"}, Subscribe: []string{"ros_discovery_info"}})
+		Publish: []string{"fsmnodes_heartbeat", "ros_discovery_info"}, Subscribe: []string{"fsmnodes_heartbeat", "ros_discovery_info"}})
 	doc := Permissions{
 		XSI:    "http://www.w3.org/2001/XMLSchema-instance",
 		Schema: "http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_permissions.xsd",

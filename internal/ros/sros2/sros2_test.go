@@ -176,6 +176,8 @@ func TestPolicyToPermissions(t *testing.T) {
 		{"rt/navigate_to_pose/_action/feedback", true, false},
 		{"ros_discovery_info", true, true},
 		{"ros_discovery_info", false, true},
+		{"fsmnodes_heartbeat", true, true},
+		{"fsmnodes_heartbeat", false, true},
 	} {
 		if got := g.Allows(9, tc.topic, tc.publish); got != tc.want {
 			t.Errorf("Allows(%s, publish %v) = %v, want %v", tc.topic, tc.publish, got, tc.want)
