@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -20,7 +21,16 @@ const FlightRecorderNodeName = "flight_recorder"
 
 // flightDir is where snapshots go unless output_dir says otherwise:
 // $ROS_HOME/fsmnodes/flight_recorder (ROS_HOME defaults to ~/.ros).
+// A leading "~/" is the user's home directory (the demo's launch file
+// passes $(env ROS_HOME ~/.ros)/...).
 func flightDir(dir string) (string, error) {
+	if rest, ok := strings.CutPrefix(dir, "~/"); ok || dir == "~" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("flight recorder: output_dir %q: %w", dir, err)
+		}
+		return filepath.Join(h, rest), nil
+	}
 	if dir != "" {
 		return dir, nil
 	}
@@ -56,7 +66,7 @@ func FlightRecorderSetup(reg *rosidl.Registry) func(ctx context.Context, n *ros.
 			}
 			return nil
 		})
-		out := param.Declare(d, "output_dir", "", ro("directory of the snapshot bags (\"\": $ROS_HOME/fsmnodes/flight_recorder)"), nil)
+		out := param.Declare(d, "output_dir", "", ro("directory of the snapshot bags (\"\": $ROS_HOME/fsmnodes/flight_recorder; a leading ~/ is the home directory)"), nil)
 		maxMem := param.Declare(d, "max_memory_bytes", int64(DefaultSnapshotMaxBytes), ro("bytes the window may hold (message bytes + 96 per message); the oldest go first"), positive)
 		keep := param.Declare(d, "keep_bags", int64(DefaultKeepBags), ro("snapshot bags kept; the oldest are removed"), positive)
 		maxDisk := param.Declare(d, "max_disk_bytes", int64(DefaultMaxDiskBytes), ro("bytes the snapshot bags may take together; the oldest are removed"), positive)

@@ -206,3 +206,21 @@ func TestDetectorTransitions(t *testing.T) {
 		t.Errorf("malformed: %d", d.Malformed)
 	}
 }
+
+func TestFlightDir(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("ROS_HOME", "/tmp/rh")
+	for in, want := range map[string]string{
+		"":         "/tmp/rh/fsmnodes/flight_recorder",
+		"/x/y":     "/x/y",
+		"~/.ros/f": filepath.Join(home, ".ros/f"),
+		"rel":      "rel",
+	} {
+		if got, err := flightDir(in); err != nil || got != want {
+			t.Errorf("flightDir(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

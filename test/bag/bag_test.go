@@ -180,6 +180,19 @@ func TestRecordInfoPlay(t *testing.T) {
 		t.Errorf("/clock: %d stamps from %v to %v; bag from %v to %v", len(cl), cl[0], cl[len(cl)-1], m.Start, m.End())
 	}
 
+	// --loop plays the bag again until stopped.
+	var looped collector[string]
+	if _, err := ros.NewSubscription(sub, "/looped", ros.QoSDefault.KeepLast(100), func(m *std_msgs_msg.String) { looped.add(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	loop := testenv.Start(t, "play --loop", testenv.Env(playDomain), testenv.Executable(t, "cmd/fsmnodes"),
+		"bag", "play", dir, "--loop", "--rate", "10", "--topics", "/chatter", "-m", "/chatter:=/looped", "--delay", "1")
+	testenv.WaitFor(t, wait, "the bag played three times", func() bool { return len(looped.all()) >= 3*n })
+	stop(t, loop)
+	if l := looped.all(); l[n] != "hello 0" || l[2*n] != "hello 0" || l[2*n-1] != fmt.Sprintf("hello %d", n-1) {
+		t.Errorf("looped: %q", l[:3*n])
+	}
+
 	// Refused: an existing output directory, a missing bag, a bad rate.
 	for _, args := range [][]string{
 		{"bag", "record", "-a", "-o", dir},
