@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
+	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 )
 
 // Heartbeats of action clients: supervision of a running goal that does
@@ -28,7 +29,6 @@ import (
 // (rclcpp, rclpy) are watched only through the graph, as before.
 const (
 	heartbeatTopic = "fsmnodes_heartbeat"
-	heartbeatType  = "builtin_interfaces::msg::dds_::Duration_"
 	// heartbeatForget is when a participant silent for that long is
 	// dropped from the table (its goals were aborted long before).
 	heartbeatForget = time.Minute
@@ -79,7 +79,7 @@ func (h *heartbeats) topicLocked(c *Context) (*dds.Topic, error) {
 	if h.topic != nil {
 		return h.topic, nil
 	}
-	t, err := c.part.Topic(heartbeatTopic, heartbeatType)
+	t, err := c.part.Topic(heartbeatTopic, builtin_interfaces_msg.Duration_TypeInfo.DDSName)
 	if err != nil {
 		return nil, fmt.Errorf("ros: %s topic: %w", heartbeatTopic, err)
 	}
@@ -90,6 +90,14 @@ func (h *heartbeats) topicLocked(c *Context) (*dds.Topic, error) {
 // heartbeatQoS is keep last 1, best effort, volatile: a lost heartbeat is
 // replaced by the next one, and a late one is worthless.
 var heartbeatQoS = QoS{History: HistoryKeepLast, Depth: 1, Reliability: ReliabilityBestEffort, Durability: DurabilityVolatile}
+
+// heartbeatUserData is the endpoints' USER_DATA: the type hash, as every
+// endpoint of ours has one when Jazzy's rmw reads it (Jazzy's
+// rmw_cyclonedds warns about a non-ROS topic's endpoint without one on
+// every ros2 CLI call).
+func (c *Context) heartbeatUserData() []byte {
+	return []byte(typeHashUserData(c.Distro(), builtin_interfaces_msg.Duration_TypeInfo.Hash))
+}
 
 // encodeHeartbeat is the sample: the period as builtin_interfaces/Duration.
 func encodeHeartbeat(period time.Duration) []byte {
@@ -134,7 +142,7 @@ func (c *Context) SendHeartbeats() error {
 	if err != nil {
 		return h.deniedLocked(c, err)
 	}
-	q, err := heartbeatQoS.ddsQoS(nil, false)
+	q, err := heartbeatQoS.ddsQoS(c.heartbeatUserData(), false)
 	if err != nil {
 		return err
 	}
@@ -172,7 +180,7 @@ func (c *Context) watchHeartbeats() error {
 	if err != nil {
 		return h.deniedLocked(c, err)
 	}
-	q, err := heartbeatQoS.ddsQoS(nil, true)
+	q, err := heartbeatQoS.ddsQoS(c.heartbeatUserData(), true)
 	if err != nil {
 		return err
 	}
