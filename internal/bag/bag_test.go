@@ -247,3 +247,95 @@ func TestFormatInfo(t *testing.T) {
 		t.Errorf("1536 bytes: %s", s)
 	}
 }
+
+func TestSubscriptionDepth(t *testing.T) {
+	rosouts := func(n int) []ros.QoS {
+		out := make([]ros.QoS, n)
+		for i := range out {
+			out[i] = ros.QoSRosout
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		offered []ros.QoS
+		want    int
+	}{
+		{"one default publisher", []ros.QoS{ros.QoSDefault}, 100},
+		{"two /rosout publishers", rosouts(2), 2000},
+		{"twenty /rosout publishers", rosouts(20), MaxSubscriptionDepth},
+		{"keep all", []ros.QoS{ros.QoSDefault.KeepAll()}, MaxSubscriptionDepth},
+	} {
+		if got := subscriptionDepth(c.offered, 100); got != c.want {
+			t.Errorf("%s: depth %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMetadataVersion9(t *testing.T) {
+	// The form Jazzy's rosbag2 writes: version 9, offered_qos_profiles as a
+	// YAML list with policy names.
+	y := `rosbag2_bagfile_information:
+  version: 9
+  storage_identifier: mcap
+  duration:
+    nanoseconds: 1500000000
+  starting_time:
+    nanoseconds_since_epoch: 1700000000000000000
+  message_count: 3
+  topics_with_message_count:
+    - topic_metadata:
+        name: /chatter
+        type: std_msgs/msg/String
+        serialization_format: cdr
+        offered_qos_profiles:
+          - history: keep_last
+            depth: 10
+            reliability: reliable
+            durability: volatile
+            deadline:
+              sec: 9223372036
+              nsec: 854775807
+            lifespan:
+              sec: 9223372036
+              nsec: 854775807
+            liveliness: automatic
+            liveliness_lease_duration:
+              sec: 9223372036
+              nsec: 854775807
+            avoid_ros_namespace_conventions: false
+        type_description_hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18
+      message_count: 3
+  compression_format: ""
+  compression_mode: ""
+  relative_file_paths:
+    - b_0.mcap
+  files:
+    - path: b_0.mcap
+      starting_time:
+        nanoseconds_since_epoch: 1700000000000000000
+      duration:
+        nanoseconds: 1500000000
+      message_count: 3
+  custom_data: ~
+  ros_distro: jazzy
+`
+	m, err := UnmarshalMetadata([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 9 || len(m.Topics) != 1 || m.Topics[0].MessageCount != 3 || len(m.Files) != 1 || m.Duration != 1500*time.Millisecond || m.ROSDistro != "jazzy" {
+		t.Fatalf("%+v", m)
+	}
+	q := m.Topics[0].OfferedQoS
+	if len(q) != 1 || q[0] != (ros.QoS{History: ros.HistoryKeepLast, Depth: 10, Reliability: ros.ReliabilityReliable, Durability: ros.DurabilityVolatile,
+		Deadline: ros.DurationInfinite, Lifespan: ros.DurationInfinite, Liveliness: ros.LivelinessAutomatic, LivelinessLeaseDuration: ros.DurationInfinite}) {
+		t.Errorf("QoS %+v", q)
+	}
+	if _, err := UnmarshalMetadata([]byte("rosbag2_bagfile_information: {}\n")); err == nil {
+		t.Error("metadata without a version accepted")
+	}
+	if _, err := UnmarshalMetadata([]byte("::: not yaml")); err == nil {
+		t.Error("garbage accepted")
+	}
+}

@@ -200,10 +200,28 @@ func (r *Recorder) warnOnce(key string, f func()) {
 	}
 }
 
+// MaxSubscriptionDepth bounds the queue of one recorded topic.
+const MaxSubscriptionDepth = 10000
+
+// subscriptionDepth is the queue of a recorded topic: at least floor, and
+// room for every publisher's history (a transient-local topic such as
+// /rosout hands over up to 1000 messages per publisher at once), at most
+// MaxSubscriptionDepth.
+func subscriptionDepth(offered []ros.QoS, floor int) int {
+	sum := 0
+	for _, q := range offered {
+		if q.History == ros.HistoryKeepAll {
+			return MaxSubscriptionDepth
+		}
+		sum += q.Depth
+	}
+	return max(floor, min(sum, MaxSubscriptionDepth))
+}
+
 // subscribe takes the QoS that matches every recorded publisher, as
 // rosbag2 does: reliable and transient local only if all offer it.
 func (r *Recorder) subscribe(name string, ti *rosidl.TypeInfo, offered []ros.QoS) error {
-	q := PlaybackQoS(offered).KeepLast(r.opts.Depth)
+	q := PlaybackQoS(offered).KeepLast(subscriptionDepth(offered, r.opts.Depth))
 	typ := ti.Name
 	s, err := ros.NewRawSubscription(r.node, name, ti, q, func(m ros.RawMessage) {
 		sent := m.SourceTimestamp
