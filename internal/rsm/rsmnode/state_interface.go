@@ -3,6 +3,7 @@ package rsmnode
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -53,7 +54,7 @@ func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOpti
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)
-	cfg, tuning := stateInterfaceConfig(d)
+	cfg, live := stateInterfaceConfig(d)
 	modeFrom := param.Declare(d, "operation_mode_publisher", MuxNodeName, param.ReadOnly(
 		"the node whose rsm/operationMode rsmNode follows, in rsmNode's namespace (\"\" = any publisher); "+
 			"the messages of others are dropped and counted as "+ros.CounterForeignSamples,
@@ -61,8 +62,7 @@ func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOpti
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	tune := tuning()
-	cfg.Navigation.NavigationTuning = tune
+	cfg.Navigation.NavigationTuning = live.Get().tuning()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,11 +188,8 @@ func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOpti
 	}
 	if err := tickAt(n, hz, func() {
 		// Live parameters changed since the last cycle apply from this one.
-		if t := tuning(); t != tune {
-			if err := si.SetNavigationTuning(t); err != nil {
-				log.Errorf("new navigation tuning refused: %v", err) // the parameter checks make this unreachable
-			}
-			tune = t
+		if l, ok := live.Changed(); ok {
+			_ = si.SetNavigationTuning(l.tuning()) // valid: the group checked it with rsm.Config.Validate
 		}
 		si.Tick(ctx)
 	}); err != nil {
@@ -208,8 +205,8 @@ const pluginHint = ": a registered plugin name, or " + rsm.ActionPluginPrefix +
 
 // stateInterfaceConfig declares rsmNode's parameters: the plugins and
 // action names are read-only, the Navigation plugin's stuck detection and
-// server wait are live (tuning returns their current values).
-func stateInterfaceConfig(d *param.Declarer) (cfg rsm.Config, tuning func() rsm.NavigationTuning) {
+// server wait are live (one group, checked with the whole rsm.Config).
+func stateInterfaceConfig(d *param.Declarer) (cfg rsm.Config, live *param.Group[navLive]) {
 	cfg = rsm.DefaultConfig()
 	strs := []struct {
 		dst       *string
@@ -240,29 +237,59 @@ func stateInterfaceConfig(d *param.Declarer) (cfg rsm.Config, tuning func() rsm.
 			return err
 		})
 	def := cfg.Navigation.NavigationTuning
-	poseTol := param.DeclareLive(d, "pose_tolerance", def.PoseTolerance, param.Descriptor{
-		Description: "m (and rad) of movement below which the robot counts as standing still (live)",
-		FloatRange:  param.Floats(0, 100)}, nil)
-	idle := param.DeclareLiveDuration(d, "idle_timer_duration", def.IdleTimer, param.Descriptor{
-		Description: "seconds standing still while AUTONOMOUS until stuck; at least unstuck_timer_duration + 1 (live)",
-		FloatRange:  param.Floats(0, 86400)}, positiveDuration)
-	unstuck := param.DeclareLiveDuration(d, "unstuck_timer_duration", def.UnstuckTimer, param.Descriptor{
-		Description: "seconds driving with the opposite action to get unstuck (live)",
-		FloatRange:  param.Floats(0, 86400)}, positiveDuration)
-	abort := param.DeclareLive(d, "idle_timer_behavior", false, param.Descriptor{
-		Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal (live)"}, nil)
-	server := param.DeclareLiveDuration(d, "action_server_timeout", def.ServerTimeout, param.Descriptor{
-		Description: "seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) " +
-			"(or a plugin's missing RunState server) before it gives up and goes to Idle; 0 waits for ever (live)",
-		FloatRange: param.Floats(0, 86400)}, nil)
-	return cfg, func() rsm.NavigationTuning {
-		t := rsm.NavigationTuning{PoseTolerance: poseTol.Get(), IdleTimer: idle.Get(), UnstuckTimer: unstuck.Get(),
-			AbortWhenStuck: abort.Get(), ServerTimeout: server.Get()}
-		if t.ServerTimeout == 0 {
-			t.ServerTimeout = -1 // wait for ever
-		}
-		return t
+	base := cfg
+	dur := func(name string, field func(l *navLive) *time.Duration, desc string) param.GroupField[navLive] {
+		return param.DurationField(name, field, param.Descriptor{Description: desc, FloatRange: param.Floats(0, 86400)})
 	}
+	live = param.DeclareGroup(d, navLive{PoseTolerance: def.PoseTolerance, Idle: def.IdleTimer, Unstuck: def.UnstuckTimer,
+		ServerTimeout: def.ServerTimeout}, func(l navLive) error { return l.validate(base) },
+		param.Field("pose_tolerance", func(l *navLive) *float64 { return &l.PoseTolerance }, param.Descriptor{
+			Description: "m (and rad) of movement below which the robot counts as standing still (live)",
+			FloatRange:  param.Floats(0, 100)}),
+		dur("idle_timer_duration", func(l *navLive) *time.Duration { return &l.Idle },
+			"seconds standing still while AUTONOMOUS until stuck; at least unstuck_timer_duration + 1 (live)"),
+		dur("unstuck_timer_duration", func(l *navLive) *time.Duration { return &l.Unstuck },
+			"seconds driving with the opposite action to get unstuck (live)"),
+		param.Field("idle_timer_behavior", func(l *navLive) *bool { return &l.AbortWhenStuck }, param.Descriptor{
+			Description: "still stuck after the unstuck attempt: true aborts to Idle, false fails the goal (live)"}),
+		dur("action_server_timeout", func(l *navLive) *time.Duration { return &l.ServerTimeout },
+			"seconds the navigation state waits for a missing NavigateToPose action server (forward or reverse) "+
+				"(or a plugin's missing RunState server) before it gives up and goes to Idle; 0 waits for ever (live)"))
+	return cfg, live
+}
+
+// navLive is rsmNode's live navigation tuning as its parameters hold it:
+// action_server_timeout 0 waits for ever.
+type navLive struct {
+	PoseTolerance                float64
+	Idle, Unstuck, ServerTimeout time.Duration
+	AbortWhenStuck               bool
+}
+
+// tuning is l as the state machine takes it (waiting for ever is negative).
+func (l navLive) tuning() rsm.NavigationTuning {
+	t := rsm.NavigationTuning{PoseTolerance: l.PoseTolerance, IdleTimer: l.Idle, UnstuckTimer: l.Unstuck,
+		AbortWhenStuck: l.AbortWhenStuck, ServerTimeout: l.ServerTimeout}
+	if t.ServerTimeout == 0 {
+		t.ServerTimeout = -1 // wait for ever
+	}
+	return t
+}
+
+// validate checks l as part of the whole configuration base; the
+// parameters refuse timers of 0, which the machine would take as its
+// defaults.
+func (l navLive) validate(base rsm.Config) error {
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"idle_timer_duration", l.Idle}, {"unstuck_timer_duration", l.Unstuck}} {
+		if err := positiveDuration(t.d); err != nil {
+			return fmt.Errorf("%s = %v: %w", t.name, t.d.Seconds(), err)
+		}
+	}
+	base.Navigation.NavigationTuning = l.tuning()
+	return base.Validate()
 }
 
 // operationModeFilter returns the option that makes rsmNode follow only

@@ -232,7 +232,7 @@ func RunCS(ctx context.Context, args []string) error {
 }
 
 func setupCS(_ context.Context, n *ros.Node) error {
-	p, tuning, err := declareParams(n, true)
+	p, live, err := declareParams(n, true)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func setupCS(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
-		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: tuning})
+		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: live.Get})
 	if err != nil {
 		return err
 	}

@@ -67,32 +67,19 @@ func DeclareParams(n *ros.Node) (Params, error) {
 }
 
 // declareParams declares the parameters; with runsCS the cs tuning
-// (cs.safe_stiffness, cs.safe_damping, cs.head_max_velocity) is live, each
-// change checked against the whole cs configuration, and tuning returns
-// its current value for the loop. Without runsCS everything is read-only.
-func declareParams(n *ros.Node, runsCS bool) (p Params, tuning func() velma.CSTuning, err error) {
+// (cs.safe_stiffness, cs.safe_damping, cs.head_max_velocity) is live, one
+// group checked against the whole cs configuration, which the loop reads.
+// Without runsCS everything is read-only (live is nil).
+func declareParams(n *ros.Node, runsCS bool) (p Params, live *param.Group[velma.CSTuning], err error) {
 	p = DefaultParams()
 	d := ros.NewDeclarer(n)
-	lives := map[string]*param.Live[float64]{}
+	var liveFields []param.GroupField[velma.CSTuning]
 	for _, name := range ParamNames() {
 		def, _ := p.Get(name)
-		if get, ok := liveCS[name]; ok {
-			if runsCS {
-				base := p.Agent.CS
-				lives[name] = param.DeclareLive(d, name, def.(float64), param.Descriptor{
-					Description: "cs parameter, live: applies at the next iteration of the 500 Hz loop"},
-					func(x float64) error {
-						t := base.Tuning()
-						for other, l := range lives {
-							*liveCS[other](&t) = l.Get()
-						}
-						*get(&t) = x
-						cfg := base.WithTuning(t)
-						cfg.Period = time.Duration(p.Period * float64(time.Second))
-						return cfg.Validate()
-					})
-				continue
-			}
+		if field, ok := liveCS[name]; ok && runsCS {
+			liveFields = append(liveFields, param.Field(name, field, param.Descriptor{
+				Description: "cs parameter, live: applies at the next iteration of the 500 Hz loop"}))
+			continue
 		}
 		why := whyStart
 		if _, ok := liveCS[name]; ok {
@@ -124,27 +111,23 @@ func declareParams(n *ros.Node, runsCS bool) (p Params, tuning func() velma.CSTu
 			return p, nil, err
 		}
 	}
+	if runsCS && d.Err() == nil {
+		base := p.Agent.CS // with the read-only parameters' values
+		period := time.Duration(p.Period * float64(time.Second))
+		live = param.DeclareGroup(d, base.Tuning(), func(t velma.CSTuning) error {
+			cfg := base.WithTuning(t)
+			cfg.Period = period
+			return cfg.Validate()
+		}, liveFields...)
+		p.Agent.CS = base.WithTuning(live.Get())
+	}
 	if err := d.Err(); err != nil {
 		return p, nil, err
-	}
-	for name, l := range lives {
-		if err := p.Set(name, l.Get()); err != nil {
-			return p, nil, err
-		}
 	}
 	if err := p.Validate(); err != nil {
 		return p, nil, err
 	}
-	if !runsCS {
-		return p, nil, nil
-	}
-	return p, func() velma.CSTuning {
-		var t velma.CSTuning
-		for name, l := range lives {
-			*liveCS[name](&t) = l.Get()
-		}
-		return t
-	}, nil
+	return p, live, nil
 }
 
 // NewBridge builds the node's interface on n. Call Run to start the loop.
@@ -156,7 +139,7 @@ func NewBridge(n *ros.Node) (*Bridge, error) { return newBridge(n, nil) }
 func NewInterface(n *ros.Node, c *subsys.Client) (*Bridge, error) { return newBridge(n, c) }
 
 func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
-	p, tuning, err := declareParams(n, remote == nil)
+	p, live, err := declareParams(n, remote == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +187,7 @@ func newBridge(n *ros.Node, remote *subsys.Client) (*Bridge, error) {
 	} else {
 		b.runner, err = NewRunner(p, velma.RealClock{}, hooks)
 		if err == nil {
-			b.runner.SetTuner(tuning)
+			b.runner.SetTuner(live.Get)
 		}
 	}
 	if err != nil {
