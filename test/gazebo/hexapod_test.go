@@ -3,6 +3,7 @@ package gazebo
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,9 +22,9 @@ import (
 // Gazebo Fortress (server only, no display: nothing of the hexapod
 // renders). motion_control drives the 18 joints through Gazebo's position
 // controllers over ros_gz_bridge and reads them back; standing up lifts
-// the body off the floor, walking on cmd_vel moves it forward in Gazebo's
-// world frame (the distance is logged against the commanded one), and
-// sitting down lowers it again.
+// the body off the floor, pausing Gazebo stops the gait's ticks, walking on
+// cmd_vel moves the body forward in Gazebo's world frame (the distance is
+// logged against the commanded one), and sitting down lowers it again.
 func TestGazebo_HexapodWalks(t *testing.T) {
 	s := startSim(t, false, "hexapod_gazebo.launch.py", "gz_version:=fortress", "gui:=false", "x:=0.0", "y:=2.5")
 	n := s.node
@@ -41,7 +42,8 @@ func TestGazebo_HexapodWalks(t *testing.T) {
 	}
 	must(ros.NewSubscription(n, "/"+gazebo.HexapodOdom, ros.QoSDefault, func(m *nav_msgs_msg.Odometry) { body.Set(m, "") }))
 	must(ros.NewSubscription(n, "/"+gazebo.HexapodServoStates, ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { measured.Set(m, "") }))
-	must(ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { commanded.Set(m, "") }))
+	var ticks atomic.Int64 // joint_states of the controller: one per gait tick (node clock)
+	must(ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(m *sensor_msgs_msg.JointState) { commanded.Set(m, ""); ticks.Add(1) }))
 	must(ros.NewSubscription(n, "/hexapod_controller/state", ros.QoSLatched, func(m *std_msgs_msg.String) { state.Set(m, m.Data) }))
 	cmdVel, err := ros.NewPublisher[geometry_msgs_msg.Twist](n, "/cmd_vel", ros.QoSDefault)
 	if err != nil {
@@ -107,6 +109,23 @@ func TestGazebo_HexapodWalks(t *testing.T) {
 		if worst > 0.1 {
 			t.Errorf("Gazebo's joints are up to %.3f rad from the controller's while standing", worst)
 		}
+	}
+
+	// Paused, Gazebo's clock stops the gait's timer: no tick, no joint_states.
+	window := func() int64 {
+		a := ticks.Load()
+		time.Sleep(3 * time.Second)
+		return ticks.Load() - a
+	}
+	running := window()
+	s.pause(true)
+	time.Sleep(time.Second)
+	paused := window()
+	s.pause(false)
+	resumed := window()
+	t.Logf("controller ticks in 3 s of wall time: running %d, Gazebo paused %d, resumed %d", running, paused, resumed)
+	if running == 0 || resumed == 0 || paused != 0 {
+		t.Errorf("controller ticks running %d, paused %d, resumed %d: want none only while paused", running, paused, resumed)
 	}
 
 	// Walk forward at 0.05 m/s for 20 simulated seconds.
