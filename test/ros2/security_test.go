@@ -2,7 +2,9 @@ package ros2
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/dds"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
@@ -165,7 +168,8 @@ const observerPolicy = `<?xml version="1.0" encoding="UTF-8"?>
 
 // TestSecurityStrangersCannotDrive: a secured robot (diff_drive_sim,
 // Enforce) is driven by nobody without credentials (our CLI without keys,
-// rclpy's ros2 topic pub without security) nor by a valid identity without
+// rclpy's ros2 topic pub without security, a plain Cyclone participant
+// writing raw DDS samples) nor by a valid identity without
 // a grant to publish cmd_vel (our CLI and rclpy); an insecure rclcpp
 // listener hears nothing of a secure talker and our CLI without keys lists
 // none of the robot's topics. Then an enclave with the grant drives it: the
@@ -208,6 +212,7 @@ func TestSecurityStrangersCannotDrive(t *testing.T) {
 	d.run(d.rosEnv(), "ros2", "topic", "pub", "-w", "0", "-t", "20", "-r", "10", "/cmd_vel", "geometry_msgs/msg/Twist", twist)
 	insecureListener := d.start("rclcpp listener (no security)", d.rosEnv(), peerBin(), "listener", "/ours/chatter")
 	insecureListener.waitLine("ready")
+	plainCycloneStranger(t, d)
 
 	// A valid identity without the grant: the writer is refused.
 	out, err := d.runErr(secure(d.ours(), ks, "Enforce", "/observer"), ours("fsmnodes"), "topic", "pub", "-w", "0", "-t", "20", "-r", "10", "/cmd_vel", "geometry_msgs/msg/Twist", twist)
@@ -455,4 +460,47 @@ func TestSecureDemo(t *testing.T) {
 	}
 	t.Logf("ros2 launch demo.launch.xml to all %d demo nodes in the graph (%s suite): insecure %v, security:=true %v (keystore made on first use)",
 		len(demoNodes), peer.distro, insecure.Round(time.Millisecond), secured.Round(time.Millisecond))
+}
+
+// plainCycloneStranger is a plain Cyclone DDS participant without
+// credentials in the test process (below the ROS layer: raw CDR on the DDS
+// topic rt/cmd_vel, as any DDS program can write it): for 2 s it writes
+// Twist samples of 0.5 m/s, and it must learn no node, reader or writer of
+// the secured processes in discovery.
+func plainCycloneStranger(t *testing.T, d *dom) {
+	t.Helper()
+	c, stop := d.secureContext("", "")
+	defer stop()
+	topic, err := c.Participant().Topic("rt/cmd_vel", "geometry_msgs::msg::dds_::Twist_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Participant().NewWriter(topic, dds.QoS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := []byte{0, 1, 0, 0} // CDR little endian, then linear x, y, z, angular x, y, z
+	sample = binary.LittleEndian.AppendUint64(sample, math.Float64bits(0.5))
+	sample = append(sample, make([]byte, 5*8)...)
+	for i := 0; i < 20; i++ {
+		if err := w.Write(sample); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// DDS Security leaves the participant announcements (SPDP) in clear,
+	// so that peers can start the handshake: a stranger learns that the
+	// secured participants exist and their USER_DATA (the enclave name),
+	// but none of their nodes, readers, writers or data.
+	secured := 0
+	for _, p := range c.Participants() {
+		if p.Self || p.Enclave == "/" {
+			continue
+		}
+		secured++
+		if len(p.Nodes) > 0 || p.Endpoints > 0 {
+			t.Errorf("a plain Cyclone participant learned about the secured participant %v (enclave %s): nodes %v, %d endpoints", p.GUID, p.Enclave, p.Nodes, p.Endpoints)
+		}
+	}
+	t.Logf("the plain participant saw %d participants, %d of them secured (their announcements and enclave names only)", len(c.Participants()), secured)
 }
