@@ -330,135 +330,140 @@ func noChildren(e *element) error {
 	return nil
 }
 
+// actionTag is one action tag of a launch file: the attributes it takes
+// besides if and unless, whether it takes children, and what it does.
+type actionTag struct {
+	attrs []string
+	leaf  bool // takes no children
+	run   func(l *loader, s *scope, e *element) error
+}
+
+// actionTags are the action tags, by name (ros2 launch also takes the
+// dashed spellings). Set in init: the handlers of nested actions refer back
+// to it through action.
+var actionTags map[string]actionTag
+
+func init() {
+	nodeAttrs := []string{"pkg", "exec", "name", "namespace", "output", "respawn", "respawn_delay",
+		"respawn_max_retries", "args", "ros_args", "launch-prefix", "exec_name", "cwd", "on_exit",
+		"sigterm_timeout", "sigkill_timeout"}
+	execAttrs := []string{"cmd", "name", "output", "cwd", "launch-prefix", "respawn", "respawn_delay",
+		"respawn_max_retries", "on_exit", "sigterm_timeout", "sigkill_timeout", "shell"}
+	actionTags = map[string]actionTag{
+		"arg":                {attrs: []string{"name", "default", "description"}, run: (*loader).arg},
+		"let":                {attrs: []string{"name", "value"}, leaf: true, run: (*loader).let},
+		"node":               {attrs: nodeAttrs, run: (*loader).node},
+		"executable":         {attrs: execAttrs, run: (*loader).executable},
+		"group":              {attrs: []string{"scoped", "forwarding"}, run: (*loader).group},
+		"push_ros_namespace": {attrs: []string{"namespace"}, leaf: true, run: (*loader).pushNamespace},
+		"include":            {attrs: []string{"file"}, run: (*loader).include},
+		"set_env":            {attrs: []string{"name", "value"}, leaf: true, run: (*loader).setEnv},
+		"unset_env":          {attrs: []string{"name"}, leaf: true, run: (*loader).unsetEnv},
+		"set_remap":          {attrs: []string{"from", "to"}, leaf: true, run: (*loader).setRemap},
+		"log":                {attrs: []string{"message"}, leaf: true, run: (*loader).log},
+	}
+	for _, t := range []string{"push_ros_namespace", "set_env", "unset_env", "set_remap"} {
+		actionTags[strings.ReplaceAll(t, "_", "-")] = actionTags[t]
+	}
+}
+
 func (l *loader) action(s *scope, e *element) error {
-	var allowed []string
-	switch e.tag {
-	case "arg":
-		allowed = []string{"name", "default", "description", "if", "unless"}
-	case "let":
-		allowed = []string{"name", "value", "if", "unless"}
-	case "node":
-		allowed = []string{"pkg", "exec", "name", "namespace", "output", "respawn", "respawn_delay",
-			"respawn_max_retries", "args", "ros_args", "launch-prefix", "exec_name", "cwd", "on_exit",
-			"sigterm_timeout", "sigkill_timeout", "if", "unless"}
-	case "executable":
-		allowed = []string{"cmd", "name", "output", "cwd", "launch-prefix", "respawn", "respawn_delay",
-			"respawn_max_retries", "on_exit", "sigterm_timeout", "sigkill_timeout", "shell", "if", "unless"}
-	case "group":
-		allowed = []string{"scoped", "forwarding", "if", "unless"}
-	case "push_ros_namespace", "push-ros-namespace":
-		allowed = []string{"namespace", "if", "unless"}
-	case "include":
-		allowed = []string{"file", "if", "unless"}
-	case "set_env", "set-env":
-		allowed = []string{"name", "value", "if", "unless"}
-	case "unset_env", "unset-env":
-		allowed = []string{"name", "if", "unless"}
-	case "set_remap", "set-remap":
-		allowed = []string{"from", "to", "if", "unless"}
-	case "log":
-		allowed = []string{"message", "if", "unless"}
-	case "lifecycle_node", "lifecycle-node":
+	t, ok := actionTags[e.tag]
+	switch {
+	case e.tag == "lifecycle_node" || e.tag == "lifecycle-node":
 		// ros2 launch (Humble, Jazzy) has no XML form of LifecycleNode either;
 		// our managed nodes start themselves (their autostart parameter).
 		return e.errorf("unknown tag <%s>: ROS 2 Humble and Jazzy launch files have no lifecycle nodes in XML; use <node> (a managed node configures and activates itself unless its parameter autostart is false)", e.tag)
-	default:
+	case !ok:
 		return e.errorf("unknown tag <%s> (supported: arg, let, node, executable, group, push_ros_namespace, include, set_env, unset_env, set_remap, log)", e.tag)
 	}
-	if err := e.checkAttrs(allowed...); err != nil {
+	if err := e.checkAttrs(append(t.attrs[:len(t.attrs):len(t.attrs)], "if", "unless")...); err != nil {
 		return err
 	}
 	ok, err := s.condition(e)
 	if err != nil || !ok {
 		return err
 	}
-	switch e.tag {
-	case "arg":
-		return l.arg(s, e)
-	case "let":
+	if t.leaf {
 		if err := noChildren(e); err != nil {
 			return err
 		}
-		name, err := s.need(e, "name")
-		if err != nil {
-			return err
-		}
-		v, err := s.need(e, "value")
-		if err != nil {
-			// A bound crossed deep in a chain of <let>s is found by the
-			// configuration's name.
-			var be *boundError
-			if errors.As(err, &be) {
-				return e.errorf("<let name=%q>: %s", name, be.msg)
-			}
-			return err
-		}
-		s.configs[name] = v
-	case "node":
-		return l.node(s, e)
-	case "executable":
-		return l.executable(s, e)
-	case "group":
-		return l.group(s, e)
-	case "push_ros_namespace", "push-ros-namespace":
-		if err := noChildren(e); err != nil {
-			return err
-		}
-		ns, err := s.need(e, "namespace")
-		if err != nil {
-			return err
-		}
-		s.ns = joinNamespace(s.ns, ns)
-		// launch_ros keeps the pushed namespace in this launch
-		// configuration, so $(var ros_namespace '') names it there too.
-		s.configs[RosNamespaceConfig] = s.ns
-	case "include":
-		return l.include(s, e)
-	case "set_env", "set-env":
-		if err := noChildren(e); err != nil {
-			return err
-		}
-		name, err := s.need(e, "name")
-		if err != nil {
-			return err
-		}
-		v, err := s.need(e, "value")
-		if err != nil {
-			return err
-		}
-		s.env = append(s.env, envOp{name: name, value: v})
-	case "unset_env", "unset-env":
-		if err := noChildren(e); err != nil {
-			return err
-		}
-		name, err := s.need(e, "name")
-		if err != nil {
-			return err
-		}
-		s.env = append(s.env, envOp{name: name, unset: true})
-	case "set_remap", "set-remap":
-		if err := noChildren(e); err != nil {
-			return err
-		}
-		from, err := s.need(e, "from")
-		if err != nil {
-			return err
-		}
-		to, err := s.need(e, "to")
-		if err != nil {
-			return err
-		}
-		s.remaps = append(s.remaps, [2]string{from, to})
-	case "log":
-		if err := noChildren(e); err != nil {
-			return err
-		}
-		msg, err := s.need(e, "message")
-		if err != nil {
-			return err
-		}
-		l.desc.Logs = append(l.desc.Logs, msg)
 	}
+	return t.run(l, s, e)
+}
+
+func (l *loader) let(s *scope, e *element) error {
+	name, err := s.need(e, "name")
+	if err != nil {
+		return err
+	}
+	v, err := s.need(e, "value")
+	if err != nil {
+		// A bound crossed deep in a chain of <let>s is found by the
+		// configuration's name.
+		var be *boundError
+		if errors.As(err, &be) {
+			return e.errorf("<let name=%q>: %s", name, be.msg)
+		}
+		return err
+	}
+	s.configs[name] = v
+	return nil
+}
+
+func (l *loader) pushNamespace(s *scope, e *element) error {
+	ns, err := s.need(e, "namespace")
+	if err != nil {
+		return err
+	}
+	s.ns = joinNamespace(s.ns, ns)
+	// launch_ros keeps the pushed namespace in this launch configuration,
+	// so $(var ros_namespace '') names it there too.
+	s.configs[RosNamespaceConfig] = s.ns
+	return nil
+}
+
+func (l *loader) setEnv(s *scope, e *element) error {
+	name, err := s.need(e, "name")
+	if err != nil {
+		return err
+	}
+	v, err := s.need(e, "value")
+	if err != nil {
+		return err
+	}
+	s.env = append(s.env, envOp{name: name, value: v})
+	return nil
+}
+
+func (l *loader) unsetEnv(s *scope, e *element) error {
+	name, err := s.need(e, "name")
+	if err != nil {
+		return err
+	}
+	s.env = append(s.env, envOp{name: name, unset: true})
+	return nil
+}
+
+func (l *loader) setRemap(s *scope, e *element) error {
+	from, err := s.need(e, "from")
+	if err != nil {
+		return err
+	}
+	to, err := s.need(e, "to")
+	if err != nil {
+		return err
+	}
+	s.remaps = append(s.remaps, [2]string{from, to})
+	return nil
+}
+
+func (l *loader) log(s *scope, e *element) error {
+	msg, err := s.need(e, "message")
+	if err != nil {
+		return err
+	}
+	l.desc.Logs = append(l.desc.Logs, msg)
 	return nil
 }
 
