@@ -94,11 +94,13 @@ func startSim(t *testing.T, display bool, file string, args ...string) *gzSim {
 	s.partition = fmt.Sprintf("fsmnodes_test_%d_%d", s.domain, os.Getpid())
 	// Loopback as a Humble user sets it (ROS_LOCALHOST_ONLY: the launched
 	// nodes see ROS_DISTRO=humble), with room for more than Cyclone's 10
-	// participants on loopback, for the launched nodes and this test's;
-	// Gazebo's transport on loopback too.
+	// participants on loopback, for the launched nodes and this test's.
+	// Gazebo's transport keeps its default interface (its discovery is
+	// multicast, which this machine's loopback does not carry); the
+	// partition keeps tests apart.
 	t.Setenv("ROS_LOCALHOST_ONLY", "1")
 	t.Setenv("CYCLONEDDS_URI", "<CycloneDDS><Domain><Discovery><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex></Discovery></Domain></CycloneDDS>")
-	s.env = append(testenv.Env(s.domain), "IGN_PARTITION="+s.partition, "IGN_IP=127.0.0.1", "RMW_IMPLEMENTATION=rmw_cyclonedds_cpp")
+	s.env = append(testenv.Env(s.domain), "IGN_PARTITION="+s.partition, "RMW_IMPLEMENTATION=rmw_cyclonedds_cpp")
 	if display {
 		num := 90 + int(s.domain)%100
 		testenv.Start(t, "Xvfb", nil, "/usr/bin/Xvfb", fmt.Sprintf(":%d", num), "-screen", "0", "1280x1024x24", "-nolisten", "tcp")
