@@ -389,8 +389,34 @@ func goStringLit(s string) string {
 // message generates the type m. svcDesc names the description variable of
 // the service m belongs to ("" for plain messages or when unknown).
 func (f *file) message(m *MsgSpec, svcDesc string) error {
-	g := f.g
-	self := BaseType{Pkg: m.Pkg, Sub: m.Sub, Name: m.Name}
+	if err := checkGoNames(m); err != nil {
+		return err
+	}
+	h, err := f.g.hash(m.FullName())
+	if err != nil {
+		return err
+	}
+	f.msgStruct(m)
+	if err := f.msgConstants(m); err != nil {
+		return err
+	}
+	f.msgTypeInfo(m, h, svcDesc)
+	if err := f.msgDefaults(m); err != nil {
+		return err
+	}
+	T := m.Name
+	f.p("// ROSType returns %s_TypeInfo.\n", T)
+	f.p("func (m *%s) ROSType() *%s.TypeInfo { return %s_TypeInfo }\n\n", T, f.rosidl(), T)
+	f.msgClone(m)
+	f.msgValidate(m)
+	f.msgMarshal(m)
+	f.msgUnmarshal(m)
+	return nil
+}
+
+// checkGoNames refuses fields whose Go names collide with each other or
+// with a generated method.
+func checkGoNames(m *MsgSpec) error {
 	goNames := map[string]string{}
 	for _, fl := range m.Fields {
 		n := camel(fl.Name)
@@ -402,14 +428,12 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 		goNames[n] = fl.Name
 	}
-	h, err := g.hash(m.FullName())
-	if err != nil {
-		return err
-	}
-	r, c := f.rosidl(), f.cdr()
-	T := m.Name
+	return nil
+}
 
-	// Struct.
+// msgStruct writes the Go struct of m.
+func (f *file) msgStruct(m *MsgSpec) {
+	T := m.Name
 	f.p("// %s is the ROS 2 type %s.\n", T, m.FullName())
 	if len(m.Fields) == 0 {
 		f.p("//\n// It has no fields; on the wire it is a single placeholder byte.\n")
@@ -431,8 +455,11 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		f.p("\n")
 	}
 	f.p("}\n\n")
+}
 
-	// Constants.
+// msgConstants writes the constants of m.
+func (f *file) msgConstants(m *MsgSpec) error {
+	T := m.Name
 	if len(m.Constants) > 0 {
 		f.p("// Constants of %s.\nconst (\n", m.FullName())
 		for _, k := range m.Constants {
@@ -449,8 +476,13 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 		f.p(")\n\n")
 	}
+	return nil
+}
 
-	// Type description and type info.
+// msgTypeInfo writes the type description and the TypeInfo of m (hash h).
+func (f *file) msgTypeInfo(m *MsgSpec, h, svcDesc string) {
+	T := m.Name
+	r := f.rosidl()
 	if m.Sub == "msg" {
 		f.descVar(m, "msg", m.Text)
 	} else {
@@ -470,8 +502,12 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		f.p("ServiceDesc: %s,\n", svcDesc)
 	}
 	f.p("}\n\n")
+}
 
-	// Constructor and SetDefaults.
+// msgDefaults writes New<T> and SetDefaults.
+func (f *file) msgDefaults(m *MsgSpec) error {
+	g := f.g
+	T := m.Name
 	f.p("// New%s returns a new %s with its default values set.\n", T, T)
 	f.p("func New%s() *%s {\nm := &%s{}\nm.SetDefaults()\nreturn m\n}\n\n", T, T, T)
 	f.p("// SetDefaults resets m to the default values of the definition\n// (zero where none is given).\n")
@@ -500,12 +536,13 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 	}
 	f.p("}\n\n")
+	return nil
+}
 
-	// ROSType.
-	f.p("// ROSType returns %s_TypeInfo.\n", T)
-	f.p("func (m *%s) ROSType() *%s.TypeInfo { return %s_TypeInfo }\n\n", T, r, T)
-
-	// Clone.
+// msgClone writes Clone, a deep copy.
+func (f *file) msgClone(m *MsgSpec) {
+	g := f.g
+	T := m.Name
 	f.p("// Clone returns a deep copy of m.\n")
 	f.p("func (m *%s) Clone() *%s {\nc := *m\n", T, T)
 	for _, fl := range m.Fields {
@@ -527,8 +564,13 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 	}
 	f.p("return &c\n}\n\n")
+}
 
-	// Validate.
+// msgValidate writes Validate, the bound checks of strings and sequences.
+func (f *file) msgValidate(m *MsgSpec) {
+	g := f.g
+	T := m.Name
+	self := BaseType{Pkg: m.Pkg, Sub: m.Sub, Name: m.Name}
 	f.p("// Validate checks the bounds of bounded strings and sequences, which the\n// wire format cannot carry; call it before publishing.\n")
 	f.p("func (m *%s) Validate() error {\n", T)
 	if g.needsValidate(self) {
@@ -566,8 +608,12 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 	}
 	f.p("return nil\n}\n\n")
+}
 
-	// MarshalCDR.
+// msgMarshal writes MarshalCDR.
+func (f *file) msgMarshal(m *MsgSpec) {
+	T := m.Name
+	c := f.cdr()
 	f.p("// MarshalCDR appends the CDR body of m to e.\n")
 	f.p("func (m *%s) MarshalCDR(e *%s.Encoder) {\n", T, c)
 	if len(m.Fields) == 0 {
@@ -601,8 +647,14 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 	}
 	f.p("}\n\n")
+}
 
-	// UnmarshalCDR.
+// msgUnmarshal writes UnmarshalCDR.
+func (f *file) msgUnmarshal(m *MsgSpec) {
+	g := f.g
+	T := m.Name
+	c := f.cdr()
+	self := BaseType{Pkg: m.Pkg, Sub: m.Sub, Name: m.Name}
 	f.p("// UnmarshalCDR reads the CDR body of m from d and returns d.Err(). Every\n// field is overwritten.")
 	if g.needsDeepCopy(self) {
 		f.p(" Like encoding/json it reuses the backing arrays of\n// m's slices when they are large enough, so decode into a fresh value if\n// the old one's slices are still in use.")
@@ -665,7 +717,6 @@ func (f *file) message(m *MsgSpec, svcDesc string) error {
 		}
 	}
 	f.p("return d.Err()\n}\n\n")
-	return nil
 }
 
 // defaultLiteral renders a field default as a Go expression.
