@@ -2,7 +2,7 @@
 // page, finds the robots in the graph (by the services their nodes serve),
 // and shows the selected namespace's panels, the topic list or the log.
 //
-// Location hash: #ns=/diffbot&view=robot (view: robot, topics or log), so a
+// Location hash: #ns=/diffbot&view=robot (view: robot, fsm, topics or log), so a
 // reload or a link keeps the selection.
 
 import { Bridge, defaultURL } from './foxglove.js';
@@ -12,6 +12,7 @@ import { MapView } from './map.js';
 import { HexapodPanel } from './hexapod.js';
 import { VelmaPanel } from './velma.js';
 import { TopicsView } from './topics.js';
+import { FsmView } from './fsm.js';
 import { RosoutStore, LogView } from './rosout.js';
 
 /**
@@ -140,7 +141,11 @@ class App {
     document.body.dataset.view = this.view;
     const ctx = { bridge: this.bridge, ns: this.ns, rosout: this.rosout };
     const content = [];
-    if (this.view === 'topics') {
+    if (this.view === 'fsm') {
+      const v = new FsmView(ctx);
+      this.views.push(v);
+      content.push(v.el);
+    } else if (this.view === 'topics') {
       const v = new TopicsView(ctx);
       this.views.push(v);
       content.push(v.el);
