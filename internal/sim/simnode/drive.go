@@ -107,36 +107,11 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 		log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
 	}
 
-	odomPub, err := lifecycle.NewPublisher[nav_msgs_msg.Odometry](l, sim.TopicOdom, ros.QoSDefault)
+	pubs, err := newDrivePubs(l, pubClock)
 	if err != nil {
 		return err
 	}
-	tfPub, err := lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTF, ros.QoSDefault.KeepLast(100))
-	if err != nil {
-		return err
-	}
-	tfStatic, err := lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTFStat, ros.QoSLatched)
-	if err != nil {
-		return err
-	}
-	jointPub, err := lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, sim.TopicJoints, ros.QoSDefault)
-	if err != nil {
-		return err
-	}
-	scanPub, err := lifecycle.NewPublisher[sensor_msgs_msg.LaserScan](l, sim.TopicScan, ros.QoSSensorData)
-	if err != nil {
-		return err
-	}
-	mapPub, err := lifecycle.NewPublisher[nav_msgs_msg.OccupancyGrid](l, sim.TopicMap, ros.QoSLatched)
-	if err != nil {
-		return err
-	}
-	var clockPub *lifecycle.Publisher[rosgraph_msgs_msg.Clock]
-	if pubClock {
-		if clockPub, err = lifecycle.NewPublisher[rosgraph_msgs_msg.Clock](l, sim.TopicClock, ros.QoSClock); err != nil {
-			return err
-		}
-	}
+	clockPub, mapPub := pubs.clock, pubs.grid
 
 	// The simulation's clock: sim time when it publishes /clock, else the
 	// node clock. Its stamps and the age of stamped commands are in it.
@@ -180,7 +155,7 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 			{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
 				Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
 		}}
-		if err := tfStatic.Publish(static); err != nil {
+		if err := pubs.tfStatic.Publish(static); err != nil {
 			log.Errorf("activate: publish %s: %v", sim.TopicTFStat, err)
 			return lifecycle.Failure
 		}
@@ -203,37 +178,10 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 			t = simTime
 			_ = clockPub.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.TimeOf(simTime)})
 		}
-		p := robot.Pose()
-		v, w := robot.Twist()
-		odom := &nav_msgs_msg.Odometry{Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase}
-		odom.Pose.Pose.Position = geometry_msgs_msg.Point{X: p.X, Y: p.Y}
-		odom.Pose.Pose.Orientation = yawQuat(p.Theta)
-		odom.Twist.Twist.Linear.X = v
-		odom.Twist.Twist.Angular.Z = w
-		_ = odomPub.Publish(odom)
-		_ = tfPub.Publish(&tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{
-			Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase,
-			Transform: geometry_msgs_msg.Transform{
-				Translation: geometry_msgs_msg.Vector3{X: p.X, Y: p.Y},
-				Rotation:    yawQuat(p.Theta)},
-		}}})
-		wheelPos, wheelVel := robot.Wheels()
-		_ = jointPub.Publish(&sensor_msgs_msg.JointState{
-			Header:   header(t, ""),
-			Name:     sim.WheelJoints(),
-			Position: wheelPos[:],
-			Velocity: wheelVel[:],
-		})
+		pubs.state(robot, t)
 		if sinceScan += step; sinceScan >= scanEvery {
 			sinceScan = 0
-			ranges := robot.Scan()
-			inc := 2 * math.Pi / float64(len(ranges))
-			_ = scanPub.Publish(&sensor_msgs_msg.LaserScan{
-				Header:   header(t, sim.FrameScan),
-				AngleMin: 0, AngleMax: float32(2*math.Pi - inc), AngleIncrement: float32(inc),
-				ScanTime: float32(scanEvery.Seconds()), RangeMin: float32(robot.Config().ScanMinRange), RangeMax: float32(robot.Config().ScanRange),
-				Ranges: ranges,
-			})
+			pubs.scanOf(robot, t, scanEvery)
 		}
 		if sinceMap += step; sinceMap >= mapEvery {
 			sinceMap = 0
@@ -241,4 +189,81 @@ func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
 		}
 	})
 	return err
+}
+
+// drivePubs are diff_drive_sim's publishers.
+type drivePubs struct {
+	odom         *lifecycle.Publisher[nav_msgs_msg.Odometry]
+	tf, tfStatic *lifecycle.Publisher[tf2_msgs_msg.TFMessage]
+	joints       *lifecycle.Publisher[sensor_msgs_msg.JointState]
+	scan         *lifecycle.Publisher[sensor_msgs_msg.LaserScan]
+	grid         *lifecycle.Publisher[nav_msgs_msg.OccupancyGrid]
+	clock        *lifecycle.Publisher[rosgraph_msgs_msg.Clock] // nil without publish_clock
+}
+
+func newDrivePubs(l *lifecycle.Node, clock bool) (*drivePubs, error) {
+	var p drivePubs
+	var err error
+	if p.odom, err = lifecycle.NewPublisher[nav_msgs_msg.Odometry](l, sim.TopicOdom, ros.QoSDefault); err != nil {
+		return nil, err
+	}
+	if p.tf, err = lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTF, ros.QoSDefault.KeepLast(100)); err != nil {
+		return nil, err
+	}
+	if p.tfStatic, err = lifecycle.NewPublisher[tf2_msgs_msg.TFMessage](l, sim.TopicTFStat, ros.QoSLatched); err != nil {
+		return nil, err
+	}
+	if p.joints, err = lifecycle.NewPublisher[sensor_msgs_msg.JointState](l, sim.TopicJoints, ros.QoSDefault); err != nil {
+		return nil, err
+	}
+	if p.scan, err = lifecycle.NewPublisher[sensor_msgs_msg.LaserScan](l, sim.TopicScan, ros.QoSSensorData); err != nil {
+		return nil, err
+	}
+	if p.grid, err = lifecycle.NewPublisher[nav_msgs_msg.OccupancyGrid](l, sim.TopicMap, ros.QoSLatched); err != nil {
+		return nil, err
+	}
+	if clock {
+		if p.clock, err = lifecycle.NewPublisher[rosgraph_msgs_msg.Clock](l, sim.TopicClock, ros.QoSClock); err != nil {
+			return nil, err
+		}
+	}
+	return &p, nil
+}
+
+// state publishes the robot's odometry, odom → base_link and its wheel
+// joints, stamped t.
+func (p *drivePubs) state(robot *sim.DiffDrive, t time.Time) {
+	pose := robot.Pose()
+	v, w := robot.Twist()
+	odom := &nav_msgs_msg.Odometry{Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase}
+	odom.Pose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}
+	odom.Pose.Pose.Orientation = yawQuat(pose.Theta)
+	odom.Twist.Twist.Linear.X = v
+	odom.Twist.Twist.Angular.Z = w
+	_ = p.odom.Publish(odom)
+	_ = p.tf.Publish(&tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{{
+		Header: header(t, sim.FrameOdom), ChildFrameId: sim.FrameBase,
+		Transform: geometry_msgs_msg.Transform{
+			Translation: geometry_msgs_msg.Vector3{X: pose.X, Y: pose.Y},
+			Rotation:    yawQuat(pose.Theta)},
+	}}})
+	wheelPos, wheelVel := robot.Wheels()
+	_ = p.joints.Publish(&sensor_msgs_msg.JointState{
+		Header:   header(t, ""),
+		Name:     sim.WheelJoints(),
+		Position: wheelPos[:],
+		Velocity: wheelVel[:],
+	})
+}
+
+// scanOf publishes the robot's laser scan, stamped t, taken every period.
+func (p *drivePubs) scanOf(robot *sim.DiffDrive, t time.Time, period time.Duration) {
+	ranges := robot.Scan()
+	inc := 2 * math.Pi / float64(len(ranges))
+	_ = p.scan.Publish(&sensor_msgs_msg.LaserScan{
+		Header:   header(t, sim.FrameScan),
+		AngleMin: 0, AngleMax: float32(2*math.Pi - inc), AngleIncrement: float32(inc),
+		ScanTime: float32(period.Seconds()), RangeMin: float32(robot.Config().ScanMinRange), RangeMax: float32(robot.Config().ScanRange),
+		Ranges: ranges,
+	})
 }
