@@ -127,8 +127,10 @@ gazebo-peer:
 # files against that build, headless): the diffbot on RSM's waypoints, the map,
 # the paused clock, a screenshot, the hexapod walking. Minutes, so make test
 # skips them; .ci/run runs this when the build is there. Without it they skip.
+# The screenshot is kept as build/gazebo-scene.png.
 gazebo-test: testbin
-	FSMNODES_GAZEBO_TESTS=1 FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 40m -v -run 'TestGazebo_' ./test/gazebo
+	FSMNODES_GAZEBO_TESTS=1 FSMNODES_GAZEBO_SCREENSHOT=$(CURDIR)/build/gazebo-scene.png FSMNODES_TEST_BIN=$(TESTBIN) \
+	  $(GO) test -count=1 -timeout 40m -v -run 'TestGazebo_' ./test/gazebo
 
 clean:
 	rm -rf $(BIN) build install log
