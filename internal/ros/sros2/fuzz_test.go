@@ -3,6 +3,7 @@ package sros2
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,27 @@ func FuzzParseGovernance(f *testing.F) {
 			return
 		}
 		g.Covers(7)
+	})
+}
+
+// FuzzEnclaveName: a name ValidateEnclaveName accepts always lies under
+// the keystore's enclaves/ directory (no "..", no escape), and one it
+// refuses is not created by CreateEnclave's path logic.
+func FuzzEnclaveName(f *testing.F) {
+	for _, s := range []string{"/", "/a", "/robot/base_1", "/../x", "a/b", "//", "/a/../../b", "/a/./b", "/\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidateEnclaveName(name) != nil {
+			return
+		}
+		k := &Keystore{Root: "/ks"}
+		dir := k.EnclaveDir(name)
+		if dir != "/ks/enclaves" && !strings.HasPrefix(dir, "/ks/enclaves/") {
+			t.Fatalf("enclave %q maps to %q, outside /ks/enclaves", name, dir)
+		}
+		if rel := strings.TrimPrefix(strings.TrimPrefix(dir, "/ks/enclaves"), "/"); name != "/" && "/"+rel != name {
+			t.Fatalf("enclave %q maps to %q", name, dir)
+		}
 	})
 }
