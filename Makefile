@@ -20,12 +20,13 @@ export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
 all: build
 
-# Installs the one Debian package the project needs when it is missing.
+# Installs the Debian packages the project needs when they are missing:
+# Cyclone DDS, and openssl (fsmnodes security signs SROS2 documents with it).
 deps:
-	@if ! dpkg -s cyclonedds-dev >/dev/null 2>&1; then \
-	  echo "installing cyclonedds-dev (Eclipse Cyclone DDS 0.10)"; \
+	@if ! dpkg -s cyclonedds-dev >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then \
+	  echo "installing cyclonedds-dev (Eclipse Cyclone DDS 0.10) and openssl"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq cyclonedds-dev cyclonedds-tools; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq cyclonedds-dev cyclonedds-tools openssl; \
 	fi
 
 build:
