@@ -10,7 +10,7 @@
 // gazebo, ...) are skipped.
 //
 // The package has no ROS imports: robot_state_publisher's node
-// (internal/rsp) turns its transforms into TF messages.
+// (internal/robotstate) turns its transforms into TF messages.
 package urdf
 
 import "github.com/fsmnodes/fsmnodes/internal/geom"

@@ -35,7 +35,7 @@ func TestLaunchFile_StartsControllerAndJoystick(t *testing.T) {
 		return d
 	}
 	d := load([2]string{"joy_dev", "/dev/input/js3"})
-	// the file also starts robot_state_publisher (internal/rsp/rspnode tests it)
+	// the file also starts robot_state_publisher (internal/robotstate/robotstatenode tests it)
 	if len(d.Processes) != 3 || d.Processes[2].Executable != "robot_state_publisher" {
 		t.Fatalf("%d processes, want motion_control, joy and robot_state_publisher", len(d.Processes))
 	}

@@ -30,7 +30,7 @@ func loadVelmaLaunch(t *testing.T, args [][2]string) *launch.Description {
 			t.Fatalf("process %s: params %+v", p.Executable, p.Params)
 		}
 	}
-	// the file also starts robot_state_publisher (internal/rsp/rspnode tests it)
+	// the file also starts robot_state_publisher (internal/robotstate/robotstatenode tests it)
 	if last := d.Processes[len(d.Processes)-1]; last.Executable != "robot_state_publisher" {
 		t.Fatalf("last process %s", last.Executable)
 	}

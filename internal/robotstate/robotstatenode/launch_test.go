@@ -1,4 +1,4 @@
-package rspnode
+package robotstatenode
 
 import (
 	"os"

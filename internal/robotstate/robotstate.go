@@ -1,4 +1,4 @@
-// Package rsp is the behaviour of robot_state_publisher: from a robot's
+// Package robotstate is the behaviour of robot_state_publisher: from a robot's
 // URDF model and its joint positions it computes the transforms of every
 // link, as ROS 2's robot_state_publisher does.
 //
@@ -20,8 +20,8 @@
 //
 // Unlike ROS 2's node, a joint whose position is not finite is left out
 // (and reported) instead of publishing a NaN transform. The package has no
-// ROS imports; internal/rsp/rspnode adapts it to topics and parameters.
-package rsp
+// ROS imports; internal/robotstate/robotstatenode adapts it to topics and parameters.
+package robotstate
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ type Publisher struct {
 // New returns a publisher for model.
 func New(model *urdf.Model, cfg Config) (*Publisher, error) {
 	if model == nil {
-		return nil, fmt.Errorf("rsp: no model")
+		return nil, fmt.Errorf("robotstate: no model")
 	}
 	if err := ValidFrequency(cfg.PublishFrequency); err != nil {
 		return nil, err

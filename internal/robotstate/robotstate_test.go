@@ -1,4 +1,4 @@
-package rsp
+package robotstate
 
 import (
 	"math"

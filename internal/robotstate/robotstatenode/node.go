@@ -1,4 +1,4 @@
-// Package rspnode adapts package rsp to ROS 2 as the robot_state_publisher
+// Package robotstatenode adapts package rsp to ROS 2 as the robot_state_publisher
 // node, with the parameters and topics of ROS 2's robot_state_publisher:
 //
 //   - parameters robot_description (the URDF text; required),
@@ -14,7 +14,7 @@
 //
 // /tf and /tf_static are absolute as in tf2_ros; a launch file remaps them
 // (/tf:=tf) to keep robots in namespaces apart.
-package rspnode
+package robotstatenode
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/robotstate"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
-	"github.com/fsmnodes/fsmnodes/internal/rsp"
 	"github.com/fsmnodes/fsmnodes/internal/urdf"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -59,7 +59,7 @@ const warnEvery = 5 * time.Second
 
 type statePublisher struct {
 	n        *ros.Node
-	pub      *rsp.Publisher
+	pub      *robotstate.Publisher
 	descPub  *ros.Publisher[std_msgs_msg.String]
 	tfPub    *ros.Publisher[tf2_msgs_msg.TFMessage]
 	tfStatic *ros.Publisher[tf2_msgs_msg.TFMessage]
@@ -72,14 +72,14 @@ type statePublisher struct {
 // Setup turns n into robot_state_publisher.
 func Setup(_ context.Context, n *ros.Node) error {
 	// All four are live, as in robot_state_publisher: a change is checked
-	// (checkDescription, rsp.ValidFrequency) and applied at once by changed.
+	// (checkDescription, robotstate.ValidFrequency) and applied at once by changed.
 	d := ros.NewDeclarer(n)
 	desc := param.DeclareLive(d, "robot_description", "", param.Descriptor{
 		Description: "the robot's URDF (XML text) (live: a new one is parsed and published at once)"}, checkDescription).Get()
-	cfg := rsp.DefaultConfig()
-	cfg.PublishFrequency = param.DeclareLive(d, "publish_frequency", rsp.DefaultPublishFrequency, param.Descriptor{
+	cfg := robotstate.DefaultConfig()
+	cfg.PublishFrequency = param.DeclareLive(d, "publish_frequency", robotstate.DefaultPublishFrequency, param.Descriptor{
 		Description: "the most often a joint's transform is published on /tf, Hz (0 exclusive to 1000) (live)"},
-		rsp.ValidFrequency).Get()
+		robotstate.ValidFrequency).Get()
 	cfg.FramePrefix = param.DeclareLive(d, "frame_prefix", "", param.Descriptor{
 		Description: "prefix of every published frame name (live)"}, nil).Get()
 	cfg.IgnoreTimestamp = param.DeclareLive(d, "ignore_timestamp", false, param.Descriptor{
@@ -91,7 +91,7 @@ func Setup(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
-	pub, err := rsp.New(model, cfg)
+	pub, err := robotstate.New(model, cfg)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (s *statePublisher) warn(kind, format string, args ...any) {
 	s.n.Logger().Warnf("%s", msg)
 }
 
-func tfMessage(ts []rsp.Stamped) *tf2_msgs_msg.TFMessage {
+func tfMessage(ts []robotstate.Stamped) *tf2_msgs_msg.TFMessage {
 	out := &tf2_msgs_msg.TFMessage{Transforms: make([]geometry_msgs_msg.TransformStamped, len(ts))}
 	for i, t := range ts {
 		tr, q := t.Transform.Translation, t.Transform.Rotation
