@@ -42,17 +42,7 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 	joyUsed := param.Declare(d, "joystick_used", false, param.ReadOnly("whether the joystick switches to TELEOPERATION",
 		"the joystick is subscribed at start-up only when used"), nil)
 	joyTopic := fixedTopic("joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
-	live := param.DeclareGroup(d, muxLive{Idle: 500 * time.Millisecond, AutonomyTimeout: rsm.DefaultAutonomyTimeout,
-		Limits: cmdvel.Limits{Linear: rsm.DefaultMaxLinearVelocity, Angular: rsm.DefaultMaxAngularVelocity}}, muxLive.validate,
-		append([]param.GroupField[muxLive]{
-			param.DurationField("teleoperation_idle_timer", func(c *muxLive) *time.Duration { return &c.Idle }, param.Descriptor{
-				Description: "seconds without teleoperation input until STOPPED (live: a running timer gets the new length)",
-				FloatRange:  param.Floats(0, 3600)}),
-			param.DurationField("autonomy_cmd_vel_timeout", func(c *muxLive) *time.Duration { return &c.AutonomyTimeout }, param.Descriptor{
-				Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
-					"to STOPPED (0 disables; live)",
-				FloatRange: param.Floats(0, 3600)}),
-		}, cmdvelnode.LimitFields(func(c *muxLive) *cmdvel.Limits { return &c.Limits }, "an input command")...)...)
+	live := declareMuxLive(d)
 	initial := param.Declare(d, "initial_operation_mode", int64(0), param.Descriptor{
 		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION " +
 			"(read-only: it only applies at start-up; change the mode with rsm/setOperationMode)",
@@ -163,6 +153,22 @@ func rsmTwist(t cmdvel.Twist) rsm.Twist {
 func cmdvelTwist(t rsm.Twist) cmdvel.Twist {
 	return cmdvel.Twist{Linear: [3]float64{t.Linear.X, t.Linear.Y, t.Linear.Z},
 		Angular: [3]float64{t.Angular.X, t.Angular.Y, t.Angular.Z}}
+}
+
+// declareMuxLive declares the mux's live parameters: the idle and
+// autonomy timeouts and the velocity limits.
+func declareMuxLive(d *param.Declarer) *param.Group[muxLive] {
+	return param.DeclareGroup(d, muxLive{Idle: 500 * time.Millisecond, AutonomyTimeout: rsm.DefaultAutonomyTimeout,
+		Limits: cmdvel.Limits{Linear: rsm.DefaultMaxLinearVelocity, Angular: rsm.DefaultMaxAngularVelocity}}, muxLive.validate,
+		append([]param.GroupField[muxLive]{
+			param.DurationField("teleoperation_idle_timer", func(c *muxLive) *time.Duration { return &c.Idle }, param.Descriptor{
+				Description: "seconds without teleoperation input until STOPPED (live: a running timer gets the new length)",
+				FloatRange:  param.Floats(0, 3600)}),
+			param.DurationField("autonomy_cmd_vel_timeout", func(c *muxLive) *time.Duration { return &c.AutonomyTimeout }, param.Descriptor{
+				Description: "seconds a non-zero autonomy command stays in force without a fresh one; then AUTONOMOUS falls back " +
+					"to STOPPED (0 disables; live)",
+				FloatRange: param.Floats(0, 3600)}),
+		}, cmdvelnode.LimitFields(func(c *muxLive) *cmdvel.Limits { return &c.Limits }, "an input command")...)...)
 }
 
 // muxLive is the mux's live configuration as its parameters hold it:
