@@ -106,9 +106,31 @@ func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOpti
 	if err := si.CheckPlugins(); err != nil {
 		log.Errorf("rsm: %v; states using it fall back to Idle", err)
 	}
+	if err := stateInterfaceInputs(ctx, n, si, modeFrom); err != nil {
+		return nil, err
+	}
+	if err := tickAt(n, hz, func() {
+		// Live parameters changed since the last cycle apply from this one.
+		if l, ok := live.Changed(); ok {
+			_ = si.SetNavigationTuning(l.tuning()) // valid: the group checked it with rsm.Config.Validate
+		}
+		si.Tick(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	si.Start()
+	return si, nil
+}
+
+// stateInterfaceInputs creates rsmNode's subscriptions (rsm/operationMode
+// from modeFrom, rsm/simpleGoal, rsm/explorationGoals, rsm/failedGoals,
+// rsm/goalObsolete, rsm/reverseMode) and services
+// (rsm/startStopExploration, rsm/startStopWaypointFollowing,
+// rsm/stop2DNavGoal, rsm/stateInfo), all handed to si.
+func stateInterfaceInputs(ctx context.Context, n *ros.Node, si *rsm.StateInterface, modeFrom string) error {
 	warn := func(err error) {
 		if err != nil {
-			log.Warnf("%v", err)
+			n.Logger().Warnf("%v", err)
 		}
 	}
 	subs := []func() error{
@@ -183,20 +205,10 @@ func NewStateInterface(ctx context.Context, n *ros.Node, opts StateInterfaceOpti
 	}
 	for _, f := range subs {
 		if err := f(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := tickAt(n, hz, func() {
-		// Live parameters changed since the last cycle apply from this one.
-		if l, ok := live.Changed(); ok {
-			_ = si.SetNavigationTuning(l.tuning()) // valid: the group checked it with rsm.Config.Validate
-		}
-		si.Tick(ctx)
-	}); err != nil {
-		return nil, err
-	}
-	si.Start()
-	return si, nil
+	return nil
 }
 
 // pluginHint ends the descriptions of the plugin parameters.
