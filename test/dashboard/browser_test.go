@@ -575,8 +575,17 @@ func TestDashboardInChromium(t *testing.T) {
 		b.show("ns=/diffbot&view=topics")
 		b.run("only /diffbot", chromedp.Click(`#panel-topics .toolbar input[type="checkbox"]`, chromedp.ByQuery))
 		b.waitText("#topic-table", "rates in the topic list", 20*time.Second, func(s string) bool { return strings.Contains(s, "/diffbot/odom") && strings.Contains(s, "Hz") })
-		b.run("select /diffbot/odom", chromedp.Click(`#topic-table tr[data-topic="/diffbot/odom"]`, chromedp.ByQuery))
-		b.waitText("#topics-detail", "the last odom message", 10*time.Second, func(s string) bool { return strings.Contains(s, "child_frame_id") })
+		// The table is redrawn as rates change: click the row through the
+		// page (a DevTools node id can go stale between lookup and click),
+		// again until the detail shows it.
+		b.waitText("#topics-detail", "the last odom message", 20*time.Second, func(s string) bool {
+			if strings.Contains(s, "child_frame_id") {
+				return true
+			}
+			var clicked bool
+			b.run("select /diffbot/odom", chromedp.Evaluate(`(() => { const r = document.querySelector('#topic-table tr[data-topic="/diffbot/odom"]'); if (r) r.click(); return !!r; })()`, &clicked))
+			return false
+		})
 		b.pause(3*time.Second, "a full rate window")
 		b.screenshot("topics", "#panel-topics")
 		b.show("ns=/diffbot&view=log")

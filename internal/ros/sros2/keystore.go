@@ -288,13 +288,22 @@ func (k *Keystore) Enclaves() ([]string, error) {
 // governance and permissions (PKCS7_DETACHED | PKCS7_TEXT), using the
 // openssl command.
 func Sign(certFile, keyFile, in, out string) error {
+	// openssl writes beside out and the result is renamed over it: a
+	// process starting meanwhile (a launch reading the keystore as it is
+	// made) never sees a half-written file.
+	tmp := fmt.Sprintf("%s.tmp-%d", out, os.Getpid())
 	cmd := exec.Command("openssl", "smime", "-sign", "-text", "-md", "sha256",
-		"-in", in, "-out", out, "-signer", certFile, "-inkey", keyFile)
+		"-in", in, "-out", tmp, "-signer", certFile, "-inkey", keyFile)
 	if msg, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
 		if errors.Is(err, exec.ErrNotFound) {
 			return fmt.Errorf("sros2: signing %s needs the openssl command (Debian package openssl): %w", in, err)
 		}
 		return fmt.Errorf("sros2: openssl smime -sign %s: %v: %s", in, err, strings.TrimSpace(string(msg)))
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sros2: %w", err)
 	}
 	return nil
 }
@@ -407,8 +416,20 @@ func regular(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// writeFile writes p through a temporary file renamed over it, so that
+// a reader never sees it half written.
 func writeFile(p string, b []byte, mode os.FileMode) error {
-	if err := os.WriteFile(p, b, mode); err != nil {
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, b, mode); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sros2: %w", err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sros2: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("sros2: %w", err)
 	}
 	return nil
