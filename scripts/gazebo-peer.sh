@@ -47,7 +47,19 @@ fi
 snap=$src/fortress-src.tar.xz
 key=$(cat "$snap" "$src"/patches/* "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
 STAMP=$PREFIX/.built-$key
-if [ -f "$STAMP" ]; then echo "gazebo-peer: Gazebo Fortress already built in $PREFIX"; exit 0; fi
+
+# OGRE 1.12 keeps the stencil-shadow programs in its Media/ShadowVolume
+# folder, which ignition-rendering6 (written for OGRE 1.9, where they were
+# built in) never adds: Gazebo aborted on the first rendering sensor
+# ("Ogre/ShadowExtrudePointLight not found"). Link them into the engine's
+# own programs folder, which it does add. Cheap and idempotent, so it runs
+# on an existing build too.
+media_links() {
+  local d=$PREFIX/install/share/ignition/ignition-rendering6/ogre/media/materials/programs
+  [ -d "$d" ] && [ -d /usr/share/OGRE/Media/ShadowVolume ] || return 0
+  for f in /usr/share/OGRE/Media/ShadowVolume/*; do ln -sf "$f" "$d/$(basename "$f")"; done
+}
+if [ -f "$STAMP" ]; then media_links; echo "gazebo-peer: Gazebo Fortress already built in $PREFIX"; exit 0; fi
 
 pkgs="build-essential cmake pkg-config python3-empy
   libignition-cmake-dev libignition-common-dev libignition-math-dev libignition-plugin-dev
@@ -163,6 +175,7 @@ export LD_LIBRARY_PATH=$PREFIX/install/lib:\${LD_LIBRARY_PATH:-}
 export IGN_CONFIG_PATH=$PREFIX/install/share/ignition:/usr/share/ignition\${IGN_CONFIG_PATH:+:\$IGN_CONFIG_PATH}
 export GZ_VERSION=fortress
 ENV
+media_links
 rm -rf "$PREFIX/build"
 touch "$STAMP"
 echo "gazebo-peer: Gazebo Fortress built in $(( $(date +%s) - start )) s; use: . $PREFIX/env.sh"
