@@ -112,6 +112,12 @@ func TestRecordInfoPlay(t *testing.T) {
 	}
 	rec := startRecord(t, recDomain, "record", []string{"/chatter", "/latched"},
 		"-a", "-x", "^/(excluded|rosout|parameter_events|diagnostics)$", "-d", "1", "-o", dir)
+	// The first message only once the recorder's reader is matched (its
+	// "Subscribed" line can come before the match).
+	testenv.WaitFor(t, wait, "the recorder matched on /chatter", func() bool {
+		n, err := chatter.SubscriptionCount()
+		return err == nil && n > 0
+	})
 	const n = 40
 	for i := 0; i < n; i++ {
 		if err := chatter.Publish(&std_msgs_msg.String{Data: fmt.Sprintf("hello %d", i)}); err != nil {
