@@ -144,6 +144,16 @@ func TestFSMPanelInChromium(t *testing.T) {
 		b.eval(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n)
 		return n
 	}
+	// countIs waits (a failure bound) for sel to match want elements: the
+	// page redraws a graph when its node's graph message arrives again.
+	countIs := func(sel string, want int) int {
+		t.Helper()
+		got := count(sel)
+		for deadline := time.Now().Add(15 * time.Second); got != want && time.Now().Before(deadline); got = count(sel) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return got
+	}
 	call := func(srv string, req any) {
 		t.Helper()
 		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
@@ -180,13 +190,13 @@ func TestFSMPanelInChromium(t *testing.T) {
 		pick("/hexapod_controller")
 		waitActive("motion", "Idle highlighted", func(s string) bool { return s == "Idle" })
 		waitActive("lifecycle", "active highlighted", func(s string) bool { return s == "active" })
-		if got := count(`svg[data-machine="motion"] g.fsm-state`); got != 6 {
+		if got := countIs(`svg[data-machine="motion"] g.fsm-state`, 6); got != 6 {
 			t.Errorf("motion graph: %d states drawn, want 6", got)
 		}
-		if got := count(`svg[data-machine="motion"] path.fsm-edge`); got != 9 {
+		if got := countIs(`svg[data-machine="motion"] path.fsm-edge`, 9); got != 9 {
 			t.Errorf("motion graph: %d edges drawn, want 9", got)
 		}
-		if got := count(`svg[data-machine="lifecycle"] path.fsm-edge`); got != 23 { // 25 edges, 2 pairs with two guards
+		if got := countIs(`svg[data-machine="lifecycle"] path.fsm-edge`, 23); got != 23 { // 25 edges, 2 pairs with two guards
 			t.Errorf("lifecycle graph: %d edges drawn, want 23", got)
 		}
 		// The page has the node's status (the newest transition when it
@@ -227,7 +237,7 @@ func TestFSMPanelInChromium(t *testing.T) {
 		// the interrupt.
 		pick("/rsmNode")
 		waitActive("rsm", "RSM in Emergency Stop", func(s string) bool { return s == "Emergency Stop" })
-		if got := count(`svg[data-machine="rsm"] g.fsm-state`); got != 11 {
+		if got := countIs(`svg[data-machine="rsm"] g.fsm-state`, 11); got != 11 {
 			t.Errorf("rsm graph: %d states drawn, want 11", got)
 		}
 		b.waitText("#fsm-history", "the interrupt in the history", 10*time.Second, func(s string) bool {
