@@ -3,7 +3,6 @@ package bagtest
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,43 +17,11 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
 
-// needTool finds an executable; without it the test is skipped on a
-// developer machine and fails in CI (where .ci/run installs it).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (.ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
-}
-
 // installReader copies reader/ (the script and its lock file) into a
 // temporary directory and installs the exact packages there with npm ci.
 func installReader(t *testing.T) string {
 	t.Helper()
-	npm := needTool(t, "npm")
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "reader.js"} {
-		b, err := os.ReadFile(filepath.Join("reader", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	return dir
+	return testenv.NPMInstall(t, "reader", "package.json", "package-lock.json", "reader.js")
 }
 
 // readerResult is what reader.js prints.
@@ -81,7 +48,7 @@ func TestDemoRecording_IndependentReader(t *testing.T) {
 		t.Skip("starts the demo and installs npm packages")
 	}
 	t.Parallel()
-	node := needTool(t, "node")
+	node := testenv.Tool(t, "node")
 	readerDir := installReader(t)
 	domain := testenv.Domain(t)
 	dir := filepath.Join(t.TempDir(), "demo")

@@ -27,43 +27,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// needTool finds an executable; without it the test is skipped on a
-// developer machine and fails in CI (where .ci/run installs it).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (.ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
-}
-
 // installClient copies the client and its lock file into a temporary
 // directory and installs the exact packages there with npm ci.
 func installClient(t *testing.T) string {
 	t.Helper()
-	npm := needTool(t, "npm")
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "client.js"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	return dir
+	return testenv.NPMInstall(t, ".", "package.json", "package-lock.json", "client.js")
 }
 
 // bridgePort waits for the foxglove_bridge started by launch to listen and
@@ -131,7 +99,7 @@ func TestBridgeWithFoxgloveClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the RSM simulation and installs npm packages")
 	}
-	node := needTool(t, "node")
+	node := testenv.Tool(t, "node")
 	dir := installClient(t)
 	domain := testenv.Domain(t)
 	bin := testenv.ExecutableDir(t, "cmd/fsmnodes", "nodes/...")
