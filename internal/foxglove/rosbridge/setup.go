@@ -55,169 +55,30 @@ type Running struct {
 // unless certfile/keyfile are given) and a token is required.
 func NewSetup(static http.Handler, started func(*Running)) func(ctx context.Context, n *ros.Node) error {
 	return func(ctx context.Context, n *ros.Node) error {
-		d := ros.NewDeclarer(n)
-		const why = "the server and its subscriptions are set up at start-up, as foxglove_bridge does"
-		ro := func(desc string) param.Descriptor { return param.ReadOnly(desc, why) }
-		port := param.Declare(d, "port", int64(8765), param.Descriptor{
-			Description: "TCP port of the WebSocket server (0: any free port) (read-only: " + why + ")",
-			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 65535)}, nil)
-		address := param.Declare(d, "address", "127.0.0.1", ro("address to listen on (0.0.0.0: all interfaces)"), nil)
-		all := []string{".*"}
-		lists := map[string][]string{}
-		for _, name := range []string{"topic_whitelist", "service_whitelist", "param_whitelist", "client_topic_whitelist"} {
-			lists[name] = param.Declare(d, name, all, ro("regular expressions; only names matching one in full are offered"), nil)
-		}
-		positive := func(v int64) error {
-			if v <= 0 {
-				return errors.New("is not positive")
-			}
-			return nil
-		}
-		sendLimit := param.Declare(d, "send_buffer_limit", int64(10_000_000),
-			ro("bytes of messages waiting per client before older ones are dropped (the newest of each topic stays)"), positive)
-		minDepth := param.Declare(d, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"), nil)
-		maxDepth := param.Declare(d, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"), nil)
-		hidden := param.Declare(d, "include_hidden", false, ro("also offer hidden topics and services"), nil)
-		caps := param.Declare(d, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"), nil)
-		origins := param.Declare(d, "allowed_origins", foxglove.DefaultAllowedOrigins,
-			ro("browser origins (scheme://host[:port]) allowed besides the bridge's own page; \"*\" allows any"), nil)
-		policy := map[string][]string{}
-		for _, l := range []struct {
-			name string
-			def  []string
-		}{
-			{"client_publish_denylist", foxglove.DefaultClientPublishDenylist},
-			{"client_publish_allowlist", foxglove.DefaultClientPublishAllowlist},
-			{"client_param_set_denylist", foxglove.DefaultClientParamSetDenylist},
-			{"client_param_set_allowlist", []string{}},
-		} {
-			policy[l.name] = param.Declare(d, l.name, l.def, ro("regular expressions (full match); see docs/foxglove.md"), nil)
-		}
-		tokenFile := param.Declare(d, "token_file", "",
-			ro("file holding the token WebSocket clients must give; on a non-loopback address without it, a token is generated and printed"), nil)
-		useTLS := param.Declare(d, "tls", false,
-			ro("serve https/wss (always on for a non-loopback address)"), nil)
-		certFile := param.Declare(d, "certfile", "",
-			ro("TLS certificate (PEM); without it and keyfile, a self-signed one is kept in $ROS_HOME/foxglove_bridge"), nil)
-		keyFile := param.Declare(d, "keyfile", "", ro("TLS private key (PEM) of certfile"), nil)
-		maxClients := param.Declare(d, "max_clients", int64(16), ro("clients connected at once; more are refused (503)"), positive)
-		maxChannels := param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
-		maxSubs := param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
-		maxMsg := param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
-		if err := d.Err(); err != nil {
+		p, err := declareParams(ros.NewDeclarer(n))
+		if err != nil {
 			return err
 		}
-		if minDepth < 1 || maxDepth < minDepth {
-			return fmt.Errorf("parameters min_qos_depth %d and max_qos_depth %d: need 1 <= min <= max", minDepth, maxDepth)
-		}
-		var err error
-		for _, c := range caps {
-			known := false
-			for _, k := range AllCapabilities {
-				known = known || c == k
-			}
-			if !known {
-				return fmt.Errorf("parameter capabilities: unknown capability %q (known: %v)", c, AllCapabilities)
-			}
-		}
-
-		opts := foxglove.Options{
-			Name:               NodeName,
-			Capabilities:       caps,
-			SupportedEncodings: []string{Encoding},
-			Metadata:           map[string]string{"ROS_DISTRO": n.Context().Distro().String()},
-			SendBufferLimit:    int(sendLimit),
-			Static:             static,
-			Logger:             n.Logger(),
-			AllowedOrigins:     origins,
-			MaxClients:         int(maxClients),
-			MaxClientChannels:  int(maxChannels),
-			MaxSubscriptions:   int(maxSubs),
-			MaxMessageSize:     maxMsg,
-		}
-		if address != "" && address != "0.0.0.0" && address != "::" {
-			opts.OwnHosts = []string{address}
-		}
-		generated := false
-		if opts.Token, generated, err = bridgeToken(tokenFile, address); err != nil {
+		opts, generated, err := p.options(n, static)
+		if err != nil {
 			return err
 		}
-		counters := map[string]*ros.Counter{}
-		for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError} {
-			counters[name] = n.Counter(name)
-		}
-		opts.OnCount = func(name string) {
-			if c := counters[name]; c != nil {
-				c.Add(1)
-			}
-		}
-		for _, l := range []struct {
-			name string
-			dst  *[]*regexp.Regexp
-		}{
-			{"client_publish_denylist", &opts.ClientPublishDenylist},
-			{"client_publish_allowlist", &opts.ClientPublishAllowlist},
-			{"client_param_set_denylist", &opts.ParamSetDenylist},
-			{"client_param_set_allowlist", &opts.ParamSetAllowlist},
-		} {
-			// An empty pattern ([""], as an empty list is written on the
-			// command line) stands for no pattern.
-			pats := slices.DeleteFunc(slices.Clone(policy[l.name]), func(p string) bool { return p == "" })
-			if *l.dst, err = foxglove.CompileWhitelist(pats); err != nil {
-				return fmt.Errorf("parameter %s: %w", l.name, err)
-			}
-		}
-		drops := n.Counter(CounterClientDrops)
-		opts.OnDrop = func(k int) { drops.Add(uint64(k)) }
-		if opts.TopicWhitelist, err = foxglove.CompileWhitelist(lists["topic_whitelist"]); err != nil {
-			return fmt.Errorf("parameter topic_whitelist: %w", err)
-		}
-		if opts.ServiceWhitelist, err = foxglove.CompileWhitelist(lists["service_whitelist"]); err != nil {
-			return fmt.Errorf("parameter service_whitelist: %w", err)
-		}
-		if opts.ParamWhitelist, err = foxglove.CompileWhitelist(lists["param_whitelist"]); err != nil {
-			return fmt.Errorf("parameter param_whitelist: %w", err)
-		}
-		if opts.ClientTopicWhitelist, err = foxglove.CompileWhitelist(lists["client_topic_whitelist"]); err != nil {
-			return fmt.Errorf("parameter client_topic_whitelist: %w", err)
-		}
-
-		b, err := New(n, Config{Registry: msgs.Registry(), IncludeHidden: hidden,
-			MinQoSDepth: int(minDepth), MaxQoSDepth: int(maxDepth)})
+		b, err := New(n, Config{Registry: msgs.Registry(), IncludeHidden: p.hidden,
+			MinQoSDepth: int(p.minDepth), MaxQoSDepth: int(p.maxDepth)})
 		if err != nil {
 			return err
 		}
 		srv := foxglove.New(b, opts)
-		// TLS: asked for, or forced by a non-loopback address, where a
-		// token in clear text would be readable by anyone on the network.
-		var cert tls.Certificate
-		var certPath string
-		created := false
-		secure := useTLS || !isLoopback(address) || certFile != ""
-		if secure {
-			dir, err := certDir(os.Getenv)
-			if err != nil {
-				return err
-			}
-			if cert, certPath, created, err = serverCertificate(certFile, keyFile, dir, certHosts(address), time.Now()); err != nil {
-				return err
-			}
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.FormatInt(port, 10)))
+		bl, err := p.listen()
 		if err != nil {
-			return fmt.Errorf("listen on %s:%d: %w", address, port, err)
-		}
-		ws, web := "ws", "http"
-		if secure {
-			l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-			ws, web = "wss", "https"
+			return err
 		}
 		if err := b.Start(ctx, srv); err != nil {
-			l.Close()
+			bl.Close()
 			return err
 		}
 		go func() {
-			if err := srv.Serve(l); err != nil && !errors.Is(err, net.ErrClosed) {
+			if err := srv.Serve(bl); err != nil && !errors.Is(err, net.ErrClosed) {
 				n.Logger().Errorf("WebSocket server stopped: %v", err)
 			}
 		}()
@@ -229,31 +90,230 @@ func NewSetup(static http.Handler, started func(*Running)) func(ctx context.Cont
 			srv.Close()
 			b.Close()
 		}()
-		n.Logger().Infof("Foxglove WebSocket server listening on %s://%s (dashboard: %s://%s/)", ws, l.Addr(), web, l.Addr())
-		if secure {
-			what := "TLS certificate"
-			if created {
-				what = "new self-signed TLS certificate"
-			}
-			n.Logger().Infof("%s %s, SHA-256 fingerprint %s (compare it with what the browser shows)", what, certPath, fingerprint(cert))
-		}
-		switch {
-		case generated:
-			// To the terminal only: the log also goes to /rosout.
-			host := l.Addr().String()
-			if a, ok := l.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
-				host = net.JoinHostPort("<this machine>", strconv.Itoa(a.Port))
-			}
-			fmt.Fprintf(os.Stderr, "foxglove_bridge: clients need a token (address %s is not loopback): open %s://%s/#token=%s or connect to %s://%s/?token=%s\n",
-				address, web, host, opts.Token, ws, host, opts.Token)
-			n.Logger().Infof("a token is required (address %s is not loopback); it is printed on standard error, not logged", address)
-		case opts.Token != "":
-			n.Logger().Infof("a token is required (read from %s)", tokenFile)
-		}
+		bl.logStart(n, p, opts.Token, generated)
 		if started != nil {
-			started(&Running{Server: srv, Bridge: b, Addr: l.Addr()})
+			started(&Running{Server: srv, Bridge: b, Addr: bl.Addr()})
 		}
 		return nil
+	}
+}
+
+// bridgeParams are the node's parameters, all read-only.
+type bridgeParams struct {
+	port                          int64
+	address                       string
+	lists                         map[string][]string // the four whitelists, by parameter name
+	sendLimit, minDepth, maxDepth int64
+	hidden                        bool
+	caps, origins                 []string
+	policy                        map[string][]string // the client publish and parameter-set lists, by parameter name
+	tokenFile                     string
+	useTLS                        bool
+	certFile, keyFile             string
+	maxClients, maxChannels       int64
+	maxSubs, maxMsg               int64
+}
+
+// declareParams declares the node's parameters and checks those that
+// depend on each other.
+func declareParams(d *param.Declarer) (bridgeParams, error) {
+	const why = "the server and its subscriptions are set up at start-up, as foxglove_bridge does"
+	ro := func(desc string) param.Descriptor { return param.ReadOnly(desc, why) }
+	var p bridgeParams
+	p.port = param.Declare(d, "port", int64(8765), param.Descriptor{
+		Description: "TCP port of the WebSocket server (0: any free port) (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 65535)}, nil)
+	p.address = param.Declare(d, "address", "127.0.0.1", ro("address to listen on (0.0.0.0: all interfaces)"), nil)
+	all := []string{".*"}
+	p.lists = map[string][]string{}
+	for _, name := range []string{"topic_whitelist", "service_whitelist", "param_whitelist", "client_topic_whitelist"} {
+		p.lists[name] = param.Declare(d, name, all, ro("regular expressions; only names matching one in full are offered"), nil)
+	}
+	positive := func(v int64) error {
+		if v <= 0 {
+			return errors.New("is not positive")
+		}
+		return nil
+	}
+	p.sendLimit = param.Declare(d, "send_buffer_limit", int64(10_000_000),
+		ro("bytes of messages waiting per client before older ones are dropped (the newest of each topic stays)"), positive)
+	p.minDepth = param.Declare(d, "min_qos_depth", int64(1), ro("minimum depth of the bridge's subscriptions"), nil)
+	p.maxDepth = param.Declare(d, "max_qos_depth", int64(25), ro("maximum depth of the bridge's subscriptions"), nil)
+	p.hidden = param.Declare(d, "include_hidden", false, ro("also offer hidden topics and services"), nil)
+	p.caps = param.Declare(d, "capabilities", AllCapabilities, ro("protocol capabilities offered to clients"), nil)
+	p.origins = param.Declare(d, "allowed_origins", foxglove.DefaultAllowedOrigins,
+		ro("browser origins (scheme://host[:port]) allowed besides the bridge's own page; \"*\" allows any"), nil)
+	p.policy = map[string][]string{}
+	for _, l := range []struct {
+		name string
+		def  []string
+	}{
+		{"client_publish_denylist", foxglove.DefaultClientPublishDenylist},
+		{"client_publish_allowlist", foxglove.DefaultClientPublishAllowlist},
+		{"client_param_set_denylist", foxglove.DefaultClientParamSetDenylist},
+		{"client_param_set_allowlist", []string{}},
+	} {
+		p.policy[l.name] = param.Declare(d, l.name, l.def, ro("regular expressions (full match); see docs/foxglove.md"), nil)
+	}
+	p.tokenFile = param.Declare(d, "token_file", "",
+		ro("file holding the token WebSocket clients must give; on a non-loopback address without it, a token is generated and printed"), nil)
+	p.useTLS = param.Declare(d, "tls", false,
+		ro("serve https/wss (always on for a non-loopback address)"), nil)
+	p.certFile = param.Declare(d, "certfile", "",
+		ro("TLS certificate (PEM); without it and keyfile, a self-signed one is kept in $ROS_HOME/foxglove_bridge"), nil)
+	p.keyFile = param.Declare(d, "keyfile", "", ro("TLS private key (PEM) of certfile"), nil)
+	p.maxClients = param.Declare(d, "max_clients", int64(16), ro("clients connected at once; more are refused (503)"), positive)
+	p.maxChannels = param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
+	p.maxSubs = param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
+	p.maxMsg = param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
+	if err := d.Err(); err != nil {
+		return p, err
+	}
+	if p.minDepth < 1 || p.maxDepth < p.minDepth {
+		return p, fmt.Errorf("parameters min_qos_depth %d and max_qos_depth %d: need 1 <= min <= max", p.minDepth, p.maxDepth)
+	}
+	for _, c := range p.caps {
+		if !slices.Contains(AllCapabilities, c) {
+			return p, fmt.Errorf("parameter capabilities: unknown capability %q (known: %v)", c, AllCapabilities)
+		}
+	}
+	return p, nil
+}
+
+// options returns the server's options: limits, client policy and
+// whitelists compiled, the token read or generated (generated true), and
+// the refusal and drop counters of n.
+func (p bridgeParams) options(n *ros.Node, static http.Handler) (opts foxglove.Options, generated bool, err error) {
+	opts = foxglove.Options{
+		Name:               NodeName,
+		Capabilities:       p.caps,
+		SupportedEncodings: []string{Encoding},
+		Metadata:           map[string]string{"ROS_DISTRO": n.Context().Distro().String()},
+		SendBufferLimit:    int(p.sendLimit),
+		Static:             static,
+		Logger:             n.Logger(),
+		AllowedOrigins:     p.origins,
+		MaxClients:         int(p.maxClients),
+		MaxClientChannels:  int(p.maxChannels),
+		MaxSubscriptions:   int(p.maxSubs),
+		MaxMessageSize:     p.maxMsg,
+	}
+	if p.address != "" && p.address != "0.0.0.0" && p.address != "::" {
+		opts.OwnHosts = []string{p.address}
+	}
+	if opts.Token, generated, err = bridgeToken(p.tokenFile, p.address); err != nil {
+		return opts, false, err
+	}
+	counters := map[string]*ros.Counter{}
+	for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError} {
+		counters[name] = n.Counter(name)
+	}
+	opts.OnCount = func(name string) {
+		if c := counters[name]; c != nil {
+			c.Add(1)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		dst  *[]*regexp.Regexp
+	}{
+		{"client_publish_denylist", &opts.ClientPublishDenylist},
+		{"client_publish_allowlist", &opts.ClientPublishAllowlist},
+		{"client_param_set_denylist", &opts.ParamSetDenylist},
+		{"client_param_set_allowlist", &opts.ParamSetAllowlist},
+	} {
+		// An empty pattern ([""], as an empty list is written on the
+		// command line) stands for no pattern.
+		pats := slices.DeleteFunc(slices.Clone(p.policy[l.name]), func(p string) bool { return p == "" })
+		if *l.dst, err = foxglove.CompileWhitelist(pats); err != nil {
+			return opts, false, fmt.Errorf("parameter %s: %w", l.name, err)
+		}
+	}
+	drops := n.Counter(CounterClientDrops)
+	opts.OnDrop = func(k int) { drops.Add(uint64(k)) }
+	for _, l := range []struct {
+		name string
+		dst  *[]*regexp.Regexp
+	}{
+		{"topic_whitelist", &opts.TopicWhitelist},
+		{"service_whitelist", &opts.ServiceWhitelist},
+		{"param_whitelist", &opts.ParamWhitelist},
+		{"client_topic_whitelist", &opts.ClientTopicWhitelist},
+	} {
+		if *l.dst, err = foxglove.CompileWhitelist(p.lists[l.name]); err != nil {
+			return opts, false, fmt.Errorf("parameter %s: %w", l.name, err)
+		}
+	}
+	return opts, generated, nil
+}
+
+// bridgeListener is where the server listens, and the certificate it
+// serves when secure.
+type bridgeListener struct {
+	net.Listener
+	secure   bool
+	cert     tls.Certificate
+	certPath string
+	created  bool // the certificate is a new self-signed one
+}
+
+// listen opens the server's port. TLS is on when asked for, when a
+// certificate is given, or when the address is not loopback, where a
+// token in clear text would be readable by anyone on the network.
+func (p bridgeParams) listen() (*bridgeListener, error) {
+	bl := &bridgeListener{secure: p.useTLS || !isLoopback(p.address) || p.certFile != ""}
+	if bl.secure {
+		dir, err := certDir(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if bl.cert, bl.certPath, bl.created, err = serverCertificate(p.certFile, p.keyFile, dir, certHosts(p.address), time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(p.address, strconv.FormatInt(p.port, 10)))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s:%d: %w", p.address, p.port, err)
+	}
+	if bl.secure {
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{bl.cert}, MinVersion: tls.VersionTLS12})
+	}
+	bl.Listener = l
+	return bl, nil
+}
+
+// schemes returns the URL schemes of the WebSocket and of the page.
+func (bl *bridgeListener) schemes() (ws, web string) {
+	if bl.secure {
+		return "wss", "https"
+	}
+	return "ws", "http"
+}
+
+// logStart logs where the server listens, its certificate and whether a
+// token is required. A generated token goes to the terminal only: the
+// log also goes to /rosout.
+func (bl *bridgeListener) logStart(n *ros.Node, p bridgeParams, token string, generated bool) {
+	ws, web := bl.schemes()
+	n.Logger().Infof("Foxglove WebSocket server listening on %s://%s (dashboard: %s://%s/)", ws, bl.Addr(), web, bl.Addr())
+	if bl.secure {
+		what := "TLS certificate"
+		if bl.created {
+			what = "new self-signed TLS certificate"
+		}
+		n.Logger().Infof("%s %s, SHA-256 fingerprint %s (compare it with what the browser shows)", what, bl.certPath, fingerprint(bl.cert))
+	}
+	switch {
+	case generated:
+		host := bl.Addr().String()
+		if a, ok := bl.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+			host = net.JoinHostPort("<this machine>", strconv.Itoa(a.Port))
+		}
+		fmt.Fprintf(os.Stderr, "foxglove_bridge: clients need a token (address %s is not loopback): open %s://%s/#token=%s or connect to %s://%s/?token=%s\n",
+			p.address, web, host, token, ws, host, token)
+		n.Logger().Infof("a token is required (address %s is not loopback); it is printed on standard error, not logged", p.address)
+	case token != "":
+		n.Logger().Infof("a token is required (read from %s)", p.tokenFile)
 	}
 }
 
