@@ -56,10 +56,52 @@ func SetupServiceProvider(_ context.Context, n *ros.Node) error {
 // (visualization_msgs/MarkerArray for RViz, transient local, on change), /tf and /tf_static into a TF
 // buffer for getRobotPose, and the rsm/setNavigationToReverse client.
 func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
-	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)
-	robotFrame := param.Declare(d, "robot_frame", "/base_link",
+	p, err := declareServiceProviderParams(n, d)
+	if err != nil {
+		return nil, err
+	}
+	revCli, err := ros.NewClient(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool)
+	if err != nil {
+		return nil, err
+	}
+	buf := tf.NewBuffer()
+	// A transform from /tf expires on the node clock: under use_sim_time a
+	// paused simulation does not age the odometry it stopped sending.
+	buf.Now = n.Clock().Now
+	store := rsm.NewStore(rsm.StoreConfig{
+		Routines: p.routines, WaypointsFile: p.file, Log: n.Logger(),
+		Bounds:   p.bounds,
+		Pose:     tf.PoseSource{Buffer: buf, Map: MapFrame, Robot: p.robotFrame},
+		Reverser: reverseClient{revCli},
+	})
+	if err := subscribeTF(n, buf); err != nil {
+		return nil, err
+	}
+	if err := serviceProviderServices(n, store); err != nil {
+		return nil, err
+	}
+	if err := publishStore(n, store, hz); err != nil {
+		return nil, err
+	}
+	return store, nil
+}
+
+// serviceProviderParams are serviceProviderNode's read-only parameters.
+type serviceProviderParams struct {
+	robotFrame string
+	routines   []string
+	file       string // expanded; "" keeps the waypoints in memory only
+	bounds     rsm.Bounds
+}
+
+// declareServiceProviderParams declares serviceProviderNode's read-only
+// parameters (the rate is declared by the caller) and expands the
+// waypoints file's path.
+func declareServiceProviderParams(n *ros.Node, d *param.Declarer) (serviceProviderParams, error) {
+	var p serviceProviderParams
+	p.robotFrame = param.Declare(d, "robot_frame", "/base_link",
 		param.ReadOnly("TF frame of the robot; the pose is map -> robot_frame", "the pose source is built at start-up"),
 		func(f string) error {
 			if tf.Frame(f) == "" {
@@ -67,7 +109,7 @@ func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 			}
 			return nil
 		})
-	routines := param.Declare(d, "waypoint_routines", []string{},
+	p.routines = param.Declare(d, "waypoint_routines", []string{},
 		param.ReadOnly("routine names (rsm::<Name>RoutineState) offered for waypoints",
 			"stored waypoints refer to them; they are checked at start-up"), nil)
 	file := param.Declare(d, "waypoints_file", "",
@@ -81,29 +123,23 @@ func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 		Description: "the longest routine name in bytes: addWaypoint and setWaypointRoutine refuse a longer one (read-only: " + whyBounds + ")",
 		ReadOnly:    true, ReadOnlyReason: whyBounds, IntegerRange: param.Ints(1, 65536)}, nil)
 	if err := d.Err(); err != nil {
-		return nil, err
+		return p, err
 	}
+	p.bounds = rsm.Bounds{MaxWaypoints: int(maxWaypoints), MaxRoutineLength: int(maxRoutine)}
 	var err error
-	if file, err = ExpandPath(file, os.Getenv); err != nil {
-		return nil, err
+	if p.file, err = ExpandPath(file, os.Getenv); err != nil {
+		return p, err
 	}
-	if file != "" {
-		log.Infof("rsm: waypoints are kept in %s", file)
+	if p.file != "" {
+		n.Logger().Infof("rsm: waypoints are kept in %s", p.file)
 	}
-	revCli, err := ros.NewClient(n, Namespace+"setNavigationToReverse", std_srvs_srv.SetBool)
-	if err != nil {
-		return nil, err
-	}
-	buf := tf.NewBuffer()
-	// A transform from /tf expires on the node clock: under use_sim_time a
-	// paused simulation does not age the odometry it stopped sending.
-	buf.Now = n.Clock().Now
-	store := rsm.NewStore(rsm.StoreConfig{
-		Routines: routines, WaypointsFile: file, Log: log,
-		Bounds:   rsm.Bounds{MaxWaypoints: int(maxWaypoints), MaxRoutineLength: int(maxRoutine)},
-		Pose:     tf.PoseSource{Buffer: buf, Map: MapFrame, Robot: robotFrame},
-		Reverser: reverseClient{revCli},
-	})
+	return p, nil
+}
+
+// subscribeTF feeds /tf and /tf_static into buf; a bad transform is
+// dropped and logged once per burst.
+func subscribeTF(n *ros.Node, buf *tf.Buffer) error {
+	log := n.Logger()
 	var tfBad burst
 	onTF := func(static bool) func(*tf2_msgs_msg.TFMessage) {
 		return func(m *tf2_msgs_msg.TFMessage) {
@@ -117,35 +153,39 @@ func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 		}
 	}
 	if _, err := ros.NewSubscription(n, "/tf", tfQoS, onTF(false)); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := ros.NewSubscription(n, "/tf_static", tfStaticQoS, onTF(true)); err != nil {
-		return nil, err
-	}
-	if err := serviceProviderServices(n, store); err != nil {
-		return nil, err
-	}
+	_, err := ros.NewSubscription(n, "/tf_static", tfStaticQoS, onTF(true))
+	return err
+}
+
+// publishStore publishes the store's state at hz: rsm/waypoint_markers
+// (latched) when they change, rsm/waypoints when they change and every
+// waypointsRepublish, and the modes and the exploration goal status every
+// cycle.
+func publishStore(n *ros.Node, store *rsm.Store, hz *param.Live[float64]) error {
+	log := n.Logger()
 	wpPub, err := ros.NewPublisher[rsm_msgs_msg.WaypointArray](n, Namespace+"waypoints", ros.QoSDefault)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	expPub, err := ros.NewPublisher[std_msgs_msg.Bool](n, Namespace+"explorationMode", ros.QoSDefault.KeepLast(1))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	statusPub, err := ros.NewPublisher[rsm_msgs_msg.GoalStatus](n, Namespace+"explorationGoalStatus", ros.QoSDefault.KeepLast(1))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	revPub, err := ros.NewPublisher[std_msgs_msg.Bool](n, Namespace+"reverseMode", ros.QoSDefault)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Markers are published when they change and kept for late joiners
 	// (RViz started after the waypoints were set).
 	markerPub, err := ros.NewPublisher[visualization_msgs_msg.MarkerArray](n, Namespace+"waypoint_markers", ros.QoSLatched)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var lastMarkers []viz.Marker
 	var pubErr burst
@@ -154,7 +194,7 @@ func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 	// every cycle: it may be max_waypoints long.
 	var wpVersion uint64
 	var wpAt time.Time
-	err = tickAt(n, hz, func() {
+	return tickAt(n, hz, func() {
 		if ms := rsm.WaypointMarkers(MapFrame, store.Waypoints()); lastMarkers == nil || !reflect.DeepEqual(ms, lastMarkers) {
 			if err := markerPub.Publish(viznode.MarkerArray(ms)); err != nil {
 				pubErr.fail(log, "rsm: publish: %v", err)
@@ -185,18 +225,26 @@ func newServiceProvider(n *ros.Node) (*rsm.Store, error) {
 		}
 		pubErr.ok(log, "rsm: publishing again")
 	})
-	if err != nil {
-		return nil, err
-	}
-	return store, nil
 }
 
 // serviceProviderServices creates the services of
 // docs/rsm.md#service-provider-of-the-original.
 func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
-	log := n.Logger()
 	ref := newRefusals(n)
-	steps := []func() error{
+	for _, group := range [][]func() error{waypointServices(n, s, ref), navigationServices(n, s, ref), modeServices(n, s)} {
+		for _, create := range group {
+			if err := create(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// waypointServices returns the steps that create the waypoint services:
+// the list, its edits and the routines.
+func waypointServices(n *ros.Node, s *rsm.Store, ref *refusals) []func() error {
+	return []func() error{
 		func() error {
 			_, err := ros.NewService(n, Namespace+"addWaypoint", rsm_msgs_srv.AddWaypoint, func(_ context.Context, r *rsm_msgs_srv.AddWaypoint_Request) (*rsm_msgs_srv.AddWaypoint_Response, error) {
 				rep := ref.check("addWaypoint", s.AddWaypoint(WaypointFromMsg(&r.Waypoint), r.Position))
@@ -269,6 +317,13 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			})
 			return err
 		},
+	}
+}
+
+// navigationServices returns the steps that create the navigation goal services and getRobotPose.
+func navigationServices(n *ros.Node, s *rsm.Store, ref *refusals) []func() error {
+	log := n.Logger()
+	return []func() error{
 		func() error {
 			_, err := ros.NewService(n, Namespace+"setNavigationGoal", rsm_msgs_srv.SetNavigationGoal, func(ctx context.Context, r *rsm_msgs_srv.SetNavigationGoal_Request) (*rsm_msgs_srv.SetNavigationGoal_Response, error) {
 				rep, _ := s.SetNavigationGoal(ctx, rsm.NavigationGoal{Goal: PoseFromMsg(&r.Goal),
@@ -309,6 +364,12 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			})
 			return err
 		},
+	}
+}
+
+// modeServices returns the steps that create the exploration and reverse mode services.
+func modeServices(n *ros.Node, s *rsm.Store) []func() error {
+	return []func() error{
 		func() error {
 			_, err := ros.NewService(n, Namespace+"setExplorationMode", std_srvs_srv.SetBool, func(_ context.Context, r *std_srvs_srv.SetBool_Request) (*std_srvs_srv.SetBool_Response, error) {
 				rep := s.SetExplorationMode(r.Data)
@@ -338,10 +399,4 @@ func serviceProviderServices(n *ros.Node, s *rsm.Store) error {
 			return err
 		},
 	}
-	for _, f := range steps {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
