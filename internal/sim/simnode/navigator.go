@@ -191,27 +191,13 @@ func (nv *navigator) poseFresh(now time.Time) bool {
 	return !nv.poseAt.IsZero() && now.Sub(nv.poseAt) <= odomTimeout
 }
 
+// execute runs one goal: it preempts the goal before it, waits for a map
+// and a fresh pose, plans and drives until the goal is reached, fails or
+// is cancelled, and leaves the robot stopped.
 func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], name string, reverse bool) (*navResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	nv.mu.Lock()
-	if nv.active != nil {
-		nv.active() // preempt the previous goal
-	}
-	nv.active, nv.activeID = cancel, g.ID()
-	nv.mu.Unlock()
-	defer func() {
-		nv.mu.Lock()
-		latest := nv.activeID == g.ID()
-		if latest {
-			nv.active = nil
-		}
-		nv.mu.Unlock()
-		nv.stop()
-		if latest { // a newer goal has its own plan out
-			nv.publishPlan(nil)
-		}
-	}()
+	defer nv.takeOver(g.ID(), cancel)()
 
 	cfg := sim.DefaultNav()
 	cfg.Reverse = reverse
@@ -221,26 +207,8 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	target := sim.Point{X: g.Goal().Pose.Pose.Position.X, Y: g.Goal().Pose.Pose.Position.Y}
 	log := nv.n.Logger()
 
-	// Wait (bounded, in wall time: this is about the other processes being
-	// there) for a map and a pose that is fresh in node time (a paused
-	// simulation keeps it fresh).
-	clk := nv.n.Clock()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		nv.mu.Lock()
-		ready := nv.grid != nil && nv.poseFresh(clk.Now())
-		nv.mu.Unlock()
-		if ready {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, errors.New("no /map or no fresh /odom within 10 s")
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctxEnd(ctx)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := nv.waitReady(ctx); err != nil {
+		return nil, err
 	}
 	nv.mu.Lock()
 	err := nav.Start(nv.grid, nv.pose, target)
@@ -252,13 +220,70 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 	nv.mu.Lock()
 	start0 := nv.pose
 	nv.mu.Unlock()
-	plans := nav.Plans()
 	nv.publishPlan(sim.PlanPoses(sim.Point{X: start0.X, Y: start0.Y}, nav.Path()))
 	log.Infof("navigating to (%.2f, %.2f)%s", target.X, target.Y, map[bool]string{true: " in reverse"}[reverse])
-	// The control loop, the odometry and client checks and the feedback run
-	// on the node clock: under use_sim_time the loop runs control_rate
-	// times per sim second, stands still while the simulation is paused,
-	// and a paused simulation (no /odom) is not a lost robot.
+	return nv.drive(ctx, g, name, nav, target, limits)
+}
+
+// takeOver makes goal id the active one, cancelling the goal before it
+// (preemption). The function it returns, run when the goal ends, stops
+// the robot and, unless a newer goal has taken over (it has its own plan
+// out), withdraws the plan.
+func (nv *navigator) takeOver(id action.GoalID, cancel context.CancelFunc) (release func()) {
+	nv.mu.Lock()
+	if nv.active != nil {
+		nv.active() // preempt the previous goal
+	}
+	nv.active, nv.activeID = cancel, id
+	nv.mu.Unlock()
+	return func() {
+		nv.mu.Lock()
+		latest := nv.activeID == id
+		if latest {
+			nv.active = nil
+		}
+		nv.mu.Unlock()
+		nv.stop()
+		if latest {
+			nv.publishPlan(nil)
+		}
+	}
+}
+
+// waitReady waits (bounded, in wall time: this is about the other
+// processes being there) for a map and a pose that is fresh in node time
+// (a paused simulation keeps it fresh).
+func (nv *navigator) waitReady(ctx context.Context) error {
+	clk := nv.n.Clock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nv.mu.Lock()
+		ready := nv.grid != nil && nv.poseFresh(clk.Now())
+		nv.mu.Unlock()
+		if ready {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no /map or no fresh /odom within 10 s")
+		}
+		select {
+		case <-ctx.Done():
+			return ctxEnd(ctx)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// drive is the control loop of a planned goal. The loop, the odometry and
+// client checks and the feedback run on the node clock: under
+// use_sim_time the loop runs control_rate times per sim second, stands
+// still while the simulation is paused, and a paused simulation (no
+// /odom) is not a lost robot.
+func (nv *navigator) drive(ctx context.Context, g *ros.ServerGoal[navGoal, navFeedback], name string,
+	nav *sim.Navigator, target sim.Point, limits cmdvel.Limits) (*navResult, error) {
+	log := nv.n.Logger()
+	clk := nv.n.Clock()
+	plans := nav.Plans()
 	start := clk.Now()
 	tick, err := clk.NewTicker(nv.rate)
 	if err != nil {
@@ -283,25 +308,10 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, errClientLost)
 			return nil, errClientLost
 		}
-		nv.mu.Lock()
-		if !nv.poseFresh(now) {
-			age := now.Sub(nv.poseAt).Round(time.Millisecond)
-			nv.mu.Unlock()
-			nv.n.Counter("goals_aborted_odometry_lost").Inc()
-			err := fmt.Errorf("no /odom for %v: goal aborted and the robot stopped", age)
+		v, w, pose, err := nv.step(now, nav, &limits)
+		if err != nil {
 			log.Warnf("goal (%.2f, %.2f): %v", target.X, target.Y, err)
 			return nil, err
-		}
-		if l := nv.limits.Get(); l != limits { // changed at run time: applies from this cycle
-			limits = l
-			_ = nav.SetLimits(limits.Linear, limits.Angular) // validated on the way in
-		}
-		avoided := nav.Avoided()
-		v, w := nav.Update(nv.grid, nv.pose, nv.rate.Seconds())
-		pose := nv.pose
-		nv.mu.Unlock()
-		if nav.Avoided() != avoided {
-			nv.n.Counter("collision_avoidance_cycles").Inc()
 		}
 		switch st, why := nav.Status(); st {
 		case sim.NavSucceeded:
@@ -318,14 +328,46 @@ func (nv *navigator) execute(ctx context.Context, g *ros.ServerGoal[navGoal, nav
 		_ = nv.cmdPub.Publish(cmdvel.Twist{Linear: [3]float64{v}, Angular: [3]float64{2: w}})
 		if now.Sub(lastFeedback) >= 500*time.Millisecond || now.Before(lastFeedback) {
 			lastFeedback = now
-			fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(now.Sub(start)),
-				DistanceRemaining: float32(nav.DistanceRemaining(pose))}
-			fb.CurrentPose.Header = header(now, sim.FrameMap)
-			fb.CurrentPose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}
-			fb.CurrentPose.Pose.Orientation = yawQuat(pose.Theta)
-			_ = g.PublishFeedback(fb)
+			nv.feedback(g, nav, now.Sub(start), now, pose)
 		}
 	}
+}
+
+// step is one control cycle at node time now: it aborts on stale
+// odometry, takes velocity limits changed at run time (they apply from
+// this cycle), and returns the velocities the navigator commands and the
+// pose it steered by.
+func (nv *navigator) step(now time.Time, nav *sim.Navigator, limits *cmdvel.Limits) (v, w float64, pose sim.Pose2D, err error) {
+	nv.mu.Lock()
+	if !nv.poseFresh(now) {
+		age := now.Sub(nv.poseAt).Round(time.Millisecond)
+		nv.mu.Unlock()
+		nv.n.Counter("goals_aborted_odometry_lost").Inc()
+		return 0, 0, pose, fmt.Errorf("no /odom for %v: goal aborted and the robot stopped", age)
+	}
+	if l := nv.limits.Get(); l != *limits {
+		*limits = l
+		_ = nav.SetLimits(l.Linear, l.Angular) // validated on the way in
+	}
+	avoided := nav.Avoided()
+	v, w = nav.Update(nv.grid, nv.pose, nv.rate.Seconds())
+	pose = nv.pose
+	nv.mu.Unlock()
+	if nav.Avoided() != avoided {
+		nv.n.Counter("collision_avoidance_cycles").Inc()
+	}
+	return v, w, pose, nil
+}
+
+// feedback publishes the goal's feedback: time since it started driving,
+// distance left and the pose.
+func (nv *navigator) feedback(g *ros.ServerGoal[navGoal, navFeedback], nav *sim.Navigator, elapsed time.Duration, now time.Time, pose sim.Pose2D) {
+	fb := &navFeedback{NavigationTime: builtin_interfaces_msg.DurationOf(elapsed),
+		DistanceRemaining: float32(nav.DistanceRemaining(pose))}
+	fb.CurrentPose.Header = header(now, sim.FrameMap)
+	fb.CurrentPose.Pose.Position = geometry_msgs_msg.Point{X: pose.X, Y: pose.Y}
+	fb.CurrentPose.Pose.Orientation = yawQuat(pose.Theta)
+	_ = g.PublishFeedback(fb)
 }
 
 // publishPlan sends a path (nil: an empty one, nothing planned) in the map
