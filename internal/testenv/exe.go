@@ -66,7 +66,7 @@ func executable(pkg string, prebuilt bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(goTool(), "build", "-o", p, "./"+pkg)
+	cmd := exec.Command(GoTool(), "build", "-o", p, "./"+pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		builds.done[pkg] = fmt.Errorf("go build ./%s: %v\n%s", pkg, err, out)
@@ -106,8 +106,9 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// goTool is the go command of the toolchain running the tests.
-func goTool() string {
+// GoTool is the go command of the toolchain running the tests: the one on
+// PATH, else $GOROOT/bin/go.
+func GoTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}

@@ -38,7 +38,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -287,10 +286,7 @@ func perTestVar(kv string) bool {
 // or takes them from $FSMNODES_TEST_BIN (`make test` builds them there with
 // -trimpath, as this would).
 func buildOurs() error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	goTool := testenv.GoTool()
 	pkgs := []string{"./cmd/fsmnodes", "./test/ros2/ournodes"}
 	nodes, _ := filepath.Glob(filepath.Join(peer.repo, "nodes", "*"))
 	for _, n := range nodes {
