@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	rcl_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/msg"
@@ -21,9 +22,22 @@ import (
 //   - set_parameters applies each parameter on its own (one result each);
 //   - set_parameters_atomically applies all or none;
 //   - list_parameters applies prefixes and depth (0 = recursive).
+//
+// A parameter value above the node's max_parameter_value_size is refused
+// by both set services (see DefaultMaxParameterValueSize).
 func (n *Node) initParamServices() error {
 	store := n.ext.params.store
+	limit, err := n.declareMaxValueSize()
+	if err != nil {
+		return err
+	}
 	q := WithQoS(QoSParameters)
+	// The set services take requests up to the services' default limit,
+	// or a little more than one value of the configured size.
+	setOpts := []EndpointOption{q}
+	if limit+1<<20 > DefaultMaxRequestSize {
+		setOpts = append(setOpts, WithMaxSampleSize(limit+1<<20))
+	}
 	if _, err := NewService(n, "~/get_parameters", rcl_interfaces_srv.GetParameters,
 		func(_ context.Context, req *rcl_interfaces_srv.GetParameters_Request) (*rcl_interfaces_srv.GetParameters_Response, error) {
 			resp := &rcl_interfaces_srv.GetParameters_Response{Values: []rcl_interfaces_msg.ParameterValue{}}
@@ -53,7 +67,7 @@ func (n *Node) initParamServices() error {
 		func(_ context.Context, req *rcl_interfaces_srv.SetParameters_Request) (*rcl_interfaces_srv.SetParameters_Response, error) {
 			resp := &rcl_interfaces_srv.SetParameters_Response{Results: []rcl_interfaces_msg.SetParametersResult{}}
 			for i := range req.Parameters {
-				p, err := paramFromMsg(&req.Parameters[i])
+				p, err := paramFromMsg(&req.Parameters[i], limit)
 				if err == nil {
 					err = store.SetAtomically([]param.Parameter{p})
 				} else if errors.Is(err, errValueTooLarge) {
@@ -62,7 +76,7 @@ func (n *Node) initParamServices() error {
 				resp.Results = append(resp.Results, setResultMsg(err))
 			}
 			return resp, nil
-		}, q); err != nil {
+		}, setOpts...); err != nil {
 		return err
 	}
 	if _, err := NewService(n, "~/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically,
@@ -71,7 +85,7 @@ func (n *Node) initParamServices() error {
 			var err error
 			for i := range req.Parameters {
 				var p param.Parameter
-				if p, err = paramFromMsg(&req.Parameters[i]); err != nil {
+				if p, err = paramFromMsg(&req.Parameters[i], limit); err != nil {
 					if errors.Is(err, errValueTooLarge) {
 						n.Counter(CounterRequestsRejected).Inc()
 					}
@@ -83,7 +97,7 @@ func (n *Node) initParamServices() error {
 				err = store.SetAtomically(ps)
 			}
 			return &rcl_interfaces_srv.SetParametersAtomically_Response{Result: setResultMsg(err)}, nil
-		}, q); err != nil {
+		}, setOpts...); err != nil {
 		return err
 	}
 	if _, err := NewService(n, "~/list_parameters", rcl_interfaces_srv.ListParameters,
@@ -113,21 +127,40 @@ func (n *Node) initParamServices() error {
 	return nil
 }
 
-// MaxParameterValueSize bounds the value of a parameter set through a
-// node's set_parameters services, in bytes (a string's length, the sum of
-// a string array's lengths plus 4 per element, 8 per element of an
-// integer or double array, 1 of a byte or bool array): a larger value is
-// refused with the reason and counted as requests_rejected, before it is
-// checked, stored or republished on /parameter_events. The largest value
-// the nodes take is a robot_description (the demo's URDFs are under
-// 25 KiB). Values from the command line and parameter files are the
-// operator's and are not bounded.
-const MaxParameterValueSize = 1 << 20
+// MaxParameterValueSizeParam is the read-only integer parameter every
+// node declares: the largest value, in bytes, its set_parameters services
+// take (a string's length, the sum of a string array's lengths plus 4 per
+// element, 8 per element of an integer or double array, 1 of a byte or
+// bool array). A larger value is refused with the reason and counted as
+// requests_rejected, before it is checked, stored or republished on
+// /parameter_events. Only the command line or a parameters file can set it
+// (-p max_parameter_value_size:=N), before the node is created; it ranges
+// from 1 byte to 2 GiB - 1. Values from the command line and parameter
+// files are the operator's and are not bounded.
+const MaxParameterValueSizeParam = "max_parameter_value_size"
 
-// errValueTooLarge refuses a parameter value above MaxParameterValueSize.
+// DefaultMaxParameterValueSize is max_parameter_value_size unless set:
+// 1 MiB. The largest value the nodes take is a robot_description (the
+// demo's URDFs are under 25 KiB).
+const DefaultMaxParameterValueSize = 1 << 20
+
+// declareMaxValueSize declares max_parameter_value_size and returns it.
+func (n *Node) declareMaxValueSize() (int, error) {
+	v, err := n.DeclareParameter(MaxParameterValueSizeParam, int64(DefaultMaxParameterValueSize), ParamDescriptor{
+		Description:  "Largest parameter value, in bytes, the set_parameters services take; read-only, set at startup",
+		ReadOnly:     true,
+		IntegerRange: param.Ints(1, math.MaxInt32),
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int(v.Integer()), nil
+}
+
+// errValueTooLarge refuses a parameter value above max_parameter_value_size.
 var errValueTooLarge = errors.New("value too large")
 
-// paramValueSize is the size MaxParameterValueSize bounds.
+// paramValueSize is the size max_parameter_value_size bounds.
 func paramValueSize(v *rcl_interfaces_msg.ParameterValue) int {
 	n := len(v.StringValue) + len(v.ByteArrayValue) + len(v.BoolArrayValue) +
 		8*len(v.IntegerArrayValue) + 8*len(v.DoubleArrayValue)
@@ -138,14 +171,14 @@ func paramValueSize(v *rcl_interfaces_msg.ParameterValue) int {
 }
 
 // paramFromMsg converts a received Parameter, rejecting invalid names,
-// unknown type numbers and values above MaxParameterValueSize.
-func paramFromMsg(m *rcl_interfaces_msg.Parameter) (param.Parameter, error) {
+// unknown type numbers and values above limit bytes.
+func paramFromMsg(m *rcl_interfaces_msg.Parameter, limit int) (param.Parameter, error) {
 	if err := param.ValidateName(m.Name); err != nil {
 		return param.Parameter{}, fmt.Errorf("%w: %w", param.ErrInvalidName, err)
 	}
-	if n := paramValueSize(&m.Value); n > MaxParameterValueSize {
-		return param.Parameter{}, fmt.Errorf("set %q: %w: %w: %d bytes, the limit is %d (ros.MaxParameterValueSize)",
-			m.Name, param.ErrInvalidValue, errValueTooLarge, n, MaxParameterValueSize)
+	if n := paramValueSize(&m.Value); n > limit {
+		return param.Parameter{}, fmt.Errorf("set %q: %w: %w: %d bytes, the limit is %d (parameter %s)",
+			m.Name, param.ErrInvalidValue, errValueTooLarge, n, limit, MaxParameterValueSizeParam)
 	}
 	v, err := paramValueFromMsg(&m.Value)
 	if err != nil {

@@ -3,6 +3,7 @@ package ros
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,7 +213,7 @@ func TestParams_ServicesEventsAndValidator(t *testing.T) {
 	}
 	list := call(t, other,
 		"/svc_node/list_parameters", rcl_interfaces_srv.ListParameters, &rcl_interfaces_srv.ListParameters_Request{})
-	if strings.Join(list.Result.Names, ",") != "frame,limits.low,speed,start_type_description_service,use_sim_time" || strings.Join(list.Result.Prefixes, ",") != "limits" {
+	if strings.Join(list.Result.Names, ",") != "frame,limits.low,max_parameter_value_size,speed,start_type_description_service,use_sim_time" || strings.Join(list.Result.Prefixes, ",") != "limits" {
 		t.Fatalf("list_parameters = %+v", list.Result)
 	}
 	desc := call(t, other,
@@ -388,18 +389,37 @@ func TestSimTime_ClockAndROSTimerFollowClockTopic(t *testing.T) {
 	}
 }
 
-// TestParams_ValueSizeBounded: a string above MaxParameterValueSize, and a
-// string array whose strings add up to more, are refused by both set
-// services with the reason and counted as requests_rejected; the stored
-// value and /parameter_events are untouched. One just below the limit is
-// taken. Before the bound a 16 MiB robot_description was stored and
-// republished (issue 25).
+// TestParams_ValueSizeBounded: a string above the node's
+// max_parameter_value_size, and a string array whose strings add up to
+// more, are refused by both set services with the reason and counted as
+// requests_rejected; the stored value is untouched. One of exactly the
+// limit is taken. The limit is the default, or what -p set at startup
+// (lower, and higher than the services' 16 MiB request limit); the
+// parameter is read-only. Before the bound a 16 MiB robot_description was
+// stored and republished (issue 25).
 func TestParams_ValueSizeBounded(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		limit int
+	}{
+		{"default", nil, DefaultMaxParameterValueSize},
+		{"lowered", []string{"--ros-args", "-p", "max_parameter_value_size:=1000"}, 1000},
+		{"raised", []string{"--ros-args", "-p", "max_parameter_value_size:=20000000"}, 20_000_000},
+	} {
+		t.Run(c.name, func(t *testing.T) { valueSizeBounded(t, c.args, c.limit) })
+	}
+}
+
+func valueSizeBounded(t *testing.T, args []string, limit int) {
 	domain := testenv.Domain(t)
-	srvCtx := extContext(t, domain)
+	srvCtx := extContext(t, domain, args...)
 	cliCtx := extContext(t, domain)
 	n := extNode(t, srvCtx, "size_node")
 	other := extNode(t, cliCtx, "size_client")
+	if got, err := n.ParamInt64(MaxParameterValueSizeParam); err != nil || got != int64(limit) {
+		t.Fatalf("%s = %d, %v; want %d", MaxParameterValueSizeParam, got, err, limit)
+	}
 	if _, err := DeclareParam(n, "text", "short", ParamDescriptor{}); err != nil {
 		t.Fatal(err)
 	}
@@ -409,26 +429,31 @@ func TestParams_ValueSizeBounded(t *testing.T) {
 	str := func(s string) rcl_interfaces_msg.ParameterValue {
 		return rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeString), StringValue: s}
 	}
-	big := strings.Repeat("x", MaxParameterValueSize+1)
-	many := make([]string, 1000)
+	big := strings.Repeat("x", limit+1)
+	many := make([]string, 100)
 	for i := range many {
-		many[i] = strings.Repeat("y", MaxParameterValueSize/1000)
+		many[i] = strings.Repeat("y", limit/100) // and 4 bytes each: over
 	}
-	set := call(t, other, "/size_node/set_parameters", rcl_interfaces_srv.SetParameters, &rcl_interfaces_srv.SetParameters_Request{
-		Parameters: []rcl_interfaces_msg.Parameter{
-			{Name: "text", Value: str(big)},
-			{Name: "names", Value: rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeStringArray), StringArrayValue: many}},
-			{Name: "text", Value: str(big[:MaxParameterValueSize])},
-		}})
-	if len(set.Results) != 3 {
-		t.Fatalf("results %+v", set.Results)
+	reason := fmt.Sprintf("the limit is %d (parameter max_parameter_value_size)", limit)
+	// One value a request: a request is bounded too (16 MiB, or the limit
+	// and 1 MiB when that is more), and three values of 20 MB are above it.
+	set := func(p rcl_interfaces_msg.Parameter) rcl_interfaces_msg.SetParametersResult {
+		r := call(t, other, "/size_node/set_parameters", rcl_interfaces_srv.SetParameters,
+			&rcl_interfaces_srv.SetParameters_Request{Parameters: []rcl_interfaces_msg.Parameter{p}})
+		if len(r.Results) != 1 {
+			t.Fatalf("results %+v", r.Results)
+		}
+		return r.Results[0]
 	}
-	for i := range 2 {
-		if r := set.Results[i]; r.Successful || !strings.Contains(r.Reason, "too large") {
-			t.Errorf("result %d: %+v, want refused as too large", i, r)
+	for i, p := range []rcl_interfaces_msg.Parameter{
+		{Name: "text", Value: str(big)},
+		{Name: "names", Value: rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeStringArray), StringArrayValue: many}},
+	} {
+		if r := set(p); r.Successful || !strings.Contains(r.Reason, "too large") || !strings.Contains(r.Reason, reason) {
+			t.Errorf("value %d: %+v, want refused as too large, %q", i, r, reason)
 		}
 	}
-	if r := set.Results[2]; !r.Successful {
+	if r := set(rcl_interfaces_msg.Parameter{Name: "text", Value: str(big[:limit])}); !r.Successful {
 		t.Errorf("a value of exactly the limit refused: %s", r.Reason)
 	}
 	atomic := call(t, other, "/size_node/set_parameters_atomically", rcl_interfaces_srv.SetParametersAtomically,
@@ -436,10 +461,34 @@ func TestParams_ValueSizeBounded(t *testing.T) {
 	if atomic.Result.Successful || !strings.Contains(atomic.Result.Reason, "too large") {
 		t.Errorf("atomic: %+v, want refused as too large", atomic.Result)
 	}
-	if v, _ := n.ParamString("text"); len(v) != MaxParameterValueSize {
-		t.Errorf("text is %d bytes, want the accepted %d", len(v), MaxParameterValueSize)
+	if v, _ := n.ParamString("text"); len(v) != limit {
+		t.Errorf("text is %d bytes, want the accepted %d", len(v), limit)
 	}
 	if c := n.Counter(CounterRequestsRejected).Load(); c != 3 {
 		t.Errorf("requests_rejected = %d, want 3", c)
+	}
+	ro := set(rcl_interfaces_msg.Parameter{Name: MaxParameterValueSizeParam,
+		Value: rcl_interfaces_msg.ParameterValue{Type: uint8(param.TypeInteger), IntegerValue: 1 << 30}})
+	if ro.Successful || !strings.Contains(ro.Reason, "read-only") {
+		t.Errorf("setting %s at run time: %+v, want refused as read-only", MaxParameterValueSizeParam, ro)
+	}
+}
+
+// TestParams_ValueSizeLimitChecked: a limit outside 1..2^31-1, or not an
+// integer, stops the node at creation with the reason.
+func TestParams_ValueSizeLimitChecked(t *testing.T) {
+	domain := testenv.Domain(t)
+	for _, v := range []string{"0", "-5", "4294967296", "big"} {
+		c := extContext(t, domain, "--ros-args", "-p", "max_parameter_value_size:="+v)
+		n, err := c.NewNode("size_bad", "")
+		if err == nil {
+			n.Close()
+			t.Errorf("max_parameter_value_size:=%s: the node was created", v)
+			continue
+		}
+		if !strings.Contains(err.Error(), "max_parameter_value_size") {
+			t.Errorf("max_parameter_value_size:=%s: %v, want the parameter named", v, err)
+		}
+		t.Logf("max_parameter_value_size:=%s: %v", v, err)
 	}
 }

@@ -330,7 +330,7 @@ func TestParams_RemoteSetReactsRejectsAndPublishesEvents(t *testing.T) {
 	}
 	list := pnCall(t, n,
 		"/param_node/list_parameters", rcl_interfaces_srv.ListParameters, &rcl_interfaces_srv.ListParameters_Request{})
-	if got := strings.Join(list.Result.Names, " "); got != "frame ids limit mode rate start_type_description_service use_sim_time" {
+	if got := strings.Join(list.Result.Names, " "); got != "frame ids limit max_parameter_value_size mode rate start_type_description_service use_sim_time" {
 		t.Fatalf("list_parameters = %q", got)
 	}
 }
