@@ -143,10 +143,7 @@ func NewController(cfg Config, servos ServoDriver) (*Controller, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hexapod: invalid config: %w", err)
 	}
-	g, err := NewGait(cfg.Gait, cfg.Geometry)
-	if err != nil {
-		return nil, fmt.Errorf("hexapod: %w", err)
-	}
+	g := newGait(cfg.Gait, cfg.Geometry)
 	if servos == nil {
 		servos = nopServos{}
 	}
@@ -178,9 +175,7 @@ func (c *Controller) SetTuning(t Tuning) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("hexapod: tuning: %w", err)
 	}
-	if err := c.gait.SetConfig(cfg.Gait); err != nil {
-		return fmt.Errorf("hexapod: tuning: %w", err)
-	}
+	c.gait.schedule(cfg.Gait)
 	c.cfg = cfg
 	return nil
 }

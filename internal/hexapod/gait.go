@@ -197,10 +197,16 @@ func NewGait(cfg GaitConfig, geom Geometry) (*Gait, error) {
 	if err := geom.Validate(); err != nil {
 		return nil, err
 	}
+	return newGait(cfg, geom), nil
+}
+
+// newGait is NewGait for a configuration and geometry already validated
+// (by Config.Validate, in NewController).
+func newGait(cfg GaitConfig, geom Geometry) *Gait {
 	g := &Gait{cfg: cfg, geom: geom}
 	g.buildTables()
 	g.Reset()
-	return g, nil
+	return g
 }
 
 // buildTables computes the swing profile of one half cycle.
@@ -279,11 +285,18 @@ func (g *Gait) SetConfig(cfg GaitConfig) error {
 	if cfg.Rate != g.cfg.Rate || cfg.SubSteps != g.cfg.SubSteps {
 		return fmt.Errorf("gait: Rate and SubSteps cannot change while running (%v Hz, %d sub-steps)", g.cfg.Rate, g.cfg.SubSteps)
 	}
+	g.schedule(cfg)
+	return nil
+}
+
+// schedule is SetConfig for a configuration already validated, with this
+// gait's Rate and SubSteps (Controller.SetTuning validates the whole
+// controller configuration, and a tuning cannot change them).
+func (g *Gait) schedule(cfg GaitConfig) {
 	g.pending = &cfg
 	if g.phase == GaitStanding {
 		g.applyPending()
 	}
-	return nil
 }
 
 func (g *Gait) applyPending() {

@@ -120,11 +120,8 @@ func (a *Adapter) Activate(servos hexapod.ServoDriver) error {
 // (see hexapod.Controller.SetTuning), input timeouts and velocity limits,
 // all or nothing. An invalid change is refused with the reason.
 func (a *Adapter) SetTunables(t Tunables) error {
-	if err := t.Limits.Validate(); err != nil {
+	if err := t.validateInputs(); err != nil {
 		return fmt.Errorf("hexapod node: %w", err)
-	}
-	if t.CmdVelTimeout < 0 || t.JoyTimeout <= 0 {
-		return fmt.Errorf("hexapod node: timeouts cmd_vel %v, joy %v: want cmd_vel ≥ 0 and joy > 0", t.CmdVelTimeout, t.JoyTimeout)
 	}
 	if err := a.ctrl.SetTuning(t.Controller); err != nil {
 		return err

@@ -51,10 +51,21 @@ type Tunables struct {
 }
 
 // validate checks t against the controller's fixed configuration base:
-// the whole controller configuration, the limits and the timeouts.
+// the whole controller configuration (hexapod.Config.Validate), then the
+// inputs' timeouts and limits. It is the group's check: a value of Live
+// has passed it.
 func (t Tunables) validate(base hexapod.Config) error {
 	if err := base.WithTuning(t.Controller).Validate(); err != nil {
 		return err
+	}
+	return t.validateInputs()
+}
+
+// validateInputs checks what the adapter applies itself: the input
+// timeouts and the velocity limits.
+func (t Tunables) validateInputs() error {
+	if t.CmdVelTimeout < 0 {
+		return fmt.Errorf("cmd_vel_timeout = %v: must be 0 s (disabled) or above", t.CmdVelTimeout.Seconds())
 	}
 	if t.JoyTimeout <= 0 {
 		return fmt.Errorf("joy.timeout = %v: must be above 0 s: a stick must not hold for ever", t.JoyTimeout.Seconds())
@@ -76,12 +87,52 @@ const (
 func LoadSettings(d *param.Declarer) (Settings, error) {
 	l := loader{d: d}
 	var s Settings
+	c := l.controller()
+	// Live: each set is checked as part of the whole configuration
+	// (Tunables.validate), the start-up value too.
+	live := declareLive(d, c)
+	tu := live.Get()
+	s.Controller = c.WithTuning(tu.Controller)
+	s.CmdVelTimeout, s.JoyTimeout, s.Limits = tu.CmdVelTimeout, tu.JoyTimeout, tu.Limits
+	s.Live = live
+
+	s.StampedCmdVel = param.Declare(d, "enable_stamped_cmd_vel", false, param.ReadOnly(
+		"cmd_vel is geometry_msgs/msg/TwistStamped instead of geometry_msgs/msg/Twist (as Jazzy's diff_drive_controller "+
+			"takes it; a stamp older than cmd_vel_timeout is ignored)", "cmd_vel is subscribed at start-up with one type"), nil)
+	s.Joy = l.joyMapping()
+	l.servos(&s)
+	if err := d.Err(); err != nil {
+		return Settings{}, err
+	}
+	// The controller configuration was checked whole by the Live group.
+	var errs []error
+	if err := s.Joy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch s.ServoDriver {
+	case "sim", "gazebo":
+	case "dynamixel":
+		if err := s.Servos.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	default:
+		errs = append(errs, fmt.Errorf("parameter servo.driver = %q: want \"sim\", \"dynamixel\" or \"gazebo\"", s.ServoDriver))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, fmt.Errorf("hexapod parameters: %w", err)
+	}
+	return s, nil
+}
+
+// controller declares the controller's read-only parameters: the leg
+// geometry, the gait timing and the sitting motion.
+func (l *loader) controller() hexapod.Config {
 	c := hexapod.DefaultConfig()
 	g := &c.Geometry
 	deg := math.Pi / 180
 
-	if n := l.int("NUMBER_OF_LEGS", 6, "number of legs; must be 6", whyGeometry); n != 6 && d.Err() == nil {
-		d.Fail(fmt.Errorf("parameter NUMBER_OF_LEGS = %d: only 6 legs are supported", n))
+	if n := l.int("NUMBER_OF_LEGS", 6, "number of legs; must be 6", whyGeometry); n != 6 && l.ok() {
+		l.fail(fmt.Errorf("parameter NUMBER_OF_LEGS = %d: only 6 legs are supported", n))
 	}
 	g.CoxaLength = l.float("COXA_LENGTH", g.CoxaLength, "coxa link length (m)", whyGeometry)
 	g.FemurLength = l.float("FEMUR_LENGTH", g.FemurLength, "femur link length (m)", whyGeometry)
@@ -106,18 +157,20 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	c.SittingHeight = l.float("sitting_height", c.SittingHeight, "feet above the coxa plane while sitting (m)", whyStart)
 	c.SitStep = l.float("sit_step_height", c.SitStep, "height change per tick standing up / sitting down (m)", whyStart)
 	c.SittingServoSpeed = l.float("sitting_servo_speed", c.SittingServoSpeed, "servo speed fraction while sitting", whyStart)
+	return c
+}
 
-	// Live: each set is checked as part of the whole configuration
-	// (Tunables.validate).
-	base := c
+// declareLive declares the live parameters as one group over base, the
+// read-only part of the controller configuration.
+func declareLive(d *param.Declarer, base hexapod.Config) *param.Group[Tunables] {
 	tunable := func(name, desc string, field func(t *Tunables) *float64) param.GroupField[Tunables] {
 		return param.Field(name, field, param.Descriptor{Description: desc + " (live)"})
 	}
 	// Just above the default gait's top speeds (0.212 m/s, 1 rad/s), so a
 	// full stick is never cut; smaller values slow the robot down.
-	def := Tunables{Controller: c.Tuning(), CmdVelTimeout: 500 * time.Millisecond, JoyTimeout: hexapod.DefaultJoyTimeout,
+	def := Tunables{Controller: base.Tuning(), CmdVelTimeout: 500 * time.Millisecond, JoyTimeout: hexapod.DefaultJoyTimeout,
 		Limits: cmdvel.Limits{Linear: 0.25, Angular: 1.2}}
-	live := param.DeclareGroup(d, def, func(t Tunables) error { return t.validate(base) }, append([]param.GroupField[Tunables]{
+	return param.DeclareGroup(d, def, func(t Tunables) error { return t.validate(base) }, append([]param.GroupField[Tunables]{
 		tunable("LEG_LIFT_HEIGHT", "swing foot height (m); applies from the next step",
 			func(t *Tunables) *float64 { return &t.Controller.LiftHeight }),
 		tunable("gait.distance_per_step", "stance travel per tick at full stick (m), i.e. the walking speed; applies from the next step",
@@ -133,16 +186,10 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 			Description: "age after which the stick velocity counts as zero (s); longer than the joy driver's 1/autorepeat_rate (live)",
 			FloatRange:  param.Floats(0, 60)}),
 	}, cmdvelnode.LimitFields(func(t *Tunables) *cmdvel.Limits { return &t.Limits }, "cmd_vel and the joystick's command")...)...)
-	tu := live.Get()
-	c = c.WithTuning(tu.Controller)
-	s.Controller = c
-	s.CmdVelTimeout, s.JoyTimeout, s.Limits = tu.CmdVelTimeout, tu.JoyTimeout, tu.Limits
-	s.Live = live
+}
 
-	s.StampedCmdVel = param.Declare(d, "enable_stamped_cmd_vel", false, param.ReadOnly(
-		"cmd_vel is geometry_msgs/msg/TwistStamped instead of geometry_msgs/msg/Twist (as Jazzy's diff_drive_controller "+
-			"takes it; a stamp older than cmd_vel_timeout is ignored)", "cmd_vel is subscribed at start-up with one type"), nil)
-
+// joyMapping declares the joystick's buttons, axes and debounce.
+func (l *loader) joyMapping() hexapod.JoyMapping {
 	j := hexapod.DefaultJoyMapping()
 	btn := func(name string, def int, desc string) int { return int(l.int(name, int64(def), desc, whyStart)) }
 	j.StandUp = btn("joy.button_stand_up", j.StandUp, "Joy button index of stand_up")
@@ -153,8 +200,12 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	j.LinearY = btn("joy.axis_linear_y", j.LinearY, "Joy axis index of linear.y")
 	j.AngularZ = btn("joy.axis_angular_z", j.AngularZ, "Joy axis index of angular.z (2 on a Raspberry Pi)")
 	j.Debounce = l.float("joy.debounce", j.Debounce, "seconds between two accepted presses of one button", whyStart)
-	s.Joy = j
+	return j
+}
 
+// servos declares the servo driver, the serial bus, the joint names and
+// the servo table into s.
+func (l *loader) servos(s *Settings) {
 	s.ServoDriver = l.str("servo.driver", "sim", `"sim", "dynamixel" or "gazebo" (the joints of a hexapod in Gazebo, over ros_gz_bridge)`)
 	s.SerialPort = l.str("servo.port", "/dev/ttyUSB0", "serial port of the Dynamixel adapter")
 	s.BaudRate = int(l.int("servo.baud_rate", 1000000, "serial baud rate", whyServo))
@@ -166,40 +217,17 @@ func LoadSettings(d *param.Declarer) (Settings, error) {
 	for k, name := range []string{"LIMIT_COXA", "LIMIT_FEMUR", "LIMIT_TIBIA"} {
 		def := dynamixel.DefaultLimits[k]
 		v := l.ints(name, []int64{int64(def[0]), int64(def[1])}, "goal tick range [min, max], exclusive")
-		if d.Err() == nil && len(v) != 2 {
-			d.Fail(fmt.Errorf("parameter %s has %d entries, want 2", name, len(v)))
+		if l.ok() && len(v) != 2 {
+			l.fail(fmt.Errorf("parameter %s has %d entries, want 2", name, len(v)))
 		}
 		if len(v) == 2 {
 			limits[k] = [2]int64{v[0], v[1]}
 		}
 	}
-	if d.Err() == nil {
+	if l.ok() {
 		l.servoTable(&dx, s.JointNames, limits)
 	}
 	s.Servos = dx
-	if err := d.Err(); err != nil {
-		return Settings{}, err
-	}
-	var errs []error
-	if err := s.Controller.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.Joy.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	switch s.ServoDriver {
-	case "sim", "gazebo":
-	case "dynamixel":
-		if err := s.Servos.Validate(); err != nil {
-			errs = append(errs, err)
-		}
-	default:
-		errs = append(errs, fmt.Errorf("parameter servo.driver = %q: want \"sim\", \"dynamixel\" or \"gazebo\"", s.ServoDriver))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Settings{}, fmt.Errorf("hexapod parameters: %w", err)
-	}
-	return s, nil
 }
 
 // servoTable reads one [NR, ID, Ticks, Center, Max_Degree, Sign, Offset]
