@@ -10,24 +10,39 @@
 //   - service calls: std_srvs/SetBool called back to back by a client
 //     process on a server process; calls per second.
 //
-// Each figure is measured for both pairs of the same implementation (ours
-// with ours, rclcpp with rclcpp: each stack end to end), interleaved over a
-// few rounds, medians reported, and printed with the ratio ours/rclcpp
-// (higher is better for rates, lower for round trips). -cross also measures
-// the mixed pairs, for information. The ddsperf comparison of the DDS layer
-// stays in test/bench.
+// Each figure is measured for pairs of the same implementation (ours with
+// ours, rclcpp with rclcpp: each stack end to end), interleaved over a
+// few rounds. The summary table gives each figure's median and, for each
+// rclcpp column, the ratio ours/rclcpp as the median of the per-round
+// ratios (higher is better for rates, lower for round trips): on a shared
+// machine whose load changes, figures measured seconds apart compare
+// better than medians over the whole run. -cross also measures the mixed
+// pairs, for information. The ddsperf comparison of the DDS layer stays
+// in test/bench.
+//
+// A measurement that fails (a process exits with an error, a ping or call
+// is never answered) does not end the run: the round's line says why, and
+// the table marks the cell with the reason (or says in how many rounds a
+// figure was measured). A ping or call unanswered for a second is sent
+// anew and counted as lost, so one message sent before both directions
+// were matched costs a second, not the measurement.
 //
 // The rclcpp side is bench_peer (peer/peer.cpp), built with CMake against
-// a real ROS 2 installation (testenv.FindROS2: $FSMNODES_ROS2_SETUP or a
-// usual place) in a temporary directory that is kept, keyed by the
-// source's hash, so later runs reuse it. Without ROS 2 the benchmark says so
-// on stderr and exits 0. rclcpp runs its SingleThreadedExecutor; Humble has
-// no events executor.
+// a real ROS 2 installation in a temporary directory that is kept, keyed
+// by the source's hash, so later runs reuse it. The installation is
+// -ros2 PREFIX (its env.sh), by default $ROS2_PREFIX, else what
+// testenv.FindROS2 finds ($FSMNODES_ROS2_SETUP or a usual place). Without
+// ROS 2 the benchmark says so on stderr and exits 0. The rclcpp column
+// runs rclcpp's SingleThreadedExecutor; on Jazzy and later a further
+// column, rclcpp-events, runs rclcpp's EventsExecutor (Humble has none).
 //
 // All traffic stays on loopback on a domain reserved through
-// internal/testenv.
+// internal/testenv. With $FSM_BENCH_CPUPROFILE set to a directory, our
+// roles write CPU profiles there.
 //
-// Usage: go run ./test/bench/rclcpp [-d 3s] [-rounds 2] [-cross] [-rebuild]
+// Usage: go run ./test/bench/rclcpp [-d 3s] [-rounds 2] [-cross]
+// [-ros2 /opt/ros2-jazzy] [-lines REGEXP] [-peers rclcpp,rclcpp-events]
+// [-rebuild]
 package main
 
 import (
@@ -38,10 +53,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,7 +86,10 @@ func run(args []string, out io.Writer) error {
 	dur := fs.Duration("d", 3*time.Second, "duration of each measurement")
 	rounds := fs.Int("rounds", 2, "number of interleaved rounds (the median is reported)")
 	cross := fs.Bool("cross", false, "also measure ours against rclcpp in both directions")
+	prefix := fs.String("ros2", os.Getenv("ROS2_PREFIX"), "ROS 2 installation to compare with (its env.sh is sourced), e.g. /opt/ros2-jazzy; default $ROS2_PREFIX, else testenv.FindROS2's choice")
 	rebuild := fs.Bool("rebuild", false, "rebuild the rclcpp peer")
+	lines := fs.String("lines", "", "measure only the lines whose name matches this regular expression (e.g. 'throughput 1 KiB')")
+	only := fs.String("peers", "", "comma-separated columns to measure besides ours (rclcpp, rclcpp-events); default all")
 	role := fs.String("role", "", "internal: run a Go role (sub, pub, pong, ping, server, client)")
 	bytes := fs.Int("bytes", 1024, "internal: message size of a Go pub or ping role")
 	if err := fs.Parse(args); err != nil {
@@ -76,6 +97,14 @@ func run(args []string, out io.Writer) error {
 	}
 	if *role != "" {
 		return runRole(*role, *bytes, *dur, out)
+	}
+	lineRE, err := regexp.Compile(*lines)
+	if err != nil {
+		return fmt.Errorf("-lines: %w", err)
+	}
+	if *prefix != "" {
+		// testenv.FindROS2 takes the one setup script it is given.
+		os.Setenv("FSMNODES_ROS2_SETUP", filepath.Join(*prefix, "env.sh"))
 	}
 	r, why := testenv.FindROS2()
 	if r == nil {
@@ -103,82 +132,225 @@ func run(args []string, out io.Writer) error {
 	ours := impl{name: "ours", path: self, env: env.ours, args: func(role string, bytes int, d time.Duration) []string {
 		return []string{"-role", role, "-bytes", strconv.Itoa(bytes), "-d", d.String()}
 	}}
-	rclcpp := impl{name: "rclcpp", path: peer, env: env.rclcpp, args: func(role string, bytes int, d time.Duration) []string {
-		s := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
-		if role == "pub" || role == "ping" {
-			return []string{role, strconv.Itoa(bytes), s}
+	peerImpl := func(name string, pre ...string) impl {
+		return impl{name: name, path: peer, env: env.rclcpp, args: func(role string, bytes int, d time.Duration) []string {
+			s := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+			a := append([]string(nil), pre...)
+			if role == "pub" || role == "ping" {
+				return append(a, role, strconv.Itoa(bytes), s)
+			}
+			return append(a, role, s)
+		}}
+	}
+	rclcpp := peerImpl("rclcpp")
+	peers := []impl{rclcpp}
+	executors := "rclcpp SingleThreadedExecutor"
+	if r.Distro != "humble" {
+		// Humble has no events executor; Jazzy has it as experimental.
+		peers = append(peers, peerImpl("rclcpp-events", "--events"))
+		executors += " and EventsExecutor (rclcpp-events)"
+	}
+	impls := []impl{ours}
+	for _, p := range peers {
+		if *only == "" || slices.Contains(strings.Split(*only, ","), p.name) {
+			impls = append(impls, p)
 		}
-		return []string{role, s}
-	}}
-	fmt.Fprintf(out, "settings: ROS 2 %s (%s), rmw_cyclonedds_cpp, rclcpp SingleThreadedExecutor; default QoS; 2 processes on loopback; %v per run, %d rounds; %d CPUs\n",
-		r.Distro, r.Setup, *dur, *rounds, runtime.NumCPU())
+	}
+	fmt.Fprintf(out, "settings: ROS 2 %s (%s), rmw_cyclonedds_cpp, %s; default QoS; 2 processes on loopback; %v per run, %d rounds; %d CPUs; load average %s\n",
+		r.Distro, r.Setup, executors, *dur, *rounds, runtime.NumCPU(), loadAverage())
 
-	type pair struct{ a, b impl } // a: pub / ping / client; b: sub / pong / server
-	pairs := []pair{{ours, ours}, {rclcpp, rclcpp}}
+	pairs := make([]pair, 0, len(impls)+2)
+	for _, i := range impls {
+		pairs = append(pairs, pair{i, i})
+	}
 	if *cross {
 		pairs = append(pairs, pair{ours, rclcpp}, pair{rclcpp, ours})
 	}
-	label := func(p pair) string {
-		if p.a.name == p.b.name {
-			return p.a.name
-		}
-		return p.a.name + "->" + p.b.name
-	}
-	type metric struct {
-		name   string
-		unit   string
-		higher bool // higher is better
-		f      func(p pair) (float64, error)
-	}
 	var metrics []metric
-	for _, s := range sizes {
-		metrics = append(metrics, metric{"throughput " + s.name, "msg/s", true, func(p pair) (float64, error) {
-			return throughput(p.a, p.b, s.bytes, *dur)
-		}})
+	for _, m := range benchMetrics(*dur) {
+		if lineRE.MatchString(m.name) {
+			metrics = append(metrics, m)
+		}
 	}
-	for _, s := range sizes {
-		metrics = append(metrics, metric{"round trip " + s.name, "us", false, func(p pair) (float64, error) {
-			return roundTrip(p.a, p.b, s.bytes, *dur)
-		}})
-	}
-	metrics = append(metrics, metric{"service calls", "calls/s", true, func(p pair) (float64, error) {
-		return calls(p.a, p.b, *dur)
-	}})
-
-	res := make([][][]float64, len(metrics)) // metric, pair, round
-	for i := range res {
-		res[i] = make([][]float64, len(pairs))
-	}
+	tab := newTable(metrics, pairs)
 	for round := 1; round <= *rounds; round++ {
 		for i, m := range metrics {
 			for j, p := range pairs {
 				v, err := m.f(p)
+				tab.add(i, j, v, err)
 				if err != nil {
-					return fmt.Errorf("%s, %s: %w", m.name, label(p), err)
+					fmt.Fprintf(out, "round %d %-18s %-20s failed: %v\n", round, m.name, p.label(), err)
+					continue
 				}
-				fmt.Fprintf(out, "round %d %-18s %-14s %12.1f %s\n", round, m.name, label(p), v, m.unit)
-				res[i][j] = append(res[i][j], v)
+				fmt.Fprintf(out, "round %d %-18s %-20s %12.1f %s\n", round, m.name, p.label(), v, m.unit)
 			}
 		}
 	}
-	fmt.Fprintln(out, "summary (median over rounds; ratio = ours/rclcpp, higher is better for rates, lower for round trips):")
-	for i, m := range metrics {
-		var b strings.Builder
-		for j, p := range pairs {
-			fmt.Fprintf(&b, "  %s %.1f", label(p), benchproc.Median(res[i][j]))
-		}
-		ratio := benchproc.Median(res[i][0]) / benchproc.Median(res[i][1])
-		better := ratio >= 1
-		if !m.higher {
-			better = ratio <= 1
-		}
-		verdict := "behind rclcpp"
-		if better {
-			verdict = "ahead of rclcpp"
-		}
-		fmt.Fprintf(out, "  %-18s (%s)%s  ratio %.2f (%s)\n", m.name, m.unit, b.String(), ratio, verdict)
-	}
+	tab.print(out)
 	return nil
+}
+
+// pair is a measured pair of processes. a: pub / ping / client; b: sub /
+// pong / server.
+type pair struct{ a, b impl }
+
+func (p pair) label() string {
+	if p.a.name == p.b.name {
+		return p.a.name
+	}
+	return p.a.name + "->" + p.b.name
+}
+
+// metric is one line of the table.
+type metric struct {
+	name   string
+	unit   string
+	higher bool // higher is better
+	f      func(p pair) (float64, error)
+}
+
+func benchMetrics(dur time.Duration) []metric {
+	var ms []metric
+	for _, s := range sizes {
+		ms = append(ms, metric{"throughput " + s.name, "msg/s", true, func(p pair) (float64, error) {
+			return throughput(p.a, p.b, s.bytes, dur)
+		}})
+	}
+	for _, s := range sizes {
+		ms = append(ms, metric{"round trip " + s.name, "us", false, func(p pair) (float64, error) {
+			return roundTrip(p.a, p.b, s.bytes, dur)
+		}})
+	}
+	return append(ms, metric{"service calls", "calls/s", true, func(p pair) (float64, error) {
+		return calls(p.a, p.b, dur)
+	}})
+}
+
+// cell is what one metric and pair gave over the rounds: a figure per
+// round, NaN for a round that failed, and the last failure.
+type cell struct {
+	vals []float64
+	err  error
+}
+
+func (c *cell) ok() []float64 {
+	var v []float64
+	for _, x := range c.vals {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+// table collects every measurement, failures included, and prints the
+// summary: each figure's median, and each peer's ratio as the median of
+// the per-round ratios (measured minutes apart at most, so a machine's
+// changing load cancels out better than in a ratio of medians).
+type table struct {
+	metrics []metric
+	pairs   []pair
+	cells   [][]cell // metric, pair
+}
+
+func newTable(ms []metric, ps []pair) *table {
+	t := &table{metrics: ms, pairs: ps, cells: make([][]cell, len(ms))}
+	for i := range t.cells {
+		t.cells[i] = make([]cell, len(ps))
+	}
+	return t
+}
+
+func (t *table) add(metric, pair int, v float64, err error) {
+	c := &t.cells[metric][pair]
+	if err != nil {
+		c.err = err
+		v = math.NaN()
+	}
+	c.vals = append(c.vals, v)
+}
+
+// figure formats a cell: its median, "(k of n rounds)" when some failed,
+// or the failure.
+func (t *table) figure(metric, pair int) string {
+	c := &t.cells[metric][pair]
+	ok := c.ok()
+	if len(ok) == 0 {
+		if c.err == nil {
+			return "not measured"
+		}
+		return "failed: " + c.err.Error()
+	}
+	s := strconv.FormatFloat(benchproc.Median(ok), 'f', 1, 64)
+	if len(ok) < len(c.vals) {
+		s += fmt.Sprintf(" (%d of %d rounds; %v)", len(ok), len(c.vals), c.err)
+	}
+	return s
+}
+
+// ratio is ours (pair 0) against pair j: the median of the per-round
+// ratios of rounds where both were measured, and how they compare.
+func (t *table) ratio(metric, j int) string {
+	a, b := t.cells[metric][0].vals, t.cells[metric][j].vals
+	var rs []float64
+	for k := range min(len(a), len(b)) {
+		if !math.IsNaN(a[k]) && !math.IsNaN(b[k]) && b[k] > 0 {
+			rs = append(rs, a[k]/b[k])
+		}
+	}
+	if len(rs) == 0 {
+		return "n/a (no round measured both)"
+	}
+	r := benchproc.Median(rs)
+	ahead := r >= 1
+	if !t.metrics[metric].higher {
+		ahead = r <= 1
+	}
+	word := "behind"
+	if ahead {
+		word = "ahead"
+	}
+	return fmt.Sprintf("%.2f (%s)", r, word)
+}
+
+func (t *table) print(out io.Writer) {
+	fmt.Fprintln(out, "summary: medians over rounds; ours/X is the median of the per-round ratios (higher is better for rates, lower for round trips):")
+	head := []string{"line"}
+	for _, p := range t.pairs {
+		head = append(head, p.label())
+	}
+	for j := 1; j < len(t.pairs); j++ {
+		if p := t.pairs[j]; p.a.name == p.b.name {
+			head = append(head, "ours/"+p.label())
+		}
+	}
+	fmt.Fprintln(out, "| "+strings.Join(head, " | ")+" |")
+	fmt.Fprintln(out, strings.Repeat("|---", len(head))+"|")
+	for i, m := range t.metrics {
+		row := []string{m.name + " (" + m.unit + ")"}
+		for j := range t.pairs {
+			row = append(row, t.figure(i, j))
+		}
+		for j := 1; j < len(t.pairs); j++ {
+			if p := t.pairs[j]; p.a.name == p.b.name {
+				row = append(row, t.ratio(i, j))
+			}
+		}
+		fmt.Fprintln(out, "| "+strings.Join(row, " | ")+" |")
+	}
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // impl is one side's executable: ours (this program in a role) or
@@ -263,10 +435,10 @@ func roundTrip(ping, pong impl, bytes int, dur time.Duration) (float64, error) {
 		return 0, fmt.Errorf("pong: %w", err)
 	}
 	for _, l := range lines {
-		var n, med, p90, p99 int64
-		if _, err := fmt.Sscanf(l, "rtt n %d median %d p90 %d p99 %d", &n, &med, &p90, &p99); err == nil {
+		var n, med, p90, p99, lost int64
+		if _, err := fmt.Sscanf(l, "rtt n %d median %d p90 %d p99 %d lost %d", &n, &med, &p90, &p99, &lost); err == nil {
 			if n == 0 {
-				return 0, errors.New("no round trip completed")
+				return 0, fmt.Errorf("no round trip completed (%d pings unanswered for a second)", lost)
 			}
 			return float64(med) / 1e3, nil
 		}
@@ -294,8 +466,11 @@ func calls(client, server impl, dur time.Duration) (float64, error) {
 		return 0, fmt.Errorf("server: %w", err)
 	}
 	for _, l := range lines {
-		var n, secs float64
-		if _, err := fmt.Sscanf(l, "calls %g seconds %g", &n, &secs); err == nil && secs > 0 {
+		var n, secs, lost float64
+		if _, err := fmt.Sscanf(l, "calls %g seconds %g lost %g", &n, &secs, &lost); err == nil && secs > 0 {
+			if n == 0 {
+				return 0, fmt.Errorf("no call completed (%g unanswered for a second)", lost)
+			}
 			return n / secs, nil
 		}
 	}

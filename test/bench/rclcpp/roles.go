@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -27,7 +30,21 @@ const (
 
 // runRole runs one Go role until dur has passed (bytes: message size of
 // pub and ping).
+//
+// With $FSM_BENCH_CPUPROFILE set to a directory, the role writes its CPU
+// profile there as ROLE-BYTES-PID.pprof.
 func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
+	if dir := os.Getenv("FSM_BENCH_CPUPROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", role, bytes, os.Getpid())))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: os.Stderr})
 	if err != nil {
 		return err
@@ -122,13 +139,24 @@ func rolePong(ctx context.Context, n *ros.Node) error {
 	return nil
 }
 
+// resendAfter is how long a ping or a call waits for its answer before it
+// is counted as lost and sent anew (a first message may go out before the
+// other side's answering writer has matched this side's reader).
+const resendAfter = time.Second
+
 func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error {
 	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, pingTopic, ros.QoSDefault)
 	if err != nil {
 		return err
 	}
+	// The first 8 bytes carry the ping's sequence number; only the answer
+	// to the current ping counts.
+	var seq atomic.Uint64
 	got := make(chan struct{}, 1)
-	sub, err := ros.NewSubscription(n, pongTopic, ros.QoSDefault, func(*std_msgs_msg.UInt8MultiArray) {
+	sub, err := ros.NewSubscription(n, pongTopic, ros.QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) {
+		if len(m.Data) < 8 || binary.LittleEndian.Uint64(m.Data) != seq.Load() {
+			return
+		}
 		select {
 		case got <- struct{}{}:
 		default:
@@ -144,16 +172,26 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 	}); err != nil {
 		return err
 	}
-	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, bytes)}
+	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, max(bytes, 8))}
 	var rtts []int64
+	var lost int
+	resend := time.NewTimer(resendAfter)
 	for ctx.Err() == nil {
+		binary.LittleEndian.PutUint64(msg.Data, seq.Add(1))
+		select {
+		case <-got: // a late answer to an earlier ping
+		default:
+		}
 		t0 := time.Now()
 		if err := pub.Publish(msg); err != nil {
 			return err
 		}
+		resend.Reset(resendAfter)
 		select {
 		case <-got:
 			rtts = append(rtts, int64(time.Since(t0)))
+		case <-resend.C:
+			lost++
 		case <-ctx.Done():
 		}
 	}
@@ -164,7 +202,7 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 		}
 		return rtts[(len(rtts)-1)*q/100]
 	}
-	fmt.Fprintf(out, "rtt n %d median %d p90 %d p99 %d\n", len(rtts), p(50), p(90), p(99))
+	fmt.Fprintf(out, "rtt n %d median %d p90 %d p99 %d lost %d\n", len(rtts), p(50), p(90), p(99), lost)
 	return nil
 }
 
@@ -188,22 +226,21 @@ func roleClient(ctx context.Context, n *ros.Node, out io.Writer) error {
 	}
 	req := &std_srvs_srv.SetBool_Request{Data: true}
 	t0 := time.Now()
-	var calls uint64
-	for {
-		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	var calls, lost uint64
+	for ctx.Err() == nil {
+		callCtx, cancel := context.WithTimeout(ctx, resendAfter)
 		_, err := cli.Call(callCtx, req)
 		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
+		switch {
+		case err == nil:
+			calls++
+		case ctx.Err() != nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			lost++
+		default:
 			return fmt.Errorf("call %d: %w", calls, err)
 		}
-		calls++
 	}
-	if calls == 0 {
-		return errors.New("no call completed")
-	}
-	fmt.Fprintf(out, "calls %d seconds %f\n", calls, time.Since(t0).Seconds())
+	fmt.Fprintf(out, "calls %d seconds %f lost %d\n", calls, time.Since(t0).Seconds(), lost)
 	return nil
 }

@@ -3,20 +3,29 @@
 // the processes, pairs them with each other or with the Go roles, and
 // parses the lines they print.
 //
+//   bench_peer [--events] ROLE ...     --events: rclcpp's EventsExecutor
+//                                      (Jazzy and later) instead of the
+//                                      SingleThreadedExecutor
 //   bench_peer sub SECONDS             count std_msgs/UInt8MultiArray on
 //                                      /bench_data; print "rate N" each second
 //   bench_peer pub BYTES SECONDS       publish BYTES-byte arrays on
 //                                      /bench_data as fast as possible
 //   bench_peer pong SECONDS            republish /bench_ping on /bench_pong
 //   bench_peer ping BYTES SECONDS      one message in flight: publish on
-//                                      /bench_ping, wait for /bench_pong;
-//                                      print "rtt n N median NS p90 NS p99 NS"
+//                                      /bench_ping, wait for /bench_pong
+//                                      (the first 8 bytes carry a sequence
+//                                      number; a ping unanswered for a
+//                                      second is sent anew and counted);
+//                                      print "rtt n N median NS p90 NS p99 NS lost L"
 //   bench_peer server SECONDS          std_srvs/SetBool /bench_srv
 //   bench_peer client SECONDS          call /bench_srv back to back; print
-//                                      "calls N seconds S"
+//                                      "calls N seconds S lost L" (a call
+//                                      unanswered for a second is dropped,
+//                                      counted and made anew)
 //
 // Every role uses the default QoS (reliable, volatile, keep last 10) and a
-// SingleThreadedExecutor, as an ordinary rclcpp node does.
+// SingleThreadedExecutor, as an ordinary rclcpp node does, or with
+// --events the EventsExecutor.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +39,10 @@
 #include <vector>
 
 #include "rclcpp/rclcpp.hpp"
+#if __has_include("rclcpp/experimental/executors/events_executor/events_executor.hpp")
+#include "rclcpp/experimental/executors/events_executor/events_executor.hpp"
+#define HAVE_EVENTS_EXECUTOR 1
+#endif
 #include "std_msgs/msg/u_int8_multi_array.hpp"
 #include "std_srvs/srv/set_bool.hpp"
 
@@ -40,7 +53,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 void usage() {
-  std::fprintf(stderr, "usage: bench_peer sub|pub|pong|ping|server|client [BYTES] SECONDS\n");
+  std::fprintf(stderr, "usage: bench_peer [--events] sub|pub|pong|ping|server|client [BYTES] SECONDS\n");
   std::exit(2);
 }
 
@@ -74,6 +87,11 @@ int64_t pct(std::vector<int64_t> & v, int p) {
 int main(int argc, char ** argv) {
   rclcpp::init(argc, argv);
   auto args = rclcpp::remove_ros_arguments(argc, argv);
+  bool events = false;
+  if (args.size() > 1 && args[1] == "--events") {
+    events = true;
+    args.erase(args.begin() + 1);
+  }
   if (args.size() < 3) {
     usage();
   }
@@ -89,7 +107,18 @@ int main(int argc, char ** argv) {
   }
   const auto deadline = Clock::now() + seconds(secs);
   auto node = std::make_shared<rclcpp::Node>("bench_peer_" + role);
-  rclcpp::executors::SingleThreadedExecutor exec;
+  std::unique_ptr<rclcpp::Executor> execp;
+  if (events) {
+#ifdef HAVE_EVENTS_EXECUTOR
+    execp = std::make_unique<rclcpp::experimental::executors::EventsExecutor>();
+#else
+    std::fprintf(stderr, "bench_peer: this rclcpp has no EventsExecutor\n");
+    return 2;
+#endif
+  } else {
+    execp = std::make_unique<rclcpp::executors::SingleThreadedExecutor>();
+  }
+  rclcpp::Executor & exec = *execp;
   exec.add_node(node);
   const rclcpp::QoS qos(10);
 
@@ -124,30 +153,45 @@ int main(int argc, char ** argv) {
     exec.spin_until_future_complete(std::promise<void>().get_future(), deadline - Clock::now());
   } else if (role == "ping") {
     auto pub = node->create_publisher<Blob>("bench_ping", qos);
+    uint64_t seq = 0;
     bool got = false;
-    auto sub = node->create_subscription<Blob>("bench_pong", qos, [&got](Blob::ConstSharedPtr) { got = true; });
+    auto sub = node->create_subscription<Blob>("bench_pong", qos, [&got, &seq](Blob::ConstSharedPtr m) {
+      uint64_t s = 0;
+      if (m->data.size() >= sizeof(s)) {
+        std::memcpy(&s, m->data.data(), sizeof(s));
+      }
+      if (s == seq) {
+        got = true;
+      }
+    });
     if (!waitFor(exec, deadline, [&]() { return pub->get_subscription_count() > 0 && sub->get_publisher_count() > 0; })) {
       std::fprintf(stderr, "ping: no pong\n");
       return 1;
     }
     Blob msg;
-    msg.data.resize(bytes);
+    msg.data.resize(std::max(bytes, sizeof(seq)));
     std::vector<int64_t> rtts;
+    uint64_t lost = 0;
     while (Clock::now() < deadline && rclcpp::ok()) {
       got = false;
+      seq++;
+      std::memcpy(msg.data.data(), &seq, sizeof(seq));
       const auto t0 = Clock::now();
+      const auto resend = t0 + std::chrono::seconds(1);
       pub->publish(msg);
-      while (!got && Clock::now() < deadline && rclcpp::ok()) {
+      while (!got && Clock::now() < deadline && Clock::now() < resend && rclcpp::ok()) {
         exec.spin_once(std::chrono::milliseconds(100));
       }
       if (got) {
         rtts.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      } else if (Clock::now() >= resend) {
+        lost++;
       }
     }
     const size_t n = rtts.size();
     const int64_t med = pct(rtts, 50), p90 = pct(rtts, 90), p99 = pct(rtts, 99);
-    std::printf("rtt n %zu median %lld p90 %lld p99 %lld\n", n, static_cast<long long>(med),
-      static_cast<long long>(p90), static_cast<long long>(p99));
+    std::printf("rtt n %zu median %lld p90 %lld p99 %lld lost %llu\n", n, static_cast<long long>(med),
+      static_cast<long long>(p90), static_cast<long long>(p99), static_cast<unsigned long long>(lost));
   } else if (role == "server") {
     auto srv = node->create_service<SetBool>("bench_srv",
       [](const std::shared_ptr<SetBool::Request> req, std::shared_ptr<SetBool::Response> resp) {
@@ -160,20 +204,22 @@ int main(int argc, char ** argv) {
       std::fprintf(stderr, "client: no server\n");
       return 1;
     }
-    uint64_t calls = 0;
+    uint64_t calls = 0, lost = 0;
     const auto t0 = Clock::now();
     while (Clock::now() < deadline && rclcpp::ok()) {
       auto req = std::make_shared<SetBool::Request>();
       req->data = true;
       auto fut = cli->async_send_request(req);
-      if (exec.spin_until_future_complete(fut, std::chrono::seconds(5)) != rclcpp::FutureReturnCode::SUCCESS) {
-        std::fprintf(stderr, "client: call %llu failed\n", static_cast<unsigned long long>(calls));
-        return 1;
+      if (exec.spin_until_future_complete(fut, std::chrono::seconds(1)) != rclcpp::FutureReturnCode::SUCCESS) {
+        cli->remove_pending_request(fut);
+        lost++;
+        continue;
       }
       calls++;
     }
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::printf("calls %llu seconds %f\n", static_cast<unsigned long long>(calls), s);
+    std::printf("calls %llu seconds %f lost %llu\n", static_cast<unsigned long long>(calls), s,
+      static_cast<unsigned long long>(lost));
   } else {
     usage();
   }
