@@ -12,11 +12,37 @@ import (
 // frontier counts as one of the failed goals.
 const failedGoalTolerance = 0.05
 
+// explorationStep is what the exploration plugin states (CalculateGoal,
+// MappingDummy) answer alike: stopping the exploration goes to Idle with
+// "Exploration stopped", waypoint following is refused with "Exploration
+// running", and interrupts take the common pattern (e-stop, teleoperation,
+// simple goal). Each answers the exploration start itself.
+type explorationStep struct{ Base }
+
+// OnExplorationStop stops: "Exploration stopped" → Idle.
+func (s *explorationStep) OnExplorationStop(context.Context) Reply {
+	s.Next(NewIdle())
+	return ok(msgExplorationStopped)
+}
+
+// OnWaypointFollowingStart refuses: "Exploration running".
+func (s *explorationStep) OnWaypointFollowingStart(context.Context) Reply {
+	return fail(msgExplorationRunning)
+}
+
+// OnWaypointFollowingStop refuses: "Exploration running".
+func (s *explorationStep) OnWaypointFollowingStop(context.Context) Reply {
+	return fail(msgExplorationRunning)
+}
+
+// OnInterrupt: e-stop, teleoperation and simple goal (common pattern).
+func (s *explorationStep) OnInterrupt(_ context.Context, i Interrupt) { s.commonInterrupt(i) }
+
 // CalculateGoal ("E: Calculate Goal", rsm::CalculateGoalState) picks the
 // nearest frontier from /rsm/explorationGoals that is not one of
 // /rsm/failedGoals and hands it to the navigation plugin.
 type CalculateGoal struct {
-	Base
+	explorationStep
 	goals, failed         []Pose
 	haveGoals, haveFailed bool
 	deadline              time.Time
@@ -27,7 +53,7 @@ type CalculateGoal struct {
 
 // NewCalculateGoal returns the "E: Calculate Goal" plugin state.
 func NewCalculateGoal() *CalculateGoal {
-	return &CalculateGoal{Base: Base{name: "E: Calculate Goal"}, goal: Pose{Orientation: geom.Identity}}
+	return &CalculateGoal{explorationStep: explorationStep{Base{name: "E: Calculate Goal"}}, goal: Pose{Orientation: geom.Identity}}
 }
 
 // OnSetup starts the timer for frontier data.
@@ -125,35 +151,16 @@ func (s *CalculateGoal) OnExplorationStart(context.Context) Reply {
 	return ok(msgExplorationRunning)
 }
 
-// OnExplorationStop stops: "Exploration stopped" → Idle.
-func (s *CalculateGoal) OnExplorationStop(context.Context) Reply {
-	s.Next(NewIdle())
-	return ok(msgExplorationStopped)
-}
-
-// OnWaypointFollowingStart refuses: "Exploration running".
-func (s *CalculateGoal) OnWaypointFollowingStart(context.Context) Reply {
-	return fail(msgExplorationRunning)
-}
-
-// OnWaypointFollowingStop refuses: "Exploration running".
-func (s *CalculateGoal) OnWaypointFollowingStop(context.Context) Reply {
-	return fail(msgExplorationRunning)
-}
-
-// OnInterrupt: e-stop, teleoperation and simple goal (common pattern).
-func (s *CalculateGoal) OnInterrupt(_ context.Context, i Interrupt) { s.commonInterrupt(i) }
-
 // MappingDummy ("E: Mapping Dummy", rsm::MappingDummyState) completes the
 // exploration goal at once and asks for the next one.
 type MappingDummy struct {
-	Base
+	explorationStep
 	status GoalState
 }
 
 // NewMappingDummy returns the "E: Mapping Dummy" plugin state.
 func NewMappingDummy() *MappingDummy {
-	return &MappingDummy{Base: Base{name: "E: Mapping Dummy"}, status: GoalAborted}
+	return &MappingDummy{explorationStep: explorationStep{Base{name: "E: Mapping Dummy"}}, status: GoalAborted}
 }
 
 // OnActive reports the goal reached and goes to the calculate-goal plugin.
@@ -176,25 +183,6 @@ func (s *MappingDummy) OnExit(ctx context.Context) {
 func (s *MappingDummy) OnExplorationStart(context.Context) Reply {
 	return fail(msgExplorationRunning)
 }
-
-// OnExplorationStop stops: "Exploration stopped" → Idle.
-func (s *MappingDummy) OnExplorationStop(context.Context) Reply {
-	s.Next(NewIdle())
-	return ok(msgExplorationStopped)
-}
-
-// OnWaypointFollowingStart refuses: "Exploration running".
-func (s *MappingDummy) OnWaypointFollowingStart(context.Context) Reply {
-	return fail(msgExplorationRunning)
-}
-
-// OnWaypointFollowingStop refuses: "Exploration running".
-func (s *MappingDummy) OnWaypointFollowingStop(context.Context) Reply {
-	return fail(msgExplorationRunning)
-}
-
-// OnInterrupt: e-stop, teleoperation and simple goal (common pattern).
-func (s *MappingDummy) OnInterrupt(_ context.Context, i Interrupt) { s.commonInterrupt(i) }
 
 // ReversingRoutine ("W: Reversing", rsm::ReversingRoutineState, routine
 // "Reversing") toggles the reverse mode at a waypoint.
