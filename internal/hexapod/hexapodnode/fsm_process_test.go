@@ -1,7 +1,6 @@
 package hexapodnode
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ func TestFSM_Hexapod_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0])
+	startMotionControl(t, domain)
 	cli := func(args ...string) string {
 		t.Helper()
 		out, errOut, ok := testenv.CLI(t, domain, args...)

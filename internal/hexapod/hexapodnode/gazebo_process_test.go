@@ -3,7 +3,6 @@ package hexapodnode
 import (
 	"context"
 	"math"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -28,18 +27,8 @@ func TestGazeboServoDriver_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0],
-		"--ros-args", "-p", "servo.driver:=gazebo")
-
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("gazebo_driver_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	startMotionControl(t, domain, "--ros-args", "-p", "servo.driver:=gazebo")
+	rc, n := testNode(t, domain, "gazebo_driver_test")
 	names := hexapod.JointNames()
 	var mu sync.Mutex
 	var state string

@@ -3,7 +3,6 @@ package hexapodnode
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,18 +109,8 @@ func TestLifecycle_Hexapod_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0],
-		"--ros-args", "-p", "autostart:=false")
-
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("hexapod_lifecycle_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	startMotionControl(t, domain, "--ros-args", "-p", "autostart:=false")
+	rc, n := testNode(t, domain, "hexapod_lifecycle_test")
 	var joints atomic.Int64
 	if _, err := ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(*sensor_msgs_msg.JointState) { joints.Add(1) }); err != nil {
 		t.Fatal(err)

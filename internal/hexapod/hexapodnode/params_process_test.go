@@ -2,7 +2,6 @@ package hexapodnode
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -21,20 +20,6 @@ import (
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
-
-// TestMain lets the test binary stand in for motion_control: started with
-// HEXAPOD_TEST_EXEC=1 it runs the node (so the process test needs no build
-// of its own).
-func TestMain(m *testing.M) {
-	if os.Getenv("HEXAPOD_TEST_EXEC") != "" {
-		if err := Run(context.Background(), os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "motion_control:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(testenv.Main(m))
-}
 
 // TestSettings_LiveValidation: a set of a live parameter is checked against
 // the whole controller configuration and refused with the reason; a
@@ -109,17 +94,8 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
-	testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0])
-
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("hexapod_params_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	startMotionControl(t, domain)
+	rc, n := testNode(t, domain, "hexapod_params_test")
 	geo := hexapod.DefaultGeometry()
 	var mu sync.Mutex
 	var state string
