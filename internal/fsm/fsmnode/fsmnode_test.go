@@ -220,3 +220,36 @@ func TestPublisher_OverDDS(t *testing.T) {
 		t.Errorf("~/fsm/status: %+v", status)
 	}
 }
+
+// Observe is called from real-time loops (Velma's ve_body and cs, 500 Hz,
+// a change twice an iteration): a steady flip between two states allocates
+// nothing in the caller (the repeats are counted and queued, not published).
+func TestObserve_FlipAllocatesNothing(t *testing.T) {
+	domain := testenv.Domain(t)
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "fsm: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	n, err := rc.NewNode("lamp_node", "/t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(n, lampGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	m := p.Machine("lamp")
+	flip := func() { m.Observe("on", ""); m.Observe("off", "") }
+	for range 100 {
+		flip()
+	}
+	if a := testing.AllocsPerRun(1000, flip); a != 0 {
+		t.Errorf("%v allocations per flip", a)
+	}
+	// 100 flips, AllocsPerRun's warm-up and 1000 runs: every change counted
+	if st := m.Status(); st.Current != "off" || st.Seq != 2*(100+1+1000) {
+		t.Errorf("status %+v, want off after %d transitions", st, 2*(100+1+1000))
+	}
+}

@@ -24,6 +24,10 @@ type CSOptions struct {
 	// (optional) Tuning returns cs's live tuning; Step reads it every
 	// iteration and applies a change before computing (nil: fixed).
 	Tuning func() velma.CSTuning
+	// (optional) State is called by Step, on the loop goroutine, after
+	// every iteration with cs's state (the FSM introspection). It must not
+	// block.
+	State func(velma.CSState)
 }
 
 // CSReport is cs's state for introspection.
@@ -236,4 +240,7 @@ func (c *CS) Step() {
 	}
 	r.BodyConnected, r.TaskConnected = c.stR != nil, c.taskR != nil
 	c.mu.Unlock()
+	if c.opt.State != nil {
+		c.opt.State(st.State)
+	}
 }

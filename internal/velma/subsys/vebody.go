@@ -38,6 +38,11 @@ type VeBodyOptions struct {
 	// passing the status up (the original's buffer timeouts: 2 ms).
 	StatusTimeout, CommandTimeout time.Duration
 	Window                        int // periods kept for percentiles
+	// (optional) States is called by Step, on the loop goroutine, after
+	// every iteration with ve_body's state after its status run and after
+	// its command run: every state the machine passes through (the FSM
+	// introspection). It must not block.
+	States func(afterStatus, state velma.BodyState)
 }
 
 // VeBodyReport is ve_body's state for introspection (the node's diag
@@ -315,5 +320,8 @@ func (v *VeBody) Step(now time.Time) bool {
 	r.CmdWaitMax = max(r.CmdWaitMax, wait)
 	v.mu.Unlock()
 	v.prevState = state
+	if v.opt.States != nil {
+		v.opt.States(v.diag.StatusState, state)
+	}
 	return true
 }

@@ -1,6 +1,7 @@
 package velmanode
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,6 +59,74 @@ func TestFSM_Bridge_Process(t *testing.T) {
 	for _, machine := range []string{"ve_body", "cs", "lifecycle"} {
 		if s := cli("fsm", "show", "/velma_core", machine); strings.Contains(s, "last transition") && !strings.Contains(s, "not in graph 0,") {
 			t.Errorf("%s counted changes outside its graph:\n%s", machine, s)
+		}
+	}
+}
+
+// TestFSM_FourProcesses_Launch starts launch/velma.launch.xml's four-process
+// layout with `fsmnodes launch` and reads its machines with `fsmnodes fsm`:
+// velma_core_ve_body publishes ve_body's graph and runs from idle to its
+// transparent pair, velma_core_cs publishes cs's and moves to relax when
+// the ROS interface (velma_core, another process) is asked to, velma_sim
+// its lifecycle; every change is an edge of the published graph.
+func TestFSM_FourProcesses_Launch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process DDS test")
+	}
+	t.Parallel() // a domain of its own
+	domain := testenv.Domain(t)
+	bufs, err := os.MkdirTemp("/dev/shm", "velma-fsm-")
+	if err != nil {
+		bufs = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(bufs) })
+	}
+	testenv.Launch(t, domain, "launch/velma.launch.xml", "rt_priority:=0", "buffers:="+bufs+"/velma")
+	cli := func(args ...string) string {
+		t.Helper()
+		out, errOut, ok := testenv.CLI(t, domain, args...)
+		if !ok {
+			t.Fatalf("fsmnodes %s: %s%s", strings.Join(args, " "), out, errOut)
+		}
+		return out
+	}
+	nodes := regexp.MustCompile(`^/velma_core_cs  cs: \S+\n/velma_core_ve_body  ve_body: \S+\n/velma_sim  lifecycle: active\n$`)
+	testenv.WaitFor(t, 90*time.Second, "fsm list: cs, ve_body, velma_sim active and nothing else", func() bool {
+		return nodes.MatchString(cli("fsm", "list"))
+	})
+	show := cli("fsm", "show", "/velma_core_ve_body")
+	for _, want := range []string{"machine: ve_body\ninitial: idle\n", "transitions (12):\n",
+		"    safe_st_ok -> transp: recvCommand ∧ allCmdOk ∧ cmdExitSafeState ∧ safeItPassed500\n"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("fsm show /velma_core_ve_body lacks %q:\n%s", want, show)
+		}
+	}
+	// every transition as it comes, from the kept history on
+	fsmnodes := testenv.Executable(t, "cmd/fsmnodes")
+	csWatch := testenv.Start(t, "fsm watch cs", testenv.Env(domain), fsmnodes, "fsm", "watch", "/velma_core_cs")
+	bodyWatch := testenv.Start(t, "fsm watch ve_body", testenv.Env(domain), fsmnodes, "fsm", "watch", "/velma_core_ve_body")
+	for _, re := range []string{`ve_body: \[start\] -> idle \(start\)`, `ve_body: idle -> safe_st \(TRUE\)`, `ve_body: safe_st_ok -> transp \(recvCommand`} {
+		bodyWatch.WaitOutput(t, 60*time.Second, regexp.MustCompile(re))
+	}
+	csWatch.WaitOutput(t, 60*time.Second, regexp.MustCompile(`cs: \[start\] -> idle \(start\)`))
+	csWatch.WaitOutput(t, 60*time.Second, regexp.MustCompile(`cs: idle -> safe \(TRUE, once τ_idle`))
+	// cs, in its own process, takes relax once the ROS interface passes it
+	// on (with the motors enabled and homed)
+	for _, srv := range []string{"motors/enable", "motors/hp/home", "motors/ht/home", "relax"} {
+		testenv.WaitFor(t, 90*time.Second, "velma_core/"+srv+" to succeed", func() bool {
+			out, _, _ := testenv.CLI(t, domain, "service", "call", "/velma_core/"+srv, "std_srvs/srv/Trigger")
+			return strings.Contains(out, "success=True")
+		})
+	}
+	csWatch.WaitOutput(t, 60*time.Second, regexp.MustCompile(`cs: safe -> relax \(¬IN_ERROR ∧ recvRelaxCmd\)`))
+	for _, w := range []*testenv.Process{csWatch, bodyWatch} {
+		if out := w.Output(); strings.Contains(out, "NOT IN GRAPH") || strings.Contains(out, "not in graph") {
+			t.Errorf("a change outside the graph:\n%s", out)
+		}
+	}
+	for _, nm := range [][2]string{{"/velma_core_ve_body", "ve_body"}, {"/velma_core_cs", "cs"}} {
+		if s := cli("fsm", "show", nm[0], nm[1]); !strings.Contains(s, "not in graph 0,") {
+			t.Errorf("%s counted changes outside its graph:\n%s", nm[1], s)
 		}
 	}
 }

@@ -169,8 +169,20 @@ func setupVeBody(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	period := time.Duration(p.Period * float64(time.Second))
+	// ve_body's machine on ~/fsm/graph, ~/fsm/transition and ~/fsm/status,
+	// fed by the loop with both runs of every iteration, as velma_bridge
+	// feeds it (docs/fsm.md)
+	fsmPub, err := fsmnode.New(n, velma.BodyGraph())
+	if err != nil {
+		return err
+	}
+	body := fsmPub.Machine(velma.BodyMachine)
 	v, err := subsys.NewVeBody(p.Agent.VeBody, subsys.VeBodyOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
-		Period: period, StatusTimeout: pp.BodyStatusTimeout, CommandTimeout: pp.BodyCommandTimeout})
+		Period: period, StatusTimeout: pp.BodyStatusTimeout, CommandTimeout: pp.BodyCommandTimeout,
+		States: func(afterStatus, state velma.BodyState) {
+			body.Observe(afterStatus.String(), "")
+			body.Observe(state.String(), "")
+		}})
 	if err != nil {
 		return err
 	}
@@ -240,8 +252,15 @@ func setupCS(_ context.Context, n *ros.Node) error {
 	if err != nil {
 		return err
 	}
+	// cs's machine, fed by the loop every iteration (docs/fsm.md)
+	fsmPub, err := fsmnode.New(n, velma.CSGraph())
+	if err != nil {
+		return err
+	}
+	csm := fsmPub.Machine(velma.CSMachine)
 	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
-		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: live.Get})
+		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: live.Get,
+		State: func(s velma.CSState) { csm.Observe(s.String(), "") }})
 	if err != nil {
 		return err
 	}
