@@ -231,7 +231,7 @@ func FormatInfo(b *Bag, loc *time.Location) string {
 	var topics, services []TopicInfo
 	var serviceEvents uint64
 	for _, t := range m.Topics {
-		if isServiceEvent(t) {
+		if IsServiceEventTopic(t.Name, t.Type) {
 			services = append(services, t)
 			serviceEvents += t.MessageCount
 		} else {
@@ -256,17 +256,12 @@ func FormatInfo(b *Bag, loc *time.Location) string {
 			s.WriteString(indent + "  ")
 		}
 		fmt.Fprintf(&s, "Service: %s | Type: %s | Event Count: %d | Serialization Format: %s\n",
-			strings.TrimSuffix(t.Name, "/_service_event"), strings.TrimSuffix(t.Type, "_Event"), t.MessageCount, SerializationFormat)
+			strings.TrimSuffix(t.Name, ServiceEventSuffix), strings.TrimSuffix(t.Type, "_Event"), t.MessageCount, SerializationFormat)
 	}
 	if len(services) == 0 {
 		s.WriteString("\n")
 	}
 	return s.String()
-}
-
-// isServiceEvent: a service introspection topic, as rosbag2 tells them.
-func isServiceEvent(t TopicInfo) bool {
-	return strings.HasSuffix(t.Name, "/_service_event") && strings.HasSuffix(t.Type, "_Event")
 }
 
 func secs(ns int64) string {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,19 +24,36 @@ type Sink interface {
 	Write(topic string, recv, sent time.Time, data []byte) error
 }
 
-// RecordOptions selects the topics a Recorder records.
+// RecordOptions selects the topics and services a Recorder records.
+//
+// Services are recorded as rosbag2 (Jazzy) records them: the topic
+// "<service>/_service_event" of type "pkg/srv/X_Event" on which a service
+// or client with introspection switched on publishes its events
+// (docs/client-library.md). Such a topic is selected by the service
+// options only (Services, AllServices, and Regex and Exclude matched
+// against the service's name), never by the topic options, and it is
+// recorded although its last name token starts with "_".
 type RecordOptions struct {
 	// Registry knows the types; topics of other types are skipped (logged
 	// once per type), since their type information is needed to match.
 	Registry *rosidl.Registry
 	// Topics are recorded by name (fully qualified).
 	Topics []string
-	// All records every topic (-a); Regex records the topics it matches
-	// (-e). Both leave out hidden topics unless IncludeHidden.
+	// All records every topic (--all-topics; -a is All and AllServices);
+	// Regex records the topics it matches and the services whose name it
+	// matches (-e). Topics only: hidden ones are left out unless
+	// IncludeHidden.
 	All           bool
 	Regex         *regexp.Regexp
-	Exclude       *regexp.Regexp // --exclude: never record these
+	Exclude       *regexp.Regexp // --exclude-regex: never record these topics, nor the services of these names
 	IncludeHidden bool
+	// Services are recorded by their event topic's name
+	// (ServiceEventTopic of the fully qualified service name), AllServices
+	// records every service whose events are published (--all-services),
+	// ExcludeServices leaves out these event topics (--exclude-services).
+	Services        []string
+	AllServices     bool
+	ExcludeServices []string
 	// GraphDebounce is the quiet time after a graph change before new
 	// topics are subscribed (default 100 ms).
 	GraphDebounce time.Duration
@@ -66,8 +85,8 @@ func NewRecorder(node *ros.Node, sink Sink, opts RecordOptions, onMsg func(topic
 	if opts.Registry == nil {
 		return nil, errors.New("bag: RecordOptions.Registry is nil")
 	}
-	if !opts.All && opts.Regex == nil && len(opts.Topics) == 0 {
-		return nil, errors.New("bag: no topics to record (give topics, -a or -e)")
+	if !opts.All && !opts.AllServices && opts.Regex == nil && len(opts.Topics) == 0 && len(opts.Services) == 0 {
+		return nil, errors.New("bag: nothing to record (give topics, services, -a, --all-topics, --all-services or -e)")
 	}
 	if opts.GraphDebounce <= 0 {
 		opts.GraphDebounce = 100 * time.Millisecond
@@ -123,14 +142,50 @@ func (r *Recorder) Topics() []string {
 	return out
 }
 
-func (r *Recorder) wanted(name string) bool {
+// ServiceEventSuffix ends the name of a service's event topic
+// (rcl's RCL_SERVICE_INTROSPECTION_TOPIC_POSTFIX).
+const ServiceEventSuffix = "/_service_event"
+
+// ServiceEventTopic returns the name of the event topic of a service:
+// name with ServiceEventSuffix, unless it ends with it already (rosbag2's
+// service_name_to_service_event_topic_name).
+func ServiceEventTopic(service string) string {
+	if service == "" || (len(service) > len(ServiceEventSuffix) && strings.HasSuffix(service, ServiceEventSuffix)) {
+		return service
+	}
+	return service + ServiceEventSuffix
+}
+
+// IsServiceEventTopic reports whether a topic carries a service's
+// introspection events, as rosbag2 tells them (is_service_event_topic): its
+// name ends with "/_service_event" and its type is "pkg/srv/X_Event".
+func IsServiceEventTopic(name, typ string) bool {
+	return len(name) > len(ServiceEventSuffix) && strings.HasSuffix(name, ServiceEventSuffix) &&
+		len(typ) > len("_Event") && strings.Contains(typ, "/srv/") && strings.HasSuffix(typ, "_Event")
+}
+
+// wanted applies the options to a topic of type typ, in the order of
+// rosbag2's TopicFilter::take_topic.
+func (r *Recorder) wanted(name, typ string) bool {
+	if IsServiceEventTopic(name, typ) {
+		o := &r.opts
+		if !o.AllServices && len(o.Services) == 0 && o.Regex == nil {
+			return false
+		}
+		service := strings.TrimSuffix(name, ServiceEventSuffix)
+		if !o.AllServices && !slices.Contains(o.Services, name) && (o.Regex == nil || !o.Regex.MatchString(service)) {
+			return false
+		}
+		if slices.Contains(o.ExcludeServices, name) {
+			return false
+		}
+		return o.Exclude == nil || !o.Exclude.MatchString(service)
+	}
 	if r.opts.Exclude != nil && r.opts.Exclude.MatchString(name) {
 		return false
 	}
-	for _, t := range r.opts.Topics {
-		if t == name {
-			return true
-		}
+	if slices.Contains(r.opts.Topics, name) {
+		return true
 	}
 	if !r.opts.IncludeHidden && ros.IsHiddenName(name) {
 		return false
@@ -142,7 +197,7 @@ func (r *Recorder) refresh() {
 	rc := r.node.Context()
 	log := r.node.Logger()
 	for _, nt := range rc.TopicNamesAndTypes() {
-		if !r.wanted(nt.Name) {
+		if len(nt.Types) == 0 || !r.wanted(nt.Name, nt.Types[0]) {
 			continue
 		}
 		if len(nt.Types) != 1 {

@@ -12,20 +12,27 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/bag"
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 )
 
 func bagVerbs() map[string]verb {
 	return map[string]verb{
 		"bag record": {
-			usage: "bag record [TOPIC ...] [-a] [-e REGEX] [-x REGEX] [-o DIR] [-b BYTES] [-d SECONDS] [--snapshot-duration S]",
+			usage: "bag record [TOPIC ...] [--services SERVICE ...] [-a] [--all-topics] [--all-services] [-e REGEX] [-x REGEX] [-o DIR] [-b BYTES] [-d SECONDS] [--snapshot-duration S]",
 			help: "Record topics into a bag in rosbag2's MCAP layout, like ros2 bag record: a directory with\n" +
 				"metadata.yaml and .mcap files (ros2msg schemas, CDR messages, each topic's offered QoS).\n" +
 				"Topics are subscribed as they appear, with the QoS every publisher offers (reliable and\n" +
 				"transient local only if all publishers are); Ctrl-C ends the recording.\n\n" +
-				"  TOPIC ...                     topics to record\n" +
-				"  -a, --all                     record every topic (hidden ones too with --include-hidden-topics)\n" +
-				"  -e, --regex REGEX             record the topics matching REGEX\n" +
-				"  -x, --exclude, --exclude-regex REGEX   leave out the topics matching REGEX\n" +
+				"  TOPIC ..., --topics TOPIC ... topics to record\n" +
+				"  --services SERVICE ...        services to record: their introspection events, topic\n" +
+				"                                SERVICE/_service_event (type pkg/srv/X_Event), as ros2 bag record\n" +
+				"                                (Jazzy) records them; the service or client must publish them\n" +
+				"  -a, --all                     record every topic and every service (--all-topics --all-services)\n" +
+				"  --all-topics                  record every topic (hidden ones too with --include-hidden-topics)\n" +
+				"  --all-services                record every service whose introspection events are published\n" +
+				"  -e, --regex REGEX             record the topics matching REGEX and the services whose name matches\n" +
+				"  -x, --exclude, --exclude-regex REGEX   leave out the topics, and the services, matching REGEX\n" +
+				"  --exclude-services SERVICE ... leave out these services\n" +
 				"  -o, --output DIR              the bag directory (default rosbag2_YYYY_MM_DD-HH_MM_SS; must not exist)\n" +
 				"  -b, --max-bag-size BYTES      start a new .mcap file after about BYTES\n" +
 				"  -d, --max-bag-duration S      start a new .mcap file every S seconds\n" +
@@ -120,7 +127,8 @@ func byteCount(p *parsed, def string, names ...string) (int64, error) {
 }
 
 func (a *App) bagRecord(ctx context.Context, args []string) error {
-	p, err := parseFlags(args, flagSpec{"-a": false, "--all": false, "-e": true, "--regex": true,
+	args, multi := multiFlags(args, "--topics", "--services", "--exclude-services")
+	p, err := parseFlags(args, flagSpec{"-a": false, "--all": false, "--all-topics": false, "--all-services": false, "-e": true, "--regex": true,
 		"-x": true, "--exclude": true, "--exclude-regex": true, "-o": true, "--output": true,
 		"-b": true, "--max-bag-size": true, "-d": true, "--max-bag-duration": true,
 		"--include-hidden-topics": false, "--compression-format": true, "--report-period": true,
@@ -133,9 +141,16 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 	if s := p.get("mcap", "-s", "--storage"); s != "mcap" {
 		return usagef("storage %q is not supported: fsmnodes records mcap only", s)
 	}
-	ro := bag.RecordOptions{Registry: a.Registry, All: p.has("-a", "--all"), IncludeHidden: p.has("--include-hidden-topics")}
-	for _, t := range p.pos {
+	ro := bag.RecordOptions{Registry: a.Registry, All: p.has("-a", "--all", "--all-topics"),
+		AllServices: p.has("-a", "--all", "--all-services"), IncludeHidden: p.has("--include-hidden-topics")}
+	for _, t := range append(p.pos, multi["--topics"]...) {
 		ro.Topics = append(ro.Topics, absTopic(t))
+	}
+	for _, sv := range multi["--services"] {
+		ro.Services = append(ro.Services, bag.ServiceEventTopic(absTopic(sv)))
+	}
+	for _, sv := range multi["--exclude-services"] {
+		ro.ExcludeServices = append(ro.ExcludeServices, bag.ServiceEventTopic(absTopic(sv)))
 	}
 	if v := p.get("", "-e", "--regex"); v != "" {
 		if ro.Regex, err = regexp.Compile(v); err != nil {
@@ -147,8 +162,8 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 			return usagef("--exclude: %v", err)
 		}
 	}
-	if !ro.All && ro.Regex == nil && len(ro.Topics) == 0 {
-		return usagef("bag record: give topics, -a or -e")
+	if !ro.All && !ro.AllServices && ro.Regex == nil && len(ro.Topics) == 0 && len(ro.Services) == 0 {
+		return usagef("bag record: give topics, --services, -a, --all-topics, --all-services or -e")
 	}
 	wo := bag.WriterOptions{Compression: p.get("", "--compression-format")}
 	if wo.Compression == "none" {
@@ -174,6 +189,9 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 	}
 	defer s.close()
 	wo.ROSDistro = s.rc.Distro().String()
+	if (len(ro.Services) > 0 || p.has("--all-services")) && s.rc.Distro() == ros.Humble {
+		fmt.Fprintln(a.Stderr, "[WARN] [bag_record]: ROS 2 Humble has no service introspection: no service publishes events to record")
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if window > 0 {
