@@ -32,7 +32,8 @@ func NewFlightRecorder(node *ros.Node, ro RecordOptions, so SnapshotOptions) (*F
 	return f, nil
 }
 
-// Snapshot writes the window now (a manual trigger, cause given).
-func (f *FlightRecorder) Snapshot(at time.Time, cause string) string {
-	return f.Snap.Trigger(Event{Time: at, Kind: "manual", Topic: "", From: "", To: "", Cause: cause})
+// Snapshot writes the window now (a manual trigger, cause given); see
+// Snapshotter.TriggerThen for done and the result.
+func (f *FlightRecorder) Snapshot(at time.Time, cause string, done func(dir string, err error)) string {
+	return f.Snap.TriggerThen(Event{Time: at, Kind: "manual", Cause: cause}, done)
 }

@@ -104,12 +104,21 @@ func FlightRecorderSetup(reg *rosidl.Registry) func(ctx context.Context, n *ros.
 		if err != nil {
 			return err
 		}
-		_, err = ros.NewService(n, "~/snapshot", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request) (*std_srvs_srv.Trigger_Response, error) {
+		// ~/snapshot answers once the bag is complete (metadata.yaml
+		// written), so a caller may open it at once; the node records on
+		// meanwhile (a deferred response).
+		_, err = ros.NewDeferredService(n, "~/snapshot", std_srvs_srv.Trigger, func(_ context.Context, _ *std_srvs_srv.Trigger_Request, reply func(*std_srvs_srv.Trigger_Response)) {
 			at := n.Clock().Now()
-			if p := fr.Snapshot(at, "~/snapshot called"); p != "" {
-				return &std_srvs_srv.Trigger_Response{Success: true, Message: p}, nil
+			p := fr.Snapshot(at, "~/snapshot called", func(dir string, err error) {
+				if err != nil {
+					reply(&std_srvs_srv.Trigger_Response{Success: false, Message: fmt.Sprintf("writing %s failed: %v", dir, err)})
+					return
+				}
+				reply(&std_srvs_srv.Trigger_Response{Success: true, Message: dir})
+			})
+			if p == "" {
+				reply(&std_srvs_srv.Trigger_Response{Success: false, Message: fmt.Sprintf("within %v of the last snapshot: not written", holdoff)})
 			}
-			return &std_srvs_srv.Trigger_Response{Success: false, Message: fmt.Sprintf("within %v of the last snapshot: not written", holdoff)}, nil
 		})
 		if err != nil {
 			return err

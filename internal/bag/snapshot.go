@@ -223,7 +223,13 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // Trigger writes the ring's window to a new bag named after the event,
 // with the event in its metadata, in the background. It returns the bag's
 // directory, or "" when the event falls within the holdoff.
-func (s *Snapshotter) Trigger(ev Event) string {
+func (s *Snapshotter) Trigger(ev Event) string { return s.TriggerThen(ev, nil) }
+
+// TriggerThen is Trigger, and calls done (if not nil; on the writing
+// goroutine) once the bag is complete, metadata.yaml included, or its
+// writing failed. done is not called when the event falls within the
+// holdoff (the result is then "").
+func (s *Snapshotter) TriggerThen(ev Event, done func(dir string, err error)) string {
 	ev.Time = ev.Time.Round(0)
 	s.mu.Lock()
 	if !s.last.IsZero() && ev.Time.Sub(s.last) < s.opts.Holdoff && ev.Time.After(s.last) {
@@ -240,8 +246,11 @@ func (s *Snapshotter) Trigger(ev Event) string {
 	}
 	name := ev.Time.UTC().Format("20060102T150405.000Z") + "_" + unsafeName.ReplaceAllString(ev.Kind, "_")
 	dir := filepath.Join(s.opts.Dir, name)
+	// A free name: _1, _2, ... after one that exists. Any other answer of
+	// Stat (the directory gone, not a directory, not readable) ends the
+	// search too: writing the bag then fails and says why.
 	for i := 1; ; i++ {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(dir); err != nil {
 			break
 		}
 		dir = filepath.Join(s.opts.Dir, fmt.Sprintf("%s_%d", name, i))
@@ -251,12 +260,16 @@ func (s *Snapshotter) Trigger(ev Event) string {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		if err := s.writeBag(dir, ev, topics, msgs); err != nil {
+		err := s.writeBag(dir, ev, topics, msgs)
+		if err != nil {
 			s.opts.Errorf("flight recorder: %s: writing %s failed: %v", ev, dir, err)
-			return
+		} else {
+			s.opts.Logf("flight recorder: %s: wrote %d messages of the last %v to %s", ev, len(msgs), s.opts.Window, dir)
+			s.prune()
 		}
-		s.opts.Logf("flight recorder: %s: wrote %d messages of the last %v to %s", ev, len(msgs), s.opts.Window, dir)
-		s.prune()
+		if done != nil {
+			done(dir, err)
+		}
 	}()
 	return dir
 }

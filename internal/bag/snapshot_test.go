@@ -66,6 +66,63 @@ func TestSnapshotWindowAndTrigger(t *testing.T) {
 	}
 }
 
+// TriggerThen calls back once the bag opens (metadata.yaml written), with
+// its directory; an event within the holdoff writes nothing and calls
+// nothing back; a bag that cannot be written is reported.
+func TestSnapshotTriggerThen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewSnapshotter(SnapshotOptions{Dir: dir, Window: time.Minute, Holdoff: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.AddTopic(Topic{Name: "/x", Type: "std_msgs/msg/String", Schema: "string data\n"})
+	for i := range 10 {
+		recv := t0.Add(time.Duration(i) * time.Second)
+		if err := s.Write("/x", recv, recv, []byte("\x00\x01\x00\x00abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type outcome struct {
+		dir      string
+		err      error
+		messages uint64
+	}
+	got := make(chan outcome, 3)
+	done := func(d string, err error) {
+		o := outcome{dir: d, err: err}
+		if b, oerr := Open(d); oerr == nil { // what a caller does at once
+			o.messages = b.Metadata.MessageCount
+		} else if err == nil {
+			o.err = oerr
+		}
+		got <- o
+	}
+	at := t0.Add(10 * time.Second)
+	bagDir := s.TriggerThen(Event{Time: at, Kind: "manual"}, done)
+	if again := s.TriggerThen(Event{Time: at.Add(100 * time.Millisecond), Kind: "manual"}, done); again != "" {
+		t.Errorf("within the holdoff: %q", again)
+	}
+	if o := <-got; o.dir != bagDir || o.err != nil || o.messages != 10 {
+		t.Errorf("done(%q, %v) with %d messages; want %q, nil, 10", o.dir, o.err, o.messages, bagDir)
+	}
+	// a snapshot that cannot be written: its parent is now a file (root
+	// too gets ENOTDIR)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := s.TriggerThen(Event{Time: at.Add(time.Minute), Kind: "manual"}, done)
+	if o := <-got; o.dir != failed || o.err == nil {
+		t.Errorf("unwritable: done(%q, %v), want %q and an error", o.dir, o.err, failed)
+	}
+	s.Wait()
+	if len(got) != 0 {
+		t.Errorf("done called for the event within the holdoff: %+v", <-got)
+	}
+}
+
 func TestSnapshotMemoryAndDiskBounds(t *testing.T) {
 	dir := t.TempDir()
 	s, err := NewSnapshotter(SnapshotOptions{Dir: dir, Window: time.Hour, MaxBytes: 10 * (1000 + ringMsgOverhead), KeepBags: 3})

@@ -163,6 +163,68 @@ func NewService[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Res
 		}, append(opts[:len(opts):len(opts)], withEventType(st.Event)))
 }
 
+// NewDeferredService is NewService for a handler that answers later, as
+// an rclcpp service that keeps the request header and calls send_response
+// when the answer is ready: handler runs on the node's callback goroutine
+// and must not block; it calls reply once, at once or later, from any
+// goroutine (further calls are ignored; a nil response sends nothing and
+// is logged). A request whose reply is never called gets no response, and
+// its caller waits until its own timeout. Introspection events are
+// published as NewService's: REQUEST_RECEIVED when the request is handed
+// to handler, RESPONSE_SENT when the response goes out.
+func NewDeferredService[Req, Resp any](n *Node, name string, srv rosidl.Service[Req, Resp],
+	handler func(ctx context.Context, req *Req, reply func(*Resp)), opts ...EndpointOption) (*Service, error) {
+	st := srv.Type()
+	if st == nil {
+		return nil, fmt.Errorf("ros: service %q: no service type (zero descriptor)", name)
+	}
+	if handler == nil {
+		return nil, fmt.Errorf("ros: service %q: nil handler", name)
+	}
+	o := applyOptions(append(opts[:len(opts):len(opts)], withEventType(st.Event)))
+	qos := QoSServices
+	if o.qos != nil {
+		qos = *o.qos
+	}
+	newReq := func() rosidl.Message { return srv.RequestMsg(new(Req)) }
+	s, err := newServiceEndpoints(n, name, st.Request, st.Response, newReq, qos, o.also, o.event, o.maxSize, func(s *Service) func(incomingRequest) {
+		return func(r incomingRequest) {
+			ctx := n.runCtx
+			if part, ok := s.requesterParticipant(r.writer); ok {
+				ctx = context.WithValue(ctx, requesterKey{}, part)
+			}
+			gid := serverSideGID(r.h, r.writer)
+			s.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_RECEIVED, r.h.Seq, gid, r.req)
+			var once sync.Once
+			handler(ctx, any(r.req).(*Req), func(resp *Resp) {
+				once.Do(func() {
+					if resp == nil {
+						n.Logger().Errorf("service %s: nil response: no response sent", s.name)
+						return
+					}
+					m := srv.ResponseMsg(resp)
+					// respond runs on the callback goroutine, which owns the
+					// service's caches; ErrClosed: the node, and the reply, are gone.
+					_ = n.Post(func() {
+						if err := s.respond(r, m, nil); err != nil {
+							if !errors.Is(err, dds.ErrClosed) {
+								n.Logger().Warnf("service %s: %v", s.name, err)
+							}
+							return
+						}
+						s.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_SENT, r.h.Seq, gid, m)
+					})
+				})
+			})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.applyNodeIntrospection(s.intro, st.Request)
+	return s, nil
+}
+
 func newService(n *Node, name string, reqT, respT *rosidl.TypeInfo, newReq func() rosidl.Message, handle func(context.Context, rosidl.Message) (rosidl.Message, error), opts []EndpointOption) (*Service, error) {
 	o := applyOptions(opts)
 	qos := QoSServices

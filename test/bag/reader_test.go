@@ -145,14 +145,11 @@ func TestDemoRecording_IndependentReader(t *testing.T) {
 	if sm == nil {
 		t.Fatalf("flight_recorder ~/snapshot: %s %s", out2, e)
 	}
-	// The answer names the snapshot as its writing starts; its
-	// metadata.yaml comes when the bag is closed.
-	var snap *bag.Bag
-	testenv.WaitFor(t, 30*time.Second, "the snapshot "+sm[1]+" written", func() bool {
-		var err error
-		snap, err = bag.Open(sm[1])
-		return err == nil
-	})
+	// The answer comes once the bag is complete: it opens at once.
+	snap, err := bag.Open(sm[1])
+	if err != nil {
+		t.Fatalf("the snapshot ~/snapshot answered with: %v", err)
+	}
 	ev, isSnap := bag.EventOf(snap.Metadata)
 	if _, ok := snap.Topic("/velma/joint_states"); !isSnap || ev.Kind != "manual" || !ok || snap.Metadata.Duration < 5*time.Second {
 		t.Errorf("demo flight recorder snapshot %s: %+v, %v long, topics %v", sm[1], ev, snap.Metadata.Duration, snap.SortedTopicNames())
