@@ -19,6 +19,11 @@
 //     subscribed topic and service of the demo, after which every node must
 //     still answer.
 //
+// Two demos run side by side on domains of their own (the whole demo, and
+// the diffbot and hexapod alone), each case on one of them (TestFaults
+// says which), so that the diffbot's sequential fault cases are split in
+// two and the commands and parameters need not wait for them.
+//
 // The processes run with the demo's settings, Cyclone's default 10 s
 // participant lease included: supervision must not wait for the lease
 // (the action servers watch their clients' heartbeats); see docs/rsm.md,
@@ -31,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,31 +169,40 @@ type demo struct {
 	root   string // module root
 	bin    string // built executables
 	domain uint32
-	home   string // ROS_HOME of the processes
+	home   string // ROS_HOME of the processes, the demo's own
 	procs  map[string]*proc
 	order  []string
 }
 
 // startDemo loads launch/demo.launch.xml (foxglove_bridge on a free port)
-// and starts each of its processes on its own in a fresh domain.
-func startDemo(t *testing.T) *demo {
+// and starts each of its processes on its own in a fresh domain with a
+// ROS_HOME of its own (the waypoints file), so that two demos can run side
+// by side. With namespaces given, only the nodes under them are started
+// (e.g. "/diffbot", "/hexapod").
+func startDemo(t *testing.T, namespaces ...string) *demo {
 	t.Helper()
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &demo{root: root, domain: testenv.Domain(t), procs: map[string]*proc{}, home: os.Getenv("ROS_HOME")}
-	if d.home == "" {
-		t.Fatal("ROS_HOME is not set (testenv.Main sets a temporary one)")
+	d := &demo{root: root, domain: testenv.Domain(t), procs: map[string]*proc{}, home: filepath.Join(t.TempDir(), "ros_home")}
+	if err := os.MkdirAll(d.home, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	d.bin = testenv.ExecutableDir(t, "nodes/...", "cmd/fsmnodes")
 	desc, err := launch.Load(filepath.Join(root, "launch", "demo.launch.xml"), launch.Options{
-		BinDir: d.bin, ShareDir: root, Args: [][2]string{{"foxglove_port", "0"}}})
+		BinDir: d.bin, ShareDir: root, Args: [][2]string{{"foxglove_port", "0"}},
+		LookupEnv: func(k string) (string, bool) { // $(env ROS_HOME) in the launch files
+			if k == "ROS_HOME" {
+				return d.home, true
+			}
+			return os.LookupEnv(k)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	base := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", d.domain))
+	base := append(os.Environ(), fmt.Sprintf("ROS_DOMAIN_ID=%d", d.domain), "ROS_HOME="+d.home)
 	for _, lp := range desc.Processes {
 		argv, err := lp.Command(tmp)
 		if err != nil {
@@ -197,10 +212,13 @@ func startDemo(t *testing.T) *demo {
 		if fqn == "" && lp.Namespace == "" && lp.Name != "" {
 			fqn = "/" + lp.Name // in the root namespace
 		}
-		p := &proc{desc: lp, fqn: fqn, argv: argv, env: lp.Environ(base), out: &syncBuf{}}
-		if p.fqn == "" {
+		if fqn == "" {
 			t.Fatalf("%s: node without a fully qualified name", lp.Label)
 		}
+		if len(namespaces) > 0 && !slices.ContainsFunc(namespaces, func(ns string) bool { return strings.HasPrefix(fqn, ns+"/") }) {
+			continue
+		}
+		p := &proc{desc: lp, fqn: fqn, argv: argv, env: lp.Environ(base), out: &syncBuf{}}
 		d.procs[p.fqn] = p
 		d.order = append(d.order, p.fqn)
 	}

@@ -38,6 +38,7 @@ type observer struct {
 	maxCmd              float64 // largest |linear.x| seen since reset
 	op                  rsm_msgs_msg.OperationMode
 	opAt                time.Time
+	modesSeen           map[uint8]bool // operation modes seen since reset
 	state               string
 	hexAt, velmaAt      time.Time
 	// the latest counters each node published on /diagnostics
@@ -57,7 +58,7 @@ func newObserver(t *testing.T, d *demo) *observer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &observer{n: n, counters: map[string]map[string]uint64{}}
+	o := &observer{n: n, counters: map[string]map[string]uint64{}, modesSeen: map[uint8]bool{}}
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
@@ -92,6 +93,7 @@ func newObserver(t *testing.T, d *demo) *observer {
 	must(ros.NewSubscription(n, "/diffbot/rsm/operationMode", ros.QoSDefault, func(m *rsm_msgs_msg.OperationMode) {
 		o.mu.Lock()
 		o.op, o.opAt = *m, time.Now()
+		o.modesSeen[m.Mode] = true
 		o.mu.Unlock()
 	}))
 	must(ros.NewSubscription(n, "/diffbot/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) {
@@ -155,11 +157,19 @@ func (o *observer) get() snapshot {
 		maxSpeed: o.maxSpeed, maxCmd: o.maxCmd, odometer: o.odometer}
 }
 
-// resetMax clears the largest speeds seen.
+// resetMax clears the largest speeds and the operation modes seen.
 func (o *observer) resetMax() {
 	o.mu.Lock()
 	o.maxSpeed, o.maxCmd = 0, 0
+	o.modesSeen = map[uint8]bool{}
 	o.mu.Unlock()
+}
+
+// sawMode reports whether the mux published mode since the last resetMax.
+func (o *observer) sawMode(mode uint8) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.modesSeen[mode]
 }
 
 // settle is how long the diffbot must show no motion, and the mux no
