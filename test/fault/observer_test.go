@@ -28,6 +28,7 @@ type observer struct {
 	mu sync.Mutex
 	// diffbot odometry
 	odomAt, movedAt time.Time
+	stillAt         time.Time // last odometry or mux command showing no motion
 	pose            [2]float64
 	twist           [2]float64
 	maxSpeed        float64 // largest |linear.x| seen on odom since reset
@@ -73,6 +74,8 @@ func newObserver(t *testing.T, d *demo) *observer {
 		tw := [2]float64{m.Twist.Twist.Linear.X, m.Twist.Twist.Angular.Z}
 		if tw != [2]float64{} || math.Hypot(p[0]-o.pose[0], p[1]-o.pose[1]) > 1e-4 {
 			o.movedAt = now
+		} else {
+			o.stillAt = now
 		}
 		if !o.odomAt.IsZero() {
 			o.odometer += math.Hypot(p[0]-o.pose[0], p[1]-o.pose[1])
@@ -87,6 +90,8 @@ func newObserver(t *testing.T, d *demo) *observer {
 		o.cmdAt, o.cmd = now, *m
 		if *m != (geometry_msgs_msg.Twist{}) {
 			o.cmdNonzeroAt = now
+		} else {
+			o.stillAt = now
 		}
 		o.maxCmd = math.Max(o.maxCmd, math.Abs(m.Linear.X))
 	}))
@@ -140,19 +145,19 @@ func (o *observer) counter(fqn, name string) uint64 {
 
 // snapshot is a copy of the observed values.
 type snapshot struct {
-	odomAt, movedAt, cmdAt, cmdNonzeroAt, opAt, hexAt, velmaAt time.Time
-	pose, twist                                                [2]float64
-	cmd                                                        geometry_msgs_msg.Twist
-	op                                                         rsm_msgs_msg.OperationMode
-	state                                                      string
-	maxSpeed, maxCmd                                           float64
-	odometer                                                   float64
+	odomAt, movedAt, stillAt, cmdAt, cmdNonzeroAt, opAt, hexAt, velmaAt time.Time
+	pose, twist                                                         [2]float64
+	cmd                                                                 geometry_msgs_msg.Twist
+	op                                                                  rsm_msgs_msg.OperationMode
+	state                                                               string
+	maxSpeed, maxCmd                                                    float64
+	odometer                                                            float64
 }
 
 func (o *observer) get() snapshot {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return snapshot{odomAt: o.odomAt, movedAt: o.movedAt, cmdAt: o.cmdAt, cmdNonzeroAt: o.cmdNonzeroAt, opAt: o.opAt,
+	return snapshot{odomAt: o.odomAt, movedAt: o.movedAt, stillAt: o.stillAt, cmdAt: o.cmdAt, cmdNonzeroAt: o.cmdNonzeroAt, opAt: o.opAt,
 		hexAt: o.hexAt, velmaAt: o.velmaAt, pose: o.pose, twist: o.twist, cmd: o.cmd, op: o.op, state: o.state,
 		maxSpeed: o.maxSpeed, maxCmd: o.maxCmd, odometer: o.odometer}
 }
@@ -179,14 +184,17 @@ const settle = 500 * time.Millisecond
 // stoppedSince returns when the diffbot last moved or was commanded to:
 // the later of the last odometry showing motion (a dead or frozen
 // simulator sends none, so its robot stands) and the mux's last non-zero
-// command (a dead mux sends none). The robot counts as stopped when that
-// is at least settle ago.
+// command (a dead mux sends none). The robot counts as stopped when a
+// message showing no motion (odometry at rest or a zero command) came at
+// least settle after that: silence alone is no proof, since a stall of a
+// loaded machine delays every message (seen: a 0.5 s gap while the
+// navigator still drove, "stopped" 0.52 s after a simulator was killed).
 func (s snapshot) stoppedSince(now time.Time) (time.Time, bool) {
 	at := s.movedAt
 	if s.cmdNonzeroAt.After(at) {
 		at = s.cmdNonzeroAt
 	}
-	return at, now.Sub(at) >= settle
+	return at, now.Sub(at) >= settle && s.stillAt.Sub(at) >= settle
 }
 
 // call calls a service of the demo with a bounded wait.
