@@ -39,7 +39,8 @@ type Process struct {
 // file. When the test ends the process gets SIGINT; the test fails if it
 // has not exited within StopTimeout, or if any process of its group (a
 // launcher's nodes, say) outlives it; stragglers are then killed. A failed
-// test prints the tail of the log.
+// test prints the tail of the log. If the test process dies without its
+// cleanups, the process gets SIGINT from the kernel.
 func Start(t testing.TB, name string, env []string, path string, args ...string) *Process {
 	t.Helper()
 	p := &Process{Name: name, logPath: filepath.Join(t.TempDir(), name+".log"), exited: make(chan struct{})}
@@ -50,7 +51,12 @@ func Start(t testing.TB, name string, env []string, path string, args ...string)
 	p.cmd = exec.Command(path, args...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary that dies without its cleanups (a panic,
+	// go test's timeout, kill -9) still stops what it started, as the
+	// launcher stops its nodes; else a demo could run on for hours. Only
+	// unlocked threads fork here, and the Go runtime never ends those, so
+	// the signal comes with the test process's death alone.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT}
 	if err := p.cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("start %s: %v", name, err)

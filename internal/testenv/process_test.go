@@ -1,8 +1,13 @@
 package testenv
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,4 +43,26 @@ func TestStart_FindsLeftovers(t *testing.T) {
 	if len(problems) != 1 || !strings.Contains(problems[0], "still running") {
 		t.Fatalf("stop reported %q, want the process left behind", problems)
 	}
+}
+
+// TestStart_DiesWithTheTest runs a test process that starts a sleeper and
+// then dies by SIGKILL, so no cleanup runs: the sleeper must still end.
+func TestStart_DiesWithTheTest(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD_START") != "" {
+		p := Start(t, "orphan", nil, "/bin/sh", "-c", "trap 'exit 0' INT; echo pid=$$; while :; do sleep 0.1; done")
+		m := p.WaitOutput(t, 10*time.Second, regexp.MustCompile(`pid=(\d+)`))
+		os.Stdout.WriteString(m[1] + "\n")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStart_DiesWithTheTest$")
+	cmd.Env = append(os.Environ(), "TESTENV_CHILD_START=1")
+	out, _ := cmd.Output() // killed: the error is expected
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("the child test printed %q, want the sleeper's pid", out)
+	}
+	WaitFor(t, 10*time.Second, fmt.Sprintf("the sleeper (pid %d) to end after its test died", pid), func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 }
