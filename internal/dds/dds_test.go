@@ -219,3 +219,67 @@ func TestWriteRefusesBadEncapsulation(t *testing.T) {
 		t.Errorf("padding 2 with a 1-byte body: %v", err)
 	}
 }
+
+// Large samples reuse the blocks of earlier ones (rawcdr.c keeps freed
+// blocks of 128 KiB to 8 MiB): samples of sizes around each other, smaller
+// after larger and with every padding, still arrive byte for byte, and
+// any padding delivered is zero, not left over from the block's last
+// sample.
+func TestPubSub_LargeSamplesReuseBlocks(t *testing.T) {
+	domain := testenv.Domain(t)
+	a := newTestParticipant(t, domain)
+	b := newTestParticipant(t, domain)
+	ta, err := a.Topic(topicName(t), "std_msgs::msg::dds_::UInt8MultiArray_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.Topic(topicName(t), "std_msgs::msg::dds_::UInt8MultiArray_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := QoS{Reliability: Reliable, History: KeepAll}
+	c := newCollector()
+	if _, err := b.NewReader(tb, q, c.handle); err != nil {
+		t.Fatal(err)
+	}
+	w, err := a.NewWriter(ta, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
+		m, err := w.MatchedReaders()
+		return err == nil && len(m) == 1
+	})
+	sizes := []int{1<<20 + 3, 1<<20 + 1, 1 << 20, 600001, 1<<20 + 2, 200 << 10, 131070, 1<<20 + 3}
+	for i, n := range sizes {
+		p := payload(n, byte(i))
+		// The body's last bytes are non-zero, so a block's leftovers
+		// would show in a later, shorter sample's padding.
+		for k := max(4, n-4); k < n; k++ {
+			p[k] = 0xff
+		}
+		if err := w.Write(p); err != nil {
+			t.Fatalf("Write(%d bytes): %v", n, err)
+		}
+		if err := w.WaitForAcks(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, 30*time.Second, "every sample", func() bool { return c.count() >= len(sizes) })
+	for i, n := range sizes {
+		got := c.get(i)
+		want := payload(n, byte(i))
+		for k := max(4, n-4); k < n; k++ {
+			want[k] = 0xff
+		}
+		if len(got) < n || len(got) > (n+3)&^3 || !bytes.Equal(got[:n], want) {
+			t.Errorf("sample %d: got %d bytes, want %d (equal prefix %v)", i, len(got), n, len(got) >= n && bytes.Equal(got[:n], want))
+			continue
+		}
+		for k := n; k < len(got); k++ {
+			if got[k] != 0 {
+				t.Errorf("sample %d (%d bytes): padding byte %d is %#x, want 0", i, n, k, got[k])
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package dds
 
 /*
 #include <malloc.h>
+#include "rawcdr.h"
 */
 import "C"
 
@@ -23,6 +24,11 @@ import "time"
 //   - after a reader dropped an oversized sample, the heap is trimmed
 //     (malloc_trim), at most once per trimEvery, trimDelay later, when
 //     Cyclone has freed the fragments.
+//
+// So that samples of ordinary large sizes (a 1 MiB map) are not mapped,
+// faulted in and unmapped on every write and receive, rawcdr.c keeps a few
+// freed blocks of 128 KiB to 8 MiB for reuse (at most 24 MiB); the trim
+// empties that cache too.
 const (
 	mmapThreshold = 256 << 10
 	trimDelay     = 200 * time.Millisecond
@@ -41,5 +47,8 @@ func (p *Participant) scheduleTrim() {
 		return
 	}
 	p.trimmedAt = now
-	time.AfterFunc(trimDelay, func() { C.malloc_trim(0) })
+	time.AfterFunc(trimDelay, func() {
+		C.fsm_big_drain()
+		C.malloc_trim(0)
+	})
 }

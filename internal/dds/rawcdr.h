@@ -67,6 +67,8 @@ dds_qos_t *fsm_qos_create (const fsm_qos *in, int for_reader);
 void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out);
 
 dds_return_t fsm_register (dds_entity_t wr);
+/* Frees the large sample blocks kept for reuse (rawcdr.c). */
+void fsm_big_drain (void);
 dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len);
 
 /* Receive hub (hub.c): per-participant queues filled by C listeners on
