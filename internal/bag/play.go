@@ -25,8 +25,14 @@ type PlayOptions struct {
 	// ClockHz, when > 0, publishes /clock (rosgraph_msgs/Clock) at this
 	// rate with the bag's time, for nodes with use_sim_time.
 	ClockHz float64
-	// Topics limits playback to these topics (all when empty).
-	Topics []string
+	// Topics limits playback to these topics (all when empty); Services
+	// limits the services (their event topics, ServiceEventTopic) and
+	// ExcludeServices leaves some out. As in ros2 bag play (Jazzy), the
+	// topic list does not limit the services nor the service lists the
+	// topics: --topics /a plays /a and every recorded service.
+	Topics          []string
+	Services        []string
+	ExcludeServices []string
 	// Remap renames topics: recorded name -> published name.
 	Remap map[string]string
 	// Delay waits this long after creating the publishers, so that
@@ -52,14 +58,32 @@ func Play(ctx context.Context, node *ros.Node, b *Bag, opts PlayOptions) (PlaySt
 	if opts.Rate < 0 {
 		return st, fmt.Errorf("bag: rate %g is negative", opts.Rate)
 	}
-	only := map[string]bool{}
+	only, onlySvc, notSvc := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, t := range opts.Topics {
 		only[t] = true
+	}
+	for _, t := range opts.Services {
+		onlySvc[t] = true
+	}
+	for _, t := range opts.ExcludeServices {
+		notSvc[t] = true
 	}
 	for t := range only {
 		if _, ok := b.Topic(t); !ok {
 			return st, fmt.Errorf("bag: topic %s is not in the bag", t)
 		}
+	}
+	for t := range onlySvc {
+		if _, ok := b.Topic(t); !ok {
+			return st, fmt.Errorf("bag: service %s is not in the bag", strings.TrimSuffix(t, ServiceEventSuffix))
+		}
+	}
+	// played: rosbag2's allow_topic (Jazzy) without its regexes
+	played := func(t TopicInfo) bool {
+		if IsServiceEventTopic(t.Name, t.Type) {
+			return !notSvc[t.Name] && (len(onlySvc) == 0 || onlySvc[t.Name])
+		}
+		return len(only) == 0 || only[t.Name]
 	}
 	pubs := map[string]*ros.RawPublisher{}
 	defer func() {
@@ -69,7 +93,7 @@ func Play(ctx context.Context, node *ros.Node, b *Bag, opts PlayOptions) (PlaySt
 	}()
 	var selected []string
 	for _, t := range b.Metadata.Topics {
-		if len(only) > 0 && !only[t.Name] {
+		if !played(t) {
 			continue
 		}
 		ti := playbackType(opts.Registry, t.Topic)

@@ -50,13 +50,16 @@ func bagVerbs() map[string]verb {
 			run: (*App).bagRecord,
 		},
 		"bag play": {
-			usage: "bag play BAG [-r RATE] [-l] [--clock [HZ]] [--topics T ...] [-m FROM:=TO ...] [--delay S] [--node-name NAME]",
+			usage: "bag play BAG [-r RATE] [-l] [--clock [HZ]] [--topics T ...] [--services S ...] [--exclude-services S ...] [-m FROM:=TO ...] [--delay S] [--node-name NAME]",
 			help: "Play a bag (rosbag2's MCAP layout) with its recorded timing, like ros2 bag play. Each topic is\n" +
 				"published with the QoS its recorded publishers offered.\n\n" +
 				"  -r, --rate RATE               speed factor (default 1)\n" +
 				"  -l, --loop                    play again and again until Ctrl-C\n" +
 				"  --clock [HZ]                  publish /clock with the bag's time at HZ (default 40), for use_sim_time\n" +
-				"  --topics T ...                play only these topics\n" +
+				"  --topics T ...                play only these topics (and, as ros2 bag play, every service\n" +
+				"                                unless --services is given)\n" +
+				"  --services S ...              play only these services' recorded events (S/_service_event)\n" +
+				"  --exclude-services S ...      do not play these services' events\n" +
 				"  -m, --remap FROM:=TO ...      publish topic FROM as TO\n" +
 				"  --delay S                     wait S seconds after creating the publishers (default 0.5), so that\n" +
 				"                                subscribers match before the first message\n" +
@@ -309,7 +312,7 @@ func rssBytes() int64 {
 }
 
 func (a *App) bagPlay(ctx context.Context, args []string) error {
-	args, multi := multiFlags(args, "--topics", "-m", "--remap")
+	args, multi := multiFlags(args, "--topics", "--services", "--exclude-services", "-m", "--remap")
 	// --clock takes an optional frequency: "--clock" alone or "--clock 100".
 	clockHz := 0.0
 	var rest []string
@@ -358,6 +361,12 @@ func (a *App) bagPlay(ctx context.Context, args []string) error {
 	po := bag.PlayOptions{Registry: a.Registry, Rate: rate, Loop: p.has("-l", "--loop"), ClockHz: clockHz, Delay: delay, Remap: map[string]string{}}
 	for _, t := range multi["--topics"] {
 		po.Topics = append(po.Topics, absTopic(t))
+	}
+	for _, sv := range multi["--services"] {
+		po.Services = append(po.Services, bag.ServiceEventTopic(absTopic(sv)))
+	}
+	for _, sv := range multi["--exclude-services"] {
+		po.ExcludeServices = append(po.ExcludeServices, bag.ServiceEventTopic(absTopic(sv)))
 	}
 	for _, r := range append(multi["-m"], multi["--remap"]...) {
 		from, to, ok := strings.Cut(r, ":=")

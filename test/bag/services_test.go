@@ -233,4 +233,26 @@ func TestRecordServices(t *testing.T) {
 		t.Fatalf("bag play:\n%s", errOut)
 	}
 	testenv.WaitFor(t, wait, "the played events", func() bool { return len(played.all()) >= pingEvents })
+
+	// Which services play, as ros2 bag play (Jazzy) chooses them: the
+	// topic list does not limit the services, nor the service lists the
+	// topics.
+	all := filepath.Join(root, "all")
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--services", "ping"}, pingEvents + 1},
+		{[]string{"--topics", "/chatter"}, 1 + pingEvents + otherEvents},
+		{[]string{"--topics", "/chatter", "--exclude-services", "/ping"}, 1 + otherEvents},
+		{[]string{"--services", "/other", "--topics", "/chatter"}, 1 + otherEvents},
+	} {
+		args := append([]string{"bag", "play", all, "--delay", "0", "--rate", "100"}, c.args...)
+		if _, errOut, ok := testenv.CLI(t, playDomain, args...); !ok || !strings.Contains(errOut, fmt.Sprintf("Published %d messages", c.want)) {
+			t.Errorf("bag play %v: want %d messages:\n%s", c.args, c.want, errOut)
+		}
+	}
+	if _, errOut, ok := testenv.CLI(t, playDomain, "bag", "play", all, "--services", "/nope"); ok || !strings.Contains(errOut, "service /nope is not in the bag") {
+		t.Errorf("bag play --services /nope: %v\n%s", ok, errOut)
+	}
 }
