@@ -14,6 +14,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/sim"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -75,35 +76,11 @@ func TestGazebo_Diffbot(t *testing.T) {
 	}))
 	trigger := func(name string) *std_srvs_srv.Trigger_Response {
 		t.Helper()
-		c, err := ros.NewClient(n, name, std_srvs_srv.Trigger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.WaitForService(ctx); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		r, err := c.Call(ctx, &std_srvs_srv.Trigger_Request{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return r
+		return rostest.Call(t, ctx, n, name, std_srvs_srv.Trigger, &std_srvs_srv.Trigger_Request{})
 	}
 	setBool := func(name string, v bool) *std_srvs_srv.SetBool_Response {
 		t.Helper()
-		c, err := ros.NewClient(n, name, std_srvs_srv.SetBool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.WaitForService(ctx); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		r, err := c.Call(ctx, &std_srvs_srv.SetBool_Request{Data: v})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return r
+		return rostest.Call(t, ctx, n, name, std_srvs_srv.SetBool, &std_srvs_srv.SetBool_Request{Data: v})
 	}
 
 	start := time.Now()
