@@ -29,7 +29,7 @@ var builds = struct {
 
 // Executable returns the path of the executable of the main package pkg,
 // given relative to the module root ("nodes/velma_bridge", "cmd/fsmnodes",
-// "test/e2e/peer"). It is taken from $FSMNODES_TEST_BIN when that
+// "test/gopeer"). It is taken from $FSMNODES_TEST_BIN when that
 // holds it; otherwise it is built once per test process into a temporary
 // directory that Main removes.
 func Executable(t testing.TB, pkg string) string {

@@ -25,7 +25,7 @@ import (
 // pnDeadline bounds every wait of these tests; reaching it is a failure.
 const pnDeadline = 60 * time.Second
 
-// peerOrSkip returns the test/e2e/peer executable; -short skips the test.
+// peerOrSkip returns the test/gopeer executable; -short skips the test.
 func peerOrSkip(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {

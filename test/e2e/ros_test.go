@@ -1,6 +1,6 @@
 // Package e2e holds multi-process tests: they build real executables, start
 // them as separate processes and talk to them over Cyclone DDS. The peer of
-// the ros tests, test/e2e/peer, is built once per run into a temporary
+// the ros tests, test/gopeer, is built once per run into a temporary
 // directory.
 //
 // Every test uses its own ROS_DOMAIN_ID (15-21 belong to the ros tests
@@ -50,10 +50,10 @@ var (
 
 // ---- helpers ----
 
-// buildPeer returns the test/e2e/peer executable.
+// buildPeer returns the test/gopeer executable.
 func buildPeer(t *testing.T) string {
 	t.Helper()
-	return testenv.Executable(t, "test/e2e/peer")
+	return testenv.Executable(t, "test/gopeer")
 }
 
 // proc is a running peer process.

@@ -56,14 +56,16 @@ func TestRepeatedSIGINTShutsDownCleanly(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	// The copy arrives while the node shuts down.
-	select {
-	case l := <-lines:
-		if l != "peer: shutting down" {
-			t.Fatalf("peer printed %q", l)
+	// The copy arrives while the node shuts down (after the ready line).
+	for l := ""; l != "gopeer: shutting down"; {
+		select {
+		case l = <-lines:
+			if l != "gopeer ready" && l != "gopeer: shutting down" {
+				t.Fatalf("peer printed %q", l)
+			}
+		case <-time.After(deadline):
+			t.Fatal("no shutdown after SIGINT")
 		}
-	case <-time.After(deadline):
-		t.Fatal("no shutdown after SIGINT")
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

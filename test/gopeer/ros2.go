@@ -1,40 +1,11 @@
-// Command ournodes is our side of the test/ros2 tests where no node of the
-// robots fits: small nodes on internal/ros that real ROS 2 talks to. It runs
-// one mode until SIGINT/SIGTERM; ROS arguments (--ros-args ...) follow the
-// mode's own arguments:
-//
-//	ournodes talker        node "ours_talker": std_msgs/String "ours <n>" on
-//	                       /ours/chatter every 100 ms (reliable, volatile,
-//	                       keep last 10); "latched from ours" once on
-//	                       /ours/latched (transient local, keep last 1);
-//	                       every String on /ours/to_ours is printed and
-//	                       logged at info ("got: <text>") and at warn
-//	                       ("warned: <text>")
-//	ournodes server        node "ours_server": ~/set (std_srvs/SetBool,
-//	                       success = data, message "set <data>"), ~/trigger
-//	                       (std_srvs/Trigger, message "triggered <n>"),
-//	                       ~/fibonacci (example_interfaces/action/Fibonacci:
-//	                       one feedback per step every 100 ms, cancelable;
-//	                       negative orders rejected), parameters speed
-//	                       (double 1.5, 0..10), label ("ours"), enabled
-//	                       (true), limit (int 7, read-only)
-//	ournodes server introspection
-//	                       the same, with the parameters
-//	                       service_configure_introspection and
-//	                       client_configure_introspection declared
-//	                       (ros.Node.DeclareIntrospectionParameters)
-//	ournodes nodes FQN...  one bare node per fully qualified name
-//
-// The domain and discovery come from the environment (ROS_DOMAIN_ID, ...).
+// The modes test/ros2 runs beside real ROS 2 (rclcpp, rclpy, the ros2 CLI).
+
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
@@ -45,46 +16,8 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "ournodes:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string) error {
-	if len(args) == 0 {
-		return errors.New("usage: ournodes talker|server|nodes ... [--ros-args ...]")
-	}
-	mode, rest := args[0], args[1:]
-	parsed, err := ros.ParseArgs(rest)
-	if err != nil {
-		return err
-	}
-	plain := parsed.User // the arguments outside --ros-args
-	rc, err := ros.NewContext(ros.ContextOptions{Args: rest})
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	switch mode {
-	case "talker":
-		err = talker(rc)
-	case "server":
-		err = server(rc, len(plain) > 0 && plain[0] == "introspection")
-	case "nodes":
-		err = nodes(rc, plain)
-	default:
-		err = fmt.Errorf("unknown mode %q", mode)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Println("ournodes ready")
-	return rc.Spin(context.Background())
-}
-
-func talker(rc *ros.Context) error {
+// oursTalker is the mode ours_talker.
+func oursTalker(rc *ros.Context) error {
 	n, err := rc.NewNode("ours_talker", "")
 	if err != nil {
 		return err
@@ -125,7 +58,8 @@ type (
 	fibFeedback = example_interfaces_action.Fibonacci_Feedback
 )
 
-func server(rc *ros.Context, introspection bool) error {
+// oursServer is the mode ours_server.
+func oursServer(rc *ros.Context, introspection bool) error {
 	n, err := rc.NewNode("ours_server", "")
 	if err != nil {
 		return err
@@ -189,14 +123,4 @@ func server(rc *ros.Context, introspection bool) error {
 			return nil
 		}})
 	return err
-}
-
-func nodes(rc *ros.Context, names []string) error {
-	for _, fqn := range names {
-		ns, name := path.Split(fqn)
-		if _, err := rc.NewNode(name, strings.TrimSuffix(ns, "/")); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -34,8 +34,8 @@ func TestDialectWithoutROSDistroBesidePeer(t *testing.T) {
 			startOurs := func() *proc {
 				// A node in the root namespace first: what a Humble peer
 				// makes of its Jazzy layout is an empty node name.
-				p := d.start("ours", d.oursEnv(""), ours("ournodes"), "nodes", "/ours_dialect", "/dialect/ours")
-				p.waitLine("ournodes ready")
+				p := d.start("ours", d.oursEnv(""), ours("gopeer"), "nodes", "/ours_dialect", "/dialect/ours")
+				p.waitLine("gopeer ready")
 				return p
 			}
 			var o *proc

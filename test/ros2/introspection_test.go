@@ -61,9 +61,9 @@ func TestServiceIntrospectionWithJazzy(t *testing.T) {
 		t.Skipf("service introspection needs Jazzy; the ROS 2 peer is %q (Humble has no service_msgs and no ros2 service echo)", peer.distro)
 	}
 	env := d.ours()
-	srv := d.start("ours server", env, ours("ournodes"), "server", "introspection",
+	srv := d.start("ours server", env, ours("gopeer"), "ours_server", "introspection",
 		"--ros-args", "-p", "service_configure_introspection:=contents")
-	srv.waitLine("ournodes ready")
+	srv.waitLine("gopeer ready")
 	// Each echo in block and in flow style (ros2's --flow-style).
 	type pair struct{ theirs, mine *proc }
 	pairs := []pair{
@@ -153,7 +153,7 @@ func TestClientIntrospectionFromRclpy(t *testing.T) {
 		t.Skipf("service introspection needs Jazzy; the ROS 2 peer is %q", peer.distro)
 	}
 	env := d.ours()
-	d.start("ours server", env, ours("ournodes"), "server").waitLine("ournodes ready")
+	d.start("ours server", env, ours("gopeer"), "ours_server").waitLine("gopeer ready")
 	theirs := d.start("ros2 service echo", d.rosEnv(), "ros2", "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool")
 	mine := d.start("fsmnodes service echo", env, ours("fsmnodes"), "service", "echo", "/ours_server/set", "std_srvs/srv/SetBool")
 	caller := d.start("rclpy introspection_client", d.rosEnv(), "/usr/bin/python3",

@@ -282,12 +282,12 @@ func perTestVar(kv string) bool {
 	return false
 }
 
-// buildOurs builds the CLI, every node and test/ros2/ournodes into peer.bin,
+// buildOurs builds the CLI, every node and test/gopeer (the Go peer) into peer.bin,
 // or takes them from $FSMNODES_TEST_BIN (`make test` builds them there with
 // -trimpath, as this would).
 func buildOurs() error {
 	goTool := testenv.GoTool()
-	pkgs := []string{"./cmd/fsmnodes", "./test/ros2/ournodes"}
+	pkgs := []string{"./cmd/fsmnodes", "./test/gopeer"}
 	nodes, _ := filepath.Glob(filepath.Join(peer.repo, "nodes", "*"))
 	for _, n := range nodes {
 		pkgs = append(pkgs, "./nodes/"+filepath.Base(n))

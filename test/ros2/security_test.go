@@ -113,8 +113,8 @@ func sortedCopy(in []string) []string {
 var interopEnclaves = []string{"/ours_talker", "/ours_server", "/cpp_listener", "/cpp_talker", "/our_cli", "/py_cli"}
 
 func secureInterop(t *testing.T, d *dom, ks string) {
-	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
-	talker.waitLine("ournodes ready")
+	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_talker", "--ros-args", "--enclave", "/ours_talker")
+	talker.waitLine("gopeer ready")
 	mustContain(t, "our talker's log", talker.output(), "Found security directory: "+filepath.Join(ks, "enclaves", "ours_talker"))
 
 	// ours -> rclcpp, rclcpp -> ours (our CLI).
@@ -139,8 +139,8 @@ func secureInterop(t *testing.T, d *dom, ks string) {
 	// Actions: our server, goals from our CLI and from rclpy. On a keystore
 	// from ros2 security our processes may not use fsmnodes_heartbeat
 	// (the permissions grant ROS topics only) and go on without it.
-	server := d.start("ours server (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "server", "--ros-args", "--enclave", "/ours_server")
-	server.waitLine("ournodes ready")
+	server := d.start("ours server (secure)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_server", "--ros-args", "--enclave", "/ours_server")
+	server.waitLine("gopeer ready")
 	out = d.run(secure(d.ours(), ks, "Enforce", "/our_cli"), ours("fsmnodes"), "action", "send_goal", "/ours_server/fibonacci", "example_interfaces/action/Fibonacci", "{order: 3}")
 	mustContain(t, "secure fsmnodes action send_goal", out, "Goal accepted", "SUCCEEDED")
 	out = d.run(secure(d.rosEnv(), ks, "Enforce", "/py_cli"), "ros2", "action", "send_goal", "/ours_server/fibonacci", "example_interfaces/action/Fibonacci", "{order: 3}")
@@ -180,8 +180,8 @@ func TestSecurityStrangersCannotDrive(t *testing.T) {
 	sim := d.start("diff_drive_sim (secure)", secure(d.ours(), ks, "Enforce", ""), ours("diff_drive_sim"),
 		"--ros-args", "--enclave", "/robot", "-p", "autostart:=true")
 	sim.waitLine("ready")
-	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
-	talker.waitLine("ournodes ready")
+	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_talker", "--ros-args", "--enclave", "/ours_talker")
+	talker.waitLine("gopeer ready")
 	odomX := func(who string) float64 {
 		t.Helper()
 		out := d.run(secure(d.ours(), ks, "Enforce", "/observer"), ours("fsmnodes"), "topic", "echo", "--once", "/odom", "nav_msgs/msg/Odometry", "--field", "pose.pose.position.x")
@@ -295,9 +295,9 @@ func TestSecurityRefusals(t *testing.T) {
 			t.Errorf("ros2 topic list, Enforce, enclave %s ran:\n%s", tc.enclave, out)
 		}
 		// Permissive: both run, without security, and see each other.
-		ourNode := d.start("ours talker (permissive "+tc.enclave+")", secure(d.ours(), ks, "Permissive", tc.enclave), ours("ournodes"), "talker",
+		ourNode := d.start("ours talker (permissive "+tc.enclave+")", secure(d.ours(), ks, "Permissive", tc.enclave), ours("gopeer"), "ours_talker",
 			"--ros-args", "-r", "__node:=permissive"+strings.ReplaceAll(tc.enclave, "/", "_"))
-		ourNode.waitLine("ournodes ready")
+		ourNode.waitLine("gopeer ready")
 		mustContain(t, "our Permissive talker's log", ourNode.output(), "running WITHOUT security")
 		out = d.run(secure(d.rosEnv(), ks, "Permissive", tc.enclave), "ros2", "topic", "echo", "--once", "/ours/chatter", "std_msgs/msg/String")
 		mustContain(t, "ros2 topic echo, Permissive, enclave "+tc.enclave, out, "data: ours")
@@ -312,9 +312,9 @@ func TestSecurityDiscoveryTime(t *testing.T) {
 	d := newDom(t)
 	ks := d.keystore([]string{"/ours_talker", "/our_cli"}, nil)
 	// Two talkers, one secure and one not, on topics of their own.
-	d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker",
-		"-r", "/ours/chatter:=/secure/chatter", "-r", "__node:=secure_talker").waitLine("ournodes ready")
-	d.start("ours talker (plain)", d.ours(), ours("ournodes"), "talker").waitLine("ournodes ready")
+	d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_talker", "--ros-args", "--enclave", "/ours_talker",
+		"-r", "/ours/chatter:=/secure/chatter", "-r", "__node:=secure_talker").waitLine("gopeer ready")
+	d.start("ours talker (plain)", d.ours(), ours("gopeer"), "ours_talker").waitLine("gopeer ready")
 	measure := func(env []string, topic string) time.Duration {
 		start := time.Now()
 		out := d.run(env, ours("fsmnodes"), "topic", "echo", "--once", topic, "std_msgs/msg/String")
@@ -340,8 +340,8 @@ func TestSecurityDiscoveryTime(t *testing.T) {
 func TestSecurityGeneratePolicy(t *testing.T) {
 	d := newDom(t)
 	ks := d.ourKeystore("/ours_talker", "/cpp_listener", "/our_cli")
-	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker", "--ros-args", "--enclave", "/ours_talker")
-	talker.waitLine("ournodes ready")
+	talker := d.start("ours talker (secure)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_talker", "--ros-args", "--enclave", "/ours_talker")
+	talker.waitLine("gopeer ready")
 	listener := d.start("rclcpp listener (secure)", secure(d.rosEnv(), ks, "Enforce", ""), peerBin(), "listener", "/ours/chatter",
 		"--ros-args", "--enclave", "/cpp_listener")
 	listener.waitMatch("heard: ours N", regexp.MustCompile(`^heard: ours \d+$`).MatchString)
@@ -368,9 +368,9 @@ func TestSecurityGeneratePolicy(t *testing.T) {
 	// are in the policy: another node name would be refused).
 	talker.stop()
 	listener.stop()
-	talker = d.start("ours talker (generated permissions)", secure(d.ours(), ks, "Enforce", ""), ours("ournodes"), "talker",
+	talker = d.start("ours talker (generated permissions)", secure(d.ours(), ks, "Enforce", ""), ours("gopeer"), "ours_talker",
 		"--ros-args", "--enclave", "/ours_talker")
-	talker.waitLine("ournodes ready")
+	talker.waitLine("gopeer ready")
 	d.start("rclcpp listener (generated permissions)", secure(d.rosEnv(), ks, "Enforce", ""), peerBin(), "listener", "/ours/chatter",
 		"--ros-args", "--enclave", "/cpp_listener").waitMatch("heard: ours N", regexp.MustCompile(`^heard: ours \d+$`).MatchString)
 	out, err := d.runErr(secure(d.ours(), ks, "Enforce", "/ours_talker"), ours("fsmnodes"), "topic", "pub", "-w", "0", "--once", "/cmd_vel", "geometry_msgs/msg/Twist", "{}")

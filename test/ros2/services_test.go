@@ -15,8 +15,8 @@ import (
 // a subscription callback.
 func TestServicesParamsActionsWithRclcpp(t *testing.T) {
 	d := newDom(t)
-	srv := d.start("ours server", d.ours(), ours("ournodes"), "server")
-	srv.waitLine("ournodes ready")
+	srv := d.start("ours server", d.ours(), ours("gopeer"), "ours_server")
+	srv.waitLine("gopeer ready")
 	adder := d.start("rclcpp adder", d.rosEnv(), peerBin(), "add_server", "/add_two_ints")
 	fib := d.start("rclcpp fibonacci", d.rosEnv(), peerBin(), "fibonacci", "/fibonacci")
 	params := d.start("rclcpp params", d.rosEnv(), peerBin(), "params")

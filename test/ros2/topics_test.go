@@ -10,8 +10,8 @@ import (
 // verbs on our node, /rosout, and QoS as between two rclcpp nodes.
 func TestTopicsWithRclcpp(t *testing.T) {
 	d := newDom(t)
-	ours := d.start("ours talker", d.ours(), ours("ournodes"), "talker")
-	ours.waitLine("ournodes ready")
+	ours := d.start("ours talker", d.ours(), ours("gopeer"), "ours_talker")
+	ours.waitLine("gopeer ready")
 
 	// rclcpp listeners of our reliable topic: reliable, best effort; a
 	// transient-local late joiner of our latched topic; and a
@@ -96,7 +96,7 @@ func TestTopicsWithRclcpp(t *testing.T) {
 		"Service Servers:", "/ours_talker/get_parameters: rcl_interfaces/srv/GetParameters")
 	// /rosout records of our node, logged when the message from ros2
 	// topic pub arrived: name, level (INFO 20, WARN 30), text, caller.
-	rosout.waitOutput("our info record", regexp.MustCompile(`level: 20\nname: ours_talker\nmsg: 'got: from ros2'\nfile: main.go\nfunction: \S+\nline: \d+`))
+	rosout.waitOutput("our info record", regexp.MustCompile(`level: 20\nname: ours_talker\nmsg: 'got: from ros2'\nfile: ros2\.go\nfunction: \S+\nline: \d+`))
 	rosout.waitOutput("our warning record", regexp.MustCompile(`level: 30\nname: ours_talker\nmsg: 'warned: from ros2'`))
 	// ros2 topic hz measures our 10 Hz timer (printed, not asserted: the
 	// figure depends on the machine's load).
