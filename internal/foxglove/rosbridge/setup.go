@@ -213,34 +213,30 @@ func (p bridgeParams) options(n *ros.Node, static http.Handler) (opts foxglove.O
 			c.Add(1)
 		}
 	}
-	for _, l := range []struct {
-		name string
-		dst  *[]*regexp.Regexp
-	}{
-		{"client_publish_denylist", &opts.ClientPublishDenylist},
-		{"client_publish_allowlist", &opts.ClientPublishAllowlist},
-		{"client_param_set_denylist", &opts.ParamSetDenylist},
-		{"client_param_set_allowlist", &opts.ParamSetAllowlist},
-	} {
-		// An empty pattern ([""], as an empty list is written on the
-		// command line) stands for no pattern.
-		pats := slices.DeleteFunc(slices.Clone(p.policy[l.name]), func(p string) bool { return p == "" })
-		if *l.dst, err = foxglove.CompileWhitelist(pats); err != nil {
-			return opts, false, fmt.Errorf("parameter %s: %w", l.name, err)
-		}
-	}
 	drops := n.Counter(CounterClientDrops)
 	opts.OnDrop = func(k int) { drops.Add(uint64(k)) }
+	// In a client policy list an empty pattern ([""], as an empty list is
+	// written on the command line) stands for no pattern.
 	for _, l := range []struct {
-		name string
-		dst  *[]*regexp.Regexp
+		name   string
+		pats   []string
+		policy bool
+		dst    *[]*regexp.Regexp
 	}{
-		{"topic_whitelist", &opts.TopicWhitelist},
-		{"service_whitelist", &opts.ServiceWhitelist},
-		{"param_whitelist", &opts.ParamWhitelist},
-		{"client_topic_whitelist", &opts.ClientTopicWhitelist},
+		{"client_publish_denylist", p.policy["client_publish_denylist"], true, &opts.ClientPublishDenylist},
+		{"client_publish_allowlist", p.policy["client_publish_allowlist"], true, &opts.ClientPublishAllowlist},
+		{"client_param_set_denylist", p.policy["client_param_set_denylist"], true, &opts.ParamSetDenylist},
+		{"client_param_set_allowlist", p.policy["client_param_set_allowlist"], true, &opts.ParamSetAllowlist},
+		{"topic_whitelist", p.lists["topic_whitelist"], false, &opts.TopicWhitelist},
+		{"service_whitelist", p.lists["service_whitelist"], false, &opts.ServiceWhitelist},
+		{"param_whitelist", p.lists["param_whitelist"], false, &opts.ParamWhitelist},
+		{"client_topic_whitelist", p.lists["client_topic_whitelist"], false, &opts.ClientTopicWhitelist},
 	} {
-		if *l.dst, err = foxglove.CompileWhitelist(p.lists[l.name]); err != nil {
+		pats := l.pats
+		if l.policy {
+			pats = slices.DeleteFunc(slices.Clone(pats), func(pat string) bool { return pat == "" })
+		}
+		if *l.dst, err = foxglove.CompileWhitelist(pats); err != nil {
 			return opts, false, fmt.Errorf("parameter %s: %w", l.name, err)
 		}
 	}
