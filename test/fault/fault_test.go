@@ -183,7 +183,8 @@ func distToPatrol(pose [2]float64) float64 {
 //     demo and a failed save;
 //   - the diffbot and the hexapod alone: CLI timeouts, absurd commands and
 //     invalid parameters, bad requests, then kill -9 and SIGSTOP of
-//     diff_drive_sim and serviceProviderNode.
+//     diff_drive_sim and serviceProviderNode, then inputs beyond their
+//     bounds and fake data (roundTwo).
 //
 // Each case needs only its own demo's robots (the diffbot's faults one
 // driving diffbot, in turn); at the end every node of both must answer.
@@ -231,6 +232,7 @@ func TestFaults(t *testing.T) {
 		t.Run("kill -9 and SIGSTOP of the simulator and the waypoint store", func(t *testing.T) {
 			s.killAndStop(t, []laneStep{{nodeSim, []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL}}, {nodeProvider, both}}, false)
 		})
+		t.Run("bounds and fake data (issue 25)", s.roundTwo)
 		t.Run("every node still answers", s.allAnswer)
 	})
 }

@@ -17,7 +17,10 @@
 //     logged, and the node comes back (restart or SIGCONT) with nothing lost;
 //   - hostile CDR (the fuzz corpora and generated garbage) fired at every
 //     subscribed topic and service of the demo, after which every node must
-//     still answer.
+//     still answer;
+//   - inputs beyond their bounds (a parameter value, a routine, a map) and
+//     fake data (garbage RTPS packets, a second operation mode publisher,
+//     a fake map → odom): refused with the reason, counted, forgotten.
 //
 // Two demos run side by side on domains of their own (the whole demo, and
 // the diffbot and hexapod alone), each case on one of them (TestFaults
