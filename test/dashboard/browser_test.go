@@ -87,6 +87,19 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// waitListening waits for a bridge to accept connections on port (the
+// page and the WebSocket are served there).
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
 // browser wraps a chromedp context with the helpers the steps use.
 type browser struct {
 	t    *testing.T

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,13 +58,7 @@ func TestDashboardInChromium(t *testing.T) {
 	t.Logf("screenshots go to %s", b.dir)
 
 	// The page comes from the bridge (the port also serves HTTP).
-	testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitListening(t, port)
 	b.open("ns=/diffbot&view=robot")
 	b.waitText("#rsm-state", "RSM to finish booting", 60*time.Second, func(s string) bool { return s == "Idle" })
 

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,13 +105,7 @@ func TestFSMPanelInChromium(t *testing.T) {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
 	b := &browser{t: t, ctx: bctx, base: base, dir: screenshotDir(t), shot: map[string][]byte{}}
-	testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitListening(t, port)
 	b.open("view=fsm")
 	pick := func(node string) {
 		t.Helper()

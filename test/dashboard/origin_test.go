@@ -75,13 +75,7 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 		"-p", fmt.Sprintf("port:=%d", openPort), "-p", "address:=0.0.0.0")
 	token := openBridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`open https://.*/#token=([0-9a-f]{32})`))[1]
 	for _, p := range []int{port, allowingPort, openPort} {
-		testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
-			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err == nil
-		})
+		waitListening(t, p)
 	}
 
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -56,13 +55,7 @@ func TestDashboardTeleopStamped(t *testing.T) {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
 	b := &browser{t: t, ctx: bctx, base: fmt.Sprintf("http://127.0.0.1:%d", port), dir: t.TempDir(), shot: map[string][]byte{}}
-	testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitListening(t, port)
 	b.open("ns=/diffbot&view=robot")
 	b.waitText("#rsm-state", "RSM to finish booting", 60*time.Second, func(s string) bool { return s == "Idle" })
 	padType := func(panel string) func(string) bool {

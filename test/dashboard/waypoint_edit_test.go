@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,13 +133,7 @@ func TestDashboardWaypointEditing(t *testing.T) {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
 	b := &browser{t: t, ctx: bctx, base: fmt.Sprintf("http://127.0.0.1:%d", port), dir: screenshotDir(t), shot: map[string][]byte{}}
-	testenv.WaitFor(t, 60*time.Second, "the bridge to listen", func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitListening(t, port)
 	b.open("ns=/diffbot&view=robot")
 	b.waitText("#rsm-state", "RSM to finish booting", 60*time.Second, func(s string) bool { return s == "Idle" })
 	b.waitText(".map-panel .map-status", "the map to be drawn", 30*time.Second, func(s string) bool { return strings.Contains(s, "120×80") })
