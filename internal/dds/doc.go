@@ -18,7 +18,11 @@
 // the hub goes from empty to non-empty), copies up to 64 samples of one
 // reader per cgo call into its reusable buffer and invokes reader handlers,
 // the discovery handler and the match handler (WatchMatches; readers and
-// writers have C matched-status listeners) one at a time. Handlers therefore never run
+// writers have C matched-status listeners) one at a time. When a handler
+// has called Participant.Yield (it woke a goroutine, such as a node's
+// callback goroutine), the receive goroutine yields to the Go scheduler
+// before it blocks in C again, so that goroutine runs on this thread at
+// once. Handlers therefore never run
 // concurrently with each other for one participant and must not block for
 // long. Sample.Data points into a buffer owned by the receive goroutine
 // that is reused for the next batch: copy or decode it before the handler

@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,7 @@ type Participant struct {
 	deliverMu sync.Mutex
 	closing   atomic.Bool
 	loopID    atomic.Uint64 // goroutine id of the receive goroutine
+	yield     atomic.Bool   // Yield was called: Gosched after this delivery
 	trimmedAt time.Time     // the last heap trim scheduled (receive goroutine; heap.go)
 	done      chan struct{}
 }
@@ -275,6 +277,13 @@ func (p *Participant) run(rs *recvState) {
 		if r != nil {
 			r.deliver(rs, k)
 		}
+		if p.yield.Swap(false) {
+			// A handler made a goroutine runnable (on this thread's run
+			// queue): let it run here, now, rather than block this
+			// thread in C and leave it to another thread to be woken
+			// and steal it (see Yield).
+			runtime.Gosched()
+		}
 		if rs.oversized {
 			rs.oversized = false
 			p.scheduleTrim()
@@ -296,6 +305,21 @@ func (p *Participant) register(r receiver, kind C.int32_t, keep, limit, maxSampl
 	p.nextToken++
 	p.recvs[tok] = r
 	return tok, q, nil
+}
+
+// Yield asks the receive goroutine to let other goroutines run before it
+// next waits for samples. A handler calls it when it has woken a goroutine
+// that should run at once (internal/ros: a node's callback goroutine, a
+// caller waiting for its reply): Go puts that goroutine on the waking
+// thread's run queue, and if the receive goroutine then blocked in C,
+// another thread would have to be woken to steal it, one more thread
+// wake-up per batch. Yielding unconditionally would cost every other
+// batch a wake-up instead (Gosched wakes an idle thread). Safe from any
+// goroutine: a call from elsewhere costs one needless yield at most.
+func (p *Participant) Yield() {
+	if p != nil {
+		p.yield.Store(true)
+	}
 }
 
 // waitDelivery waits until no handler runs, unless called on the receive

@@ -145,6 +145,7 @@ func (c *client) onReplies(batch []dds.Sample) {
 			continue
 		}
 		ch <- m // buffered, one reply per call
+		c.n.ctx.part.Yield() // the caller runs next (see dds.Participant.Yield)
 	}
 }
 

@@ -190,6 +190,11 @@ func (n *Node) Post(f func()) error {
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
+		// The callback goroutine may have been asleep: if this runs on
+		// the receive goroutine, let it run there next (dds.Yield).
+		if n.ctx != nil {
+			n.ctx.part.Yield()
+		}
 	default:
 	}
 	return nil
