@@ -144,7 +144,7 @@ func (c *client) onReplies(batch []dds.Sample) {
 			c.badReply()
 			continue
 		}
-		ch <- m // buffered, one reply per call
+		ch <- m              // buffered, one reply per call
 		c.n.ctx.part.Yield() // the caller runs next (see dds.Participant.Yield)
 	}
 }
