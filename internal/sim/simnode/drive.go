@@ -19,6 +19,7 @@ import (
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
+	"go.uber.org/zap"
 )
 
 // DriveNodeName is the default name of the differential-drive simulator.
@@ -47,148 +48,189 @@ const DriveNodeName = "diff_drive_sim"
 // odom, tf, scan, map or /clock; commands are ignored), cleanup and shutdown
 // drop the robot. With the default autostart it runs from the start.
 func SetupDiffDrive(_ context.Context, l *lifecycle.Node) error {
-	n := l.Node()
-	log := n.Logger()
-	d := ros.NewDeclarer(n)
 	if _, err := fsmnode.NewManaged(l); err != nil {
 		return err
 	}
-	step := rate(d, "rate", 50, "simulation steps per second")
-	mapEvery := rate(d, "map_rate", 2, "/map publications per second")
+	s, err := newDiffDriveSim(l)
+	if err != nil {
+		return err
+	}
+	s.onLifecycle()
+	if s.pubs, err = newDrivePubs(l, s.publishClock); err != nil {
+		return err
+	}
+	s.cmdCtr = s.n.Counter(ros.CounterCommandsRejected)
+	if _, err := cmdvelnode.Subscribe(s.n, sim.TopicCmdVel, cmdvelnode.SubscriptionOptions{Stamped: s.stamped, Input: "cmd_vel",
+		Now: s.now, Timeout: func() time.Duration { return s.cmdTimeout }}, s.command); err != nil {
+		return err
+	}
+	l.OnActivate(s.activate)
+	_, err = s.n.NewWallTimer(s.step, s.tick)
+	return err
+}
+
+// diffDriveSim is diff_drive_sim's state. Every method runs on the node's
+// callback goroutine (or in setup before it runs).
+type diffDriveSim struct {
+	l   *lifecycle.Node
+	n   *ros.Node
+	log *zap.SugaredLogger
+
+	step, mapEvery time.Duration // the simulation step and the /map period (wall time)
+	start          sim.Pose2D
+	publishClock   bool
+	stamped        bool
+	cmdTimeout     time.Duration // a stamped command older than this is ignored; a younger one holds for the rest of it
+	limits         *param.Group[cmdvel.Limits]
+	guard          *cmdvel.Guard
+	cmdCtr         *ros.Counter // commands rejected and clamped, on /diagnostics
+
+	robot      *sim.DiffDrive
+	configured *sim.DiffDrive // the robot of the current configuration: nil while unconfigured
+	pubs       *drivePubs
+	simTime    time.Time // the simulation's time, advanced by each step
+	sinceMap   time.Duration
+	sinceScan  time.Duration
+}
+
+// scanEvery is the /scan period.
+const scanEvery = 100 * time.Millisecond
+
+// newDiffDriveSim declares diff_drive_sim's parameters and builds the
+// robot at its start pose.
+func newDiffDriveSim(l *lifecycle.Node) (*diffDriveSim, error) {
+	n := l.Node()
+	d := ros.NewDeclarer(n)
+	s := &diffDriveSim{l: l, n: n, log: n.Logger(), simTime: time.Unix(0, 0)}
+	s.step = rate(d, "rate", 50, "simulation steps per second")
+	s.mapEvery = rate(d, "map_rate", 2, "/map publications per second")
 	startX := param.Declare(d, "start_x", 0.0, fixed("start position x in the map frame, m"), nil)
 	startY := param.Declare(d, "start_y", 0.0, fixed("start position y in the map frame, m"), nil)
 	startYaw := param.Declare(d, "start_yaw", 0.0, fixed("start heading, rad"), nil)
-	pubClock := param.Declare(d, "publish_clock", false, fixed("publish /clock from the simulation time (for use_sim_time)"), nil)
+	s.publishClock = param.Declare(d, "publish_clock", false, fixed("publish /clock from the simulation time (for use_sim_time)"), nil)
 	cfg := sim.DefaultDiffDrive()
-	limits := cmdvelnode.DeclareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "cmd_vel")
-	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel")
+	s.limits = cmdvelnode.DeclareLimits(d, cmdvel.Limits{Linear: cfg.MaxLinear, Angular: cfg.MaxAngular}, "cmd_vel")
+	s.stamped = cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "cmd_vel")
 	if err := d.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	guard, err := cmdvel.NewGuard("cmd_vel", limits.Get())
-	if err != nil {
-		return fmt.Errorf("parameter %w", err)
+	var err error
+	if s.guard, err = cmdvel.NewGuard("cmd_vel", s.limits.Get()); err != nil {
+		return nil, fmt.Errorf("parameter %w", err)
 	}
-	cfg.MaxLinear, cfg.MaxAngular = limits.Get().Linear, limits.Get().Angular
-	start := sim.Pose2D{X: startX, Y: startY, Theta: startYaw}
-	robot, err := sim.NewDiffDrive(cfg, sim.DefaultWorld(), start)
-	if err != nil {
-		return err
+	cfg.MaxLinear, cfg.MaxAngular = s.limits.Get().Linear, s.limits.Get().Angular
+	s.start = sim.Pose2D{X: startX, Y: startY, Theta: startYaw}
+	if s.robot, err = sim.NewDiffDrive(cfg, sim.DefaultWorld(), s.start); err != nil {
+		return nil, err
 	}
-	// The robot of the current configuration: nil while unconfigured. Every
-	// use is on the node's callback goroutine (or in setup before it runs).
-	var configured *sim.DiffDrive
-	l.OnConfigure(func(lifecycle.State) lifecycle.Result {
-		r, err := sim.NewDiffDrive(robot.Config(), sim.DefaultWorld(), start)
+	s.cmdTimeout = time.Duration(cfg.CmdTimeout * float64(time.Second))
+	return s, nil
+}
+
+// onLifecycle registers the transitions but activation: configure places
+// a new robot at the start pose, cleanup, shutdown and error drop it, and
+// deactivate stops it (to stand still when activated again).
+func (s *diffDriveSim) onLifecycle() {
+	s.l.OnConfigure(func(lifecycle.State) lifecycle.Result {
+		r, err := sim.NewDiffDrive(s.robot.Config(), sim.DefaultWorld(), s.start)
 		if err != nil {
-			log.Errorf("configure: %v", err)
+			s.log.Errorf("configure: %v", err)
 			return lifecycle.Failure
 		}
-		robot, configured = r, r
+		s.robot, s.configured = r, r
 		return lifecycle.Success
 	})
-	release := func(lifecycle.State) lifecycle.Result { configured = nil; return lifecycle.Success }
-	l.OnCleanup(release)
-	l.OnShutdown(release)
-	l.OnError(release)
-	l.OnDeactivate(func(lifecycle.State) lifecycle.Result {
-		_ = robot.Command(0, 0) // stand still when activated again
+	release := func(lifecycle.State) lifecycle.Result { s.configured = nil; return lifecycle.Success }
+	s.l.OnCleanup(release)
+	s.l.OnShutdown(release)
+	s.l.OnError(release)
+	s.l.OnDeactivate(func(lifecycle.State) lifecycle.Result {
+		_ = s.robot.Command(0, 0)
 		return lifecycle.Success
 	})
-	// Live limits changed since the last command or step apply from this one
-	// (both run on the node's callback goroutine).
-	applyLimits := func() {
-		l, ok := limits.Changed()
-		if !ok {
-			return
-		}
-		_ = guard.SetLimits(l) // valid: the group checked it with cmdvel.Limits.Validate
-		_ = robot.SetLimits(l.Linear, l.Angular)
-		log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
-	}
+}
 
-	pubs, err := newDrivePubs(l, pubClock)
-	if err != nil {
-		return err
+// activate publishes map → odom and the map seen so far (both latched).
+func (s *diffDriveSim) activate(lifecycle.State) lifecycle.Result {
+	now := s.n.Clock().Now()
+	static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
+		{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
+			Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
+	}}
+	if err := s.pubs.tfStatic.Publish(static); err != nil {
+		s.log.Errorf("activate: publish %s: %v", sim.TopicTFStat, err)
+		return lifecycle.Failure
 	}
-	clockPub, mapPub := pubs.clock, pubs.grid
+	_ = s.pubs.grid.Publish(gridToMsg(s.robot.Seen(), now, sim.FrameMap))
+	return lifecycle.Success
+}
 
-	// The simulation's clock: sim time when it publishes /clock, else the
-	// node clock. Its stamps and the age of stamped commands are in it.
-	simTime := time.Unix(0, 0)
-	simNow := func() time.Time {
-		if clockPub != nil {
-			return simTime
-		}
-		return n.Clock().Now()
+// now is the simulation's clock: sim time when it publishes /clock, else
+// the node clock. Its stamps and the age of stamped commands are in it.
+func (s *diffDriveSim) now() time.Time {
+	if s.pubs.clock != nil {
+		return s.simTime
 	}
-	cmdCtr := n.Counter(ros.CounterCommandsRejected) // rejected and clamped, on /diagnostics
-	// A stamped command older than the command timeout is ignored; a
-	// younger one holds for the rest of it.
-	cmdTimeout := time.Duration(cfg.CmdTimeout * float64(time.Second))
-	if _, err := cmdvelnode.Subscribe(n, sim.TopicCmdVel, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "cmd_vel",
-		Now: simNow, Timeout: func() time.Duration { return cmdTimeout }}, func(c cmdvelnode.Command) {
-		if !l.Active() {
-			return // not active: commands are not integrated
-		}
-		applyLimits()
-		r := guard.Check(c.Twist, time.Now())
-		if r.Verdict != cmdvel.Accepted {
-			cmdCtr.Inc()
-		}
-		if r.Report != nil {
-			log.Warnf("%v", r.Report)
-		}
-		if r.Verdict == cmdvel.Rejected {
-			return // the previous command stays in force until it times out
-		}
-		// Finite and within the limits.
-		_ = robot.CommandAged(r.Twist.Linear[0], r.Twist.Angular[2], simNow().Sub(c.At).Seconds())
-	}); err != nil {
-		return err
+	return s.n.Clock().Now()
+}
+
+// applyLimits takes live limits changed since the last command or step:
+// they apply from this one.
+func (s *diffDriveSim) applyLimits() {
+	l, ok := s.limits.Changed()
+	if !ok {
+		return
 	}
+	_ = s.guard.SetLimits(l) // valid: the group checked it with cmdvel.Limits.Validate
+	_ = s.robot.SetLimits(l.Linear, l.Angular)
+	s.log.Infof("velocity limits now %g m/s, %g rad/s", l.Linear, l.Angular)
+}
 
-	// Activation publishes map → odom and the map seen so far (both latched).
-	l.OnActivate(func(lifecycle.State) lifecycle.Result {
-		now := n.Clock().Now()
-		static := &tf2_msgs_msg.TFMessage{Transforms: []geometry_msgs_msg.TransformStamped{
-			{Header: header(now, sim.FrameMap), ChildFrameId: sim.FrameOdom,
-				Transform: geometry_msgs_msg.Transform{Rotation: yawQuat(0)}},
-		}}
-		if err := pubs.tfStatic.Publish(static); err != nil {
-			log.Errorf("activate: publish %s: %v", sim.TopicTFStat, err)
-			return lifecycle.Failure
-		}
-		_ = mapPub.Publish(gridToMsg(robot.Seen(), now, sim.FrameMap))
-		return lifecycle.Success
-	})
+// command takes one cmd_vel while active: checked by the guard (rejected
+// and clamped ones counted and reported), then commanded with its age.
+func (s *diffDriveSim) command(c cmdvelnode.Command) {
+	if !s.l.Active() {
+		return // not active: commands are not integrated
+	}
+	s.applyLimits()
+	r := s.guard.Check(c.Twist, time.Now())
+	if r.Verdict != cmdvel.Accepted {
+		s.cmdCtr.Inc()
+	}
+	if r.Report != nil {
+		s.log.Warnf("%v", r.Report)
+	}
+	if r.Verdict == cmdvel.Rejected {
+		return // the previous command stays in force until it times out
+	}
+	// Finite and within the limits.
+	_ = s.robot.CommandAged(r.Twist.Linear[0], r.Twist.Angular[2], s.now().Sub(c.At).Seconds())
+}
 
-	dt := step.Seconds()
-	var sinceMap, sinceScan time.Duration
-	scanEvery := 100 * time.Millisecond
-	_, err = n.NewWallTimer(step, func() {
-		if !l.Active() || configured == nil {
-			return // not active: the world stands still
-		}
-		applyLimits()
-		robot.Step(dt)
-		simTime = simTime.Add(step)
-		t := n.Clock().Now()
-		if clockPub != nil {
-			t = simTime
-			_ = clockPub.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.TimeOf(simTime)})
-		}
-		pubs.state(robot, t)
-		if sinceScan += step; sinceScan >= scanEvery {
-			sinceScan = 0
-			pubs.scanOf(robot, t, scanEvery)
-		}
-		if sinceMap += step; sinceMap >= mapEvery {
-			sinceMap = 0
-			_ = mapPub.Publish(gridToMsg(robot.Seen(), t, sim.FrameMap))
-		}
-	})
-	return err
+// tick is one simulation step while active and configured: the robot
+// moves, /clock advances (with publish_clock), and odometry, TF and joint
+// states go out every step, /scan and /map at their own periods.
+func (s *diffDriveSim) tick() {
+	if !s.l.Active() || s.configured == nil {
+		return // not active: the world stands still
+	}
+	s.applyLimits()
+	s.robot.Step(s.step.Seconds())
+	s.simTime = s.simTime.Add(s.step)
+	t := s.n.Clock().Now()
+	if s.pubs.clock != nil {
+		t = s.simTime
+		_ = s.pubs.clock.Publish(&rosgraph_msgs_msg.Clock{Clock: builtin_interfaces_msg.TimeOf(s.simTime)})
+	}
+	s.pubs.state(s.robot, t)
+	if s.sinceScan += s.step; s.sinceScan >= scanEvery {
+		s.sinceScan = 0
+		s.pubs.scanOf(s.robot, t, scanEvery)
+	}
+	if s.sinceMap += s.step; s.sinceMap >= s.mapEvery {
+		s.sinceMap = 0
+		_ = s.pubs.grid.Publish(gridToMsg(s.robot.Seen(), t, sim.FrameMap))
+	}
 }
 
 // drivePubs are diff_drive_sim's publishers.
