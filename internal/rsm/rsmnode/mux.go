@@ -33,41 +33,33 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 	log := n.Logger()
 	d := ros.NewDeclarer(n)
 	hz := declareRate(d)
-	fixedTopic := func(name, def, what string) string {
-		return param.Declare(d, name, def, param.ReadOnly(what, "the topic is subscribed or advertised at start-up"), nonEmpty)
-	}
-	autoTopic := fixedTopic("autonomy_cmd_vel_topic", "autonomy/cmd_vel", "Twist input used in AUTONOMOUS")
-	teleTopic := fixedTopic("teleoperation_cmd_vel_topic", "teleoperation/cmd_vel", "Twist input used in TELEOPERATION")
-	outTopic := fixedTopic("cmd_vel_topic", "cmd_vel", "multiplexed Twist output")
-	joyUsed := param.Declare(d, "joystick_used", false, param.ReadOnly("whether the joystick switches to TELEOPERATION",
-		"the joystick is subscribed at start-up only when used"), nil)
-	joyTopic := fixedTopic("joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
+	p := declareMuxParams(d)
 	live := declareMuxLive(d)
-	initial := param.Declare(d, "initial_operation_mode", int64(0), param.Descriptor{
+	p.initial = param.Declare(d, "initial_operation_mode", int64(0), param.Descriptor{
 		Description: "operation mode at start: 0 STOPPED (original), 1 AUTONOMOUS, 2 TELEOPERATION " +
 			"(read-only: it only applies at start-up; change the mode with rsm/setOperationMode)",
 		ReadOnly: true, ReadOnlyReason: "it only applies at start-up; change the mode with rsm/setOperationMode",
 		IntegerRange: param.Ints(0, 2)}, nil)
-	stamped := cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the autonomy and teleoperation inputs and the cmd_vel output")
-	frame := cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
+	p.stamped = cmdvelnode.DeclareStamped(d, cmdvelnode.ParamStamped, "the autonomy and teleoperation inputs and the cmd_vel output")
+	p.frame = cmdvelnode.DeclareFrame(d, "frame_id", cmdvelnode.DefaultFrame)
 	if err := d.Err(); err != nil {
 		return err
 	}
 	tune := live.Get().tuning()
-	initialOp := rsm.OperationMode{Mode: rsm.Mode(initial)}
+	initialOp := rsm.OperationMode{Mode: rsm.Mode(p.initial)}
 	fsmPub, err := fsmnode.New(n, rsm.MuxGraph(initialOp))
 	if err != nil {
 		return err
 	}
 	modes := fsmPub.Machine(rsm.MuxMachine)
-	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: tune.TeleopIdle, JoystickUsed: joyUsed,
+	mux, err := rsm.NewMux(rsm.MuxConfig{TeleopIdle: tune.TeleopIdle, JoystickUsed: p.joyUsed,
 		Initial: initialOp, Limits: tune.Limits, AutonomyTimeout: tune.AutonomyTimeout, Log: log,
 		OnChange: func(_, to, cause string) { modes.Observe(to, cause) }})
 	if err != nil {
 		return err
 	}
 	outQoS := ros.QoSDefault.KeepLast(1)
-	out, err := cmdvelnode.Advertise(n, outTopic, cmdvelnode.PublisherOptions{Stamped: stamped, Frame: frame, QoS: &outQoS})
+	out, err := cmdvelnode.Advertise(n, p.outTopic, cmdvelnode.PublisherOptions{Stamped: p.stamped, Frame: p.frame, QoS: &outQoS})
 	if err != nil {
 		return err
 	}
@@ -76,48 +68,9 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	ref := newRefusals(n)
-	// Rejected and clamped commands and autonomy timeouts are counted on
-	// /diagnostics (commands_rejected, autonomy_timeouts).
-	cmdCtr, fallbackCtr := n.Counter(ros.CounterCommandsRejected), n.Counter("autonomy_timeouts")
-	var cmdSeen, fallbackSeen uint64
-	count := func() {
-		if c := mux.Rejections() + mux.Clamps(); c > cmdSeen {
-			cmdCtr.Add(c - cmdSeen)
-			cmdSeen = c
-		}
-		if f := mux.Fallbacks(); f > fallbackSeen {
-			fallbackCtr.Add(f - fallbackSeen)
-			fallbackSeen = f
-		}
-	}
-	warn := func(err error) {
-		if err != nil {
-			log.Warnf("%v", err)
-		}
-	}
-	clk := n.Clock()
-	// A stamped command counts from its stamp: older than the input's
-	// timer (autonomy_cmd_vel_timeout, teleoperation_idle_timer) it is
-	// ignored as if it had not come (cmdvel.Stamps).
-	if _, err := cmdvelnode.Subscribe(n, autoTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "autonomy cmd_vel",
-		Timeout: func() time.Duration { return live.Get().AutonomyTimeout }}, func(c cmdvelnode.Command) {
-		warn(mux.OnAutonomy(rsmTwist(c.Twist), c.At))
-	}); err != nil {
+	count := muxCounters(n, mux)
+	if err := muxInputs(n, p, live, mux); err != nil {
 		return err
-	}
-	if _, err := cmdvelnode.Subscribe(n, teleTopic, cmdvelnode.SubscriptionOptions{Stamped: stamped, Input: "teleoperation cmd_vel",
-		Timeout: func() time.Duration { return live.Get().Idle }}, func(c cmdvelnode.Command) {
-		warn(mux.OnTeleop(rsmTwist(c.Twist), c.At))
-	}); err != nil {
-		return err
-	}
-	// FIX: the original subscribed to the joystick even with joystick_used=false.
-	if joyUsed {
-		if _, err := ros.NewSubscription(n, joyTopic, ros.QoSSensorData, func(m *sensor_msgs_msg.Joy) {
-			warn(mux.OnJoy(rsm.Joy{Axes: m.Axes, Buttons: m.Buttons}, clk.Now()))
-		}); err != nil {
-			return err
-		}
 	}
 	if _, err := ros.NewService(n, Namespace+"setOperationMode", rsm_msgs_srv.SetOperationMode,
 		func(_ context.Context, req *rsm_msgs_srv.SetOperationMode_Request) (*rsm_msgs_srv.SetOperationMode_Response, error) {
@@ -126,6 +79,7 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 		}); err != nil {
 		return err
 	}
+	clk := n.Clock()
 	return tickAt(n, hz, func() {
 		// Live parameters changed since the last cycle apply from this one.
 		if c, ok := live.Changed(); ok {
@@ -135,12 +89,91 @@ func SetupMux(_ context.Context, n *ros.Node) error {
 		count()
 		o := OperationModeToMsg(op)
 		if err := out.Publish(cmdvelTwist(tw)); err != nil {
-			log.Errorf("publish %s: %v", outTopic, err)
+			log.Errorf("publish %s: %v", p.outTopic, err)
 		}
 		if err := opPub.Publish(&o); err != nil {
 			log.Errorf("publish operationMode: %v", err)
 		}
 	})
+}
+
+// muxParams are robotControlMuxNode's read-only parameters.
+type muxParams struct {
+	autoTopic, teleTopic, outTopic string
+	joyUsed                        bool
+	joyTopic                       string
+	initial                        int64 // initial_operation_mode
+	stamped                        bool
+	frame                          string
+}
+
+// declareMuxParams declares the topics and the joystick switch.
+func declareMuxParams(d *param.Declarer) muxParams {
+	fixedTopic := func(name, def, what string) string {
+		return param.Declare(d, name, def, param.ReadOnly(what, "the topic is subscribed or advertised at start-up"), nonEmpty)
+	}
+	var p muxParams
+	p.autoTopic = fixedTopic("autonomy_cmd_vel_topic", "autonomy/cmd_vel", "Twist input used in AUTONOMOUS")
+	p.teleTopic = fixedTopic("teleoperation_cmd_vel_topic", "teleoperation/cmd_vel", "Twist input used in TELEOPERATION")
+	p.outTopic = fixedTopic("cmd_vel_topic", "cmd_vel", "multiplexed Twist output")
+	p.joyUsed = param.Declare(d, "joystick_used", false, param.ReadOnly("whether the joystick switches to TELEOPERATION",
+		"the joystick is subscribed at start-up only when used"), nil)
+	p.joyTopic = fixedTopic("joystick_topic", "joy", "sensor_msgs/Joy input (only if joystick_used)")
+	return p
+}
+
+// muxCounters returns the function that adds the mux's rejected and
+// clamped commands and its autonomy timeouts since its last call to
+// /diagnostics (commands_rejected, autonomy_timeouts).
+func muxCounters(n *ros.Node, mux *rsm.Mux) func() {
+	cmdCtr, fallbackCtr := n.Counter(ros.CounterCommandsRejected), n.Counter("autonomy_timeouts")
+	var cmdSeen, fallbackSeen uint64
+	return func() {
+		if c := mux.Rejections() + mux.Clamps(); c > cmdSeen {
+			cmdCtr.Add(c - cmdSeen)
+			cmdSeen = c
+		}
+		if f := mux.Fallbacks(); f > fallbackSeen {
+			fallbackCtr.Add(f - fallbackSeen)
+			fallbackSeen = f
+		}
+	}
+}
+
+// muxInputs subscribes the mux's inputs: autonomy and teleoperation
+// commands and, if used, the joystick. A stamped command counts from its
+// stamp: older than the input's timer (autonomy_cmd_vel_timeout,
+// teleoperation_idle_timer) it is ignored as if it had not come
+// (cmdvel.Stamps).
+func muxInputs(n *ros.Node, p muxParams, live *param.Group[muxLive], mux *rsm.Mux) error {
+	log := n.Logger()
+	warn := func(err error) {
+		if err != nil {
+			log.Warnf("%v", err)
+		}
+	}
+	clk := n.Clock()
+	if _, err := cmdvelnode.Subscribe(n, p.autoTopic, cmdvelnode.SubscriptionOptions{Stamped: p.stamped, Input: "autonomy cmd_vel",
+		Timeout: func() time.Duration { return live.Get().AutonomyTimeout }}, func(c cmdvelnode.Command) {
+		warn(mux.OnAutonomy(rsmTwist(c.Twist), c.At))
+	}); err != nil {
+		return err
+	}
+	if _, err := cmdvelnode.Subscribe(n, p.teleTopic, cmdvelnode.SubscriptionOptions{Stamped: p.stamped, Input: "teleoperation cmd_vel",
+		Timeout: func() time.Duration { return live.Get().Idle }}, func(c cmdvelnode.Command) {
+		warn(mux.OnTeleop(rsmTwist(c.Twist), c.At))
+	}); err != nil {
+		return err
+	}
+	// FIX: the original subscribed to the joystick even with joystick_used=false.
+	if p.joyUsed {
+		if _, err := ros.NewSubscription(n, p.joyTopic, ros.QoSSensorData, func(m *sensor_msgs_msg.Joy) {
+			warn(mux.OnJoy(rsm.Joy{Axes: m.Axes, Buttons: m.Buttons}, clk.Now()))
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rsmTwist converts a command to the state machine's type.
