@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,28 @@ func TestExecutable(t *testing.T) {
 	t.Setenv(BinEnv, filepath.Dir(p))
 	if q := Executable(t, "nodes/joy"); q != p {
 		t.Fatalf("prebuilt lookup gave %s, want %s", q, p)
+	}
+}
+
+// TestExecutableDir_BuildsTogether: the packages ExecutableDir has not
+// built yet are built by one go build into one directory, each runnable;
+// with one that does not build, the error names it.
+func TestExecutableDir_BuildsTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds executables")
+	}
+	t.Setenv(BinEnv, "")
+	dir := ExecutableDir(t, "nodes/joy_teleop", "nodes/cmd_vel_reverse")
+	for _, name := range []string{"joy_teleop", "cmd_vel_reverse"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s in %s: not an executable (%v)", name, dir, err)
+		}
+	}
+	if _, err := executable("internal/testenv/testdata/nosuchpkg", false); err == nil || !strings.Contains(err.Error(), "nosuchpkg") {
+		t.Errorf("a package that does not exist: %v, want an error naming it", err)
+	}
+	buildAll([]string{"nodes/joy_teleop", "internal/testenv/testdata/nosuchpkg2", "nodes/cmd_vel_reverse"})
+	if _, err := executable("internal/testenv/testdata/nosuchpkg2", false); err == nil || !strings.Contains(err.Error(), "nosuchpkg2") {
+		t.Errorf("a package that does not exist, built with others: %v, want an error naming it", err)
 	}
 }
