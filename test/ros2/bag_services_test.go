@@ -27,7 +27,7 @@ func TestBagRecordsServiceEventsFromRclpy(t *testing.T) {
 		t.Skipf("service introspection needs Jazzy; the ROS 2 peer is %q", peer.distro)
 	}
 	env := d.ours()
-	d.start("ours server", env, ours("ournodes"), "server").waitLine("ournodes ready")
+	d.start("ours server", env, ours("gopeer"), "ours_server").waitLine("gopeer ready")
 	dir := filepath.Join(t.TempDir(), "services")
 	rec := d.start("fsmnodes bag record --services", env, ours("fsmnodes"), "bag", "record", "--services", "/ours_server/set",
 		"-o", dir, "--report-period", "0.2")
