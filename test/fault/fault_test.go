@@ -43,6 +43,7 @@ const (
 	nodeHexapod  = "/hexapod/hexapod_controller"
 	nodeVelma    = "/velma/velma_core"
 	nodeFoxglove = "/foxglove_bridge"
+	nodeRecorder = "/flight_recorder"
 )
 
 // suite is the shared state of the subtests of TestFaults.
@@ -181,7 +182,8 @@ func distToPatrol(pose [2]float64) float64 {
 //     navigator (each stops a driving diffbot) and, beside them, of every
 //     node that moves no diffbot; then hostile CDR at every input of the
 //     demo and a failed save;
-//   - the diffbot and the hexapod alone: CLI timeouts, absurd commands and
+//   - the diffbot and the hexapod, with foxglove_bridge and the flight
+//     recorder: CLI timeouts, absurd commands and
 //     invalid parameters, bad requests, then kill -9 and SIGSTOP of
 //     diff_drive_sim and serviceProviderNode, then inputs beyond their
 //     bounds and fake data (roundTwo).
@@ -203,9 +205,11 @@ func TestFaults(t *testing.T) {
 		t.Run("failed save answers false", s.failedSave)
 		t.Run("every node still answers", s.allAnswer)
 	})
-	t.Run("diffbot and hexapod", func(t *testing.T) {
+	t.Run("diffbot, hexapod and the bridges", func(t *testing.T) {
 		t.Parallel()
-		s := newSuite(t, "/diffbot", "/hexapod")
+		// With the two nodes that listen to every robot: a fault of the
+		// diffbot's simulator or waypoint store must not take them down.
+		s := newSuite(t, "/diffbot", "/hexapod", nodeFoxglove, nodeRecorder)
 		// These three do not disturb one another (the CLI's navigation goal
 		// moves no robot while the mux is STOPPED or in TELEOPERATION, the
 		// parameters tried are refused or are the navigator's own limit), and

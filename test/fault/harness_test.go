@@ -23,9 +23,10 @@
 //     a fake map → odom): refused with the reason, counted, forgotten.
 //
 // Two demos run side by side on domains of their own (the whole demo, and
-// the diffbot and hexapod alone), each case on one of them (TestFaults
-// says which), so that the diffbot's sequential fault cases are split in
-// two and the commands and parameters need not wait for them.
+// the diffbot and the hexapod with foxglove_bridge and the flight
+// recorder), each case on one of them (TestFaults says which), so that the
+// diffbot's sequential fault cases are split in two and the commands and
+// parameters need not wait for them.
 //
 // The processes run with the demo's settings, Cyclone's default 10 s
 // participant lease included: supervision must not wait for the lease
@@ -180,8 +181,8 @@ type demo struct {
 // startDemo loads launch/demo.launch.xml (foxglove_bridge on a free port)
 // and starts each of its processes on its own in a fresh domain with a
 // ROS_HOME of its own (the waypoints file), so that two demos can run side
-// by side. With namespaces given, only the nodes under them are started
-// (e.g. "/diffbot", "/hexapod").
+// by side. With namespaces given, only the nodes under them, or of these
+// names, are started (e.g. "/diffbot", "/foxglove_bridge").
 func startDemo(t *testing.T, namespaces ...string) *demo {
 	t.Helper()
 	root, err := testenv.ModuleRoot()
@@ -218,7 +219,7 @@ func startDemo(t *testing.T, namespaces ...string) *demo {
 		if fqn == "" {
 			t.Fatalf("%s: node without a fully qualified name", lp.Label)
 		}
-		if len(namespaces) > 0 && !slices.ContainsFunc(namespaces, func(ns string) bool { return strings.HasPrefix(fqn, ns+"/") }) {
+		if len(namespaces) > 0 && !slices.ContainsFunc(namespaces, func(ns string) bool { return fqn == ns || strings.HasPrefix(fqn, ns+"/") }) {
 			continue
 		}
 		p := &proc{desc: lp, fqn: fqn, argv: argv, env: lp.Environ(base), out: &syncBuf{}}
