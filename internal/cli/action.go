@@ -185,20 +185,9 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 	if len(p.pos) == 3 {
 		values = p.pos[2]
 	}
-	goal, err := buildMessage(at.Goal, values)
+	g, err := newGoalRequest(at, values)
 	if err != nil {
 		return err
-	}
-	var uuid [16]byte
-	if _, err := rand.Read(uuid[:]); err != nil {
-		return fmt.Errorf("goal id: %w", err)
-	}
-	sendReq := at.SendGoal.Request.New()
-	if err := msgyaml.SetField(sendReq, "goal_id.uuid", uuid); err != nil {
-		return fmt.Errorf("build the send_goal request: %w", err)
-	}
-	if err := msgyaml.SetField(sendReq, "goal", goal); err != nil {
-		return fmt.Errorf("build the send_goal request: %w", err)
 	}
 	s, err := a.open(ctx, "send_goal")
 	if err != nil {
@@ -210,25 +199,111 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 		return fmt.Errorf("action: %w", err)
 	}
 	out := &lockedPrinter{app: a}
-	// The topics first, as internal/ros's ActionClient does: the server
-	// answers send_goal only once it knows the client's reply reader, and
-	// endpoints are announced in creation order, so by the time the goal is
-	// accepted the server's feedback writer has matched the feedback reader
-	// and the first feedback is not lost. The status topic is listened to as
-	// every rclcpp/rclpy action client does: servers that stop a robot when
-	// its client goes (a killed send_goal) see this process as the goal's
-	// client.
-	var subs []*ros.Subscription
-	statusT, err := a.Registry.Message("action_msgs/msg/GoalStatusArray")
+	ep, err := a.goalEndpoints(s, fqn, at, g.uuid, p.has("-f", "--feedback"), out)
 	if err != nil {
 		return err
 	}
+	defer ep.close()
+	// Wait as ros2 action send_goal does (rcl_action_server_is_available):
+	// the services are ready and the feedback and status topics have
+	// matched the server's publishers.
+	out.printf("Waiting for an action server to become available...\n")
+	if err := waitActionServer(ctx, s.rc, []*ros.DynamicClient{ep.send, ep.result}, ep.subs); err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
+		}
+		return nilIfCanceled(err)
+	}
+	if err := settle(ctx); err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
+		}
+		return nilIfCanceled(err)
+	}
+	goalText, err := msgyaml.Marshal(g.goal)
+	if err != nil {
+		return err
+	}
+	out.printf("Sending goal:\n     %s\n", goalText)
+	resp, err := ep.send.Call(ctx, g.request)
+	if err != nil {
+		if timedOut() {
+			return fmt.Errorf("action server %s did not answer the goal within the timeout", fqn)
+		}
+		return nilIfCanceled(fmt.Errorf("exception while sending goal: %w", err))
+	}
+	accepted, err := msgyaml.Field(resp, "accepted")
+	if err != nil {
+		return err
+	}
+	if ok, _ := accepted.(bool); !ok {
+		out.printf("Goal was rejected.\n")
+		return nil
+	}
+	out.printf("Goal accepted with ID: %s\n\n", hex.EncodeToString(g.uuid[:]))
+	return a.goalResult(ctx, s, fqn, at, g.uuid, ep.result, out, timedOut)
+}
+
+// goalRequest is a send_goal request: the goal under a new random id.
+type goalRequest struct {
+	uuid    [16]byte
+	goal    rosidl.Message
+	request rosidl.Message
+}
+
+// newGoalRequest builds the goal of type at from YAML values.
+func newGoalRequest(at *rosidl.ActionType, values string) (goalRequest, error) {
+	var g goalRequest
+	var err error
+	if g.goal, err = buildMessage(at.Goal, values); err != nil {
+		return g, err
+	}
+	if _, err := rand.Read(g.uuid[:]); err != nil {
+		return g, fmt.Errorf("goal id: %w", err)
+	}
+	g.request = at.SendGoal.Request.New()
+	if err := msgyaml.SetField(g.request, "goal_id.uuid", g.uuid); err != nil {
+		return g, fmt.Errorf("build the send_goal request: %w", err)
+	}
+	if err := msgyaml.SetField(g.request, "goal", g.goal); err != nil {
+		return g, fmt.Errorf("build the send_goal request: %w", err)
+	}
+	return g, nil
+}
+
+// goalEndpoints are send_goal's subscriptions (status, feedback) and
+// service clients (send_goal, get_result).
+type goalEndpoints struct {
+	subs         []*ros.Subscription
+	send, result *ros.DynamicClient
+}
+
+// close closes the service clients (the subscriptions go with the node).
+func (ep *goalEndpoints) close() {
+	ep.send.Close()
+	ep.result.Close()
+}
+
+// goalEndpoints creates the endpoints of a client of action fqn: the
+// topics first, as internal/ros's ActionClient does — the server answers
+// send_goal only once it knows the client's reply reader, and endpoints
+// are announced in creation order, so by the time the goal is accepted
+// the server's feedback writer has matched the feedback reader and the
+// first feedback is not lost. The status topic is listened to as every
+// rclcpp/rclpy action client does: servers that stop a robot when its
+// client goes (a killed send_goal) see this process as the goal's client.
+// With showFeedback, the feedback of goal uuid is printed.
+func (a *App) goalEndpoints(s *session, fqn string, at *rosidl.ActionType, uuid [16]byte, showFeedback bool, out *lockedPrinter) (*goalEndpoints, error) {
+	ep := &goalEndpoints{}
+	statusT, err := a.Registry.Message("action_msgs/msg/GoalStatusArray")
+	if err != nil {
+		return nil, err
+	}
 	stSub, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/status", statusT, ros.QoSLatched, func(rosidl.Message) {})
 	if err != nil {
-		return fmt.Errorf("status of %s: %w", fqn, err)
+		return nil, fmt.Errorf("status of %s: %w", fqn, err)
 	}
-	subs = append(subs, stSub)
-	showFeedback := p.has("-f", "--feedback")
+	ep.subs = append(ep.subs, stSub)
 	fbSub, err := ros.NewDynamicSubscription(s.node, fqn+"/_action/feedback", at.FeedbackMessage, ros.QoSDefault,
 		func(m rosidl.Message) {
 			if !showFeedback {
@@ -251,57 +326,24 @@ func (a *App) actionSendGoal(ctx context.Context, args []string) error {
 			}
 		})
 	if err != nil {
-		return fmt.Errorf("feedback of %s: %w", fqn, err)
+		return nil, fmt.Errorf("feedback of %s: %w", fqn, err)
 	}
-	subs = append(subs, fbSub)
-	sendCli, err := ros.NewDynamicClient(s.node, fqn+actionSendGoalSuffix, at.SendGoal)
-	if err != nil {
-		return fmt.Errorf("action client %s: %w", fqn, err)
+	ep.subs = append(ep.subs, fbSub)
+	if ep.send, err = ros.NewDynamicClient(s.node, fqn+actionSendGoalSuffix, at.SendGoal); err != nil {
+		return nil, fmt.Errorf("action client %s: %w", fqn, err)
 	}
-	defer sendCli.Close()
-	resultCli, err := ros.NewDynamicClient(s.node, fqn+"/_action/get_result", at.GetResult)
-	if err != nil {
-		return fmt.Errorf("action client %s: %w", fqn, err)
+	if ep.result, err = ros.NewDynamicClient(s.node, fqn+"/_action/get_result", at.GetResult); err != nil {
+		ep.send.Close()
+		return nil, fmt.Errorf("action client %s: %w", fqn, err)
 	}
-	defer resultCli.Close()
-	// Wait as ros2 action send_goal does (rcl_action_server_is_available):
-	// the services are ready and the feedback and status topics have
-	// matched the server's publishers.
-	out.printf("Waiting for an action server to become available...\n")
-	if err := waitActionServer(ctx, s.rc, []*ros.DynamicClient{sendCli, resultCli}, subs); err != nil {
-		if timedOut() {
-			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
-		}
-		return nilIfCanceled(err)
-	}
-	if err := settle(ctx); err != nil {
-		if timedOut() {
-			return fmt.Errorf("action server %s did not become available within the timeout", fqn)
-		}
-		return nilIfCanceled(err)
-	}
-	goalText, err := msgyaml.Marshal(goal)
-	if err != nil {
-		return err
-	}
-	out.printf("Sending goal:\n     %s\n", goalText)
-	resp, err := sendCli.Call(ctx, sendReq)
-	if err != nil {
-		if timedOut() {
-			return fmt.Errorf("action server %s did not answer the goal within the timeout", fqn)
-		}
-		return nilIfCanceled(fmt.Errorf("exception while sending goal: %w", err))
-	}
-	accepted, err := msgyaml.Field(resp, "accepted")
-	if err != nil {
-		return err
-	}
-	if ok, _ := accepted.(bool); !ok {
-		out.printf("Goal was rejected.\n")
-		return nil
-	}
-	out.printf("Goal accepted with ID: %s\n\n", hex.EncodeToString(uuid[:]))
+	return ep, nil
+}
 
+// goalResult waits for the result of accepted goal uuid and prints it with
+// its status. When ctx ends first (Ctrl-C, --timeout) the goal is
+// canceled.
+func (a *App) goalResult(ctx context.Context, s *session, fqn string, at *rosidl.ActionType, uuid [16]byte,
+	resultCli *ros.DynamicClient, out *lockedPrinter, timedOut func() bool) error {
 	resultReq := at.GetResult.Request.New()
 	if err := msgyaml.SetField(resultReq, "goal_id.uuid", uuid); err != nil {
 		return err
