@@ -86,7 +86,7 @@ type Participant struct {
 	closing   atomic.Bool
 	loopID    atomic.Uint64 // goroutine id of the receive goroutine
 	yield     atomic.Bool   // Yield was called: Gosched after this delivery
-	trimmedAt time.Time     // the last heap trim scheduled (receive goroutine; heap.go)
+	trimmedAt time.Time     // when the last heap trim scheduled runs (receive goroutine; heap.go)
 	done      chan struct{}
 }
 

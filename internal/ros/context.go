@@ -177,7 +177,10 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 	if enclave == "" {
 		enclave = "/"
 	}
-	config := env.Config
+	// Receive buffers the C heap reuses (see dds.ReceiveBufferConfig); a
+	// process of rmw_cyclonedds_cpp gets the same from glibc's dynamic
+	// mmap threshold. First, so that $CYCLONEDDS_URI may override it.
+	config := dds.ReceiveBufferConfig + env.Config
 	if opts.LeaseDuration > 0 && !strings.Contains(config, "LeaseDuration") && !uriSetsLease(getenv("CYCLONEDDS_URI")) {
 		// First, so that every later fragment (the discovery settings,
 		// $CYCLONEDDS_URI) overrides it.
