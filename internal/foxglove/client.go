@@ -33,11 +33,14 @@ type client struct {
 	sent        atomic.Uint64
 	lastDropLog atomic.Int64
 	errLog      throttle
+
+	sess *Session
+	live liveness
 }
 
 func (s *Server) newClient(conn *websocket.Conn, addr string) *client {
 	ctx, cancel := context.WithCancel(s.ctx)
-	return &client{
+	c := &client{
 		s:         s,
 		conn:      conn,
 		addr:      addr,
@@ -51,7 +54,10 @@ func (s *Server) newClient(conn *websocket.Conn, addr string) *client {
 		pubs:      map[uint32]ClientPublisher{},
 		pubErrs:   map[uint32]uint64{},
 		errLog:    throttle{interval: s.opts.LogInterval},
+		sess:      newSession(addr, ctx.Done()),
 	}
+	c.heard()
+	return c
 }
 
 // sendText queues a JSON message; msg may be shared between clients.
@@ -145,6 +151,7 @@ func (c *client) readLoop() {
 			}
 			return
 		}
+		c.heard()
 		if typ == websocket.MessageText {
 			c.handleText(data)
 		} else {
@@ -362,6 +369,9 @@ func (c *client) clientUnadvertise(m *ClientUnadvertiseMsg) {
 // first failure of a channel and then only counted, so a client sending
 // garbage at 1 kHz cannot flood its own control lane.
 func (c *client) publish(m *ClientMessageData) {
+	if c.discardIfLost() {
+		return // sent while its link was down: stale (see liveness.go)
+	}
 	pub, ok := c.pubs[m.ChannelID]
 	if !ok {
 		c.pubErrs[m.ChannelID]++
@@ -419,9 +429,14 @@ func (c *client) callService(m *ServiceCallRequest) {
 		c.callFailure(m.ServiceID, m.CallID, "encoding %q is not supported (supported: %v)", m.Encoding, c.s.opts.SupportedEncodings)
 		return
 	}
+	if c.discardIfLost() {
+		c.callFailure(m.ServiceID, m.CallID, "%s: not called: the call was sent while the server heard nothing from this client (client_timeout %v), and is stale",
+			sv.Name, c.s.opts.ClientTimeout)
+		return
+	}
 	svc := *sv
 	ok := c.startCall(func() {
-		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.CallTimeout)
+		ctx, cancel := context.WithTimeout(context.WithValue(c.ctx, sessionKey{}, c.sess), c.s.opts.CallTimeout)
 		defer cancel()
 		resp, err := c.s.backend.CallService(ctx, svc, m.Encoding, m.Payload)
 		if err != nil {
@@ -481,6 +496,10 @@ func (c *client) getParameters(m *GetParametersMsg) {
 }
 
 func (c *client) setParameters(m *SetParametersMsg) {
+	if c.discardIfLost() {
+		c.status(StatusError, "setParameters: not set: sent while the server heard nothing from this client (client_timeout %v), and stale", c.s.opts.ClientTimeout)
+		return
+	}
 	var ps []Parameter
 	for _, p := range m.Parameters {
 		switch {

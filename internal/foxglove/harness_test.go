@@ -152,6 +152,9 @@ type harness struct {
 	srv *Server
 	b   *fakeBackend
 	url string
+	// paused: dial returns clients that read nothing (and so answer no
+	// ping) until their read is called.
+	paused bool
 }
 
 func newHarness(t *testing.T, opts Options) *harness {
@@ -198,6 +201,16 @@ func (h *harness) dialOffering(subprotocols ...string) (*testClient, string) {
 	}
 	conn.SetReadLimit(64 << 20)
 	c := &testClient{t: h.t, conn: conn, text: make(chan map[string]any, 1000), bin: make(chan []byte, 100000)}
+	if !h.paused {
+		c.read()
+	}
+	h.t.Cleanup(func() { conn.CloseNow() })
+	return c, conn.Subprotocol()
+}
+
+// read starts reading what the server sends (and answering its pings).
+func (c *testClient) read() {
+	conn := c.conn
 	go func() {
 		for {
 			typ, data, err := conn.Read(context.Background())
@@ -217,8 +230,6 @@ func (h *harness) dialOffering(subprotocols ...string) (*testClient, string) {
 			}
 		}
 	}()
-	h.t.Cleanup(func() { conn.CloseNow() })
-	return c, conn.Subprotocol()
 }
 
 func (c *testClient) send(v any) {

@@ -95,6 +95,11 @@ type Options struct {
 	// OnCount, if set, is called with a Count* name for every refusal
 	// and client error (it must not block).
 	OnCount func(counter string)
+	// ClientTimeout, when positive, supervises every client: pinged every
+	// ClientTimeout/4, a client heard from for none of ClientTimeout is
+	// lost (Session.Silent), and what it sent meanwhile is discarded
+	// (liveness.go). Zero: clients are not supervised.
+	ClientTimeout time.Duration
 }
 
 func (o *Options) setDefaults() {

@@ -67,6 +67,7 @@ type Server struct {
 	dropped   atomic.Uint64
 
 	originRefused, requestsRefused, clientErrors atomic.Uint64
+	clientsLost, staleDiscarded                  atomic.Uint64
 	refusalLog                                   throttle
 	refusedOrigins                               map[string]struct{}       // under mu
 	tokenFails                                   map[string]*tokenFailures // under mu, by remote address
@@ -221,7 +222,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.releaseClient()
 	proto := negotiateSubprotocol(r.Header)
-	opts := &websocket.AcceptOptions{InsecureSkipVerify: true}
+	// c is set (in this goroutine) before its readLoop reads anything;
+	// a pong read while an early refusal closes the connection is ignored.
+	var c *client
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: true, OnPongReceived: func(_ context.Context, payload []byte) {
+		if c != nil {
+			c.pong(payload)
+		}
+	}}
 	if proto != "" {
 		opts.Subprotocols = []string{proto}
 	}
@@ -238,7 +246,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(s.opts.MaxMessageSize)
 	s.wg.Add(1)
 	defer s.wg.Done()
-	c := s.newClient(conn, r.RemoteAddr)
+	c = s.newClient(conn, r.RemoteAddr)
 	if !s.addClient(c) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
@@ -249,6 +257,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
 		c.writeLoop()
 	}()
+	if s.opts.ClientTimeout > 0 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.supervise()
+		}()
+	}
 	c.readLoop()
 	c.cancel()
 	<-done

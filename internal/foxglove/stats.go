@@ -15,6 +15,8 @@ type ClientStats struct {
 	Sent, Dropped, DroppedBytes uint64
 	// Queued and QueuedBytes are the messageData frames waiting now.
 	Queued, QueuedBytes int
+	// Lost is true while the client is lost (Options.ClientTimeout).
+	Lost bool
 }
 
 // Stats describes the server's clients.
@@ -26,6 +28,10 @@ type Stats struct {
 	// OriginRefused, RequestsRefused and ClientErrors count since the
 	// server started (see the Count* constants).
 	OriginRefused, RequestsRefused, ClientErrors uint64
+	// ClientsLost counts the times a client was declared lost, and
+	// StaleDiscarded the messages and requests clients sent while lost
+	// (Options.ClientTimeout).
+	ClientsLost, StaleDiscarded uint64
 }
 
 // Stats returns the current client statistics.
@@ -33,11 +39,15 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{Dropped: s.dropped.Load(), OriginRefused: s.originRefused.Load(),
-		RequestsRefused: s.requestsRefused.Load(), ClientErrors: s.clientErrors.Load()}
+		RequestsRefused: s.requestsRefused.Load(), ClientErrors: s.clientErrors.Load(),
+		ClientsLost: s.clientsLost.Load(), StaleDiscarded: s.staleDiscarded.Load()}
 	for c := range s.clients {
 		d, db, q, qb := c.q.stats()
+		c.live.mu.Lock()
+		lost := c.live.lost
+		c.live.mu.Unlock()
 		st.Clients = append(st.Clients, ClientStats{Addr: c.addr, Subscriptions: len(c.subs), Sent: c.sent.Load(),
-			Dropped: d, DroppedBytes: db, Queued: q, QueuedBytes: qb})
+			Dropped: d, DroppedBytes: db, Queued: q, QueuedBytes: qb, Lost: lost})
 	}
 	sort.Slice(st.Clients, func(i, j int) bool { return st.Clients[i].Addr < st.Clients[j].Addr })
 	return st

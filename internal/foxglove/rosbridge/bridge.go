@@ -17,6 +17,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/foxglove"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
 )
 
 // Encoding is the message encoding of every channel and service: CDR with
@@ -63,6 +64,8 @@ type Bridge struct {
 	// closedDrops keeps the drop counts of closed subscriptions.
 	closedDrops uint64
 	closed      bool
+
+	goals *goals
 }
 
 type serviceClient struct {
@@ -91,7 +94,7 @@ func New(node *ros.Node, cfg Config) (*Bridge, error) {
 	if cfg.DiagnosticsPeriod <= 0 {
 		cfg.DiagnosticsPeriod = time.Second
 	}
-	return &Bridge{
+	b := &Bridge{
 		node:       node,
 		rc:         node.Context(),
 		cfg:        cfg,
@@ -101,7 +104,9 @@ func New(node *ros.Node, cfg Config) (*Bridge, error) {
 		clients:    map[string]*serviceClient{},
 		params:     map[string]*paramClient{},
 		subs:       map[*ros.RawSubscription]struct{}{},
-	}, nil
+	}
+	b.goals = &goals{b: b, tracked: map[goalKey]*trackedGoal{}, cancels: map[string]*ros.Client[action_msgs_srv.CancelGoal_Request, action_msgs_srv.CancelGoal_Response]{}}
+	return b, nil
 }
 
 // Start attaches srv, subscribes to /parameter_events, publishes the
@@ -418,7 +423,9 @@ func (b *Bridge) CallService(ctx context.Context, svc foxglove.Service, encoding
 	if err != nil {
 		return nil, err
 	}
-	return rosidl.Marshal(resp, nil), nil
+	out := rosidl.Marshal(resp, nil)
+	b.goals.afterCall(ctx, svc.Name, request, out)
+	return out, nil
 }
 
 // serviceClient returns the client of service name, marked busy until

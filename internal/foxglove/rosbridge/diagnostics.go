@@ -44,6 +44,8 @@ func (b *Bridge) startDiagnostics(period time.Duration) error {
 				kv("clients", len(st.Clients)),
 				kv("dropped_total", st.Dropped),
 				kv("ros_queue_dropped", rosDropped),
+				kv("clients_lost", st.ClientsLost),
+				kv("stale_discarded", st.StaleDiscarded),
 			},
 		}
 		for _, c := range st.Clients {
@@ -51,7 +53,8 @@ func (b *Bridge) startDiagnostics(period time.Duration) error {
 				kv("client "+c.Addr+" subscriptions", c.Subscriptions),
 				kv("client "+c.Addr+" sent", c.Sent),
 				kv("client "+c.Addr+" dropped", c.Dropped),
-				kv("client "+c.Addr+" queued_bytes", c.QueuedBytes))
+				kv("client "+c.Addr+" queued_bytes", c.QueuedBytes),
+				kv("client "+c.Addr+" lost", c.Lost))
 		}
 		status.Message = strconv.Itoa(len(st.Clients)) + " clients"
 		if st.Dropped > lastDropped {

@@ -112,6 +112,7 @@ type bridgeParams struct {
 	certFile, keyFile             string
 	maxClients, maxChannels       int64
 	maxSubs, maxMsg               int64
+	clientTimeout                 float64 // seconds
 }
 
 // declareParams declares the node's parameters and checks those that
@@ -166,6 +167,10 @@ func declareParams(d *param.Declarer) (bridgeParams, error) {
 	p.maxChannels = param.Declare(d, "max_client_channels", int64(64), ro("channels one client may advertise"), positive)
 	p.maxSubs = param.Declare(d, "max_client_subscriptions", int64(256), ro("subscriptions one client may have"), positive)
 	p.maxMsg = param.Declare(d, "max_client_message_size", int64(8<<20), ro("bytes of one message a client sends; larger closes the connection"), positive)
+	p.clientTimeout = param.Declare(d, "client_timeout", 2.0, param.Descriptor{
+		Description: "seconds without hearing from a client (pinged every quarter of it, one ping at a time) after which it is lost: " +
+			"the action goals it sent are canceled and what it sent meanwhile is discarded (0: clients are not supervised) (read-only: " + why + ")",
+		ReadOnly: true, ReadOnlyReason: why, FloatRange: param.Floats(0, 3600)}, nil)
 	if err := d.Err(); err != nil {
 		return p, err
 	}
@@ -197,6 +202,7 @@ func (p bridgeParams) options(n *ros.Node, static http.Handler) (opts foxglove.O
 		MaxClientChannels:  int(p.maxChannels),
 		MaxSubscriptions:   int(p.maxSubs),
 		MaxMessageSize:     p.maxMsg,
+		ClientTimeout:      time.Duration(p.clientTimeout * float64(time.Second)),
 	}
 	if p.address != "" && p.address != "0.0.0.0" && p.address != "::" {
 		opts.OwnHosts = []string{p.address}
@@ -205,7 +211,8 @@ func (p bridgeParams) options(n *ros.Node, static http.Handler) (opts foxglove.O
 		return opts, false, err
 	}
 	counters := map[string]*ros.Counter{}
-	for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError} {
+	for _, name := range []string{foxglove.CountOriginRefused, foxglove.CountRequestRefused, foxglove.CountClientError,
+		foxglove.CountClientLost, foxglove.CountStaleDiscarded} {
 		counters[name] = n.Counter(name)
 	}
 	opts.OnCount = func(name string) {

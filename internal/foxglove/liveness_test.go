@@ -1,0 +1,118 @@
+package foxglove
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestClientLostAndHeardAgain: a supervised client that answers no ping
+// (its link dropped; TCP keeps the connection) is declared lost after
+// ClientTimeout: the Session of its requests says so (a backend cancels
+// what it started), and what it sends meanwhile — messages, service calls,
+// parameter sets, stale when they arrive — is discarded and counted. Once
+// it answers a ping sent after it was declared lost it is heard again, and
+// what it sends is taken; when it disconnects, its Session is done.
+func TestClientLostAndHeardAgain(t *testing.T) {
+	h := newHarness(t, Options{ClientTimeout: 400 * time.Millisecond, ClientTopicWhitelist: mustWhitelist(t, "/cmd_vel")})
+	sessions := make(chan *Session, 10)
+	h.b.call = func(ctx context.Context, svc Service, req []byte) ([]byte, error) {
+		sessions <- SessionOf(ctx)
+		return []byte("ok"), nil
+	}
+	h.srv.SetServices([]ServiceInfo{serviceInfo("/set")})
+	h.paused = true
+	c := h.dial()
+	c.send(map[string]any{"op": "advertise", "channels": []any{
+		map[string]any{"id": 1, "topic": "/cmd_vel", "encoding": "cdr", "schemaName": "geometry_msgs/msg/Twist"}}})
+	published := func() [][]byte {
+		h.b.mu.Lock()
+		defer h.b.mu.Unlock()
+		return slices.Clone(h.b.published["/cmd_vel"])
+	}
+	c.sendBinary([]byte{OpClientMessageData, 1, 0, 0, 0, 'a'})
+	c.sendBinary(callFrame(1, 1, "cdr", nil)) // the only service: id 1
+	var sess *Session
+	select {
+	case sess = <-sessions:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the service call did not reach the backend")
+	}
+	if sess == nil || sess.Addr() == "" {
+		t.Fatalf("SessionOf(ctx) of a call = %v", sess)
+	}
+	waitFor(t, "the first message published", func() bool { return len(published()) == 1 })
+	select {
+	case <-sess.Silent():
+		t.Fatal("Silent closed while the client was heard")
+	default:
+	}
+	// The client reads nothing, so it answers no ping: lost.
+	select {
+	case <-sess.Silent():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client answering no ping was not declared lost")
+	}
+	if st := h.srv.Stats(); len(st.Clients) != 1 || !st.Clients[0].Lost || st.ClientsLost != 1 {
+		t.Fatalf("stats of a lost client: %+v", st)
+	}
+	// What it sends now is stale.
+	c.sendBinary([]byte{OpClientMessageData, 1, 0, 0, 0, 's'})
+	c.sendBinary(callFrame(1, 2, "cdr", nil))
+	c.send(map[string]any{"op": "setParameters", "parameters": []any{map[string]any{"name": "/n.p", "value": 1}}, "id": "x"})
+	waitFor(t, "three stale requests discarded", func() bool { return h.srv.Stats().StaleDiscarded == 3 })
+	// The link is back: the client reads, answers the pings, is heard.
+	c.read()
+	f := c.expect("serviceCallFailure")
+	if f["callId"].(float64) != 2 || !strings.Contains(f["message"].(string), "stale") {
+		t.Errorf("the stale call's answer: %v", f)
+	}
+	c.expectStatus(StatusError, "setParameters: not set")
+	waitFor(t, "the client heard again", func() bool {
+		st := h.srv.Stats()
+		return len(st.Clients) == 1 && !st.Clients[0].Lost
+	})
+	select {
+	case <-sess.Silent():
+		t.Fatal("Silent is closed although the client is heard again")
+	default:
+	}
+	c.sendBinary([]byte{OpClientMessageData, 1, 0, 0, 0, 'f'})
+	waitFor(t, "the fresh message published", func() bool { return len(published()) == 2 })
+	if got := published(); string(got[0]) != "a" || string(got[1]) != "f" {
+		t.Errorf("published %q; the stale message must not be", got)
+	}
+	if _, ok := h.b.params["/n.p"]; ok {
+		t.Error("the stale parameter set was applied")
+	}
+	c.conn.Close(websocket.StatusNormalClosure, "")
+	select {
+	case <-sess.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Session.Done not closed after the client disconnected")
+	}
+}
+
+// TestClientSupervisionOff: without ClientTimeout a client that answers
+// no ping is never lost.
+func TestClientSupervisionOff(t *testing.T) {
+	h := newHarness(t, Options{ClientTopicWhitelist: mustWhitelist(t, "/cmd_vel")})
+	h.paused = true
+	c := h.dial()
+	c.send(map[string]any{"op": "advertise", "channels": []any{
+		map[string]any{"id": 1, "topic": "/cmd_vel", "encoding": "cdr", "schemaName": "geometry_msgs/msg/Twist"}}})
+	time.Sleep(500 * time.Millisecond)
+	c.sendBinary([]byte{OpClientMessageData, 1, 0, 0, 0, 'a'})
+	waitFor(t, "published", func() bool {
+		h.b.mu.Lock()
+		defer h.b.mu.Unlock()
+		return len(h.b.published["/cmd_vel"]) == 1
+	})
+	if st := h.srv.Stats(); st.ClientsLost != 0 {
+		t.Errorf("a client was declared lost without ClientTimeout: %+v", st)
+	}
+}
