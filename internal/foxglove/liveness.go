@@ -9,8 +9,8 @@ import (
 )
 
 // A client is supervised when Options.ClientTimeout is set: the server
-// pings it every ClientTimeout/4 (a browser answers WebSocket pings by
-// itself, whatever its page is doing) and counts every frame it receives,
+// pings it every ClientTimeout/4, one ping at a time (a browser answers
+// WebSocket pings by itself, whatever its page is doing), and counts every frame it receives,
 // pongs included, as hearing from it. A client heard from for none of
 // ClientTimeout is lost: its link has dropped or stalled, although TCP
 // keeps the connection open. Then
@@ -96,8 +96,8 @@ type liveness struct {
 	mu        sync.Mutex
 	lost      bool
 	lostAt    time.Time
-	lostAfter uint64 // pings sent before the client was declared lost
-	pings     uint64 // pings sent (the supervise goroutine's, read under mu)
+	lostAfter uint64 // pings started before the client was declared lost
+	pings     uint64 // pings started (by pingLoop)
 	discarded uint64 // what the client sent while lost (this episode)
 }
 
@@ -121,11 +121,17 @@ func (c *client) discardIfLost() bool {
 	return lost
 }
 
-// supervise pings the client every ClientTimeout/4 and declares it lost
-// when nothing came from it for ClientTimeout, until it disconnects.
+// supervise declares the client lost when nothing came from it for
+// ClientTimeout, checking every ClientTimeout/4, while pingLoop pings it,
+// until it disconnects.
 func (c *client) supervise() {
 	timeout := c.s.opts.ClientTimeout
 	interval := timeout / pingsPerClientTimeout
+	c.s.wg.Add(1)
+	go func() {
+		defer c.s.wg.Done()
+		c.pingLoop(interval)
+	}()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -140,12 +146,10 @@ func (c *client) supervise() {
 		l.mu.Lock()
 		declare := !l.lost && silence > timeout
 		if declare {
+			// A ping in flight now may have been written before the
+			// link dropped: only the answer to a later one counts.
 			l.lost, l.lostAt, l.lostAfter, l.discarded = true, now, l.pings, 0
 		}
-		// The library numbers its pings 1, 2, ... in the order of the
-		// calls, which this goroutine alone makes: the next one is
-		// number pings+1.
-		l.pings++
 		l.mu.Unlock()
 		if declare {
 			c.s.clientsLost.Add(1)
@@ -154,12 +158,29 @@ func (c *client) supervise() {
 				c.addr, silence.Round(time.Millisecond), timeout)
 			c.sess.markSilent()
 		}
-		// Ping waits for the pong at most one interval: a slow answer
-		// still counts when it comes (pong), and the next ping goes out
-		// on time.
-		ctx, cancel := context.WithTimeout(c.ctx, interval)
-		_ = c.conn.Ping(ctx)
-		cancel()
+	}
+}
+
+// pingLoop pings the client, one ping at a time, at most every interval:
+// a ping waits for the connection (a large message being written) and
+// then for its answer as long as it takes. The library numbers its pings
+// 1, 2, ... in the order of the calls, which this goroutine alone makes,
+// so ping number live.pings is the one in flight.
+func (c *client) pingLoop(interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.live.mu.Lock()
+		c.live.pings++
+		c.live.mu.Unlock()
+		if err := c.conn.Ping(c.ctx); err != nil {
+			return // the client is gone
+		}
 	}
 }
 
