@@ -180,6 +180,14 @@ func (l pageLag) String() string {
 	return fmt.Sprintf("%.1f odometry messages/s, %v old at the median, %v at worst", l.hz, l.median, l.worst)
 }
 
+// headAction is Velma's head trajectory action in the demo (/velma).
+const headAction = "/velma/velma_core/head_spline_trajectory_action_joint"
+
+// linkDrop is how long TestDashboardSlowLink's link stays down: longer
+// than the bridge's client_timeout (2 s) and a ping interval, so the
+// bridge has lost the page before the link comes back.
+const linkDrop = 4 * time.Second
+
 // TestDashboardSlowLink runs the dashboard (foxglove_bridge's page) in
 // headless Chromium on the operator host, against the bridge on the robot
 // (listening on the robot's address: TLS and a token) and, in a second
@@ -240,20 +248,41 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	}
 	dir := t.TempDir()
 	rosHome := filepath.Join(dir, "robot-ros-home") // the bridge keeps its certificate there
-	// The robot's discovery range: the default (SUBNET), so its DDS traffic
-	// also goes to the link's multicast group, which the switch floods to
-	// the operator; MULTIHOST_DASHBOARD_RANGE=LOCALHOST keeps it on the
-	// robot, leaving the link to the WebSocket (docs/multihost.md).
+	// With the bridge on the robot, the robot runs the demo's three robots
+	// with their DDS kept on the robot (ROS_AUTOMATIC_DISCOVERY_RANGE=
+	// LOCALHOST, as docs/multihost.md advises): the link carries the
+	// page's WebSocket only, and the page saturates it. (Their DDS
+	// multicast alone is more than the 1 Mbit/s link carries: with the
+	// default range the page sees nothing and the bridge loses it.)
+	// MULTIHOST_DASHBOARD_RANGE=SUBNET or LOCALHOST runs the diffbot alone
+	// in that range instead; SUBNET, the default, sends its DDS traffic to
+	// the link's multicast group too, which the switch floods to the
+	// operator. The bridge on the operator station gets the diffbot alone,
+	// in the default range.
 	discovery := os.Getenv("MULTIHOST_DASHBOARD_RANGE")
+	full := bridgeOnRobot && discovery == ""
+	if full {
+		discovery = "LOCALHOST"
+	}
 	robotEnv := robot.Env(domain, "ROS_HOME="+rosHome)
 	if discovery != "" {
 		robotEnv = append(robotEnv, "ROS_AUTOMATIC_DISCOVERY_RANGE="+discovery)
 		t.Logf("robot with ROS_AUTOMATIC_DISCOVERY_RANGE=%s", discovery)
 	}
-	// The diffbot as in the demo, in /diffbot.
-	launch := writeFile(t, dir, "diffbot.launch.xml", `<launch><group><push_ros_namespace namespace="diffbot"/>`+
-		`<include file="$(find-pkg-share fsmnodes)/launch/rsm_sim.launch.xml"/></group></launch>`, 0o644)
-	robot.Start(t, "diffbot", robotEnv, filepath.Join(bin, "fsmnodes"), "launch", launch, "--bin-dir", bin, "--share-dir", root)
+	cli := filepath.Join(bin, "fsmnodes")
+	if full {
+		// The demo's three robots (without its bridge and recorder): the
+		// diffbot in /diffbot, the hexapod in /hexapod, Velma in /velma,
+		// whose own loops must keep their rates while the bridge beside
+		// them serves a saturated link.
+		robot.Start(t, "demo", robotEnv, cli, "launch", filepath.Join(root, "launch/demo.launch.xml"),
+			"foxglove:=false", "flight_recorder:=false", "--bin-dir", bin, "--share-dir", root)
+	} else {
+		// The diffbot as in the demo, in /diffbot.
+		launch := writeFile(t, dir, "diffbot.launch.xml", `<launch><group><push_ros_namespace namespace="diffbot"/>`+
+			`<include file="$(find-pkg-share fsmnodes)/launch/rsm_sim.launch.xml"/></group></launch>`, 0o644)
+		robot.Start(t, "diffbot", robotEnv, cli, "launch", launch, "--bin-dir", bin, "--share-dir", root)
+	}
 	// send_buffer_limit about one second of the link (docs/multihost.md):
 	// the default, 10 MB, is minutes of a 1 Mbit/s link.
 	const sendLimit = 125_000
@@ -267,8 +296,11 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 		// On the robot's address: TLS (a self-signed certificate) and the
 		// token, as off loopback it must.
 		bridgeHost, bridgeEnv = robot, robotEnv
+		// include_hidden: the actions' _action/ services, through which
+		// the page sends Velma goals (the dashboard's Velma form).
 		bridge = robot.Start(t, "foxglove_bridge", robotEnv, filepath.Join(bin, "foxglove_bridge"), "--ros-args",
-			"-p", "address:="+robot.Addr, "-p", "port:=8765", "-p", "token_file:="+tokenFile, "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit))
+			"-p", "address:="+robot.Addr, "-p", "port:=8765", "-p", "token_file:="+tokenFile, "-p", fmt.Sprintf("send_buffer_limit:=%d", sendLimit),
+			"-p", "include_hidden:=true")
 		bridge.WaitOutput(t, 60*time.Second, regexp.MustCompile(`TLS certificate`))
 		spki = spkiOf(t, filepath.Join(rosHome, "foxglove_bridge", "cert.pem"))
 		url = fmt.Sprintf("https://%s:8765/#ns=/diffbot&view=%%s&token=%s", robot.Addr, token)
@@ -284,6 +316,37 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	cmd := robot.Start(t, "cmd_vel-observer", robotEnv, probe, "twist", "/diffbot/cmd_vel")
 	mode := robot.Start(t, "mode-observer", robotEnv, probe, "mode", "/diffbot/rsm/operationMode")
 	diag := bridgeHost.Start(t, "diag-observer", bridgeEnv, probe, "diag", "foxglove_bridge: WebSocket clients")
+	// The other robots' loops: the hexapod controller's tick (a
+	// joint_states message each), Velma's 500 Hz loop (its ~/status
+	// counts iterations and overruns) and its head.
+	var hexTick, velmaLoop, head *testenv.Process
+	if full {
+		hexTick = robot.Start(t, "hexapod-observer", robotEnv, probe, "joint", "/hexapod/joint_states", "COXA_RR")
+		velmaLoop = robot.Start(t, "velma-observer", robotEnv, probe, "velma", "/velma/velma_core/status")
+		head = robot.Start(t, "head-observer", robotEnv, probe, "joint", "/velma/joint_states", "head_pan_joint")
+	}
+	// loops logs the robots' own loop rates in [from, to): the mux's
+	// cycle (its output, published every cycle), the hexapod's tick and
+	// Velma's period. Only that they run is asserted.
+	loops := func(label string, from, to time.Time) {
+		t.Helper()
+		muxHz, muxGap := rate(samples(cmd, "twist"), from, to)
+		if muxHz == 0 {
+			t.Errorf("%s: the mux published nothing", label)
+		}
+		if !full {
+			figure("loops, %s: mux cycle %.1f Hz (longest gap %v)", label, muxHz, muxGap.Round(time.Millisecond))
+			return
+		}
+		hexHz, hexGap := rate(samples(hexTick, "joint"), from, to)
+		v := velmaRate(velmaLoop, from, to)
+		if hexHz == 0 || v.hz == 0 {
+			t.Errorf("%s: a robot's loop stopped (hexapod %.1f Hz, Velma %.1f Hz)", label, hexHz, v.hz)
+		}
+		figure("loops, %s: mux cycle %.1f Hz (of 20; longest gap %v, ending %.2f s in), hexapod controller tick %.1f Hz (of 100; longest gap %v, ending %.2f s in), "+
+			"Velma loop %s", label, muxHz, muxGap.Round(time.Millisecond), gapEnd(samples(cmd, "twist"), from, to).Sub(from).Seconds(),
+			hexHz, hexGap.Round(time.Millisecond), gapEnd(samples(hexTick, "joint"), from, to).Sub(from).Seconds(), v)
+	}
 
 	// The bridge's memory, every 200 ms.
 	var rssMu sync.Mutex
@@ -340,6 +403,23 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	p.waitText("#conn .conn-text", "the page to connect to the bridge", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
 	p.waitText("#rsm-state", "RSM Idle on the page", 90*time.Second, func(s string) bool { return s == "Idle" })
 	p.waitText(".map-panel .map-status", "the map drawn", 60*time.Second, func(s string) bool { return strings.Contains(s, "120×80") })
+	if full {
+		// Velma takes head goals in relax with its motors enabled and
+		// homed (docs/velma.md); the robot's own CLI prepares it, each call
+		// repeated until it succeeds, and a first goal centres the head.
+		for _, srv := range []string{"motors/enable", "motors/hp/home", "motors/ht/home", "relax"} {
+			testenv.WaitFor(t, 90*time.Second, "Velma's "+srv, func() bool {
+				out, _ := robot.Command(robotEnv, cli, "service", "call", "/velma/velma_core/"+srv, "std_srvs/srv/Trigger").CombinedOutput()
+				return strings.Contains(string(out), "success=True")
+			})
+		}
+		testenv.WaitFor(t, 60*time.Second, "a first head goal to succeed", func() bool {
+			out, _ := robot.Command(robotEnv, cli, "action", "send_goal", headAction, "control_msgs/action/FollowJointTrajectory",
+				"{trajectory: {joint_names: [head_pan_joint, head_tilt_joint], points: [{positions: [0.0, 0.0], time_from_start: {sec: 1}}]}}").
+				CombinedOutput()
+			return strings.Contains(string(out), "SUCCEEDED")
+		})
+	}
 	// The page's own probe: the age of each odometry message as it
 	// arrives (Date.now() minus its stamp, the simulator's wall clock: one
 	// clock on one machine).
@@ -413,6 +493,7 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	t1 := time.Now()
 	figure("on a free link: the page receives %.0f kbit/s; odometry %s; bridge RSS %d kB",
 		(pageBytes()-b0)*8/1000/t1.Sub(t0).Seconds(), lagIn(t0, t1), maxRSS(t0, t1))
+	loops("free link", t0, t1)
 	drive("free link")
 	estop("free link")
 
@@ -459,6 +540,7 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	dropped := clientValue(d1, "dropped") - clientValue(d0, "dropped")
 	queued := clientValue(d1, "queued_bytes")
 	rssSlow := maxRSS(tShape, tEnd)
+	loops(fmt.Sprintf("1 Mbit/s link, %.0f s", tEnd.Sub(tShape).Seconds()), tShape, tEnd)
 	mcast, tcp, udp := ingress()
 	kbits := func(b int64) float64 { return float64(b) * 8 / 1000 / tEnd.Sub(tShape).Seconds() }
 	mcast, tcp, udp = mcast-mcast0, tcp-tcp0, udp-udp0
@@ -486,7 +568,7 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 			}
 		}
 	}
-	if bridgeOnRobot && dropped == 0 && discovery == "" {
+	if bridgeOnRobot && dropped == 0 && (full || discovery != "LOCALHOST") {
 		t.Errorf("the bridge dropped nothing for the pages on the 1 Mbit/s link (diagnostics %v; token bucket %s): it queued instead", d1, op.ShapeStats())
 	}
 	if grown := rssSlow - rssFree; grown > 64*1024 {
@@ -498,6 +580,41 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	// during the drop. Back up: the same page, never reloaded, drives again.
 	op.Unshape()
 	time.Sleep(3 * time.Second) // the backlog of the slow link drains
+	// With the bridge on the robot, the page also moves Velma's head
+	// slowly (1.2 rad in 30 s), sending the goal as the dashboard's Velma
+	// form does: the action's send_goal service through the bridge, then
+	// get_result. The bridge is the goal's ROS 2 client, on the robot, so
+	// the action server cannot tell the operator is cut off: the bridge
+	// must cancel it when it loses the page (client_timeout, 2 s).
+	var panFrom sample
+	if full {
+		tGoal := time.Now()
+		p.eval(`(() => {
+			const b = window.fsmDashboard.bridge;
+			const svc = '`+headAction+`/_action/';
+			const uuid = Array.from(crypto.getRandomValues(new Uint8Array(16)));
+			window.mh.goal = {};
+			b.call(svc + 'send_goal', { goal_id: { uuid }, goal: { trajectory: { joint_names: ['head_pan_joint', 'head_tilt_joint'],
+				points: [{ positions: [1.2, 0.0], time_from_start: { sec: 30, nanosec: 0 } }] } } })
+				.then((r) => {
+					window.mh.goal.accepted = r.accepted;
+					if (!r.accepted) return;
+					return b.call(svc + 'get_result', { goal_id: { uuid } }, { timeoutMs: 120000 })
+						.then((res) => { window.mh.goal.status = res.status; });
+				})
+				.catch((e) => { window.mh.goal.error = String(e); });
+			return true;
+		})()`, &ok)
+		testenv.WaitFor(t, 30*time.Second, "the page's Velma head goal accepted", func() bool {
+			var st map[string]any
+			p.eval(`window.mh.goal`, &st)
+			if st["error"] != nil || st["accepted"] == false {
+				t.Fatalf("the page's Velma head goal: %v", st)
+			}
+			return st["accepted"] == true
+		})
+		panFrom = firstAfter(t, head, "joint", tGoal, 10*time.Second, "Velma's head to pan (the page's goal)", func(s sample) bool { return s.x > 0.05 })
+	}
 	p.key(input.KeyRawDown, "ArrowUp", 38)
 	firstAfter(t, cmd, "twist", time.Now(), 30*time.Second, "the page's command at the mux before the drop", func(s sample) bool { return s.x > 0 })
 	tDown := time.Now()
@@ -505,7 +622,11 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	stop := firstAfter(t, cmd, "twist", tDown, safeLimit, "the mux's output to go to zero after the link dropped, the key held", isZero)
 	time.Sleep(time.Second)
 	p.key(input.KeyUp, "ArrowUp", 38)
-	if wait := 3*time.Second - time.Since(tDown); wait > 0 {
+	var headStop sample
+	if full {
+		headStop = stillAfter(t, head, tDown, 10*time.Second, "Velma's head to stop after the link dropped (the page's goal canceled)")
+	}
+	if wait := linkDrop - time.Since(tDown); wait > 0 {
 		time.Sleep(wait)
 	}
 	// Nothing but zero while the link is down.
@@ -521,22 +642,13 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	// meanwhile arrives when TCP retransmits. Drive again, turning left this
 	// time (ArrowLeft) to tell it from the forward commands sent during the
 	// drop: press until the command reaches the mux.
-	var back sample
-	testenv.WaitFor(t, 60*time.Second, "the page to drive the robot again after the link came back", func() bool {
-		t0 := time.Now()
-		p.key(input.KeyRawDown, "ArrowLeft", 37)
-		defer p.key(input.KeyUp, "ArrowLeft", 37)
-		for time.Since(t0) < 2*time.Second {
-			for _, c := range samples(cmd, "twist") {
-				if c.at.After(t0) && c.x == 0 && c.z > 0 {
-					back = c
-					return true
-				}
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return false
-	})
+	// The arrow key is held until its command reaches the mux (the pad
+	// repeats it at 10 Hz; what the bridge discards while it has not heard
+	// the page again goes nowhere), then released.
+	p.key(input.KeyRawDown, "ArrowLeft", 37)
+	back := firstAfter(t, cmd, "twist", tUp, 60*time.Second, "the page to drive the robot again after the link came back",
+		func(c sample) bool { return c.x == 0 && c.z > 0 })
+	p.key(input.KeyUp, "ArrowLeft", 37)
 	var connected bool
 	p.eval(`window.fsmDashboard.bridge.connected`, &connected)
 	// The forward commands the page sent into the dead link: did the mux
@@ -552,8 +664,152 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 		replay = fmt.Sprintf("%d cycles from %.2f s to %.2f s after it came back", len(replayed),
 			replayed[0].at.Sub(tUp).Seconds(), replayed[len(replayed)-1].at.Sub(tUp).Seconds())
 	}
+	dd := diagValues(diag, time.Now())
 	figure("link down %.1f s with the arrow key held (released during the drop): mux output zero %.3f s after the drop "+
 		"(bound: teleoperation_idle_timer %.2f s + one cycle); the page drove the robot again %.2f s after the link came back "+
-		"(page not reloaded; still connected: %v); the forward commands sent during the drop at the mux output: %s",
-		tUp.Sub(tDown).Seconds(), stop.at.Sub(tDown).Seconds(), teleopIdle.Seconds(), back.at.Sub(tUp).Seconds(), connected, replay)
+		"(page not reloaded; still connected: %v); the forward commands sent during the drop at the mux output: %s; "+
+		"the bridge discarded %s stale messages and requests; the page lost for the bridge (diagnostics, 1 s apart; s from the drop): %s",
+		tUp.Sub(tDown).Seconds(), stop.at.Sub(tDown).Seconds(), teleopIdle.Seconds(), back.at.Sub(tUp).Seconds(), connected, replay,
+		dd["stale_discarded"], lostSpans(diag, tDown))
+	figure("the page lost for the bridge (s from the start of the slow link): %s", lostSpans(diag, tShape))
+	if !bridgeOnRobot {
+		return
+	}
+	// The page's WebSocket went silent for the bridge on the robot: it
+	// discarded what the page sent into the dead link.
+	if len(replayed) > 0 {
+		t.Errorf("a forward command the page sent while the link was down reached the mux output after it came back (%s)", replay)
+	}
+	if !full {
+		return
+	}
+	// The head goal: canceled by the bridge, the head stopped short of
+	// its goal; the page learns it once the link is back.
+	var goal map[string]any
+	testenv.WaitFor(t, 60*time.Second, "the page's get_result of its Velma goal", func() bool {
+		p.eval(`window.mh.goal`, &goal)
+		return goal["status"] != nil || goal["error"] != nil
+	})
+	// What the bridge said, with its times (s from the drop).
+	var said []string
+	for _, line := range strings.Split(bridge.Output(), "\n") {
+		if !strings.Contains(line, " lost") && !strings.Contains(line, "heard again") && !strings.Contains(line, "canceled (return code") {
+			continue
+		}
+		if m := regexp.MustCompile(`\[(\d+)\.(\d+)\]`).FindStringSubmatch(line); m != nil {
+			sec, _ := strconv.ParseInt(m[1], 10, 64)
+			frac, _ := strconv.ParseFloat("0."+m[2], 64)
+			at := time.Unix(sec, int64(frac*1e9))
+			if at.After(tDown.Add(-time.Second)) {
+				_, msg, _ := strings.Cut(line, "]: ")
+				said = append(said, fmt.Sprintf("%+.2f s: %s", at.Sub(tDown).Seconds(), msg))
+			}
+		}
+	}
+	figure("the bridge's log around the drop: %s", strings.Join(said, " | "))
+	final := samples(head, "joint")
+	figure("the page's Velma head goal, link down: the head stopped %.2f s after the drop at %.3f rad (it was at %.3f rad when the goal "+
+		"started, %.3f rad at the end; the goal: 1.2 rad); the page's get_result after the link came back: %v (5: canceled)",
+		headStop.at.Sub(tDown).Seconds(), headStop.x, panFrom.x, final[len(final)-1].x, goal)
+	if final[len(final)-1].x > 1.1 {
+		t.Errorf("Velma's head went on to the page's goal (%.3f rad) with the operator cut off", final[len(final)-1].x)
+	}
+	if st, _ := goal["status"].(float64); st != 5 {
+		t.Errorf("the page's Velma goal ended %v, want canceled (status 5)", goal)
+	}
+}
+
+// velmaLoop is what Velma's ~/status said of its loop in a time window.
+type velmaLoop struct {
+	hz            float64 // iterations per second
+	overruns      uint64  // iterations that missed their deadline in the window
+	p50, p99, max time.Duration
+}
+
+func (v velmaLoop) String() string {
+	return fmt.Sprintf("%.1f Hz (of 500; %d overruns; its period over the last 10 s: median %v, 99th percentile %v, longest %v)",
+		v.hz, v.overruns, v.p50, v.p99, v.max)
+}
+
+// velmaRate reads the "velma" lines of an mhprobe observer in [from, to):
+// the iteration counter's rate from the first to the last.
+func velmaRate(p *testenv.Process, from, to time.Time) velmaLoop {
+	type st struct {
+		at            time.Time
+		iter, overrun uint64
+		p50, p99, max float64
+	}
+	var in []st
+	for _, line := range strings.Split(p.Output(), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 7 || f[0] != "velma" {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[1], 10, 64)
+		var s st
+		s.at = time.Unix(0, ns)
+		s.iter, _ = strconv.ParseUint(f[2], 10, 64)
+		s.overrun, _ = strconv.ParseUint(f[3], 10, 64)
+		s.p50, _ = strconv.ParseFloat(f[4], 64)
+		s.p99, _ = strconv.ParseFloat(f[5], 64)
+		s.max, _ = strconv.ParseFloat(f[6], 64)
+		if !s.at.Before(from) && s.at.Before(to) {
+			in = append(in, s)
+		}
+	}
+	if len(in) < 2 {
+		return velmaLoop{}
+	}
+	a, b := in[0], in[len(in)-1]
+	sec := func(v float64) time.Duration {
+		return time.Duration(v * float64(time.Second)).Round(10 * time.Microsecond)
+	}
+	return velmaLoop{hz: float64(b.iter-a.iter) / b.at.Sub(a.at).Seconds(), overruns: b.overrun - a.overrun,
+		p50: sec(b.p50), p99: sec(b.p99), max: sec(b.max)}
+}
+
+// lostSpans lists when the bridge's diagnostics (observer p) said a client
+// was lost, as "from–to" seconds relative to t0 ("none" if never).
+func lostSpans(p *testenv.Process, t0 time.Time) string {
+	var spans []string
+	var from time.Time
+	lost := false
+	for _, e := range events(p, "diag") {
+		now := false
+		for _, kv := range strings.Split(e.text, ";") {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "client_") && strings.HasSuffix(k, "_lost") && v == "true" {
+				now = true
+			}
+		}
+		switch {
+		case now && !lost:
+			from = e.at
+		case !now && lost:
+			spans = append(spans, fmt.Sprintf("%.1f–%.1f", from.Sub(t0).Seconds(), e.at.Sub(t0).Seconds()))
+		}
+		lost = now
+	}
+	if lost {
+		spans = append(spans, fmt.Sprintf("%.1f–", from.Sub(t0).Seconds()))
+	}
+	if len(spans) == 0 {
+		return "none"
+	}
+	return strings.Join(spans, ", ")
+}
+
+// gapEnd is when the longest gap between samples in [from, to) ended.
+func gapEnd(ss []sample, from, to time.Time) time.Time {
+	var longest time.Duration
+	end, last := from, from
+	for _, s := range ss {
+		if s.at.Before(from) || !s.at.Before(to) {
+			continue
+		}
+		if g := s.at.Sub(last); g > longest {
+			longest, end = g, s.at
+		}
+		last = s.at
+	}
+	return end
 }

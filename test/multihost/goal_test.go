@@ -85,26 +85,7 @@ func TestRemoteGoalLinkDrop(t *testing.T) {
 			moving := firstAfter(t, pan, "joint", time.Now(), 10*time.Second, "the head to pan", func(s sample) bool { return s.x > 0.05 })
 			tDown := time.Now()
 			op.LinkDown()
-			// Still: no change of more than 1 mrad over 300 ms.
-			var stopped sample
-			testenv.WaitFor(t, 30*time.Second, "the head to stop after the link dropped", func() bool {
-				ss := samples(pan, "joint")
-				for i, s := range ss {
-					if !s.at.After(tDown) {
-						continue
-					}
-					for _, u := range ss[i:] {
-						if u.at.Sub(s.at) >= 300*time.Millisecond {
-							if math.Abs(u.x-s.x) < 1e-3 {
-								stopped = s
-								return true
-							}
-							break
-						}
-					}
-				}
-				return false
-			})
+			stopped := stillAfter(t, pan, tDown, 30*time.Second, "the head to stop after the link dropped")
 			final := samples(pan, "joint")
 			t.Logf("FIGURE time to safe, operator's Velma head goal, link down, %s: the head stopped %.2f s after the link dropped "+
 				"(at %.3f rad; it was at %.3f rad when the drop began; a lost client is noticed 1 s after its last heartbeat)",
@@ -114,4 +95,31 @@ func TestRemoteGoalLinkDrop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stillAfter waits until the joint observer p shows the joint still after
+// from (no change of more than 1 mrad over 300 ms) and returns the sample
+// where it stopped.
+func stillAfter(t *testing.T, p *testenv.Process, from time.Time, limit time.Duration, what string) sample {
+	t.Helper()
+	var stopped sample
+	testenv.WaitFor(t, limit, what, func() bool {
+		ss := samples(p, "joint")
+		for i, s := range ss {
+			if !s.at.After(from) {
+				continue
+			}
+			for _, u := range ss[i:] {
+				if u.at.Sub(s.at) >= 300*time.Millisecond {
+					if math.Abs(u.x-s.x) < 1e-3 {
+						stopped = s
+						return true
+					}
+					break
+				}
+			}
+		}
+		return false
+	})
+	return stopped
 }

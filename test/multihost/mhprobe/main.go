@@ -14,6 +14,9 @@
 //	mhprobe joint TOPIC NAME
 //	                        node "mh_joint": "joint <ns> <position of NAME> 0" per
 //	                        sensor_msgs/JointState on TOPIC that names the joint
+//	mhprobe velma TOPIC     node "mh_velma": "velma <ns> <iteration> <overruns> <p50> <p99> <max>" per
+//	                        velma_msgs/Status on TOPIC (the 500 Hz loop's iterations, its
+//	                        missed deadlines and its period over the last 10 s, in s)
 //	mhprobe mode TOPIC      node "mh_mode": "mode <ns> <mode> <emergency_stop 0|1>" per
 //	                        rsm_msgs/OperationMode on TOPIC
 //	mhprobe waypoints TOPIC node "mh_waypoints": "waypoints <ns> <count> <visited>" per
@@ -63,6 +66,7 @@ import (
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
+	velma_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/velma_msgs/msg"
 )
 
 func main() {
@@ -73,7 +77,7 @@ func main() {
 }
 
 func usage() error {
-	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | pose TOPIC | scan TOPIC | joint TOPIC NAME | mode TOPIC | waypoints TOPIC | state TOPIC | diag NAME | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
+	return errors.New("usage: mhprobe twist TOPIC | odom TOPIC | pose TOPIC | scan TOPIC | joint TOPIC NAME | velma TOPIC | mode TOPIC | waypoints TOPIC | state TOPIC | diag NAME | calls N TIMEOUT [--ros-args ...] | fakespdp VENDOR DOMAIN")
 }
 
 func run(args []string) error {
@@ -123,6 +127,14 @@ func run(args []string) error {
 						fmt.Printf("joint %d %g 0\n", time.Now().UnixNano(), m.Position[i])
 					}
 				}
+			})
+			return err
+		})
+	case "velma":
+		return ros.Run(ctx, rest[1:], "mh_velma", func(_ context.Context, n *ros.Node) error {
+			_, err := ros.NewSubscription(n, rest[0], ros.QoSDefault.KeepLast(100), func(m *velma_msgs_msg.Status) {
+				fmt.Printf("velma %d %d %d %g %g %g\n", time.Now().UnixNano(), m.Iteration, m.Overruns,
+					m.LoopPeriodP50, m.LoopPeriodP99, m.LoopPeriodMax)
 			})
 			return err
 		})
