@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
 )
@@ -96,6 +97,10 @@ func startBrowser(t *testing.T, h *Host, trustSPKI string) context.Context {
 	p := h.Start(t, "chromium", env, chrome, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--mute-audio", "--hide-scrollbars", "--window-size=1440,1000",
+		// A page the browser deems in the background gets no animation
+		// frames (the dashboard draws its map in them) and throttled
+		// timers: never throttle the test's page.
+		"--disable-renderer-backgrounding", "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
 		"--ignore-certificate-errors-spki-list="+trustSPKI, "--remote-debugging-port=0", "--user-data-dir="+t.TempDir(), "about:blank")
 	m := p.WaitOutput(t, 60*time.Second, regexp.MustCompile(`DevTools listening on (ws://\S+)`))
 	actx, cancelAlloc := chromedp.NewRemoteAllocator(context.Background(), m[1], chromedp.NoModifyURL)
@@ -109,6 +114,15 @@ func startBrowser(t *testing.T, h *Host, trustSPKI string) context.Context {
 		cancelBrowser()
 		cancelAlloc()
 		t.Fatalf("connect to chromium on %s: %v", h.Name, err)
+	}
+	// That Run opened a new tab (chromedp 0.16 on a remote browser; 0.13
+	// opened a window), which headless Chromium keeps hidden behind its
+	// first one: the dashboard's map, drawn in animation frames, stayed
+	// empty. Bring it to the front.
+	if err := chromedp.Run(bctx, cdppage.BringToFront()); err != nil {
+		cancelBrowser()
+		cancelAlloc()
+		t.Fatalf("bring the test's tab to the front: %v", err)
 	}
 	// Registered after Start's cleanup, so it runs first: the browser is
 	// closed over DevTools and every process of it has gone before Start's

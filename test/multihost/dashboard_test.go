@@ -394,12 +394,18 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 				const b = window.fsmDashboard && window.fsmDashboard.bridge;
 				return { url: location.href.replace(/token=[^&]*/, 'token=…'), title: document.title,
 					body: (document.body ? document.body.innerText : '').slice(0, 300),
+					map: (document.querySelector('.map-panel .map-status') || {}).textContent,
 					bridge: b ? { connected: b.connected, url: b.url.replace(/token=[^&]*/, 'token=…'), stats: b.stats, state: (window.mh || {}).state } : null };
 			})()`, &st))
 			t.Logf("the page at the end: %v", st)
 		}
 	}()
 	p.run("open the dashboard", chromedp.Navigate(fmt.Sprintf(url, "robot")))
+	var visible string
+	p.eval(`document.visibilityState`, &visible)
+	if visible != "visible" {
+		t.Fatalf("the page is %q, not visible: the browser would throttle it", visible)
+	}
 	p.waitText("#conn .conn-text", "the page to connect to the bridge", 60*time.Second, func(s string) bool { return strings.HasPrefix(s, "connected") })
 	p.waitText("#rsm-state", "RSM Idle on the page", 90*time.Second, func(s string) bool { return s == "Idle" })
 	p.waitText(".map-panel .map-status", "the map drawn", 60*time.Second, func(s string) bool { return strings.Contains(s, "120×80") })
