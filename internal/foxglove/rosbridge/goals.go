@@ -139,10 +139,14 @@ func (g *goals) track(action string, id goalKey, sess *foxglove.Session) {
 		switch {
 		case err != nil:
 			log.Errorf("canceling goal %s of %s (client %s %s): %v", goal, action, sess.Addr(), why, err)
-		case resp.ReturnCode != action_msgs_srv.CancelGoal_Response_ERROR_NONE && resp.ReturnCode != action_msgs_srv.CancelGoal_Response_ERROR_GOAL_TERMINATED:
-			log.Errorf("canceling goal %s of %s (client %s %s): the server answered return code %d", goal, action, sess.Addr(), why, resp.ReturnCode)
+		case resp.ReturnCode == action_msgs_srv.CancelGoal_Response_ERROR_NONE:
+			log.Infof("goal %s of %s canceled (return code 0)", goal, action)
+		case resp.ReturnCode == action_msgs_srv.CancelGoal_Response_ERROR_GOAL_TERMINATED,
+			resp.ReturnCode == action_msgs_srv.CancelGoal_Response_ERROR_UNKNOWN_GOAL_ID:
+			// It ended without its result being fetched through the bridge.
+			log.Infof("goal %s of %s had already ended (cancel return code %d)", goal, action, resp.ReturnCode)
 		default:
-			log.Infof("goal %s of %s canceled (return code %d)", goal, action, resp.ReturnCode)
+			log.Errorf("canceling goal %s of %s (client %s %s): the server refused (return code %d)", goal, action, sess.Addr(), why, resp.ReturnCode)
 		}
 	}()
 }
