@@ -3,6 +3,8 @@ package ros
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 )
 
 // ParamOverride is one "-p [node:]name:=value" argument. The value is kept
@@ -12,6 +14,10 @@ type ParamOverride struct {
 	Node  string
 	Name  string
 	Value string
+	// FilesBefore is how many --params-file arguments came before this one
+	// on the command line: rcl merges files and rules in command-line
+	// order (see param.Overrides).
+	FilesBefore int
 }
 
 // LogLevel is an rcutils severity.
@@ -69,8 +75,9 @@ func ParseLogLevel(s string) (LogLevel, error) {
 // Args is the parsed command line of a process: the ROS arguments of all
 // --ros-args blocks and the remaining user arguments.
 //
-// Parameter sources apply in this order (later wins): ParamsFiles in order,
-// then Params in order.
+// Parameter sources are merged in command-line order, files and -p rules
+// interleaved (ParamOverride.FilesBefore), as rcl does; param.Overrides
+// says which wins.
 type Args struct {
 	// Remaps in command-line order; the first matching rule wins.
 	Remaps []RemapRule
@@ -157,6 +164,7 @@ func ParseArgs(args []string) (*Args, error) {
 			if err != nil {
 				return nil, err
 			}
+			p.FilesBefore = len(a.ParamsFiles)
 			a.Params = append(a.Params, p)
 		case "--params-file":
 			v, err := flagArg(i)
@@ -286,4 +294,30 @@ func (a *Args) LevelFor(loggerName string) LogLevel {
 		return a.LogLevel
 	}
 	return LogInfo
+}
+
+// overrides reads the parameter files and -p rules in command-line order.
+func (a *Args) overrides() (*param.Overrides, error) {
+	var ov param.Overrides
+	files := 0
+	addFiles := func(upTo int) error {
+		for ; files < upTo && files < len(a.ParamsFiles); files++ {
+			if err := ov.AddFile(a.ParamsFiles[files]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range a.Params {
+		if err := addFiles(p.FilesBefore); err != nil {
+			return nil, err
+		}
+		if err := ov.AddParam(p.Node, p.Name, p.Value); err != nil {
+			return nil, err
+		}
+	}
+	if err := addFiles(len(a.ParamsFiles)); err != nil {
+		return nil, err
+	}
+	return &ov, nil
 }

@@ -1,6 +1,8 @@
 package ros
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,7 +14,7 @@ func TestParseArgs(t *testing.T) {
 		"--ros-args",
 		"-r", "__node:=n2", "--remap", "chatter:=chat",
 		"-p", "rate:=10", "--param", "talker:name:='hi there'",
-		"--params-file", "/tmp/a.yaml",
+		"--params-file", "/tmp/a.yaml", "-p", "late:=1",
 		"--log-level", "DEBUG", "--log-level", "demo.talker:=warn", "--log-level", "demo.talker:=error",
 		"--disable-rosout-logs", "--enable-stdout-logs",
 		"-e", "/secure",
@@ -29,7 +31,7 @@ func TestParseArgs(t *testing.T) {
 	if len(a.Remaps) != 2 || a.Remaps[0].Kind != RemapNodeName || a.Remaps[1].Match != "chatter" {
 		t.Errorf("Remaps = %+v", a.Remaps)
 	}
-	wantParams := []ParamOverride{{Name: "rate", Value: "10"}, {Node: "talker", Name: "name", Value: "'hi there'"}}
+	wantParams := []ParamOverride{{Name: "rate", Value: "10"}, {Node: "talker", Name: "name", Value: "'hi there'"}, {Name: "late", Value: "1", FilesBefore: 1}}
 	if !reflect.DeepEqual(a.Params, wantParams) {
 		t.Errorf("Params = %+v, want %+v", a.Params, wantParams)
 	}
@@ -48,10 +50,10 @@ func TestParseArgs(t *testing.T) {
 	if a.Enclave != "/secure" {
 		t.Errorf("Enclave = %q", a.Enclave)
 	}
-	if got := a.ParamsFor("listener"); len(got) != 1 || got[0].Name != "rate" {
+	if got := a.ParamsFor("listener"); len(got) != 2 || got[0].Name != "rate" || got[1].Name != "late" {
 		t.Errorf("ParamsFor(listener) = %+v", got)
 	}
-	if got := a.ParamsFor("talker"); len(got) != 2 {
+	if got := a.ParamsFor("talker"); len(got) != 3 {
 		t.Errorf("ParamsFor(talker) = %+v", got)
 	}
 }
@@ -108,6 +110,36 @@ func TestParseLogLevel(t *testing.T) {
 		got, err := ParseLogLevel(s)
 		if err != nil || got != want {
 			t.Errorf("ParseLogLevel(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+}
+
+// TestArgs_ParamSourcesInCommandLineOrder: files and -p rules reach the
+// parameter overrides in command-line order, as rcl merges them: a -p rule
+// before a file naming the node loses to it, one after wins.
+func TestArgs_ParamSourcesInCommandLineOrder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(file, []byte("talker:\n  ros__parameters:\n    rate: 1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ros-args", "-p", "rate:=9.0", "--params-file", file}, "1.0"},
+		{[]string{"--ros-args", "--params-file", file, "-p", "rate:=9.0"}, "9.0"},
+		{[]string{"--ros-args", "--params-file", file, "--ros-args", "-p", "talker:rate:=3.0"}, "3.0"},
+	} {
+		a, err := ParseArgs(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov, err := a.overrides()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ov.For("/talker")["rate"].String(); got != c.want {
+			t.Errorf("%q: rate = %s, want %s", c.args, got, c.want)
 		}
 	}
 }

@@ -51,16 +51,9 @@ func (n *Node) initExtensions() error {
 	}
 	n.ext.paramEvents = pe
 
-	var ov param.Overrides
-	for _, f := range n.ctx.args.ParamsFiles {
-		if err := ov.AddFile(f); err != nil {
-			return err
-		}
-	}
-	for _, p := range n.ctx.args.Params {
-		if err := ov.AddParam(p.Node, p.Name, p.Value); err != nil {
-			return err
-		}
+	ov, err := n.ctx.args.overrides()
+	if err != nil {
+		return err
 	}
 	n.ext.params.store = param.NewStore(param.StoreOptions{
 		Overrides:       ov.For(n.fqn),

@@ -62,15 +62,22 @@ func matchTokens(pat, name []string) bool {
 }
 
 // Overrides collects parameter overrides from --params-file files and -p
-// rules in command-line order and resolves them for one node.
+// rules in command-line order and resolves them for one node, as rcl and
+// rclcpp do.
 //
-// Precedence, lowest first: parameter files (wildcard blocks, then blocks
-// naming the node exactly; within each group later files and later blocks
-// win), then -p rules (global ones, then ones targeted at the node with
-// "node:name:=value"). The declared default is below all of them.
+// rcl merges every file and rule into one table of node keys ("/**",
+// "/talker", "/ns/*"; a -p rule without a node is "/**") in the order each
+// key first appears; a later value under the same key replaces an earlier
+// one. rclcpp then walks the keys in that order and applies every key that
+// matches the node, so the key that appeared later wins: a `/**` block in a
+// later file beats a block naming the node in an earlier one (which is how
+// a launch file's parameters={...} override a params file), and a block
+// naming the node in a later file beats an earlier -p rule. The declared
+// default is below all of them. (rcl keeps "talker" and "/talker" as two
+// keys; here they are one, which matters only to a file that spells the
+// same node both ways.)
 type Overrides struct {
-	files []NodeParams
-	rules []NodeParams
+	blocks []NodeParams // in the order added
 }
 
 // AddFile parses a ROS 2 parameter file and adds its blocks.
@@ -79,7 +86,7 @@ func (o *Overrides) AddFile(path string) error {
 	if err != nil {
 		return err
 	}
-	o.files = append(o.files, blocks...)
+	o.blocks = append(o.blocks, blocks...)
 	return nil
 }
 
@@ -89,7 +96,7 @@ func (o *Overrides) AddRule(rule string) error {
 	if err != nil {
 		return err
 	}
-	o.rules = append(o.rules, np)
+	o.blocks = append(o.blocks, np)
 	return nil
 }
 
@@ -111,27 +118,32 @@ func (o *Overrides) Sources(nodeFQN string) map[string]string {
 func (o *Overrides) resolve(nodeFQN string) (map[string]Value, map[string]string) {
 	out := map[string]Value{}
 	src := map[string]string{}
-	apply := func(blocks []NodeParams, wildcard bool) {
-		for _, b := range blocks {
-			if b.Wildcard() == wildcard && b.Matches(nodeFQN) {
-				for _, p := range b.Params {
-					out[p.Name] = p.Value
-					switch {
-					case b.Source == "-p" && b.Node == "/**":
-						src[p.Name] = "-p " + p.Name
-					case b.Source == "-p":
-						src[p.Name] = "-p " + b.Node + ":" + p.Name
-					default:
-						src[p.Name] = fmt.Sprintf("params file %s (node key %q)", b.Source, b.Node)
-					}
+	var keys []string // node keys in the order they first appear
+	seen := map[string]bool{}
+	for _, b := range o.blocks {
+		if !seen[b.Node] {
+			seen[b.Node] = true
+			keys = append(keys, b.Node)
+		}
+	}
+	for _, key := range keys {
+		for _, b := range o.blocks {
+			if b.Node != key || !b.Matches(nodeFQN) {
+				continue
+			}
+			for _, p := range b.Params {
+				out[p.Name] = p.Value
+				switch {
+				case b.Source == "-p" && b.Node == "/**":
+					src[p.Name] = "-p " + p.Name
+				case b.Source == "-p":
+					src[p.Name] = "-p " + b.Node + ":" + p.Name
+				default:
+					src[p.Name] = fmt.Sprintf("params file %s (node key %q)", b.Source, b.Node)
 				}
 			}
 		}
 	}
-	apply(o.files, true)
-	apply(o.files, false)
-	apply(o.rules, true)
-	apply(o.rules, false)
 	return out, src
 }
 

@@ -2,6 +2,8 @@ package param
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,9 +56,10 @@ func TestParseFile_Good_AllShapesAndTypes(t *testing.T) {
 	if _, ok := o.For("/robotcontrolmuxnode")["teleoperation_idle_timer"]; ok {
 		t.Error("node keys were case-folded")
 	}
-	// /ns/talker: exact /ns/talker (1.0) beats the /ns/* wildcard (7.0).
+	// /ns/talker: the /ns/* key (7.0) comes after the exact /ns/talker key
+	// (1.0) in the file, so it wins, as in rclcpp.
 	talker := o.For("/ns/talker")
-	if talker["rate"].Double() != 1 || talker["only_wild"].Integer() != 1 {
+	if talker["rate"].Double() != 7 || talker["only_wild"].Integer() != 1 {
 		t.Errorf("/ns/talker overrides = %v", talker)
 	}
 	if r := o.For("/ns2/listener")["rate"]; r.Double() != 2 {
@@ -159,8 +162,14 @@ func TestParseRule_AndPrecedence(t *testing.T) {
 	if mux["teleoperation_idle_timer"].Double() != 0.5 {
 		t.Errorf("file value lost: %v", mux["teleoperation_idle_timer"])
 	}
-	if got := o.For("/ns/talker")["rate"]; got.Double() != 3 {
-		t.Errorf("global -p should beat the file: rate = %v", got)
+	// rate:=3.0 joins the file's /** key, which comes first: /ns/*
+	// (7.0) still wins for /ns/talker, as in rclcpp; a node only /**
+	// matches gets the rule.
+	if got := o.For("/ns/talker")["rate"]; got.Double() != 7 {
+		t.Errorf("/ns/talker: the later /ns/* key should beat -p rate (a /** rule): rate = %v", got)
+	}
+	if got := o.For("/a/b")["rate"]; got.Double() != 3 {
+		t.Errorf("/a/b: -p rate:=3.0 should replace the file's /** 5.0: rate = %v", got)
 	}
 	if got := o.For("/other")["rate"]; got.Double() != 1 {
 		t.Errorf("/other rate = %v", got)
@@ -245,6 +254,62 @@ func TestParseFile_HostileAliases_ErrorNotHang(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestOverrides_KeyOrderLikeRclcpp: the node keys of every file and rule
+// are kept in the order they first appear and applied in that order, so the
+// key that appeared later wins, whichever is a wildcard. Each case was run
+// against rclcpp (Humble, the test peer's params node, `ros2 param get`)
+// and gave the value wanted here.
+func TestOverrides_KeyOrderLikeRclcpp(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	exact := file("exact.yaml", "params:\n  ros__parameters:\n    gain: 1.0\n    mode: exact\n")
+	wild := file("wild.yaml", "/**:\n  ros__parameters:\n    gain: 2.0\n")
+	star := file("star.yaml", "/*:\n  ros__parameters:\n    gain: 4.0\n")
+	both := file("both.yaml", "/**:\n  ros__parameters:\n    mode: wild\nparams:\n  ros__parameters:\n    count: 5\n")
+	type arg struct{ file, rule string }
+	cases := []struct {
+		name string
+		args []arg
+		want map[string]string
+	}{
+		{"a later /** file beats an earlier exact one (a launch file's parameters={...})",
+			[]arg{{file: exact}, {file: wild}}, map[string]string{"gain": "2.0", "mode": "exact"}},
+		{"an exact file after a /** one wins", []arg{{file: wild}, {file: exact}}, map[string]string{"gain": "1.0"}},
+		{"a later /* file beats an earlier exact one", []arg{{file: exact}, {file: star}}, map[string]string{"gain": "4.0"}},
+		{"-p after the file wins", []arg{{file: exact}, {rule: "gain:=9.0"}}, map[string]string{"gain": "9.0"}},
+		{"-p before the file loses to the later exact key", []arg{{rule: "gain:=9.0"}, {file: exact}}, map[string]string{"gain": "1.0"}},
+		{"-p joins an earlier /** key, below the exact one", []arg{{file: wild}, {file: exact}, {rule: "gain:=9.0"}}, map[string]string{"gain": "1.0"}},
+		{"a third file's /** joins the first key", []arg{{file: wild}, {file: exact}, {file: both}},
+			map[string]string{"gain": "1.0", "mode": "exact", "count": "5"}},
+	}
+	for _, c := range cases {
+		var o Overrides
+		for _, a := range c.args {
+			var err error
+			if a.file != "" {
+				err = o.AddFile(a.file)
+			} else {
+				err = o.AddRule(a.rule)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := o.For("/params")
+		for k, w := range c.want {
+			if g, ok := got[k]; !ok || g.String() != w {
+				t.Errorf("%s: %s = %v, want %s", c.name, k, g, w)
+			}
 		}
 	}
 }
