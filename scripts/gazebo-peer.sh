@@ -45,21 +45,51 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 snap=$src/fortress-src.tar.xz
-key=$(cat "$snap" "$src"/patches/* "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
+# The build's stamp: the snapshot, its patches and the recipe's revision.
+# Bump recipe when a change below needs a rebuild; the fix-ups (fixups())
+# run on every call and never need one, so editing them keeps the build.
+recipe=1
+key=$( { cat "$snap" "$src"/patches/*; echo "recipe $recipe"; } | sha256sum | cut -c1-16)
 STAMP=$PREFIX/.built-$key
 
-# OGRE 1.12 keeps the stencil-shadow programs in its Media/ShadowVolume
-# folder, which ignition-rendering6 (written for OGRE 1.9, where they were
-# built in) never adds: Gazebo aborted on the first rendering sensor
-# ("Ogre/ShadowExtrudePointLight not found"). Link them into the engine's
-# own programs folder, which it does add. Cheap and idempotent, so it runs
-# on an existing build too.
-media_links() {
+# Fix-ups of Debian's packages and the environment script: cheap and
+# idempotent, so they run on every call, on an existing build too.
+fixups() {
+  # OGRE 1.12 keeps the stencil-shadow programs in its Media/ShadowVolume
+  # folder, which ignition-rendering6 (written for OGRE 1.9, where they were
+  # built in) never adds: Gazebo aborted on the first rendering sensor
+  # ("Ogre/ShadowExtrudePointLight not found"). Link them into the engine's
+  # own programs folder, which it does add.
   local d=$PREFIX/install/share/ignition/ignition-rendering6/ogre/media/materials/programs
-  [ -d "$d" ] && [ -d /usr/share/OGRE/Media/ShadowVolume ] || return 0
-  for f in /usr/share/OGRE/Media/ShadowVolume/*; do ln -sf "$f" "$d/$(basename "$f")"; done
+  if [ -d "$d" ] && [ -d /usr/share/OGRE/Media/ShadowVolume ]; then
+    for f in /usr/share/OGRE/Media/ShadowVolume/*; do ln -sf "$f" "$d/$(basename "$f")"; done
+  fi
+  # Debian 12's ignition-transport-cli installs ign-transport-service and
+  # -topic in /usr/libexec/ignition/transport11, but its cmdtransport11.rb
+  # runs them from /usr/lib/x86_64-linux-gnu/ignition/transport11, so
+  # `ign service` and `ign topic` end with ENOENT (exit status 1). A copy of
+  # the Ruby file naming the real folder, with its own transport11.yaml in a
+  # folder env.sh lists after /usr/share/ignition (for one library version
+  # ign keeps the last file it reads), mends both without touching /usr.
+  local rb=/usr/lib/ruby/ignition/cmdtransport11.rb exe=/usr/libexec/ignition/transport11
+  local cli=$PREFIX/install/share/ignition-cli
+  if [ -f "$rb" ] && [ -x "$exe/ign-transport-service" ] && grep -q 'lib/x86_64-linux-gnu/ignition/transport11/' "$rb"; then
+    mkdir -p "$cli"
+    sed "s|\"[./]*lib/x86_64-linux-gnu/ignition/transport11/|\"$exe/|" "$rb" >"$cli/cmdtransport11.rb"
+    sed "s|^library_path:.*|library_path: $cli/cmdtransport11|" /usr/share/ignition/transport11.yaml >"$cli/transport11.yaml"
+  fi
+  [ -d "$PREFIX/install" ] || return 0
+  cat >"$PREFIX/env.sh" <<ENV
+# source me: Gazebo Fortress and ros_gz from $PREFIX over ROS 2 Humble ($ROS)
+. "$ROS/env.sh"
+. "$PREFIX/install/local_setup.bash"
+export PATH=$PREFIX/install/bin:\$PATH
+export LD_LIBRARY_PATH=$PREFIX/install/lib:\${LD_LIBRARY_PATH:-}
+export IGN_CONFIG_PATH=$PREFIX/install/share/ignition:/usr/share/ignition:$cli\${IGN_CONFIG_PATH:+:\$IGN_CONFIG_PATH}
+export GZ_VERSION=fortress
+ENV
 }
-if [ -f "$STAMP" ]; then media_links; echo "gazebo-peer: Gazebo Fortress already built in $PREFIX"; exit 0; fi
+if [ -f "$STAMP" ]; then fixups; echo "gazebo-peer: Gazebo Fortress already built in $PREFIX"; exit 0; fi
 
 pkgs="build-essential cmake pkg-config python3-empy
   libignition-cmake-dev libignition-common-dev libignition-math-dev libignition-plugin-dev
@@ -166,16 +196,7 @@ t=$(date +%s)
 ) >>"$log" 2>&1 || { tail -40 "$log"; echo "gazebo-peer: ros_gz failed; log: $log" >&2; exit 1; }
 echo "gazebo-peer: ros_gz built in $(( $(date +%s) - t )) s"
 
-cat >"$PREFIX/env.sh" <<ENV
-# source me: Gazebo Fortress and ros_gz from $PREFIX over ROS 2 Humble ($ROS)
-. "$ROS/env.sh"
-. "$PREFIX/install/local_setup.bash"
-export PATH=$PREFIX/install/bin:\$PATH
-export LD_LIBRARY_PATH=$PREFIX/install/lib:\${LD_LIBRARY_PATH:-}
-export IGN_CONFIG_PATH=$PREFIX/install/share/ignition:/usr/share/ignition\${IGN_CONFIG_PATH:+:\$IGN_CONFIG_PATH}
-export GZ_VERSION=fortress
-ENV
-media_links
+fixups
 rm -rf "$PREFIX/build"
 touch "$STAMP"
 echo "gazebo-peer: Gazebo Fortress built in $(( $(date +%s) - start )) s; use: . $PREFIX/env.sh"
