@@ -64,6 +64,21 @@ fixups() {
   if [ -d "$d" ] && [ -d /usr/share/OGRE/Media/ShadowVolume ]; then
     for f in /usr/share/OGRE/Media/ShadowVolume/*; do ln -sf "$f" "$d/$(basename "$f")"; done
   fi
+  # The engine's gpu_lidar takes its matrices from OpenGL's fixed-function
+  # state, which OGRE 1.12 no longer fills while a shader is bound: /scan
+  # was 0 for every beam but one. gazebo-gpu-rays.py says how it mends the
+  # installed shaders.
+  if [ -d "$d" ]; then python3 "$repo/scripts/gazebo-gpu-rays.py" "$(dirname "$(dirname "$d")")"; fi
+  # The engine's real-time shader system generates GLSL that calls OGRE's
+  # own shader library, but the engine ships the library of OGRE 1.9
+  # (rtshaderlib150): with OGRE 1.12 the first camera aborted Gazebo ("no
+  # matching function for call to FFP_Transform(mat3, vec3, vec3)", "gpu
+  # program could not be created"). Point that folder at OGRE 1.12's own
+  # library; the shipped one is kept beside it.
+  local rtss=$PREFIX/install/share/ignition/ignition-rendering6/ogre/media/rtshaderlib150
+  if [ -d /usr/share/OGRE/Media/RTShaderLib/GLSL ] && [ -d "$rtss" ] && [ ! -L "$rtss" ]; then
+    rm -rf "$rtss-ogre1.9" && mv "$rtss" "$rtss-ogre1.9" && ln -s /usr/share/OGRE/Media/RTShaderLib/GLSL "$rtss"
+  fi
   # Debian 12's ignition-transport-cli installs ign-transport-service and
   # -topic in /usr/libexec/ignition/transport11, but its cmdtransport11.rb
   # runs them from /usr/lib/x86_64-linux-gnu/ignition/transport11, so
