@@ -217,3 +217,30 @@ func (h *PoseHistory) At(t, tolerance float64) (p Pose2D, ok bool) {
 	dth := math.Remainder(b.Theta-a.Theta, 2*math.Pi)
 	return Pose2D{X: a.X + f*(b.X-a.X), Y: a.Y + f*(b.Y-a.Y), Theta: math.Remainder(a.Theta+f*dth, 2*math.Pi)}, true
 }
+
+// TurnRate returns how fast the heading turned at time t, rad/s (its
+// magnitude): the heading change over the recorded poses within window
+// seconds either side of t, divided by the time between them. ok is false
+// when fewer than two poses fall in that span.
+func (h *PoseHistory) TurnRate(t, window float64) (rate float64, ok bool) {
+	if !finite(t) || !(window > 0) {
+		return 0, false
+	}
+	first, last := -1, -1
+	for i, ti := range h.times {
+		if ti >= t-window && ti <= t+window {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last == first || h.times[last] <= h.times[first] {
+		return 0, false
+	}
+	turned := 0.0
+	for i := first + 1; i <= last; i++ {
+		turned += math.Remainder(h.poses[i].Theta-h.poses[i-1].Theta, 2*math.Pi)
+	}
+	return math.Abs(turned) / (h.times[last] - h.times[first]), true
+}

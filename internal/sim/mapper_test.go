@@ -196,3 +196,32 @@ func TestPoseHistory(t *testing.T) {
 		t.Fatal("a pose that is not finite was accepted")
 	}
 }
+
+func TestPoseHistory_TurnRate(t *testing.T) {
+	h := NewPoseHistory(20)
+	if _, ok := h.TurnRate(1, 0.1); ok {
+		t.Fatal("empty history gave a turn rate")
+	}
+	// 0.5 rad/s through ±π from t = 0 to 1, then still to t = 2
+	for i := 0; i <= 10; i++ {
+		_ = h.Add(float64(i)/10, Pose2D{Theta: math.Remainder(3+0.05*float64(i), 2*math.Pi)})
+	}
+	_ = h.Add(2, Pose2D{Theta: math.Remainder(3.5, 2*math.Pi)})
+	for _, c := range []struct {
+		t, window, want float64
+		ok              bool
+	}{
+		{0.5, 0.2, 0.5, true},
+		{0.05, 0.1, 0.5, true},
+		{1.5, 0.5, 0, true},  // between 1 and 2: one pose each side
+		{1.5, 0.2, 0, false}, // no pose within 0.2 s
+		{5, 1, 0, false},
+		{math.NaN(), 1, 0, false},
+		{0.5, 0, 0, false},
+	} {
+		r, ok := h.TurnRate(c.t, c.window)
+		if ok != c.ok || (ok && math.Abs(r-c.want) > 1e-9) {
+			t.Errorf("TurnRate(%v, %v) = %v %v, want %v %v", c.t, c.window, r, ok, c.want, c.ok)
+		}
+	}
+}

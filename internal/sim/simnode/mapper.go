@@ -26,6 +26,10 @@ const MapperNodeName = "scan_mapper"
 // malformed scan.
 const CounterScansSkipped = "scans_skipped"
 
+// CounterScansTurning counts scans left out because the robot turned faster
+// than max_turn_rate when they were taken.
+const CounterScansTurning = "scans_turning"
+
 // SetupMapper turns n into an occupancy mapper for a robot with exact
 // odometry (Gazebo's), where slam_toolbox is not wanted or not installed:
 // it places every scan (sensor_msgs/LaserScan) at the odometry pose
@@ -38,7 +42,9 @@ const CounterScansSkipped = "scans_skipped"
 // odom_frame as the identity on /tf_static: the odometry of a robot
 // spawned at the map origin is its map pose, which is what slam_toolbox
 // would publish for it. Scans it cannot place are counted as scans_skipped
-// on /diagnostics and warned about once a second.
+// on /diagnostics and warned about once a second; with max_turn_rate > 0,
+// scans taken while the robot turned faster are left out, counted as
+// scans_turning.
 func SetupMapper(_ context.Context, n *ros.Node) error {
 	d := ros.NewDeclarer(n)
 	def := sim.DefaultMapperConfig()
@@ -54,6 +60,9 @@ func SetupMapper(_ context.Context, n *ros.Node) error {
 	odomFrame := param.Declare(d, "odom_frame", sim.FrameOdom, fixed("frame of the odometry"), nil)
 	baseFrame := param.Declare(d, "base_frame", sim.FrameBase, fixed("the robot frame the odometry places"), nil)
 	mapToOdom := param.Declare(d, "publish_map_to_odom", true, fixed("publish map_frame -> odom_frame as the identity on /tf_static"), nil)
+	maxTurn := param.Declare(d, "max_turn_rate", 0.0, param.Descriptor{
+		Description: "leave out scans taken while the robot turns faster than this, rad/s (0: every scan); a lidar whose scans lag or lead their stamps smears the walls while turning (read-only: " + startupOnly + ")",
+		ReadOnly:    true, ReadOnlyReason: startupOnly, FloatRange: param.Floats(0, 100)}, nil)
 	if err := d.Err(); err != nil {
 		return err
 	}
@@ -63,6 +72,7 @@ func SetupMapper(_ context.Context, n *ros.Node) error {
 	}
 	log := n.Logger()
 	skipped := n.Counter(CounterScansSkipped)
+	turning := n.Counter(CounterScansTurning)
 	var warned time.Time
 	skip := func(format string, a ...any) {
 		skipped.Inc()
@@ -117,6 +127,12 @@ func SetupMapper(_ context.Context, n *ros.Node) error {
 		if !ok {
 			skip("no %s within 0.1 s of the scan's stamp %.3f", sim.TopicOdom, t)
 			return
+		}
+		if maxTurn > 0 {
+			if turn, ok := history.TurnRate(t, 0.1); ok && turn > maxTurn {
+				turning.Inc()
+				return
+			}
 		}
 		laser, err := buf.Lookup(baseFrame, tf.Frame(s.Header.FrameId))
 		if err != nil {
