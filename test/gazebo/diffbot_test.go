@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,7 +201,9 @@ func TestGazebo_Diffbot(t *testing.T) {
 	t.Logf("map after the waypoints: %d free cells, %d occupied (%.1f%% of the flat's free area seen); %d cells disagree with the flat",
 		free, occ, 100*float64(free)/float64(flatFree()), wrong)
 	if free < flatFree()/5 || wrong > (free+occ)/20 {
-		t.Errorf("map: %d free, %d occupied, %d wrong cells (the flat has %d free)", free, occ, wrong, flatFree())
+		t.Errorf("map: %d free, %d occupied, %d wrong cells (the flat has %d free)\n%s", free, occ, wrong, flatFree(), mapPicture(grid.Get()))
+	} else {
+		t.Logf("the map ('#' wall, '.' free, 'X' free on a wall, 'o' wall where the flat has none, '+' wall not seen):\n%s", mapPicture(grid.Get()))
 	}
 
 	t.Run("pausing Gazebo pauses the nodes' timers", func(t *testing.T) { pauseCheck(t, s, counts, &mu) })
@@ -235,7 +239,9 @@ func TestGazebo_Diffbot(t *testing.T) {
 		t.Logf("exploration (complete: %v) drove to %d goals in %.1f s of sim time, %.0f s of wall time; the map grew from %d to %d free cells (%.0f%% of the flat's), %d occupied, %d disagree with the flat",
 			done, goals, s.now()-simStart, time.Since(wallStart).Seconds(), free0, free, 100*float64(free)/float64(flatFree()), occ, wrong)
 		if goals < 2 || free < free0+flatFree()/10 || wrong > (free+occ)/20 {
-			t.Errorf("exploration: %d goals, free cells %d -> %d, %d wrong", goals, free0, free, wrong)
+			t.Errorf("exploration: %d goals, free cells %d -> %d, %d wrong\n%s", goals, free0, free, wrong, mapPicture(grid.Get()))
+		} else {
+			t.Logf("the map after exploration:\n%s", mapPicture(grid.Get()))
 		}
 	})
 }
@@ -281,6 +287,46 @@ func mapAgainstFlat(m *nav_msgs_msg.OccupancyGrid) (free, occ, wrong int) {
 		}
 	}
 	return free, occ, wrong
+}
+
+// mapPicture draws m against the built-in flat, top row first: '#' a wall
+// seen, '.' free, ' ' unknown, 'X' free where the flat has a wall, 'o'
+// occupied with no wall within a cell, '+' a wall not seen. A failing map
+// check logs it.
+func mapPicture(m *nav_msgs_msg.OccupancyGrid) string {
+	w := sim.DefaultWorld()
+	if m == nil || int(m.Info.Width) != w.Width || int(m.Info.Height) != w.Height {
+		return "(no map of the flat's size)"
+	}
+	var b strings.Builder
+	for cy := w.Height - 1; cy >= 0; cy-- {
+		for cx := 0; cx < w.Width; cx++ {
+			v := m.Data[cy*w.Width+cx]
+			wall := w.At(cx, cy) == sim.Occupied
+			near := false
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					near = near || w.At(cx+dx, cy+dy) == sim.Occupied
+				}
+			}
+			switch {
+			case v == 0 && wall:
+				b.WriteByte('X')
+			case v == 0:
+				b.WriteByte('.')
+			case v >= 50 && !near:
+				b.WriteByte('o')
+			case v >= 50:
+				b.WriteByte('#')
+			case wall:
+				b.WriteByte('+')
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // pauseCheck pauses Gazebo: /clock stops, and so do the node-clock timers
@@ -338,14 +384,24 @@ func screenshot(t *testing.T, s *gzSim) {
 <clip><near>0.1</near><far>50</far></clip><save enabled="true"><path>%s</path></save></camera>
 <always_on>true</always_on><update_rate>2</update_rate><topic>scene_camera</topic></sensor></link></model></sdf>`, dir)
 	s.gz(2*time.Minute, "ros2", "run", "ros_gz_sim", "create", "-world", "fsmnodes_flat", "-name", "scene_camera", "-string", model)
+	// The camera saves <name>_<n>.png from n = 0; the first frames show
+	// the scene before it has loaded (a few kB of sky), and the newest may
+	// be half written: take the newest complete one with the scene in it.
 	var shot string
-	testenv.WaitFor(t, 2*time.Minute, "a picture from the scene camera", func() bool {
+	testenv.WaitFor(t, 2*time.Minute, "a picture of the scene from the scene camera", func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.png"))
-		if len(files) < 2 { // the second is complete when the third starts
-			return false
+		num := func(f string) int {
+			n, _ := strconv.Atoi(strings.TrimSuffix(f[strings.LastIndexByte(f, '_')+1:], ".png"))
+			return n
 		}
-		shot = files[0]
-		return true
+		sort.Slice(files, func(i, j int) bool { return num(files[i]) < num(files[j]) })
+		for i := len(files) - 2; i >= 0; i-- {
+			if info, err := os.Stat(files[i]); err == nil && info.Size() >= 10000 {
+				shot = files[i]
+				return true
+			}
+		}
+		return false
 	})
 	info, err := os.Stat(shot)
 	if err != nil || info.Size() < 10000 {

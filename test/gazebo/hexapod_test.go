@@ -130,7 +130,7 @@ func TestGazebo_HexapodWalks(t *testing.T) {
 
 	// Walk forward at 0.05 m/s for 20 simulated seconds.
 	const v, dur = 0.05, 20.0
-	simStart := s.now()
+	simStart, ticks0 := s.now(), ticks.Load()
 	for s.now()-simStart < dur {
 		s.launch.MustRun(t)
 		if err := cmdVel.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: v}}); err != nil {
@@ -138,12 +138,12 @@ func TestGazebo_HexapodWalks(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	walked := s.now() - simStart
+	walked, walkTicks := s.now()-simStart, ticks.Load()-ticks0
 	x1, y1, _, yaw1 := settled("the hexapod to stop after cmd_vel ends")
 	fwd := (x1-x0)*math.Cos(yaw0) + (y1-y0)*math.Sin(yaw0)
 	side := -(x1-x0)*math.Sin(yaw0) + (y1-y0)*math.Cos(yaw0)
-	t.Logf("walked %.3f m forward, %.3f m sideways, turned %.1f° in %.1f s of sim time for %.3f m commanded (%.0f%%)",
-		fwd, side, (yaw1-yaw0)*180/math.Pi, walked, v*walked, 100*fwd/(v*walked))
+	t.Logf("walked %.3f m forward, %.3f m sideways, turned %.1f° in %.1f s of sim time for %.3f m commanded (%.0f%%); %d gait ticks (%.0f per simulated second)",
+		fwd, side, (yaw1-yaw0)*180/math.Pi, walked, v*walked, 100*fwd/(v*walked), walkTicks, float64(walkTicks)/walked)
 	if fwd < 0.5*v*walked || math.Abs(side) > 0.5*fwd {
 		t.Errorf("walked %.3f m forward and %.3f m sideways for %.3f m commanded forward", fwd, side, v*walked)
 	}
