@@ -33,9 +33,14 @@ type inbox[T any] struct {
 	lim    inboxLimits
 	onDrop func(refused bool)
 
-	mu        sync.Mutex
+	run func() // runOne, made once (a method value allocates)
+
+	mu sync.Mutex
+	// items[head:] wait, with their payload sizes (maxBytes accounting);
+	// the arrays are reused once empty, so a steady flow allocates nothing.
 	items     []T
-	sizes     []int // payload size of each item (maxBytes accounting)
+	sizes     []int
+	head      int
 	bytes     int64
 	scheduled bool
 	closed    bool
@@ -44,13 +49,14 @@ type inbox[T any] struct {
 }
 
 func newInbox[T any](n *Node, lim inboxLimits, handle func(T)) *inbox[T] {
-	return &inbox[T]{n: n, lim: lim, handle: handle}
+	q := &inbox[T]{n: n, lim: lim, handle: handle}
+	q.run = q.runOne
+	return q
 }
 
 // push queues v, whose serialized size is size (any goroutine). It reports
 // false if v was refused because the inbox is full.
 func (q *inbox[T]) push(v T, size int) bool {
-	var zero T
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -65,12 +71,17 @@ func (q *inbox[T]) push(v T, size int) bool {
 		return false
 	}
 	droppedOld := false
-	if q.lim.depth > 0 && len(q.items) >= q.lim.depth {
-		q.items[0] = zero
-		q.items = q.items[1:]
-		q.bytes -= int64(q.sizes[0])
-		q.sizes = q.sizes[1:]
+	if q.lim.depth > 0 && q.len() >= q.lim.depth {
+		q.popLocked()
 		droppedOld = true
+	}
+	if q.head > 0 && len(q.items) == cap(q.items) {
+		// Full with taken items in front: move the waiting ones down
+		// rather than let append grow the arrays under a steady backlog.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		copy(q.sizes, q.sizes[q.head:])
+		q.items, q.sizes, q.head = q.items[:n], q.sizes[:n], 0
 	}
 	q.items = append(q.items, v)
 	q.sizes = append(q.sizes, size)
@@ -93,17 +104,33 @@ func (q *inbox[T]) push(v T, size int) bool {
 // full reports whether a refusing inbox has no room for an item of size
 // bytes (mu held). An empty inbox always takes one item.
 func (q *inbox[T]) full(size int) bool {
-	if len(q.items) == 0 {
+	if q.len() == 0 {
 		return false
 	}
-	if q.lim.maxItems > 0 && len(q.items) >= q.lim.maxItems {
+	if q.lim.maxItems > 0 && q.len() >= q.lim.maxItems {
 		return true
 	}
 	return q.lim.maxBytes > 0 && q.bytes+int64(size) > q.lim.maxBytes
 }
 
+// len is the number of waiting items (mu held).
+func (q *inbox[T]) len() int { return len(q.items) - q.head }
+
+// popLocked removes and returns the oldest item (mu held, not empty).
+func (q *inbox[T]) popLocked() T {
+	var zero T
+	v := q.items[q.head]
+	q.items[q.head] = zero
+	q.bytes -= int64(q.sizes[q.head])
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.sizes, q.head = q.items[:0], q.sizes[:0], 0
+	}
+	return v
+}
+
 func (q *inbox[T]) post() {
-	if q.n.Post(q.runOne) != nil {
+	if q.n.Post(q.run) != nil {
 		q.mu.Lock()
 		q.scheduled = false
 		q.mu.Unlock()
@@ -113,23 +140,16 @@ func (q *inbox[T]) post() {
 // runOne handles one item on the node goroutine and reschedules itself if
 // more are waiting.
 func (q *inbox[T]) runOne() {
-	var zero T
 	q.mu.Lock()
-	if q.closed || len(q.items) == 0 {
+	if q.closed || q.len() == 0 {
 		q.scheduled = false
 		q.mu.Unlock()
 		return
 	}
-	v := q.items[0]
-	q.items[0] = zero
-	q.items = q.items[1:]
-	q.bytes -= int64(q.sizes[0])
-	q.sizes = q.sizes[1:]
-	more := len(q.items) > 0
+	v := q.popLocked()
+	more := q.len() > 0
 	if !more {
 		q.scheduled = false
-		q.items = nil
-		q.sizes = nil
 	}
 	q.mu.Unlock()
 	if more {
@@ -144,6 +164,7 @@ func (q *inbox[T]) close() {
 	q.closed = true
 	q.items = nil
 	q.sizes = nil
+	q.head = 0
 	q.bytes = 0
 	q.mu.Unlock()
 }

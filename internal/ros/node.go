@@ -51,7 +51,8 @@ type Node struct {
 
 	mu       sync.Mutex
 	entities []entity
-	tasks    []func()
+	tasks    []func() // tasks[taskHead:] wait to run
+	taskHead int
 	started  bool
 	closed   bool
 	// announced is set once the extensions are up; before that, entity
@@ -186,6 +187,11 @@ func (n *Node) Post(f func()) error {
 		n.mu.Unlock()
 		return ErrClosed
 	}
+	if n.taskHead > 0 && len(n.tasks) == cap(n.tasks) {
+		k := copy(n.tasks, n.tasks[n.taskHead:])
+		clear(n.tasks[k:])
+		n.tasks, n.taskHead = n.tasks[:k], 0
+	}
 	n.tasks = append(n.tasks, f)
 	n.mu.Unlock()
 	select {
@@ -227,13 +233,18 @@ func (n *Node) loop() {
 				n.mu.Unlock()
 				return
 			}
-			if !n.started || len(n.tasks) == 0 {
+			if !n.started || n.taskHead == len(n.tasks) {
 				n.mu.Unlock()
 				break
 			}
-			f := n.tasks[0]
-			n.tasks[0] = nil
-			n.tasks = n.tasks[1:]
+			f := n.tasks[n.taskHead]
+			n.tasks[n.taskHead] = nil
+			n.taskHead++
+			if n.taskHead == len(n.tasks) {
+				// Start again at the front of the array: appending to
+				// its exhausted tail would allocate per task.
+				n.tasks, n.taskHead = n.tasks[:0], 0
+			}
 			n.mu.Unlock()
 			n.runTask(f)
 		}
@@ -324,7 +335,7 @@ func (n *Node) Close() error {
 		n.cancelRun()
 		n.mu.Lock()
 		n.closed = true
-		n.tasks = nil
+		n.tasks, n.taskHead = nil, 0
 		n.mu.Unlock()
 		select {
 		case n.wake <- struct{}{}:

@@ -132,14 +132,16 @@ func (p *publisher) publish(m rosidl.Message) error {
 			return fmt.Errorf("ros: publish on %s: %w", p.topic, err)
 		}
 	}
-	var buf []byte
-	if b, ok := p.bufs.Get().(*[]byte); ok {
-		buf = *b
+	// The pool holds *[]byte, and the pointer taken is the one put back:
+	// putting &data of a local would allocate on every publish.
+	bp, _ := p.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
 	}
-	data := rosidl.Marshal(m, buf)
+	data := rosidl.Marshal(m, (*bp)[:0])
 	err := p.w.Write(data)
-	data = data[:0]
-	p.bufs.Put(&data)
+	*bp = data[:0]
+	p.bufs.Put(bp)
 	if err != nil {
 		if errors.Is(err, dds.ErrClosed) {
 			return ErrClosed

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 )
@@ -222,17 +223,33 @@ func (r *Registry) Names() []string {
 	return out
 }
 
+// Encoders and decoders for Marshal and Unmarshal: one passed to a
+// message's method through its interface escapes, so a fresh one would be
+// an allocation per message.
+var (
+	encoders = sync.Pool{New: func() any { return new(cdr.Encoder) }}
+	decoders = sync.Pool{New: func() any { return new(cdr.Decoder) }}
+)
+
 // Marshal serializes m into a complete payload (header + body), reusing buf.
 func Marshal(m Message, buf []byte) []byte {
-	e := cdr.NewEncoder(buf)
+	e := encoders.Get().(*cdr.Encoder)
+	e.Reset(buf)
 	m.MarshalCDR(e)
-	return e.Bytes()
+	out := e.Bytes()
+	*e = cdr.Encoder{} // keep no reference to the caller's buffer
+	encoders.Put(e)
+	return out
 }
 
 // Unmarshal decodes a complete payload into m.
 func Unmarshal(payload []byte, m Message) error {
-	d, err := cdr.NewDecoder(payload)
-	if err != nil {
+	d := decoders.Get().(*cdr.Decoder)
+	defer func() {
+		*d = cdr.Decoder{} // keep no reference to the payload
+		decoders.Put(d)
+	}()
+	if err := d.Reset(payload); err != nil {
 		return err
 	}
 	if err := m.UnmarshalCDR(d); err != nil {
