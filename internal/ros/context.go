@@ -173,46 +173,8 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			l.Warn(w)
 		}
 	}
-	enclave := args.Enclave
-	if enclave == "" {
-		enclave = "/"
-	}
-	// Receive buffers the C heap reuses (see dds.ReceiveBufferConfig); a
-	// process of rmw_cyclonedds_cpp gets the same from glibc's dynamic
-	// mmap threshold. First, so that $CYCLONEDDS_URI may override it.
-	config := dds.ReceiveBufferConfig + env.Config
-	if opts.LeaseDuration > 0 && !strings.Contains(config, "LeaseDuration") && !uriSetsLease(getenv("CYCLONEDDS_URI")) {
-		// First, so that every later fragment (the discovery settings,
-		// $CYCLONEDDS_URI) overrides it.
-		config = fmt.Sprintf("<CycloneDDS><Domain><Discovery><LeaseDuration>%dms</LeaseDuration></Discovery></Domain></CycloneDDS>,",
-			opts.LeaseDuration.Milliseconds()) + config
-	}
-	sec := ReadSecuritySettings(getenv)
-	plan, err := planSecurity(sec, enclave)
-	if err != nil {
+	if err := c.newParticipant(env, args.Enclave, opts.LeaseDuration, getenv); err != nil {
 		return nil, fmt.Errorf("ros: NewContext: %w", err)
-	}
-	if plan.info != "" {
-		newNodeLogger(c.consoleCore("rcl"), "rcl").Info(plan.info)
-	}
-	if plan.warn != "" {
-		newNodeLogger(c.consoleCore("rcl"), "rcl").Warn(plan.warn)
-	}
-	c.secureDir = plan.dir
-	c.part, err = dds.NewParticipantWithProperties(c.domainID, config, []byte("enclave="+enclave+";"), plan.props)
-	if err != nil {
-		if plan.props != nil {
-			name := enclave
-			if sec.Override != "" {
-				name = sec.Override
-			}
-			var ce *dds.CreateError
-			if errors.As(err, &ce) {
-				err = fmt.Errorf("the DDS security plugins refused this enclave's files: %w", err)
-			}
-			err = &SecurityError{Enclave: name, Dir: plan.dir, Err: err}
-		}
-		return nil, fmt.Errorf("ros: NewContext: domain %d: %w", c.domainID, err)
 	}
 	defer func() {
 		if err != nil {
@@ -245,45 +207,101 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 			"speaking %s until one does", c.domainID, dialectDesc(Jazzy)))
 	}
 	if !opts.NoSignals {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		stop := make(chan struct{})
-		var signaled atomic.Bool
-		go func() {
-			select {
-			case <-ch:
-				signaled.Store(true)
-				c.Shutdown()
-			case <-stop:
-				return
-			}
-			// Ctrl-C in a terminal reaches every process of the
-			// foreground group, and `ros2 launch` forwards it to its
-			// children as well: a repeat right after the first signal is
-			// that copy, even when it comes after Close, while main is
-			// returning. Later, a second signal gets the default
-			// behaviour (exit), in case shutting down hangs.
-			grace := time.NewTimer(repeatSignalGrace)
-			defer grace.Stop()
-			for {
-				select {
-				case <-ch:
-				case <-grace.C:
-					signal.Stop(ch)
-					return
-				}
-			}
-		}()
-		c.stopSignals = func() {
-			// After a signal, the grace period runs on past Close.
-			if !signaled.Load() {
-				signal.Stop(ch)
-				close(stop)
-			}
-		}
+		c.handleSignals()
 	}
 	go c.drainDDSLog()
 	return c, nil
+}
+
+// handleSignals shuts the Context down on SIGINT or SIGTERM; a repeat
+// within repeatSignalGrace is swallowed (see below), a later one gets the
+// default behaviour.
+func (c *Context) handleSignals() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	stop := make(chan struct{})
+	var signaled atomic.Bool
+	go func() {
+		select {
+		case <-ch:
+			signaled.Store(true)
+			c.Shutdown()
+		case <-stop:
+			return
+		}
+		// Ctrl-C in a terminal reaches every process of the
+		// foreground group, and `ros2 launch` forwards it to its
+		// children as well: a repeat right after the first signal is
+		// that copy, even when it comes after Close, while main is
+		// returning. Later, a second signal gets the default
+		// behaviour (exit), in case shutting down hangs.
+		grace := time.NewTimer(repeatSignalGrace)
+		defer grace.Stop()
+		for {
+			select {
+			case <-ch:
+			case <-grace.C:
+				signal.Stop(ch)
+				return
+			}
+		}
+	}()
+	c.stopSignals = func() {
+		// After a signal, the grace period runs on past Close.
+		if !signaled.Load() {
+			signal.Stop(ch)
+			close(stop)
+		}
+	}
+}
+
+// newParticipant creates the DDS participant of the Context in its domain
+// with env's configuration (a lease duration first when asked for and not
+// configured otherwise) and, as rcl does, the security of enclave ("" is
+// "/") when the ROS_SECURITY_* variables ask for it: a refusal is a
+// *SecurityError.
+func (c *Context) newParticipant(env envConfig, enclave string, lease time.Duration, getenv func(string) string) error {
+	if enclave == "" {
+		enclave = "/"
+	}
+	// Receive buffers the C heap reuses (see dds.ReceiveBufferConfig); a
+	// process of rmw_cyclonedds_cpp gets the same from glibc's dynamic
+	// mmap threshold. First, so that $CYCLONEDDS_URI may override it.
+	config := dds.ReceiveBufferConfig + env.Config
+	if lease > 0 && !strings.Contains(config, "LeaseDuration") && !uriSetsLease(getenv("CYCLONEDDS_URI")) {
+		// First, so that every later fragment (the discovery settings,
+		// $CYCLONEDDS_URI) overrides it.
+		config = fmt.Sprintf("<CycloneDDS><Domain><Discovery><LeaseDuration>%dms</LeaseDuration></Discovery></Domain></CycloneDDS>,",
+			lease.Milliseconds()) + config
+	}
+	sec := ReadSecuritySettings(getenv)
+	plan, err := planSecurity(sec, enclave)
+	if err != nil {
+		return err
+	}
+	if plan.info != "" {
+		newNodeLogger(c.consoleCore("rcl"), "rcl").Info(plan.info)
+	}
+	if plan.warn != "" {
+		newNodeLogger(c.consoleCore("rcl"), "rcl").Warn(plan.warn)
+	}
+	c.secureDir = plan.dir
+	c.part, err = dds.NewParticipantWithProperties(c.domainID, config, []byte("enclave="+enclave+";"), plan.props)
+	if err != nil {
+		if plan.props != nil {
+			name := enclave
+			if sec.Override != "" {
+				name = sec.Override
+			}
+			var ce *dds.CreateError
+			if errors.As(err, &ce) {
+				err = fmt.Errorf("the DDS security plugins refused this enclave's files: %w", err)
+			}
+			err = &SecurityError{Enclave: name, Dir: plan.dir, Err: err}
+		}
+		return fmt.Errorf("domain %d: %w", c.domainID, err)
+	}
+	return nil
 }
 
 // initDiscoveryInfo creates the ros_discovery_info writer (reliable,
