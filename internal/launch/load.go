@@ -823,46 +823,12 @@ func (l *loader) node(s *scope, e *element) error {
 	for _, c := range e.children {
 		switch c.tag {
 		case "param":
-			from, isFile := c.attr("from")
-			if isFile {
-				if err := c.checkAttrs("from", "allow_substs"); err != nil {
-					return err
-				}
-				if err := noChildren(c); err != nil {
-					return err
-				}
-				f, err := s.substitute(c, from)
+			if _, isFile := c.attr("from"); isFile {
+				src, err := s.paramFile(c)
 				if err != nil {
 					return err
 				}
-				if !filepath.IsAbs(f) {
-					f = filepath.Join(filepath.Dir(s.file), f)
-				}
-				if _, err := os.Stat(f); err != nil {
-					return c.errorf("param file: %v", err)
-				}
-				subst, err := s.get(c, "allow_substs", "false")
-				if err != nil {
-					return err
-				}
-				allow, err := parseBool(subst)
-				if err != nil {
-					return c.errorf("allow_substs: %v", err)
-				}
-				if !allow {
-					p.Params = append(p.Params, ParamSource{File: f})
-					continue
-				}
-				// The file's own $(...) are expanded; the node gets a copy.
-				data, err := os.ReadFile(f)
-				if err != nil {
-					return c.errorf("param file: %v", err)
-				}
-				text, err := s.substitute(c, string(data))
-				if err != nil {
-					return err
-				}
-				p.Params = append(p.Params, ParamSource{Content: []byte(text), Origin: f})
+				p.Params = append(p.Params, src)
 				continue
 			}
 			vals, err := s.paramValues(c, "")
@@ -871,21 +837,11 @@ func (l *loader) node(s *scope, e *element) error {
 			}
 			inline = append(inline, vals...)
 		case "remap":
-			if err := c.checkAttrs("from", "to"); err != nil {
-				return err
-			}
-			if err := noChildren(c); err != nil {
-				return err
-			}
-			from, err := s.need(c, "from")
+			r, err := s.remapChild(c)
 			if err != nil {
 				return err
 			}
-			to, err := s.need(c, "to")
-			if err != nil {
-				return err
-			}
-			p.Remaps = append(p.Remaps, [2]string{from, to})
+			p.Remaps = append(p.Remaps, r)
 		case "env":
 			if err := s.envChild(c, p); err != nil {
 				return err
@@ -912,6 +868,69 @@ func (l *loader) node(s *scope, e *element) error {
 	p.Label = l.label(base)
 	l.desc.Processes = append(l.desc.Processes, p)
 	return nil
+}
+
+// paramFile reads a <param from="file" [allow_substs]/> of a node: the
+// file (relative to the launch file), or with allow_substs a copy with its
+// own $(...) expanded.
+func (s *scope) paramFile(c *element) (ParamSource, error) {
+	if err := c.checkAttrs("from", "allow_substs"); err != nil {
+		return ParamSource{}, err
+	}
+	if err := noChildren(c); err != nil {
+		return ParamSource{}, err
+	}
+	from, _ := c.attr("from")
+	f, err := s.substitute(c, from)
+	if err != nil {
+		return ParamSource{}, err
+	}
+	if !filepath.IsAbs(f) {
+		f = filepath.Join(filepath.Dir(s.file), f)
+	}
+	if _, err := os.Stat(f); err != nil {
+		return ParamSource{}, c.errorf("param file: %v", err)
+	}
+	subst, err := s.get(c, "allow_substs", "false")
+	if err != nil {
+		return ParamSource{}, err
+	}
+	allow, err := parseBool(subst)
+	if err != nil {
+		return ParamSource{}, c.errorf("allow_substs: %v", err)
+	}
+	if !allow {
+		return ParamSource{File: f}, nil
+	}
+	// The file's own $(...) are expanded; the node gets a copy.
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return ParamSource{}, c.errorf("param file: %v", err)
+	}
+	text, err := s.substitute(c, string(data))
+	if err != nil {
+		return ParamSource{}, err
+	}
+	return ParamSource{Content: []byte(text), Origin: f}, nil
+}
+
+// remapChild reads a <remap from to/> of a node.
+func (s *scope) remapChild(c *element) ([2]string, error) {
+	if err := c.checkAttrs("from", "to"); err != nil {
+		return [2]string{}, err
+	}
+	if err := noChildren(c); err != nil {
+		return [2]string{}, err
+	}
+	from, err := s.need(c, "from")
+	if err != nil {
+		return [2]string{}, err
+	}
+	to, err := s.need(c, "to")
+	if err != nil {
+		return [2]string{}, err
+	}
+	return [2]string{from, to}, nil
 }
 
 // paramValues reads a <param name value [type]/> or a nested <param name>
