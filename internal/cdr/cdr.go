@@ -545,7 +545,9 @@ func (d *Decoder) RawBytes(n int) []byte {
 	if b == nil {
 		return nil
 	}
-	out := make([]byte, n)
+	// make(len(b)) then copy: the compiler allocates without zeroing
+	// first (makeslicecopy), which matters for a 1 MiB payload.
+	out := make([]byte, len(b))
 	copy(out, b)
 	return out
 }
