@@ -123,6 +123,16 @@ func splitSubstArgs(body string) ([]string, error) {
 	return words, nil
 }
 
+// substArity is how many arguments each substitution takes, at least and
+// at most.
+var substArity = map[string][2]int{
+	"var": {1, 2}, "env": {1, 2}, "optenv": {1, 2}, "find-pkg-share": {1, 1}, "find-pkg-prefix": {1, 1},
+	"exec-in-pkg": {2, 2}, "dirname": {0, 0}, "filename": {0, 0}, "command": {1, 2},
+	"not": {1, 1}, "and": {2, 2}, "or": {2, 2}, "equals": {2, 2}, "not-equals": {2, 2},
+}
+
+// evalSubst evaluates the substitution $(body): its arguments first (they
+// may hold substitutions), then the substitution, a lookup or a condition.
 func (s *scope) evalSubst(e *element, body string) (string, error) {
 	words, err := splitSubstArgs(body)
 	if err != nil {
@@ -138,20 +148,34 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 		}
 	}
 	name, args := words[0], words[1:]
-	want := func(min, max int) error {
-		if len(args) < min || len(args) > max {
-			if min == max {
-				return e.errorf("$(%s) takes %d argument(s), got %d", name, min, len(args))
-			}
-			return e.errorf("$(%s) takes %d to %d arguments, got %d", name, min, max, len(args))
+	arity, ok := substArity[name]
+	if !ok {
+		return "", unknownSubst(e, name)
+	}
+	if least, most := arity[0], arity[1]; len(args) < least || len(args) > most {
+		if least == most {
+			return "", e.errorf("$(%s) takes %d argument(s), got %d", name, least, len(args))
 		}
-		return nil
+		return "", e.errorf("$(%s) takes %d to %d arguments, got %d", name, least, most, len(args))
 	}
 	switch name {
+	case "not", "and", "or", "equals", "not-equals":
+		return evalCondition(e, name, args)
+	}
+	return s.evalLookup(e, name, args)
+}
+
+// unknownSubst is the error of a substitution name launch does not have.
+func unknownSubst(e *element, name string) error {
+	return e.errorf("unknown substitution $(%s) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, command, not, and, or, equals, not-equals)", name)
+}
+
+// evalLookup evaluates the substitutions that look a value up: launch
+// configurations, the environment, packages, the launch file, a command's
+// output. args has the substitution's arity.
+func (s *scope) evalLookup(e *element, name string, args []string) (string, error) {
+	switch name {
 	case "var":
-		if err := want(1, 2); err != nil {
-			return "", err
-		}
 		v, ok := s.configs[args[0]]
 		switch {
 		case ok:
@@ -161,9 +185,6 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 		}
 		return "", e.errorf("launch configuration %q does not exist (declare it with <arg> or <let>, or give a default: $(var %s default))", args[0], args[0])
 	case "env", "optenv":
-		if err := want(1, 2); err != nil {
-			return "", err
-		}
 		if v, ok := s.getenv(args[0]); ok {
 			return v, nil
 		}
@@ -175,55 +196,52 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 		}
 		return "", e.errorf("environment variable %q is not set and $(env) has no default", args[0])
 	case "find-pkg-share":
-		if err := want(1, 1); err != nil {
-			return "", err
-		}
 		dir, err := s.l.pkgShare(args[0])
 		if err != nil {
 			return "", e.errorf("%v", err)
 		}
 		return dir, nil
 	case "find-pkg-prefix":
-		if err := want(1, 1); err != nil {
-			return "", err
-		}
 		dir, err := s.l.pkgShare(args[0])
 		if err != nil {
 			return "", e.errorf("%v", err)
 		}
 		return s.l.pkgPrefix(args[0], dir), nil
 	case "exec-in-pkg":
-		if err := want(2, 2); err != nil {
-			return "", err
-		}
 		p, err := s.l.findExecutable(args[1], args[0])
 		if err != nil {
 			return "", e.errorf("%v", err)
 		}
 		return p, nil
 	case "dirname":
-		if err := want(0, 0); err != nil {
-			return "", err
-		}
 		return filepath.Dir(s.file), nil
 	case "filename":
-		if err := want(0, 0); err != nil {
-			return "", err
-		}
 		return s.file, nil
-	case "not":
-		if err := want(1, 1); err != nil {
-			return "", err
+	case "command":
+		onStderr := "fail"
+		if len(args) == 2 {
+			onStderr = args[1]
 		}
+		out, err := s.command(args[0], onStderr)
+		if err != nil {
+			return "", e.errorf("$(command %s): %v", args[0], err)
+		}
+		return out, nil
+	}
+	return "", unknownSubst(e, name)
+}
+
+// evalCondition evaluates the boolean substitutions. args has the
+// substitution's arity.
+func evalCondition(e *element, name string, args []string) (string, error) {
+	switch name {
+	case "not":
 		b, err := parseBool(args[0])
 		if err != nil {
 			return "", e.errorf("$(not): %v", err)
 		}
 		return boolString(!b), nil
 	case "and", "or":
-		if err := want(2, 2); err != nil {
-			return "", err
-		}
 		a, err := parseBool(args[0])
 		if err != nil {
 			return "", e.errorf("$(%s): %v", name, err)
@@ -237,29 +255,13 @@ func (s *scope) evalSubst(e *element, body string) (string, error) {
 		}
 		return boolString(a || b), nil
 	case "equals", "not-equals":
-		if err := want(2, 2); err != nil {
-			return "", err
-		}
 		eq := args[0] == args[1]
 		if name == "not-equals" {
 			eq = !eq
 		}
 		return boolString(eq), nil
-	case "command":
-		if err := want(1, 2); err != nil {
-			return "", err
-		}
-		onStderr := "fail"
-		if len(args) == 2 {
-			onStderr = args[1]
-		}
-		out, err := s.command(args[0], onStderr)
-		if err != nil {
-			return "", e.errorf("$(command %s): %v", args[0], err)
-		}
-		return out, nil
 	}
-	return "", e.errorf("unknown substitution $(%s) (supported: var, env, optenv, find-pkg-share, find-pkg-prefix, exec-in-pkg, dirname, filename, command, not, and, or, equals, not-equals)", name)
+	return "", unknownSubst(e, name)
 }
 
 // parseBool reads a condition value the way launch does: true/false in any
