@@ -144,6 +144,51 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 	if s := p.get("mcap", "-s", "--storage"); s != "mcap" {
 		return usagef("storage %q is not supported: fsmnodes records mcap only", s)
 	}
+	ro, err := a.recordSelection(p, multi)
+	if err != nil {
+		return err
+	}
+	wo, err := writerOptions(p)
+	if err != nil {
+		return err
+	}
+	report, err := positiveSeconds(p, "0", "--report-period")
+	if err != nil {
+		return err
+	}
+	window, err := positiveSeconds(p, "0", "--snapshot-duration")
+	if err != nil {
+		return err
+	}
+	var so bag.SnapshotOptions
+	if window > 0 {
+		if so, err = snapshotOptions(p, window); err != nil {
+			return err
+		}
+	}
+	s, err := a.open(ctx, "bag_record")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	wo.ROSDistro = s.rc.Distro().String()
+	if (len(ro.Services) > 0 || p.has("--all-services")) && s.rc.Distro() == ros.Humble {
+		fmt.Fprintln(a.Stderr, "[WARN] [bag_record]: ROS 2 Humble has no service introspection: no service publishes events to record")
+	}
+	if window > 0 {
+		so.Writer = wo
+		return a.runFlightRecorder(ctx, s, ro, so, report)
+	}
+	dir := p.get("", "-o", "--output")
+	if dir == "" {
+		dir = "rosbag2_" + time.Now().Format("2006_01_02-15_04_05")
+	}
+	return a.runRecorder(ctx, s, ro, wo, dir, report)
+}
+
+// recordSelection reads what bag record records: topics, services, -a and
+// the regular expressions.
+func (a *App) recordSelection(p *parsed, multi map[string][]string) (bag.RecordOptions, error) {
 	ro := bag.RecordOptions{Registry: a.Registry, All: p.has("-a", "--all", "--all-topics"),
 		AllServices: p.has("-a", "--all", "--all-services"), IncludeHidden: p.has("--include-hidden-topics")}
 	for _, t := range append(p.pos, multi["--topics"]...) {
@@ -155,87 +200,89 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 	for _, sv := range multi["--exclude-services"] {
 		ro.ExcludeServices = append(ro.ExcludeServices, bag.ServiceEventTopic(absTopic(sv)))
 	}
+	var err error
 	if v := p.get("", "-e", "--regex"); v != "" {
 		if ro.Regex, err = regexp.Compile(v); err != nil {
-			return usagef("--regex: %v", err)
+			return ro, usagef("--regex: %v", err)
 		}
 	}
 	if v := p.get("", "-x", "--exclude", "--exclude-regex"); v != "" {
 		if ro.Exclude, err = regexp.Compile(v); err != nil {
-			return usagef("--exclude: %v", err)
+			return ro, usagef("--exclude: %v", err)
 		}
 	}
 	if !ro.All && !ro.AllServices && ro.Regex == nil && len(ro.Topics) == 0 && len(ro.Services) == 0 {
-		return usagef("bag record: give topics, --services, -a, --all-topics, --all-services or -e")
+		return ro, usagef("bag record: give topics, --services, -a, --all-topics, --all-services or -e")
 	}
+	return ro, nil
+}
+
+// writerOptions reads how the bag's files are written: compression and
+// splitting.
+func writerOptions(p *parsed) (bag.WriterOptions, error) {
 	wo := bag.WriterOptions{Compression: p.get("", "--compression-format")}
 	if wo.Compression == "none" {
 		wo.Compression = ""
 	}
+	var err error
 	if wo.MaxFileBytes, err = byteCount(p, "0", "-b", "--max-bag-size"); err != nil {
-		return err
+		return wo, err
 	}
 	if wo.MaxFileDuration, err = positiveSeconds(p, "0", "-d", "--max-bag-duration"); err != nil {
-		return err
+		return wo, err
 	}
-	report, err := positiveSeconds(p, "0", "--report-period")
+	return wo, nil
+}
+
+// snapshotOptions reads the flight recorder's flags (--snapshot-*); the
+// writer options are set by the caller.
+func snapshotOptions(p *parsed, window time.Duration) (bag.SnapshotOptions, error) {
+	so := bag.SnapshotOptions{Dir: p.get("flight_recorder", "-o", "--output"), Window: window}
+	var err error
+	if so.MaxBytes, err = byteCount(p, "0", "--snapshot-max-bytes"); err != nil {
+		return so, err
+	}
+	keep, err := byteCount(p, "0", "--snapshot-keep")
+	if err != nil {
+		return so, err
+	}
+	so.KeepBags = int(keep)
+	if so.MaxDiskBytes, err = byteCount(p, "0", "--snapshot-max-disk"); err != nil {
+		return so, err
+	}
+	if so.Holdoff, err = positiveSeconds(p, "5", "--snapshot-holdoff"); err != nil {
+		return so, err
+	}
+	return so, nil
+}
+
+// runFlightRecorder keeps the last window of messages in memory until ctx
+// ends, writing a bag on each snapshot request.
+func (a *App) runFlightRecorder(ctx context.Context, s *session, ro bag.RecordOptions, so bag.SnapshotOptions, report time.Duration) error {
+	so.Logf = func(f string, args ...any) { fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: "+f+"\n", args...) }
+	fr, err := bag.NewFlightRecorder(s.node, ro, so)
 	if err != nil {
 		return err
-	}
-	window, err := positiveSeconds(p, "0", "--snapshot-duration")
-	if err != nil {
-		return err
-	}
-	s, err := a.open(ctx, "bag_record")
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	wo.ROSDistro = s.rc.Distro().String()
-	if (len(ro.Services) > 0 || p.has("--all-services")) && s.rc.Distro() == ros.Humble {
-		fmt.Fprintln(a.Stderr, "[WARN] [bag_record]: ROS 2 Humble has no service introspection: no service publishes events to record")
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if window > 0 {
-		so := bag.SnapshotOptions{Dir: p.get("flight_recorder", "-o", "--output"), Window: window, Writer: wo,
-			Logf: func(f string, args ...any) { fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: "+f+"\n", args...) }}
-		if so.MaxBytes, err = byteCount(p, "0", "--snapshot-max-bytes"); err != nil {
-			return err
-		}
-		keep, err := byteCount(p, "0", "--snapshot-keep")
-		if err != nil {
-			return err
-		}
-		so.KeepBags = int(keep)
-		if so.MaxDiskBytes, err = byteCount(p, "0", "--snapshot-max-disk"); err != nil {
-			return err
-		}
-		if so.Holdoff, err = positiveSeconds(p, "5", "--snapshot-holdoff"); err != nil {
-			return err
-		}
-		fr, err := bag.NewFlightRecorder(s.node, ro, so)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: Flight recorder: keeping the last %v; snapshots go to %s\n", window, so.Dir)
-		if report > 0 {
-			go a.reportLoop(rctx, report, fr.Recorder, func() string {
-				st := fr.Snap.Stats()
-				return fmt.Sprintf(", ring %d messages %.1f MiB, %d snapshots", st.Messages, float64(st.Bytes)/(1<<20), len(st.Written))
-			})
-		}
-		err = fr.Run(rctx)
-		fr.Snap.Wait()
-		st := fr.Snap.Stats()
-		fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: Flight recorder stopped: %d messages seen, %d snapshots written, %d events within the holdoff\n",
-			fr.Messages(), len(st.Written), st.Skipped)
-		return err
+	fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: Flight recorder: keeping the last %v; snapshots go to %s\n", so.Window, so.Dir)
+	if report > 0 {
+		go a.reportLoop(rctx, report, fr.Recorder, func() string {
+			st := fr.Snap.Stats()
+			return fmt.Sprintf(", ring %d messages %.1f MiB, %d snapshots", st.Messages, float64(st.Bytes)/(1<<20), len(st.Written))
+		})
 	}
-	dir := p.get("", "-o", "--output")
-	if dir == "" {
-		dir = "rosbag2_" + time.Now().Format("2006_01_02-15_04_05")
-	}
+	err = fr.Run(rctx)
+	fr.Snap.Wait()
+	st := fr.Snap.Stats()
+	fmt.Fprintf(a.Stderr, "[INFO] [bag_record]: Flight recorder stopped: %d messages seen, %d snapshots written, %d events within the holdoff\n",
+		fr.Messages(), len(st.Written), st.Skipped)
+	return err
+}
+
+// runRecorder records into a new bag in dir until ctx ends.
+func (a *App) runRecorder(ctx context.Context, s *session, ro bag.RecordOptions, wo bag.WriterOptions, dir string, report time.Duration) error {
 	w, err := bag.Create(dir, wo)
 	if err != nil {
 		return err
@@ -245,6 +292,8 @@ func (a *App) bagRecord(ctx context.Context, args []string) error {
 		w.Close()
 		return err
 	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if report > 0 {
 		go a.reportLoop(rctx, report, rec, func() string { return "" })
 	}
