@@ -379,11 +379,14 @@ func pauseCheck(t *testing.T, s *gzSim, counts map[string]int, mu *sync.Mutex) {
 func screenshot(t *testing.T, s *gzSim) {
 	dir := t.TempDir()
 	model := fmt.Sprintf(`<?xml version="1.0"?><sdf version="1.9"><model name="scene_camera"><static>true</static>
-<pose>-2.5 -3.5 6 0 0.6 0.7</pose><link name="link"><sensor name="camera" type="camera">
+<link name="link"><sensor name="camera" type="camera">
 <camera><horizontal_fov>1.2</horizontal_fov><image><width>1024</width><height>768</height></image>
 <clip><near>0.1</near><far>50</far></clip><save enabled="true"><path>%s</path></save></camera>
 <always_on>true</always_on><update_rate>2</update_rate><topic>scene_camera</topic></sensor></link></model></sdf>`, dir)
-	s.gz(2*time.Minute, "ros2", "run", "ros_gz_sim", "create", "-world", "fsmnodes_flat", "-name", "scene_camera", "-string", model)
+	// The spawner's pose replaces the model's own <pose> (0 when not
+	// given: the camera then looked along the floor from the origin).
+	s.gz(2*time.Minute, "ros2", "run", "ros_gz_sim", "create", "-world", "fsmnodes_flat", "-name", "scene_camera", "-string", model,
+		"-x", "-2.5", "-y", "-3.5", "-z", "6", "-R", "0", "-P", "0.6", "-Y", "0.7")
 	// The camera saves <name>_<n>.png from n = 0; the first frames show
 	// the scene before it has loaded (a few kB of sky), and the newest may
 	// be half written: take the newest complete one with the scene in it.
