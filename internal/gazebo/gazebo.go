@@ -134,6 +134,13 @@ func cylinderInertia(m, r, l float64) (ixx, izz float64) {
 	return m * (3*r*r + l*l) / 12, m * r * r / 2
 }
 
+// The fsmbot's DiffDrive accelerations, m/s² and rad/s²: within what the
+// wheels' friction can give the robot, so they do not slip.
+const (
+	wheelAccel = 1.0
+	turnAccel  = 3.0
+)
+
 // FsmbotSDF renders the fsmbot base of the built-in simulator
 // (sim.DefaultDiffDrive) as an SDF 1.9 model: a 0.1 m tall body of the
 // footprint radius, two wheels on revolute joints and a frictionless rear
@@ -185,6 +192,11 @@ func FsmbotSDF(g Gen) string {
 	dd := fmt.Sprintf("\n      <left_joint>%s</left_joint><right_joint>%s</right_joint>", sim.WheelLeftJoint, sim.WheelRightJoint) +
 		fmt.Sprintf("\n      <wheel_separation>%.3f</wheel_separation><wheel_radius>%.3f</wheel_radius>", sim.WheelSeparation, sim.WheelRadius) +
 		fmt.Sprintf("\n      <max_linear_velocity>%.2f</max_linear_velocity><max_angular_velocity>%.2f</max_angular_velocity>", cfg.MaxLinear, cfg.MaxAngular) +
+		// a velocity step slips the wheels, and DiffDrive's odometry counts
+		// the wheels: bounded accelerations keep the odometry close to the
+		// robot's real motion
+		fmt.Sprintf("\n      <max_linear_acceleration>%.1f</max_linear_acceleration><min_linear_acceleration>%.1f</min_linear_acceleration>", wheelAccel, -wheelAccel) +
+		fmt.Sprintf("<max_angular_acceleration>%.1f</max_angular_acceleration><min_angular_acceleration>%.1f</min_angular_acceleration>", turnAccel, -turnAccel) +
 		fmt.Sprintf("\n      <topic>%s</topic><odom_topic>%s</odom_topic><tf_topic>%s</tf_topic>", rel(sim.TopicCmdVel), rel(sim.TopicOdom), rel(sim.TopicTF)) +
 		fmt.Sprintf("\n      <frame_id>%s</frame_id><child_frame_id>%s</child_frame_id><odom_publish_frequency>30</odom_publish_frequency>\n    ", sim.FrameOdom, sim.FrameBase)
 	w.p(`%s`, g.plugin("    ", "diff-drive", "DiffDrive", dd))
