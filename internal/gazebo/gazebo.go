@@ -137,8 +137,8 @@ func cylinderInertia(m, r, l float64) (ixx, izz float64) {
 // The fsmbot's DiffDrive accelerations, m/s² and rad/s²: within what the
 // wheels' friction can give the robot, so they do not slip.
 const (
-	wheelAccel = 1.0
-	turnAccel  = 3.0
+	wheelAccel = 0.5
+	turnAccel  = 1.5
 )
 
 // FsmbotSDF renders the fsmbot base of the built-in simulator
