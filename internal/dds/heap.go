@@ -23,7 +23,8 @@ import "time"
 //     and returned to the system when freed;
 //   - after a reader dropped an oversized sample, the heap is trimmed
 //     (malloc_trim), at most once per trimEvery, trimDelay later, when
-//     Cyclone has freed the fragments.
+//     Cyclone has freed the fragments, and once more trimAgain after that
+//     (a starved receive thread frees them late).
 //
 // So that samples of ordinary large sizes (a 1 MiB map) are not mapped,
 // faulted in and unmapped on every write and receive, rawcdr.c keeps a few
@@ -43,6 +44,7 @@ const (
 	mmapThreshold = 256 << 10
 	trimDelay     = 200 * time.Millisecond
 	trimEvery     = time.Second
+	trimAgain     = 2 * time.Second
 )
 
 // ReceiveBufferConfig is a Cyclone configuration fragment (to put first
@@ -74,9 +76,18 @@ func (p *Participant) scheduleTrim() {
 	}
 	p.trimmedAt = at
 	time.AfterFunc(at.Sub(now), func() {
-		C.fsm_big_drain()
-		C.malloc_trim(0)
+		trimHeap()
+		// On a starved machine Cyclone's receive thread may free the
+		// last fragments only after the trim: trim once more later.
+		time.AfterFunc(trimAgain, trimHeap)
 	})
+}
+
+// trimHeap empties the cache of large blocks and gives the C heap's free
+// pages back to the system.
+func trimHeap() {
+	C.fsm_big_drain()
+	C.malloc_trim(0)
 }
 
 func maxTime(a, b time.Time) time.Time {

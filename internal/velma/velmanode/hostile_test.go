@@ -147,12 +147,23 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 		}
 	}
 	answers("after")
-	time.Sleep(time.Second) // the heap trim comes 200 ms after a drop
-	rss1, hwm1 := rssKiB(t, bridge.Pid())
-	t.Logf("velma_bridge RSS around four simultaneous 48 MB goals: before %d MiB (peak %d MiB), after %d MiB (peak %d MiB); send_goal: %v",
-		rss0>>10, hwm0>>10, rss1>>10, hwm1>>10, err)
-	if grown := (int64(rss1) - int64(rss0)) >> 10; grown > maxGrowthMiB {
-		t.Errorf("velma_bridge kept %d MiB more after dropping the goals (at most %d MiB): the C heap kept the reassembled samples", grown, maxGrowthMiB)
+	// The heap is trimmed 200 ms after a drop and again 2 s later; on a
+	// loaded machine the memory may come back only then. 10 s is the
+	// failure bound, not a figure.
+	dropped := time.Now()
+	var rss1, hwm1 int
+	grown := func() int { return (rss1 - rss0) >> 10 }
+	for {
+		rss1, hwm1 = rssKiB(t, bridge.Pid())
+		if grown() <= maxGrowthMiB || time.Since(dropped) > 10*time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("velma_bridge RSS around four simultaneous 48 MB goals: before %d MiB (peak %d MiB), after %d MiB (peak %d MiB) %v after the drops were counted; send_goal: %v",
+		rss0>>10, hwm0>>10, rss1>>10, hwm1>>10, time.Since(dropped).Round(100*time.Millisecond), err)
+	if grown() > maxGrowthMiB {
+		t.Errorf("velma_bridge kept %d MiB more 10 s after dropping the goals (at most %d MiB): the C heap kept the reassembled samples", grown(), maxGrowthMiB)
 	}
 	bridge.WaitOutput(t, 10*time.Second, regexp.MustCompile(`above the 1048576-byte limit`)) // the drop is logged
 }
