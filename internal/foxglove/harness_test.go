@@ -167,7 +167,9 @@ func newHarness(t *testing.T, opts Options) *harness {
 		opts.SupportedEncodings = []string{"cdr"}
 	}
 	srv := New(b, opts)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.ConnContext = ConnContext
+	hs.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		hs.Close()

@@ -11,9 +11,13 @@ import (
 // A client is supervised when Options.ClientTimeout is set: the server
 // pings it every ClientTimeout/4, one ping at a time (a browser answers
 // WebSocket pings by itself, whatever its page is doing), and counts every frame it receives,
-// pongs included, as hearing from it. A client heard from for none of
-// ClientTimeout is lost: its link has dropped or stalled, although TCP
-// keeps the connection open. Then
+// pongs included, as hearing from it. On Linux, TCP's count of the bytes
+// the client acknowledged growing counts too: a page that reads slowly
+// (a busy machine, a slow link) answers a ping only once it has read what
+// was queued before it, which can take longer than ClientTimeout, yet its
+// link is up. A client heard from for none of ClientTimeout is lost: its
+// link has dropped or stalled, or it reads nothing, although TCP keeps the
+// connection open. Then
 //
 //   - Session.Silent's channel closes, so a backend can end what the
 //     client started and must not go on without it (rosbridge cancels the
@@ -91,7 +95,10 @@ func SessionOf(ctx context.Context) *Session {
 
 // liveness is a client's supervision state.
 type liveness struct {
-	lastHeard atomic.Int64 // Unix ns of the last frame received
+	lastHeard atomic.Int64 // Unix ns of the last frame received (or bytes acknowledged)
+
+	acked     func() (uint64, bool) // bytes the client acknowledged (nil: unknown)
+	lastAcked uint64                // by supervise only
 
 	mu        sync.Mutex
 	lost      bool
@@ -141,6 +148,12 @@ func (c *client) supervise() {
 		case <-tick.C:
 		}
 		l := &c.live
+		if l.acked != nil {
+			if n, ok := l.acked(); ok && n > l.lastAcked {
+				l.lastAcked = n
+				c.heard()
+			}
+		}
 		now := time.Now()
 		silence := now.Sub(time.Unix(0, l.lastHeard.Load()))
 		l.mu.Lock()
@@ -207,3 +220,6 @@ func (c *client) pong(payload []byte) {
 			c.addr, lostFor.Round(time.Millisecond), discarded)
 	}
 }
+
+// ackProbeKey keys a connection's ackProbe in its requests' context.
+type ackProbeKey struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +116,44 @@ func TestClientSupervisionOff(t *testing.T) {
 	if st := h.srv.Stats(); st.ClientsLost != 0 {
 		t.Errorf("a client was declared lost without ClientTimeout: %+v", st)
 	}
+}
+
+// TestSlowReaderNotLost: a client that reads, but slowly, behind a backlog
+// answers pings late (each waits behind the data queued before it), yet
+// its link is up: TCP's count of acknowledged bytes keeps it heard. A
+// busy machine's browser was declared lost this way and its calls
+// discarded (a fresh-clone CI run of TestDashboardInChromium).
+func TestSlowReaderNotLost(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	h := newHarness(t, Options{ClientTimeout: timeout})
+	h.srv.SetChannels([]ChannelInfo{odomInfo("/odom")})
+	h.paused = true
+	c := h.dial()
+	// Read slowly by hand: 256 KiB messages, 10 a second.
+	var reads atomic.Int64
+	go func() {
+		for {
+			if _, _, err := c.conn.Read(context.Background()); err != nil {
+				return
+			}
+			reads.Add(1)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	waitFor(t, "the channel advertised", func() bool { return reads.Load() >= 2 }) // serverInfo, advertise
+	c.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 1, "channelId": 1}}})
+	waitFor(t, "the subscription", func() bool {
+		st := h.srv.Stats()
+		return len(st.Clients) == 1 && st.Clients[0].Subscriptions == 1
+	})
+	payload := make([]byte, 256<<10)
+	stop := time.Now().Add(12 * timeout)
+	for time.Now().Before(stop) {
+		h.b.publish(1, 1, payload)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := h.srv.Stats(); st.ClientsLost != 0 {
+		t.Fatalf("a client reading %d messages in %v was declared lost %d times", reads.Load(), 12*timeout, st.ClientsLost)
+	}
+	t.Logf("the slow client read %d messages in %v and stayed heard", reads.Load(), 12*timeout)
 }

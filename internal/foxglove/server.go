@@ -109,15 +109,25 @@ func New(backend Backend, opts Options) *Server {
 	return s
 }
 
+// ConnContext prepares a client's TCP connection for the server: the
+// kernel holds little unsent data (TCP_NOTSENT_LOWAT), and the client's
+// supervision (Options.ClientTimeout) can see what it acknowledged. Serve
+// uses it; an http.Server of the caller's that serves the Server as a
+// handler should set it as its ConnContext.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	limitUnsent(c)
+	if probe := ackProbe(c); probe != nil {
+		ctx = context.WithValue(ctx, ackProbeKey{}, probe)
+	}
+	return ctx
+}
+
 // Serve accepts connections on l until Close; it returns nil after Close.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
 		// The backlog of a slow client stays in its send queue, where
 		// older messages can still be dropped, not in the kernel.
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			limitUnsent(c)
-			return ctx
-		}}
+		ConnContext: ConnContext}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -247,6 +257,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	defer s.wg.Done()
 	c = s.newClient(conn, r.RemoteAddr)
+	c.live.acked, _ = r.Context().Value(ackProbeKey{}).(func() (uint64, bool))
 	if !s.addClient(c) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
