@@ -175,8 +175,9 @@ func (c *client) supervise() {
 }
 
 // pingLoop pings the client, one ping at a time, at most every interval:
-// a ping waits for the connection (a large message being written) and
-// then for its answer as long as it takes. The library numbers its pings
+// a ping waits for the connection (a large message being written; the
+// library gives that 5 s, then the ping is tried again) and then for its
+// answer as long as it takes. The library numbers its pings
 // 1, 2, ... in the order of the calls, which this goroutine alone makes,
 // so ping number live.pings is the one in flight.
 func (c *client) pingLoop(interval time.Duration) {
@@ -192,7 +193,15 @@ func (c *client) pingLoop(interval time.Duration) {
 		c.live.pings++
 		c.live.mu.Unlock()
 		if err := c.conn.Ping(c.ctx); err != nil {
-			return // the client is gone
+			if c.ctx.Err() != nil {
+				return // the client is gone
+			}
+			// The ping could not be written within the library's 5 s
+			// for a control frame: the link is stalled behind a data
+			// frame. Ping again at the next tick; ending here would
+			// leave a lost client lost for good once its link is back
+			// (a fresh-clone CI run's page was, after a 4 s drop).
+			c.s.opts.Logger.Debugf("client %s: ping not sent: %v", c.addr, err)
 		}
 	}
 }

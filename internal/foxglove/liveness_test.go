@@ -157,3 +157,55 @@ func TestSlowReaderNotLost(t *testing.T) {
 	}
 	t.Logf("the slow client read %d messages in %v and stayed heard", reads.Load(), 12*timeout)
 }
+
+// TestLostClientHeardAfterStalledPing: a ping waits for the connection
+// behind a data frame the client does not read; the library gives up that
+// ping after 5 s. Once the client reads again it must still be pinged, and
+// so heard again: a fresh-clone CI run's page stayed lost for good after a
+// link drop on a saturated link, the ping loop having ended there.
+func TestLostClientHeardAfterStalledPing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the library's 5 s for a control frame")
+	}
+	h := newHarness(t, Options{ClientTimeout: 400 * time.Millisecond, SendBufferLimit: 256 << 20})
+	h.srv.SetChannels([]ChannelInfo{odomInfo("/odom")})
+	h.paused = true
+	c := h.dial()
+	// The client's own reader: it reads while reading is set, counts the
+	// binary messages it got, and pauses after the first.
+	var reading atomic.Bool
+	var bins atomic.Int64
+	reading.Store(true)
+	go func() {
+		for {
+			for !reading.Load() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			typ, _, err := c.conn.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if typ == websocket.MessageBinary && bins.Add(1) == 1 {
+				reading.Store(false) // read nothing more after the first data message
+			}
+		}
+	}()
+	waitFor(t, "the channel advertised", func() bool { return len(h.srv.Stats().Clients) == 1 })
+	c.send(map[string]any{"op": "subscribe", "subscriptions": []any{map[string]any{"id": 1, "channelId": 1}}})
+	waitFor(t, "the subscription", func() bool {
+		st := h.srv.Stats()
+		return len(st.Clients) == 1 && st.Clients[0].Subscriptions == 1
+	})
+	// The first message is read (the reader then stops); the second, far
+	// larger than the sockets' buffers, holds the connection.
+	h.b.publish(1, 1, []byte("x"))
+	waitFor(t, "the first message read", func() bool { return bins.Load() == 1 })
+	h.b.publish(1, 2, make([]byte, 48<<20))
+	waitFor(t, "the client declared lost", func() bool { return h.srv.Stats().ClientsLost == 1 })
+	time.Sleep(6 * time.Second) // a ping gives up waiting for the connection
+	reading.Store(true)
+	waitFor(t, "the client heard again", func() bool {
+		st := h.srv.Stats()
+		return len(st.Clients) == 1 && !st.Clients[0].Lost
+	})
+}
