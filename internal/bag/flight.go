@@ -35,5 +35,5 @@ func NewFlightRecorder(node *ros.Node, ro RecordOptions, so SnapshotOptions) (*F
 // Snapshot writes the window now (a manual trigger, cause given); see
 // Snapshotter.TriggerThen for done and the result.
 func (f *FlightRecorder) Snapshot(at time.Time, cause string, done func(dir string, err error)) string {
-	return f.Snap.TriggerThen(Event{Time: at, Kind: "manual", Cause: cause}, done)
+	return f.Snap.TriggerThen(Event{Time: at, Kind: KindManual, Cause: cause}, done)
 }

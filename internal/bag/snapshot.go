@@ -86,7 +86,8 @@ type SnapshotOptions struct {
 	MaxDiskBytes int64
 	// Holdoff is the least time between two snapshots; events within it
 	// are counted and logged but write nothing (the first one's window
-	// already holds what led to them).
+	// already holds what led to them). Manual requests (KindManual) are
+	// always written.
 	Holdoff time.Duration
 	// Writer options of the snapshot bags.
 	Writer WriterOptions
@@ -220,6 +221,10 @@ func (s *Snapshotter) Stats() SnapshotStats {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
+// KindManual is the kind of an event a user asked for (~/snapshot): it
+// is not held off.
+const KindManual = "manual"
+
 // Trigger writes the ring's window to a new bag named after the event,
 // with the event in its metadata, in the background. It returns the bag's
 // directory, or "" when the event falls within the holdoff.
@@ -232,7 +237,11 @@ func (s *Snapshotter) Trigger(ev Event) string { return s.TriggerThen(ev, nil) }
 func (s *Snapshotter) TriggerThen(ev Event, done func(dir string, err error)) string {
 	ev.Time = ev.Time.Round(0)
 	s.mu.Lock()
-	if !s.last.IsZero() && ev.Time.Sub(s.last) < s.opts.Holdoff && ev.Time.After(s.last) {
+	// A manual request (~/snapshot, FlightRecorder.Snapshot) is what a
+	// user asked for: it is written whatever came just before (rosbag2's
+	// snapshot service always writes). KeepBags and MaxDiskBytes bound
+	// what repeated requests can take.
+	if ev.Kind != KindManual && !s.last.IsZero() && ev.Time.Sub(s.last) < s.opts.Holdoff && ev.Time.After(s.last) {
 		s.skipped++
 		s.mu.Unlock()
 		s.opts.Logf("flight recorder: %s within %v of the last snapshot: not written", ev, s.opts.Holdoff)

@@ -68,7 +68,8 @@ func TestSnapshotWindowAndTrigger(t *testing.T) {
 
 // TriggerThen calls back once the bag opens (metadata.yaml written), with
 // its directory; an event within the holdoff writes nothing and calls
-// nothing back; a bag that cannot be written is reported.
+// nothing back, unless it is a manual request; a bag that cannot be
+// written is reported.
 func TestSnapshotTriggerThen(t *testing.T) {
 	dir := t.TempDir()
 	s, err := NewSnapshotter(SnapshotOptions{Dir: dir, Window: time.Minute, Holdoff: time.Second})
@@ -98,12 +99,20 @@ func TestSnapshotTriggerThen(t *testing.T) {
 		got <- o
 	}
 	at := t0.Add(10 * time.Second)
-	bagDir := s.TriggerThen(Event{Time: at, Kind: "manual"}, done)
-	if again := s.TriggerThen(Event{Time: at.Add(100 * time.Millisecond), Kind: "manual"}, done); again != "" {
+	bagDir := s.TriggerThen(Event{Time: at, Kind: "estop"}, done)
+	if again := s.TriggerThen(Event{Time: at.Add(100 * time.Millisecond), Kind: "fault_counter"}, done); again != "" {
 		t.Errorf("within the holdoff: %q", again)
 	}
 	if o := <-got; o.dir != bagDir || o.err != nil || o.messages != 10 {
 		t.Errorf("done(%q, %v) with %d messages; want %q, nil, 10", o.dir, o.err, o.messages, bagDir)
+	}
+	// A manual request is written within the holdoff too: a user asked.
+	manual := s.TriggerThen(Event{Time: at.Add(200 * time.Millisecond), Kind: KindManual}, done)
+	if manual == "" || manual == bagDir {
+		t.Errorf("a manual request within the holdoff: %q", manual)
+	}
+	if o := <-got; o.dir != manual || o.err != nil || o.messages != 10 {
+		t.Errorf("manual: done(%q, %v) with %d messages; want %q, nil, 10", o.dir, o.err, o.messages, manual)
 	}
 	// a snapshot that cannot be written: its parent is now a file (root
 	// too gets ENOTDIR)
@@ -113,7 +122,7 @@ func TestSnapshotTriggerThen(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	failed := s.TriggerThen(Event{Time: at.Add(time.Minute), Kind: "manual"}, done)
+	failed := s.TriggerThen(Event{Time: at.Add(time.Minute), Kind: KindManual}, done)
 	if o := <-got; o.dir != failed || o.err == nil {
 		t.Errorf("unwritable: done(%q, %v), want %q and an error", o.dir, o.err, failed)
 	}
