@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/sros2"
@@ -157,20 +158,31 @@ func (a *App) securityGeneratePolicy(ctx context.Context, args []string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	// Secure participants need an authentication handshake before their
+	// nodes show: with none seen yet, wait for them up to the spin time.
+	st, _ := spinTime(p)
+	deadline := time.Now().Add(st)
 	nodes := 0
-	for _, part := range s.rc.Participants() {
-		if part.Self {
-			continue
-		}
-		for _, n := range part.Nodes {
-			if n.Name == "" || strings.HasPrefix(n.Name, "_") {
+	for {
+		for _, part := range s.rc.Participants() {
+			if part.Self {
 				continue
 			}
-			nodes++
-			if err := addNodeToPolicy(s.rc, policy, part.Enclave, n); err != nil {
-				return err
+			for _, n := range part.Nodes {
+				if n.Name == "" || strings.HasPrefix(n.Name, "_") {
+					continue
+				}
+				nodes++
+				if err := addNodeToPolicy(s.rc, policy, part.Enclave, n); err != nil {
+					return err
+				}
 			}
 		}
+		rest := time.Until(deadline)
+		if nodes > 0 || rest <= 0 {
+			break
+		}
+		s.settle(ctx, rest)
 	}
 	if nodes == 0 {
 		fmt.Fprintln(a.Stderr, "No nodes detected in the ROS graph. No policy file was generated.")
