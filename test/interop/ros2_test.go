@@ -58,7 +58,7 @@ func TestROS2EchoGetsNoMalformedSamples(t *testing.T) {
 		vars = append(vars, k+"="+v)
 	}
 	var out syncBuffer
-	echo := r.Command(fmt.Sprintf("ROS_DOMAIN_ID=%d %s exec ros2 topic echo /interop/raw std_msgs/msg/String",
+	echo := r.Command(fmt.Sprintf("ROS_DOMAIN_ID=%d %s exec ros2 topic echo --no-daemon /interop/raw std_msgs/msg/String",
 		domain, strings.Join(vars, " ")))
 	echo.Stdout, echo.Stderr = &out, &out
 	if err := echo.Start(); err != nil {
