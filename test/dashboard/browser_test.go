@@ -167,6 +167,38 @@ func (b *browser) waitText(sel, what string, timeout time.Duration, ok func(stri
 	}
 }
 
+// texts returns the text of every element matching sel.
+func (b *browser) texts(sel string) []string {
+	var out []string
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`[...document.querySelectorAll(%q)].map((e) => e.textContent)`, sel), &out)); err != nil {
+		return []string{"(error: " + err.Error() + ")"}
+	}
+	return out
+}
+
+// waitService waits until the page's protocol client knows the service
+// name (the bridge advertised it), so that a click calling it is not
+// refused as "not available".
+func (b *browser) waitService(name string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`!!(window.fsmDashboard && window.fsmDashboard.bridge.services.has(%q))`, name), &ok))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out after %v waiting for the page to know service %s (last error %v); page state: %s", timeout, name, err, b.diagnose())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // diagnose returns the page's view of the bridge: connection, counts of
 // channels and services, and every subscription the page wants with the
 // channel it is subscribed to (null: not advertised or not subscribed).

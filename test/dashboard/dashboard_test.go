@@ -207,6 +207,18 @@ func (r *dashboardRun) eStop(t *testing.T) {
 			releaseEStop(t, r.n)
 		}
 	})
+	// On a failure, say what the page reported for its call (its control
+	// info line: an error, a timeout or the answer) before the release
+	// above overwrites it. Cleanups run last-in first-out.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("page's RSM info lines: %q; page state: %s", b.texts("#panel-rsm .info"), b.diagnose())
+		}
+	})
+	// The page can only call setOperationMode once the bridge has
+	// advertised it; stateInfo (which the boot wait saw) is a topic and can
+	// come first on a loaded machine.
+	b.waitService("/diffbot/rsm/setOperationMode", 30*time.Second)
 	b.run("click e-stop", chromedp.Click("#rsm-estop", chromedp.ByQuery))
 	testenv.WaitFor(t, 20*time.Second, `"Emergency Stop" on /diffbot/rsm/stateInfo`, func() bool { return r.state.Seen("Emergency Stop") })
 	seen := time.Now()

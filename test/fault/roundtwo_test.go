@@ -132,6 +132,29 @@ func (s *suite) oversizedMap(t *testing.T) {
 	if err := pub.Publish(m); err != nil {
 		t.Fatal(err)
 	}
+	// A 4 MB sample reaches a reader of a loaded machine late, and a
+	// reader that lost fragments to the malformed-packet storm before
+	// this subtest waits for repairs (fresh-clone CI: the frontier
+	// detector refused it, the navigator saw nothing in 20 s). Publishing
+	// it again every 3 s, as a mapper republishes its map, gives each
+	// reader a fresh copy; every one of them must be refused.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(done); wg.Wait() }() // before pub.Close
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(3 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = pub.Publish(m)
+			}
+		}
+	}()
 	for _, n := range nodes {
 		s.counted(t, n, simnode.CounterMapsRejected, before[n])
 	}

@@ -85,20 +85,33 @@ const waitTimeout = 60 * time.Second
 
 func (r *mpRig) waitBody(what string, cond func(diag) bool) diag {
 	r.t.Helper()
-	var d diag
-	ctx, cancel := context.WithTimeout(r.ctx, waitTimeout)
-	defer cancel()
-	waitFor(r.t, ctx, what+" (ve_body's diag)", func() bool { d, _ = r.body.get(); return d != nil && cond(d) })
-	return d
+	return r.waitDiag(what+" (ve_body's diag)", &r.body, cond)
 }
 
 func (r *mpRig) waitCS(what string, cond func(diag) bool) diag {
 	r.t.Helper()
-	var d diag
+	return r.waitDiag(what+" (cs's diag)", &r.cs, cond)
+}
+
+// waitDiag waits up to waitTimeout for a report of l that satisfies cond.
+// A timeout names the last report of cs and of ve_body and how many each
+// sent, to tell a process gone quiet from one that reports otherwise.
+func (r *mpRig) waitDiag(what string, l *latest[diag], cond func(diag) bool) diag {
+	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, waitTimeout)
 	defer cancel()
-	waitFor(r.t, ctx, what+" (cs's diag)", func() bool { d, _ = r.cs.get(); return d != nil && cond(d) })
-	return d
+	for {
+		if d, _ := l.get(); d != nil && cond(d) {
+			return d
+		}
+		select {
+		case <-ctx.Done():
+			cs, ncs := r.cs.get()
+			body, nbody := r.body.get()
+			r.t.Fatalf("timed out waiting for %s; last of %d cs reports %v; last of %d ve_body reports %v", what, ncs, cs, nbody, body)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // csRuns waits until cs's diag shows its run counter advance; if it stands

@@ -438,9 +438,11 @@ export class Bridge extends EventTarget {
 
   /**
    * Calls a service and resolves with the decoded response. Waits up to
-   * the timeout for the service to be advertised and for the answer.
+   * the timeout (10 s: a loaded robot or a slow link answers late, and the
+   * bridge itself waits 30 s) for the service to be advertised and for the
+   * answer.
    */
-  async call(name, request = {}, { timeoutMs = 5000 } = {}) {
+  async call(name, request = {}, { timeoutMs = 10000 } = {}) {
     const start = Date.now();
     const svc = this.serviceSchemas(await this.waitForService(name, timeoutMs));
     const payload = encode(svc.reqSchema, request);
