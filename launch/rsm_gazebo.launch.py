@@ -4,8 +4,10 @@ Starts Gazebo with the flat of the built-in simulator (gazebo.launch.py,
 unless start_gazebo:=false), spawns the fsmbot base with its lidar
 (worlds/<generation>/fsmbot.sdf) at the map origin (the navigator
 takes /odom as the map pose, as on the built-in simulator), bridges its topics with
-params/gz_bridge.yaml (/cmd_vel, /odom, /tf, /joint_states, /scan: the
-built-in simulator's names and types), publishes its frames
+params/gz_bridge.yaml (/cmd_vel, /odom, /joint_states, /scan: the
+built-in simulator's names and types; /odom is Gazebo's true pose of the
+robot, not the drifting wheel odometry), publishes odom -> base_footprint
+from /odom with odom_to_tf and the robot's frames
 (base_footprint -> base_link -> laser, the wheels) with
 robot_state_publisher and urdf/diffbot.urdf, builds the map, and starts
 the RSM nodes, the frontier detector and the Nav2-compatible navigator of
@@ -17,8 +19,8 @@ default (fsmnodes_gazebo.py says how).
 mapping picks what builds /map and map -> odom:
   slam_toolbox  slam_toolbox's async node (the choice for real robots,
                 whose odometry drifts)
-  scan_mapper   this package's occupancy mapper from /scan and /tf, with
-                map -> odom fixed at identity: Gazebo's odometry of a
+  scan_mapper   this package's occupancy mapper from /scan and /odom, with
+                map -> odom fixed at identity: Gazebo's true odometry of a
                 robot spawned at the map origin is the map pose
   auto          slam_toolbox when it is installed, else scan_mapper (the
                 default)
@@ -89,6 +91,11 @@ def _robot(context):
                         '-x', '0', '-y', '0', '-z', '0.01']),
         Node(package='ros_gz_bridge', executable='parameter_bridge', name='gz_bridge',
              parameters=[{'config_file': bridge}, sim_time], output='screen'),
+        # /odom is Gazebo's true pose of the robot (its OdometryPublisher;
+        # the wheel odometry drifts), which Fortress publishes without a
+        # transform: odom_to_tf puts odom -> base_footprint on /tf.
+        Node(package='fsmnodes', executable='odom_to_tf', name='odom_to_tf',
+             parameters=[sim_time], output='screen'),
         Node(package='fsmnodes', executable='robot_state_publisher', name='robot_state_publisher',
              parameters=[sim_time, {'robot_description': description}], output='screen'),
     ]

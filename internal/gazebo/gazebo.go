@@ -141,14 +141,32 @@ const (
 	turnAccel  = 1.5
 )
 
+// Gazebo topics of the fsmbot's wheel odometry (DiffDrive's estimate from
+// the wheels, gz.msgs.Odometry and its odom → base_footprint as
+// gz.msgs.Pose_V). They are not bridged: sim.TopicOdom carries the robot's
+// true pose instead (see FsmbotSDF).
+const (
+	FsmbotWheelOdomTopic = "wheel_odom"
+	FsmbotWheelTFTopic   = "wheel_tf"
+)
+
 // FsmbotSDF renders the fsmbot base of the built-in simulator
 // (sim.DefaultDiffDrive) as an SDF 1.9 model: a 0.1 m tall body of the
 // footprint radius, two wheels on revolute joints and a frictionless rear
-// caster, Gazebo's DiffDrive system on sim.TopicCmdVel publishing
-// sim.TopicOdom and odom → base_footprint on sim.TopicTF, the wheels on
+// caster, Gazebo's DiffDrive system on sim.TopicCmdVel, the wheels on
 // sim.TopicJoints, and a 360° gpu_lidar on sim.TopicScan in frame laser
 // with the beams and ranges of the built-in lidar. Its origin is
 // base_footprint, on the ground under the axle centre.
+//
+// sim.TopicOdom carries the robot's true pose in the world (the
+// OdometryPublisher system, frames odom → base_footprint), as the built-in
+// simulator's odometry does: the navigator and scan_mapper take the odometry
+// as the map pose of a robot spawned at the map origin, and DiffDrive's
+// wheel odometry drifted 0.1–0.2 m over a minute and a half of exploring,
+// enough to smear the map's walls. Fortress's OdometryPublisher publishes no
+// transform: the launch files run odom_to_tf for odom → base_footprint.
+// DiffDrive's own estimate stays on FsmbotWheelOdomTopic and
+// FsmbotWheelTFTopic, inside Gazebo.
 func FsmbotSDF(g Gen) string {
 	cfg := sim.DefaultDiffDrive()
 	rel := func(topic string) string { return strings.TrimPrefix(topic, "/") }
@@ -197,9 +215,12 @@ func FsmbotSDF(g Gen) string {
 		// robot's real motion
 		fmt.Sprintf("\n      <max_linear_acceleration>%.1f</max_linear_acceleration><min_linear_acceleration>%.1f</min_linear_acceleration>", wheelAccel, -wheelAccel) +
 		fmt.Sprintf("<max_angular_acceleration>%.1f</max_angular_acceleration><min_angular_acceleration>%.1f</min_angular_acceleration>", turnAccel, -turnAccel) +
-		fmt.Sprintf("\n      <topic>%s</topic><odom_topic>%s</odom_topic><tf_topic>%s</tf_topic>", rel(sim.TopicCmdVel), rel(sim.TopicOdom), rel(sim.TopicTF)) +
+		fmt.Sprintf("\n      <topic>%s</topic><odom_topic>%s</odom_topic><tf_topic>%s</tf_topic>", rel(sim.TopicCmdVel), FsmbotWheelOdomTopic, FsmbotWheelTFTopic) +
 		fmt.Sprintf("\n      <frame_id>%s</frame_id><child_frame_id>%s</child_frame_id><odom_publish_frequency>30</odom_publish_frequency>\n    ", sim.FrameOdom, sim.FrameBase)
 	w.p(`%s`, g.plugin("    ", "diff-drive", "DiffDrive", dd))
+	w.p(`%s`, g.plugin("    ", "odometry-publisher", "OdometryPublisher",
+		fmt.Sprintf("\n      <odom_topic>%s</odom_topic><odom_frame>%s</odom_frame><robot_base_frame>%s</robot_base_frame><dimensions>2</dimensions><odom_publish_frequency>30</odom_publish_frequency>\n    ",
+			rel(sim.TopicOdom), sim.FrameOdom, sim.FrameBase)))
 	w.p(`%s`, g.plugin("    ", "joint-state-publisher", "JointStatePublisher",
 		fmt.Sprintf("<topic>%s</topic><joint_name>%s</joint_name><joint_name>%s</joint_name>", rel(sim.TopicJoints), sim.WheelLeftJoint, sim.WheelRightJoint)))
 	w.p(`  </model>`)

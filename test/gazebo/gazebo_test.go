@@ -95,9 +95,28 @@ func TestBridgeTopicsMatchBuiltInSimulator(t *testing.T) {
 	}
 	// What RSM and the navigator need from a simulator must be bridged
 	// (/clock is, once for all robots, by gazebo.launch.py: TestLaunchFiles).
-	for _, need := range []string{"/cmd_vel", "/odom", "/tf", "/scan", "/joint_states"} {
+	for _, need := range []string{"/cmd_vel", "/odom", "/scan", "/joint_states"} {
 		if !seen[need] {
 			t.Errorf("%s is not bridged", need)
+		}
+	}
+	// odom -> base_footprint on /tf comes from odom_to_tf, out of the true
+	// odometry on /odom; a bridged /tf would be DiffDrive's drifting one
+	// beside it.
+	if seen["/tf"] {
+		t.Error("/tf is bridged: odom -> base_footprint would come from two sources")
+	}
+	src, err := os.ReadFile(filepath.Join(root, "launch", "rsm_gazebo.launch.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "executable='odom_to_tf'") {
+		t.Error("rsm_gazebo.launch.py does not start odom_to_tf: nothing publishes odom -> base_footprint")
+	}
+	for _, g := range gazebo.Generations() {
+		sdf := gazebo.FsmbotSDF(g)
+		if !strings.Contains(sdf, "<odom_topic>odom</odom_topic><odom_frame>odom</odom_frame><robot_base_frame>base_footprint</robot_base_frame>") {
+			t.Errorf("%s fsmbot: no OdometryPublisher of odom -> base_footprint on Gazebo's odom", g.Name)
 		}
 	}
 }
