@@ -182,7 +182,13 @@ func runningMotion(st *velma.CSStatus) uint32 {
 // iteration and publishes the command and cs's status. It allocates
 // nothing unless a task command with trajectories arrives.
 func (c *CS) Step() {
-	if (c.stR == nil || c.taskR == nil) && c.runs%reconnectEvery == 0 {
+	// Without ve_body's status buffer each run sleeps StatusTimeout, so
+	// looking for it every run costs one failed open per sleep; waiting
+	// reconnectEvery runs made cs find a ve_body started after it up to
+	// 100 × StatusTimeout (2 s in the benchmark) late, every iteration of
+	// that a missed command. The task buffer is optional: looked for now
+	// and then.
+	if c.stR == nil || (c.taskR == nil && c.runs%reconnectEvery == 0) {
 		c.connect()
 	}
 	c.runs++

@@ -376,3 +376,34 @@ func TestVeBodyKeepsItsPeriodWithPeersAway(t *testing.T) {
 		t.Errorf("peers that wrote again not connected: cs %v, sim %v", rep.CSConnected, rep.SimConnected)
 	}
 }
+
+// TestCSFindsVeBodyStartedAfterIt: a cs started before ve_body opens
+// ve_body's status buffer in its first run after ve_body created it.
+// It looked only every 100 runs, each a status timeout long without the
+// buffer: up to 2 s in the benchmark, every iteration of it a missed
+// command (262 in a 20 s run, counted as missed deadlines).
+func TestCSFindsVeBodyStartedAfterIt(t *testing.T) {
+	b := Buffers{Prefix: filepath.Join(t.TempDir(), "velma")}
+	vo, co := opts(b)
+	co.StatusTimeout = time.Millisecond
+	cs, err := NewCS(velma.DefaultCSConfig(), co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		cs.Step()
+	}
+	if cs.stR != nil {
+		t.Fatal("cs has a status buffer before ve_body created it")
+	}
+	body, err := NewVeBody(velma.DefaultVeBodyConfig(), vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	cs.Step()
+	if cs.stR == nil {
+		t.Fatalf("cs has not opened ve_body's status buffer in its run %d, the first after ve_body created it", cs.runs)
+	}
+}
