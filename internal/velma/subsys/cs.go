@@ -67,8 +67,11 @@ type CS struct {
 	taskSeen, lost   bool
 	runs             uint64
 
-	mu  sync.Mutex
-	rep CSReport
+	// work is the loop's own report; it is copied to rep, which Report
+	// reads, when mu is free (publish).
+	work CSReport
+	mu   sync.Mutex
+	rep  CSReport
 }
 
 // NewCS creates cs's output buffers; the inputs are opened as their
@@ -118,7 +121,8 @@ func (c *CS) Close() {
 	}
 }
 
-// Report returns cs's current state (any goroutine).
+// Report returns cs's current state (any goroutine), as of one of the
+// last iterations: the loop never waits for the lock a reader holds.
 func (c *CS) Report() CSReport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -149,16 +153,25 @@ func (c *CS) takeTasks(now time.Time) *velma.TaskCommand {
 		c.lost = true
 		if id := runningMotion(c.cs.Status()); id != 0 {
 			c.pending.SourceLost = id
-			c.mu.Lock()
-			c.rep.SourceLost++
-			c.rep.LastLostID = id
-			c.mu.Unlock()
+			c.work.SourceLost++
+			c.work.LastLostID = id
 		}
 	}
 	if c.pending.Empty() {
 		return nil
 	}
 	return &c.pending
+}
+
+// publish copies the loop's report for Report when no reader holds the
+// lock; otherwise a later iteration does. The loop runs at real-time
+// priority: waiting for a lock held by a goroutine of the normal scheduler
+// (the 50 Hz diagnostics) made cs answer ve_body late now and then.
+func (c *CS) publish() {
+	if c.mu.TryLock() {
+		c.rep = c.work
+		c.mu.Unlock()
+	}
 }
 
 // runningMotion returns the id of the body motion cs is running, or 0.
@@ -236,8 +249,7 @@ func (c *CS) Step() {
 	o.Body, o.BodyRecent = c.bodyRec, got
 	c.outW.Write(o)
 
-	c.mu.Lock()
-	r := &c.rep
+	r := &c.work
 	r.Runs, r.State, r.TaskSeq, r.TaskLost = c.runs, st.State, c.lastTask, o.TaskLost
 	if got {
 		r.BodyIteration = c.bodyRec.Iteration
@@ -245,7 +257,7 @@ func (c *CS) Step() {
 		r.NoStatus++
 	}
 	r.BodyConnected, r.TaskConnected = c.stR != nil, c.taskR != nil
-	c.mu.Unlock()
+	c.publish()
 	if c.opt.State != nil {
 		c.opt.State(st.State)
 	}

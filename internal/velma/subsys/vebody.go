@@ -103,8 +103,11 @@ type VeBody struct {
 	waitSorted []time.Duration
 	nwait      int
 
-	mu  sync.Mutex
-	rep VeBodyReport
+	// work is the loop's own report; it is copied to rep, which Report
+	// reads, when mu is free (publish).
+	work VeBodyReport
+	mu   sync.Mutex
+	rep  VeBodyReport
 }
 
 // LatencyStats are percentiles of cs's answer latency: from ve_body
@@ -183,7 +186,8 @@ func (v *VeBody) Close() {
 	}
 }
 
-// Report returns ve_body's current state (any goroutine).
+// Report returns ve_body's current state (any goroutine), as of one of
+// the last iterations: the loop never waits for the lock a reader holds.
 func (v *VeBody) Report() VeBodyReport {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -293,8 +297,7 @@ func (v *VeBody) Step(now time.Time) bool {
 		speed = math.Max(speed, math.Abs(x))
 	}
 
-	v.mu.Lock()
-	r := &v.rep
+	r := &v.work
 	r.Iteration, r.State, r.SC = it, state, v.body.SC()
 	if cmd.Valid {
 		r.LastCmd, r.CmdLostAt = it, 0
@@ -318,7 +321,10 @@ func (v *VeBody) Step(now time.Time) bool {
 	r.Loop.Iterations, r.Loop.Overruns = it, v.diag.Loop.Overruns
 	r.CmdWaitLast = wait
 	r.CmdWaitMax = max(r.CmdWaitMax, wait)
-	v.mu.Unlock()
+	if v.mu.TryLock() { // a reader holds it: a later iteration publishes (see CS.publish)
+		v.rep = v.work
+		v.mu.Unlock()
+	}
 	v.prevState = state
 	if v.opt.States != nil {
 		v.opt.States(v.diag.StatusState, state)

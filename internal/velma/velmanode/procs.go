@@ -177,11 +177,19 @@ func setupVeBody(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	body := fsmPub.Machine(velma.BodyMachine)
+	// The loop tells the machine only of changes: Observe takes a lock the
+	// machine's publishing goroutine (normal scheduler) also takes, which
+	// the real-time loop must not wait for every iteration.
+	observed := velma.BodyState(-1)
 	v, err := subsys.NewVeBody(p.Agent.VeBody, subsys.VeBodyOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
 		Period: period, StatusTimeout: pp.BodyStatusTimeout, CommandTimeout: pp.BodyCommandTimeout,
 		States: func(afterStatus, state velma.BodyState) {
-			body.Observe(afterStatus.String(), "")
-			body.Observe(state.String(), "")
+			for _, st := range [2]velma.BodyState{afterStatus, state} {
+				if st != observed {
+					observed = st
+					body.Observe(st.String(), "")
+				}
+			}
 		}})
 	if err != nil {
 		return err
@@ -258,9 +266,15 @@ func setupCS(_ context.Context, n *ros.Node) error {
 		return err
 	}
 	csm := fsmPub.Machine(velma.CSMachine)
+	observed := velma.CSState(-1)
 	c, err := subsys.NewCS(p.Agent.CS, subsys.CSOptions{Buffers: subsys.Buffers{Prefix: pp.Buffers},
 		StatusTimeout: pp.CSStatusTimeout, TaskTimeout: pp.CSTaskTimeout, Tuning: live.Get,
-		State: func(s velma.CSState) { csm.Observe(s.String(), "") }})
+		State: func(s velma.CSState) { // changes only, as ve_body's above
+			if s != observed {
+				observed = s
+				csm.Observe(s.String(), "")
+			}
+		}})
 	if err != nil {
 		return err
 	}
