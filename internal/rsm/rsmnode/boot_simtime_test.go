@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -36,7 +37,7 @@ func TestBoot_WaitTimeIsSimTime(t *testing.T) {
 	t.Cleanup(cancel)
 	go func() { _ = rc.Spin(ctx) }()
 
-	n, _ := testNode(t, domain, "boot_simtime_test")
+	n, _ := rostest.Node(t, domain, "boot_simtime_test")
 	clock, err := ros.NewPublisher[rosgraph_msgs_msg.Clock](n, "/clock", ros.QoSClock)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
@@ -34,7 +35,7 @@ func TestWaypointBounds_Process(t *testing.T) {
 	p := start(t, domain, "service_provider", "--ros-args", "-p", "waypoints_file:="+file,
 		"-p", "max_waypoints:=3", "-p", "max_routine_length:=16", "-p", "update_frequency:=100.0")
 
-	n, nodeCtx := testNode(t, domain, "waypoint_bounds_test")
+	n, nodeCtx := rostest.Node(t, domain, "waypoint_bounds_test")
 	ctx, cancel := context.WithTimeout(nodeCtx, 2*waitLimit)
 	t.Cleanup(cancel)
 	addWp, _ := ros.NewClient(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)

@@ -9,6 +9,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -74,7 +75,7 @@ func TestPluginHooks_Process(t *testing.T) {
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
 	start(t, domain, "survey_plugin")
 
-	n, ctx := testNode(t, domain, "rsm_hooks_test")
+	n, ctx := rostest.Node(t, domain, "rsm_hooks_test")
 	states := &recorder[string]{}
 	if _, err := ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { states.add(m.Data) }); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rsm"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	"github.com/fsmnodes/fsmnodes/internal/viz"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -32,7 +33,7 @@ func TestWaypointMarkers_Process(t *testing.T) {
 	cli := testenv.Executable(t, "cmd/fsmnodes")
 	start(t, domain, "service_provider")
 
-	n, nodeCtx := testNode(t, domain, "waypoint_markers_test")
+	n, nodeCtx := rostest.Node(t, domain, "waypoint_markers_test")
 	ctx, cancel := context.WithTimeout(nodeCtx, 2*waitLimit)
 	t.Cleanup(cancel)
 	addWp, _ := ros.NewClient(n, "/rsm/addWaypoint", rsm_msgs_srv.AddWaypoint)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	action_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/action_msgs/msg"
 	action_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/action_msgs/srv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
@@ -60,25 +61,6 @@ func TestMain(m *testing.M) {
 func start(t *testing.T, domain uint32, exe string, args ...string) *testenv.Process {
 	t.Helper()
 	return testenv.Start(t, exe, append(testenv.Env(domain), "RSM_TEST_EXEC="+exe), os.Args[0], args...)
-}
-
-// testNode creates the test's own node on domain, spinning until the test
-// ends, and a context that ends with the test.
-func testNode(t *testing.T, domain uint32, name string) (*ros.Node, context.Context) {
-	t.Helper()
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode(name, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
-	return n, ctx
 }
 
 // publishRobotAtOrigin latches map → base_link as the identity on
@@ -222,7 +204,7 @@ func TestMultiProcess_RSM(t *testing.T) {
 	start(t, domain, "robot_control_mux", "--ros-args", "-p", "teleoperation_idle_timer:=0.5")
 	start(t, domain, "state_interface")
 
-	n, ctx := testNode(t, domain, "rsm_multiprocess_test")
+	n, ctx := rostest.Node(t, domain, "rsm_multiprocess_test")
 
 	nav := &fakeNav2{results: map[[16]byte]int8{}}
 	nav.serve(t, n, "/navigate_to_pose")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -30,7 +31,7 @@ func TestFakeOperationMode_Ignored_Process(t *testing.T) {
 	start(t, domain, "state_interface")
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
 
-	n, ctx := testNode(t, domain, "fake_operation_mode")
+	n, ctx := rostest.Node(t, domain, "fake_operation_mode")
 	publishRobotAtOrigin(t, n)
 	states := &recorder[string]{}
 	if _, err := ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { states.add(m.Data) }); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
@@ -35,7 +36,7 @@ func TestReverseDriving_Process(t *testing.T) {
 	start(t, domain, "rsm_boot", "--ros-args", "-p", "wait_time:=0.1")
 	start(t, domain, "cmd_vel_reverse", "--ros-args", "-p", "autonomy_cmd_vel_topic:=/autonomy/cmd_vel")
 
-	n, ctx := testNode(t, domain, "rsm_reverse_test")
+	n, ctx := rostest.Node(t, domain, "rsm_reverse_test")
 	// Only the forward action server: the reverse one is missing.
 	nav := &fakeNav2{results: map[[16]byte]int8{}}
 	nav.serve(t, n, "/navigate_to_pose")

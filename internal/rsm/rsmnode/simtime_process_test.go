@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	builtin_interfaces_msg "github.com/fsmnodes/fsmnodes/msgs/builtin_interfaces/msg"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rosgraph_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rosgraph_msgs/msg"
@@ -111,7 +112,7 @@ func testRSMSimTime(t *testing.T, factor float64) {
 		idle = 2 * time.Second // teleoperation_idle_timer, sim time
 	)
 	domain := testenv.Domain(t)
-	n, ctx := testNode(t, domain, "rsm_simtime_test")
+	n, ctx := rostest.Node(t, domain, "rsm_simtime_test")
 	clock := &simClock{factor: factor}
 	clock.run(ctx, t, n)
 

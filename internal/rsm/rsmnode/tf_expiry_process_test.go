@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
@@ -28,7 +29,7 @@ func TestFakeTF_DoesNotOutliveItsPublisher_Process(t *testing.T) {
 	}
 	t.Parallel() // a domain of its own
 	start(t, domain, "service_provider", "--ros-args", "-p", "waypoints_file:=''")
-	n, nodeCtx := testNode(t, domain, "fake_tf_test")
+	n, nodeCtx := rostest.Node(t, domain, "fake_tf_test")
 	ctx, cancel := context.WithTimeout(nodeCtx, 4*waitLimit)
 	t.Cleanup(cancel)
 

@@ -1,15 +1,13 @@
 package simnode
 
 import (
-	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
@@ -26,34 +24,10 @@ func TestFailedGoals_Bounded_Process(t *testing.T) {
 	domain := testenv.Domain(t)
 	bin := testenv.Executable(t, "nodes/frontier_detector")
 	testenv.Start(t, "frontier_detector", testenv.Env(domain), bin, "--ros-args", "-p", "max_failed_goals:=10", "-p", "rate:=10.0")
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("failed_goals_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := rostest.Node(t, domain, "failed_goals_test")
+	diag := watchCounters(t, n, "/frontier_detector")
 	var mu sync.Mutex
-	rejected, failed := uint64(0), -1
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/frontier_detector") {
-				continue
-			}
-			for _, kv := range st.Values {
-				if kv.Key == ros.CounterCommandsRejected {
-					v, _ := strconv.ParseUint(kv.Value, 10, 64)
-					mu.Lock()
-					rejected = v
-					mu.Unlock()
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	failed := -1
 	if _, err := ros.NewSubscription(n, "/rsm/failedGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) {
 		mu.Lock()
 		failed = len(m.Poses)
@@ -69,9 +43,6 @@ func TestFailedGoals_Bounded_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "the frontier detector's subscriptions", func() bool {
 		a, _ := maps.SubscriptionCount()
 		b, _ := status.SubscriptionCount()
@@ -93,14 +64,14 @@ func TestFailedGoals_Bounded_Process(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // the detector's queue keeps the last 10
 	}
-	testenv.WaitFor(t, 30*time.Second, "20 refusals counted", func() bool { mu.Lock(); defer mu.Unlock(); return rejected >= 20 })
+	testenv.WaitFor(t, 30*time.Second, "20 refusals counted", func() bool { return diag.get(ros.CounterCommandsRejected) >= 20 })
 	time.Sleep(300 * time.Millisecond) // three more publications at 10 Hz
 	mu.Lock()
 	defer mu.Unlock()
 	if failed != 10 {
 		t.Errorf("rsm/failedGoals carries %d goals, want max_failed_goals 10", failed)
 	}
-	if rejected != 20 {
-		t.Errorf("commands_rejected = %d, want 20", rejected)
+	if r := diag.get(ros.CounterCommandsRejected); r != 20 {
+		t.Errorf("commands_rejected = %d, want 20", r)
 	}
 }

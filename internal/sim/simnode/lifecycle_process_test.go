@@ -1,7 +1,6 @@
 package simnode
 
 import (
-	"context"
 	"math"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 )
@@ -29,15 +29,7 @@ func TestLifecycle_DiffDrive_Process(t *testing.T) {
 	testenv.Start(t, "diff_drive_sim", append(testenv.Env(domain), "SIMNODE_TEST_EXEC=1"), os.Args[0],
 		"--ros-args", "-p", "autostart:=false")
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("sim_lifecycle_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, ctx := rostest.Node(t, domain, "sim_lifecycle_test")
 	var mu sync.Mutex
 	var xs []float64 // every odometry x, in order
 	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
@@ -51,9 +43,6 @@ func TestLifecycle_DiffDrive_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	go func() { // drive forward at 0.2 m/s all the time
 		tk := time.NewTicker(50 * time.Millisecond)
 		defer tk.Stop()

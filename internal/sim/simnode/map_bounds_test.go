@@ -1,17 +1,15 @@
 package simnode
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 )
 
@@ -72,47 +70,16 @@ func TestFakeMaps_Refused_Process(t *testing.T) {
 	bin := testenv.Executable(t, "nodes/frontier_detector")
 	p := testenv.Start(t, "frontier_detector", testenv.Env(domain), bin, "--ros-args", "-p", "max_map_cells:=1000000")
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("fake_map_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	counters := map[string]uint64{}
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/frontier_detector") {
-				continue
-			}
-			mu.Lock()
-			for _, kv := range st.Values {
-				if v, err := strconv.ParseUint(kv.Value, 10, 64); err == nil {
-					counters[kv.Key] = v
-				}
-			}
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	counter := func(name string) uint64 { mu.Lock(); defer mu.Unlock(); return counters[name] }
+	n, _ := rostest.Node(t, domain, "fake_map_test")
+	diag := watchCounters(t, n, "/frontier_detector")
+	counter := diag.get
 	maps, err := ros.NewPublisher[nav_msgs_msg.OccupancyGrid](n, "/map", ros.QoSLatched)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "the frontier detector's /map subscription", func() bool {
 		c, err := maps.SubscriptionCount()
-		mu.Lock()
-		heard := len(counters) > 0
-		mu.Unlock()
-		return err == nil && c > 0 && heard
+		return err == nil && c > 0 && diag.heardFrom()
 	})
 	before := rss(p.Pid())
 	send := func(w, h uint32) {

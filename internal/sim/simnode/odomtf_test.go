@@ -1,9 +1,7 @@
 package simnode
 
 import (
-	"context"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
 )
@@ -29,18 +27,9 @@ func TestOdomToTF_Process(t *testing.T) {
 	bin := testenv.Executable(t, "nodes/odom_to_tf")
 	p := testenv.Start(t, "odom_to_tf", testenv.Env(domain), bin, "--ros-args", "-r", "odom:=/ground_truth/odom")
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("odom_to_tf_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := rostest.Node(t, domain, "odom_to_tf_test")
 	var mu sync.Mutex
 	var tfs []tf2_msgs_msg.TFMessage
-	rejected := uint64(0)
 	if _, err := ros.NewSubscription(n, "/tf", ros.QoSDefault.KeepLast(100), func(m *tf2_msgs_msg.TFMessage) {
 		mu.Lock()
 		tfs = append(tfs, *m)
@@ -48,30 +37,11 @@ func TestOdomToTF_Process(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/"+OdomTFNodeName) {
-				continue
-			}
-			for _, kv := range st.Values {
-				if kv.Key == CounterOdomRejected {
-					v, _ := strconv.ParseUint(kv.Value, 10, 64)
-					mu.Lock()
-					rejected = v
-					mu.Unlock()
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	diag := watchCounters(t, n, "/"+OdomTFNodeName)
 	odom, err := ros.NewPublisher[nav_msgs_msg.Odometry](n, "/ground_truth/odom", ros.QoSDefault)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "odom_to_tf to match the odometry publisher", func() bool {
 		c, err := odom.SubscriptionCount()
 		return err == nil && c > 0
@@ -98,9 +68,7 @@ func TestOdomToTF_Process(t *testing.T) {
 		return len(tfs) > 0
 	})
 	testenv.WaitFor(t, 30*time.Second, "three odometry messages counted as odometry_rejected", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return rejected == 3
+		return diag.get(CounterOdomRejected) == 3
 	})
 	mu.Lock()
 	defer mu.Unlock()

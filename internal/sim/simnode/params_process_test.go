@@ -13,6 +13,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/nav_msgs/msg"
 )
@@ -41,15 +42,7 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 	}
 	testenv.Start(t, "diff_drive_sim", append(testenv.Env(domain), "SIMNODE_TEST_EXEC=1"), os.Args[0])
 
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode("sim_params_test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, ctx := rostest.Node(t, domain, "sim_params_test")
 	var mu sync.Mutex
 	var turn float64
 	if _, err := ros.NewSubscription(n, "/odom", ros.QoSDefault, func(m *nav_msgs_msg.Odometry) {
@@ -63,9 +56,6 @@ func TestLiveParams_DiffDrive_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	// Turn in place far faster than allowed (no wall is ever hit).
 	go func() {
 		tk := time.NewTicker(50 * time.Millisecond)

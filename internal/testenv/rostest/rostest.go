@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // Call calls the service name of type srv from n once the service is
@@ -29,4 +30,24 @@ func Call[Req, Resp any](t testing.TB, ctx context.Context, n *ros.Node, name st
 		t.Fatalf("%s: %v", name, err)
 	}
 	return resp
+}
+
+// Node returns the test's own node named name in domain and a context that
+// ends with the test. Its ROS context spins from the start (entities made
+// later join it) until the test ends, and logs into the test's log.
+func Node(t testing.TB, domain uint32, name string) (*ros.Node, context.Context) {
+	t.Helper()
+	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	n, err := rc.NewNode(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = rc.Spin(ctx) }()
+	return n, ctx
 }
