@@ -11,6 +11,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
@@ -28,7 +29,7 @@ func TestGazeboServoDriver_Process(t *testing.T) {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
 	startMotionControl(t, domain, "--ros-args", "-p", "servo.driver:=gazebo")
-	rc, n := testNode(t, domain, "gazebo_driver_test")
+	n, ctx := rostest.Node(t, domain, "gazebo_driver_test")
 	names := hexapod.JointNames()
 	var mu sync.Mutex
 	var state string
@@ -62,9 +63,6 @@ func TestGazeboServoDriver_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	// Gazebo's side: the last targets come back as measured, and now and
 	// then a broken report.
 	go func() {

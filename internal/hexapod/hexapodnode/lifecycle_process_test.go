@@ -11,6 +11,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/hexapod"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
@@ -110,14 +111,11 @@ func TestLifecycle_Hexapod_Process(t *testing.T) {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
 	startMotionControl(t, domain, "--ros-args", "-p", "autostart:=false")
-	rc, n := testNode(t, domain, "hexapod_lifecycle_test")
+	n, ctx := rostest.Node(t, domain, "hexapod_lifecycle_test")
 	var joints atomic.Int64
 	if _, err := ros.NewSubscription(n, "/joint_states", ros.QoSDefault, func(*sensor_msgs_msg.JointState) { joints.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	trigger := func(srv string) (bool, string) {
 		t.Helper()
 		c, err := ros.NewClient(n, "/hexapod_controller/"+srv, std_srvs_srv.Trigger)

@@ -15,6 +15,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
@@ -95,7 +96,7 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 		t.Skip("multi-process DDS test; skipped with -short")
 	}
 	startMotionControl(t, domain)
-	rc, n := testNode(t, domain, "hexapod_params_test")
+	n, ctx := rostest.Node(t, domain, "hexapod_params_test")
 	geo := hexapod.DefaultGeometry()
 	var mu sync.Mutex
 	var state string
@@ -133,9 +134,6 @@ func TestLiveParams_Hexapod_Process(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = rc.Spin(ctx) }()
 	call := func(srv string) {
 		t.Helper()
 		c, err := ros.NewClient(n, "/hexapod_controller/"+srv, std_srvs_srv.Trigger)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
@@ -29,21 +28,4 @@ func TestMain(m *testing.M) {
 func startMotionControl(t *testing.T, domain uint32, args ...string) *testenv.Process {
 	t.Helper()
 	return testenv.Start(t, "motion_control", append(testenv.Env(domain), "HEXAPOD_TEST_EXEC=1"), os.Args[0], args...)
-}
-
-// testNode returns a context of the test's own in domain and a node named
-// name on it, both closed at the end of the test; the test spins the
-// context once its entities exist.
-func testNode(t *testing.T, domain uint32, name string) (*ros.Context, *ros.Node) {
-	t.Helper()
-	rc, err := ros.NewContext(ros.ContextOptions{DomainID: &domain, NoSignals: true, LogOutput: testenv.LogWriter{T: t, Prefix: "test: "}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
-	n, err := rc.NewNode(name, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rc, n
 }
