@@ -67,6 +67,12 @@ func (k *Keystore) path(parts ...string) string {
 	return filepath.Join(append([]string{k.Root}, parts...)...)
 }
 
+// MaxSecureDomainID is the largest domain id a DDS Security governance
+// document can name: the OMG governance schema bounds DomainId at 230, and
+// Cyclone's access-control plugin refuses a governance naming 231 or 232
+// (ROS 2 domains that are fine without security).
+const MaxSecureDomainID = 230
+
 // DomainIDFromEnv returns ROS_DOMAIN_ID as sros2 uses it (unset: 0).
 func DomainIDFromEnv(getenv func(string) string) (uint32, error) {
 	v := strings.TrimSpace(getenv("ROS_DOMAIN_ID"))
@@ -102,6 +108,11 @@ func (k *Keystore) Valid() bool {
 func (k *Keystore) Create() error {
 	if k.Valid() {
 		return fmt.Errorf("sros2: keystore %s already exists", k.Root)
+	}
+	if k.DomainID > MaxSecureDomainID {
+		return fmt.Errorf("sros2: create keystore: domain %d: DDS Security governance covers domain ids 0..%d only "+
+			"(the OMG schema's limit: Cyclone refuses such a governance as \"Can not parse governance file\"); "+
+			"pick ROS_DOMAIN_ID %d or lower", k.DomainID, MaxSecureDomainID, MaxSecureDomainID)
 	}
 	for _, d := range []string{k.Root, k.path(DirPublic), k.path(DirPrivate), k.path(DirEnclaves)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -228,3 +228,21 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestKeystoreDomainBeyondGovernance: domains 231 and 232 are ROS 2
+// domains, but no DDS Security governance can name them (Cyclone refused
+// the participants of such a keystore with "Can not parse governance
+// file"): create_keystore says so and writes nothing; 230 is fine.
+func TestKeystoreDomainBeyondGovernance(t *testing.T) {
+	newKeystore(t, MaxSecureDomainID)
+	for _, d := range []uint32{231, 232} {
+		k := &Keystore{Root: filepath.Join(t.TempDir(), "ks"), DomainID: d}
+		err := k.Create()
+		if err == nil || !strings.Contains(err.Error(), "0..230") {
+			t.Errorf("domain %d: %v, want refused naming 0..230", d, err)
+		}
+		if _, serr := os.Stat(k.Root); serr == nil {
+			t.Errorf("domain %d: the refused keystore left %s", d, k.Root)
+		}
+	}
+}
