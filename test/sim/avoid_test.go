@@ -2,15 +2,13 @@ package simtest
 
 import (
 	"context"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/action"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	nav2_msgs_action "github.com/fsmnodes/fsmnodes/msgs/nav2_msgs/action"
 )
@@ -26,26 +24,7 @@ func TestNavigatorGetsAwayFromDoorwayJamb(t *testing.T) {
 	start(t, domain, "simple_navigator", "-p", "cmd_vel_topic:=/cmd_vel")
 	n := newNode(t, domain, "avoid_test")
 
-	var mu sync.Mutex
-	avoided := uint64(0)
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/navigator") {
-				continue
-			}
-			for _, kv := range st.Values {
-				if kv.Key == "collision_avoidance_cycles" {
-					if v, err := strconv.ParseUint(kv.Value, 10, 64); err == nil {
-						mu.Lock()
-						avoided = v
-						mu.Unlock()
-					}
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	diag := rostest.WatchCounters(t, n, "/navigator")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for _, a := range []struct {
@@ -68,8 +47,6 @@ func TestNavigatorGetsAwayFromDoorwayJamb(t *testing.T) {
 		}
 	}
 	testenv.WaitFor(t, 10*time.Second, "collision_avoidance_cycles on /diagnostics", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return avoided > 0
+		return diag.Get("collision_avoidance_cycles") > 0
 	})
 }

@@ -1,16 +1,13 @@
 package rsmnode
 
 import (
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	rsm_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
@@ -37,24 +34,7 @@ func TestFakeOperationMode_Ignored_Process(t *testing.T) {
 	if _, err := ros.NewSubscription(n, "/rsm/stateInfo", ros.QoSDefault, func(m *std_msgs_msg.String) { states.add(m.Data) }); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var foreign uint64
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/"+StateInterfaceNodeName) {
-				continue
-			}
-			for _, kv := range st.Values {
-				if v, err := strconv.ParseUint(kv.Value, 10, 64); err == nil && kv.Key == ros.CounterForeignSamples {
-					mu.Lock()
-					foreign = max(foreign, v)
-					mu.Unlock()
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	diag := rostest.WatchCounters(t, n, "/"+StateInterfaceNodeName)
 	current := stateInfo(t, ctx, n)
 	testenv.WaitFor(t, waitLimit, "rsmNode Idle after boot", func() bool { return current() == "Idle" })
 
@@ -78,13 +58,9 @@ func TestFakeOperationMode_Ignored_Process(t *testing.T) {
 		}
 	}
 	testenv.WaitFor(t, waitLimit, "foreign_samples of rsmNode to count the fake's messages", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return foreign >= uint64(sent)/2
+		return diag.Get(ros.CounterForeignSamples) >= uint64(sent)/2
 	})
-	mu.Lock()
-	t.Logf("%d fake operation modes in 2 s: rsmNode counted %d foreign samples; states meanwhile: %v", sent, foreign, states.get())
-	mu.Unlock()
+	t.Logf("%d fake operation modes in 2 s: rsmNode counted %d foreign samples; states meanwhile: %v", sent, diag.Get(ros.CounterForeignSamples), states.get())
 	if got := current(); got != "Idle" {
 		t.Errorf("rsmNode in %q after the fake, want Idle", got)
 	}

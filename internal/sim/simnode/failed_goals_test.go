@@ -25,7 +25,7 @@ func TestFailedGoals_Bounded_Process(t *testing.T) {
 	bin := testenv.Executable(t, "nodes/frontier_detector")
 	testenv.Start(t, "frontier_detector", testenv.Env(domain), bin, "--ros-args", "-p", "max_failed_goals:=10", "-p", "rate:=10.0")
 	n, _ := rostest.Node(t, domain, "failed_goals_test")
-	diag := watchCounters(t, n, "/frontier_detector")
+	diag := rostest.WatchCounters(t, n, "/frontier_detector")
 	var mu sync.Mutex
 	failed := -1
 	if _, err := ros.NewSubscription(n, "/rsm/failedGoals", ros.QoSDefault, func(m *geometry_msgs_msg.PoseArray) {
@@ -64,14 +64,14 @@ func TestFailedGoals_Bounded_Process(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // the detector's queue keeps the last 10
 	}
-	testenv.WaitFor(t, 30*time.Second, "20 refusals counted", func() bool { return diag.get(ros.CounterCommandsRejected) >= 20 })
+	testenv.WaitFor(t, 30*time.Second, "20 refusals counted", func() bool { return diag.Get(ros.CounterCommandsRejected) >= 20 })
 	time.Sleep(300 * time.Millisecond) // three more publications at 10 Hz
 	mu.Lock()
 	defer mu.Unlock()
 	if failed != 10 {
 		t.Errorf("rsm/failedGoals carries %d goals, want max_failed_goals 10", failed)
 	}
-	if r := diag.get(ros.CounterCommandsRejected); r != 20 {
+	if r := diag.Get(ros.CounterCommandsRejected); r != 20 {
 		t.Errorf("commands_rejected = %d, want 20", r)
 	}
 }

@@ -71,15 +71,15 @@ func TestFakeMaps_Refused_Process(t *testing.T) {
 	p := testenv.Start(t, "frontier_detector", testenv.Env(domain), bin, "--ros-args", "-p", "max_map_cells:=1000000")
 
 	n, _ := rostest.Node(t, domain, "fake_map_test")
-	diag := watchCounters(t, n, "/frontier_detector")
-	counter := diag.get
+	diag := rostest.WatchCounters(t, n, "/frontier_detector")
+	counter := diag.Get
 	maps, err := ros.NewPublisher[nav_msgs_msg.OccupancyGrid](n, "/map", ros.QoSLatched)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testenv.WaitFor(t, 30*time.Second, "the frontier detector's /map subscription", func() bool {
 		c, err := maps.SubscriptionCount()
-		return err == nil && c > 0 && diag.heardFrom()
+		return err == nil && c > 0 && diag.Heard()
 	})
 	before := rss(p.Pid())
 	send := func(w, h uint32) {

@@ -37,7 +37,7 @@ func TestOdomToTF_Process(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	diag := watchCounters(t, n, "/"+OdomTFNodeName)
+	diag := rostest.WatchCounters(t, n, "/"+OdomTFNodeName)
 	odom, err := ros.NewPublisher[nav_msgs_msg.Odometry](n, "/ground_truth/odom", ros.QoSDefault)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestOdomToTF_Process(t *testing.T) {
 		return len(tfs) > 0
 	})
 	testenv.WaitFor(t, 30*time.Second, "three odometry messages counted as odometry_rejected", func() bool {
-		return diag.get(CounterOdomRejected) == 3
+		return diag.Get(CounterOdomRejected) == 3
 	})
 	mu.Lock()
 	defer mu.Unlock()

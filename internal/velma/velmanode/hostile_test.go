@@ -7,15 +7,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/internal/testenv/rostest"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	control_msgs_action "github.com/fsmnodes/fsmnodes/msgs/control_msgs/action"
-	diagnostic_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/diagnostic_msgs/msg"
 	rcl_interfaces_srv "github.com/fsmnodes/fsmnodes/msgs/rcl_interfaces/srv"
 	trajectory_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/trajectory_msgs/msg"
 )
@@ -82,24 +81,7 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	oversized := ""
-	if _, err := ros.NewSubscription(n, ros.DiagnosticsTopic, ros.QoSDiagnosticsReader, func(m *diagnostic_msgs_msg.DiagnosticArray) {
-		for _, st := range m.Status {
-			if st.Name != ros.DiagnosticsStatusName("/velma_core") {
-				continue
-			}
-			for _, kv := range st.Values {
-				if kv.Key == ros.CounterOversizedSamples {
-					mu.Lock()
-					oversized = kv.Value
-					mu.Unlock()
-				}
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	diag := rostest.WatchCounters(t, n, "/velma_core")
 	cli, err := ros.NewActionClient(n, "/velma_core/spline_trajectory_action_joint",
 		control_msgs_action.FollowJointTrajectory)
 	if err != nil {
@@ -124,7 +106,7 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 		}
 	}
 	answers("before")
-	waitFor(t, ctx, "the first counters", func() bool { mu.Lock(); defer mu.Unlock(); return oversized != "" })
+	waitFor(t, ctx, "the first counters", diag.Heard)
 	rss0, hwm0 := rssKiB(t, bridge.Pid())
 
 	// The goals get no answer: the bridge drops the requests unread. Once
@@ -139,7 +121,7 @@ func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 			sent <- err
 		}()
 	}
-	waitFor(t, ctx, "oversized_samples 4 on /diagnostics", func() bool { mu.Lock(); defer mu.Unlock(); return oversized == "4" })
+	waitFor(t, ctx, "oversized_samples 4 on /diagnostics", func() bool { return diag.Get(ros.CounterOversizedSamples) == 4 })
 	cancelSend()
 	for range 4 {
 		if err = <-sent; err == nil {
