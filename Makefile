@@ -16,7 +16,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # compiling every package twice.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma clean ros2-peer gazebo-peer gazebo-test
+.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma bench-velma-demo clean ros2-peer gazebo-peer gazebo-test
 
 all: build
 
@@ -102,11 +102,19 @@ bench-foxglove:
 	$(GO) run ./test/bench/foxglove
 
 # Velma's 500 Hz loop as three processes (io buffers) against the single-process
-# loop, with and without SCHED_FIFO/mlockall: period percentiles, overruns, cs's
-# answer latency, CPU per process. Figures only. VELMA_BENCH_SECONDS per variant.
+# loop, with and without SCHED_FIFO/mlockall/pinning, quiet and beside busy
+# processes: period percentiles, overruns, missed commands, cs's answer
+# latency, CPU per process. Figures only. VELMA_BENCH_SECONDS per variant.
 VELMA_BENCH_SECONDS ?= 60
 bench-velma:
 	$(GO) run ./test/bench/velma -seconds $(VELMA_BENCH_SECONDS)
+
+# The whole demo with the dashboard open in headless Chromium, Velma driven
+# through joint trajectories for VELMA_DEMO_DURATION: motions sent, succeeded,
+# aborted, ve_body's safe entries. Figures only.
+VELMA_DEMO_DURATION ?= 10m
+bench-velma-demo: build
+	$(GO) run ./test/bench/velmademo -d $(VELMA_DEMO_DURATION)
 
 # internal/ros against rclcpp (rmw_cyclonedds_cpp) of a real ROS 2: pub/sub
 # throughput and round trips (1 KiB, 1 MiB), service calls/s, with ratios.

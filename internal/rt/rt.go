@@ -1,6 +1,6 @@
 // Package rt holds the real-time measures a control loop process takes on
 // Linux: locking its memory, running its loop thread under SCHED_FIFO,
-// pre-faulting the loop goroutine's stack and tuning the garbage
+// pinning it to a CPU, pre-faulting the loop goroutine's stack and tuning the garbage
 // collector. Each measure reports whether it took effect, so a node can
 // log clearly what it has and what it lacks (an unprivileged process
 // usually gets neither mlockall nor SCHED_FIFO).
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,16 @@ type Options struct {
 	// Priority > 0 runs the calling (loop) thread under SCHED_FIFO at that
 	// priority (1…99); 0 leaves it under the normal scheduler.
 	Priority int
+	// PinCPU pins the calling (loop) thread to CPU; otherwise the thread
+	// may run on any CPU the process may use. Loops that wake each other every iteration (ve_body,
+	// cs and the simulated effectors) belong on one CPU: a wake-up of a
+	// thread on another, idle CPU needs an inter-processor interrupt, and
+	// on a virtual machine whose host has descheduled that idle virtual CPU
+	// it arrived up to 3 ms late (docs/velma.md, "Wake-ups across CPUs").
+	// On one CPU the woken loop is queued at once and runs as soon as the
+	// waker sleeps.
+	PinCPU bool
+	CPU    int
 	// GCPercent is passed to debug.SetGCPercent when ≠ 0 (a loop that
 	// allocates nothing leaves the collector little to do; a higher value
 	// makes its rare cycles rarer).
@@ -45,6 +56,8 @@ type Result struct {
 	MemoryErr    error
 	FIFO         bool
 	FIFOErr      error
+	CPU          int // the CPU the thread is pinned to, -1 when not
+	CPUErr       error
 	GCPercent    int // the previous setting when changed
 	StackBytes   int
 }
@@ -69,6 +82,12 @@ func (r Result) String() string {
 	default:
 		s += "off (normal scheduler)"
 	}
+	switch {
+	case r.CPU >= 0:
+		s += fmt.Sprintf("; pinned to CPU %d", r.CPU)
+	case r.CPUErr != nil:
+		s += "; NOT pinned (" + r.CPUErr.Error() + ")"
+	}
 	return s + fmt.Sprintf("; stack pre-faulted %d KiB", r.StackBytes/1024)
 }
 
@@ -77,7 +96,7 @@ func (r Result) String() string {
 // defer runtime.UnlockOSThread only if it wants the thread back.
 func Prepare(o Options) Result {
 	runtime.LockOSThread()
-	var r Result
+	r := Result{CPU: -1}
 	if o.LockMemory {
 		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
 			r.MemoryErr = fmt.Errorf("mlockall: %w (needs CAP_IPC_LOCK or a RLIMIT_MEMLOCK large enough)", err)
@@ -90,6 +109,13 @@ func Prepare(o Options) Result {
 			r.FIFOErr = err
 		} else {
 			r.FIFO = true
+		}
+	}
+	if o.PinCPU {
+		if err := Pin(o.CPU); err != nil {
+			r.CPUErr = err
+		} else {
+			r.CPU = o.CPU
 		}
 	}
 	if o.GCPercent != 0 {
@@ -119,6 +145,42 @@ func SetFIFO(priority int) error {
 		return fmt.Errorf("sched_setattr SCHED_FIFO %d: %w (needs CAP_SYS_NICE or RLIMIT_RTPRIO)", priority, err)
 	}
 	return nil
+}
+
+// Pin restricts the calling OS thread to one CPU. Lock the goroutine to its
+// thread first. A CPU the process may not use (offline, outside its
+// cpuset) is an error that names the CPUs it may use.
+func Pin(cpu int) error {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	if cpu < 0 || cpu >= len(allowed)*64 || !allowed.IsSet(cpu) {
+		return fmt.Errorf("CPU %d is not one this process may run on (%s)", cpu, cpuList(&allowed))
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("sched_setaffinity CPU %d: %w", cpu, err)
+	}
+	return nil
+}
+
+// cpuList formats a CPU set as "CPUs 0, 1, 3".
+func cpuList(s *unix.CPUSet) string {
+	var b strings.Builder
+	b.WriteString("CPUs")
+	sep := " "
+	for c := 0; c < len(s)*64; c++ {
+		if s.IsSet(c) {
+			fmt.Fprintf(&b, "%s%d", sep, c)
+			sep = ", "
+		}
+	}
+	if sep == " " {
+		b.WriteString(" none")
+	}
+	return b.String()
 }
 
 // stackChunk is the frame size of one PrefaultStack level.

@@ -2,7 +2,10 @@ package rt
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestPrepare(t *testing.T) {
@@ -31,5 +34,54 @@ func TestPrepare(t *testing.T) {
 func TestPrefaultStackAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(10, func() { PrefaultStack(32 << 10) }); a != 0 {
 		t.Fatalf("%v allocations", a)
+	}
+}
+
+func TestPin(t *testing.T) {
+	type res struct {
+		r       Result
+		err     error
+		allowed unix.CPUSet
+	}
+	done := make(chan res)
+	go func() {
+		var before unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &before); err != nil {
+			done <- res{err: err}
+			return
+		}
+		last := -1
+		for c := 0; c < len(before)*64; c++ {
+			if before.IsSet(c) {
+				last = c
+			}
+		}
+		r := Prepare(Options{PinCPU: true, CPU: last})
+		var after unix.CPUSet
+		err := unix.SchedGetaffinity(0, &after)
+		done <- res{r: r, err: err, allowed: after}
+	}()
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	t.Logf("%v", got.r)
+	if got.r.CPUErr != nil || got.r.CPU < 0 {
+		t.Fatalf("not pinned: %v", got.r)
+	}
+	if got.allowed.Count() != 1 || !got.allowed.IsSet(got.r.CPU) {
+		t.Fatalf("thread may run on %d CPUs after pinning to %d", got.allowed.Count(), got.r.CPU)
+	}
+
+	// A CPU the process may not use is refused with the ones it may.
+	go func() { done <- res{r: Prepare(Options{PinCPU: true, CPU: 1 << 20})} }()
+	got = <-done
+	if got.r.CPUErr == nil || got.r.CPU != -1 || !strings.Contains(got.r.CPUErr.Error(), "may run on (CPUs ") {
+		t.Fatalf("CPU 1<<20: %v", got.r)
+	}
+	// Without PinCPU nothing is pinned.
+	go func() { done <- res{r: Prepare(Options{})} }()
+	if got = <-done; got.r.CPU != -1 || got.r.CPUErr != nil {
+		t.Fatalf("zero options: %v", got.r)
 	}
 }

@@ -41,28 +41,36 @@ const diagRate = 50
 
 // ProcParams are the parameters of the separate processes beyond Params.
 type ProcParams struct {
-	Buffers            string        // buffer file prefix ("": DefaultBufferDir/fsmnodes_velma + namespace)
+	Buffers            string        // buffer file prefix ("": DefaultBufferDir/fsmnodes_velma + domain + namespace)
 	BodyStatusTimeout  time.Duration // ve_body.status_timeout
 	BodyCommandTimeout time.Duration // ve_body.command_timeout
 	CSStatusTimeout    time.Duration // cs.status_timeout
 	CSTaskTimeout      time.Duration // cs.task_timeout
 	RTLockMemory       bool          // rt.lock_memory
 	RTPriority         int           // rt.priority (0: normal scheduler)
+	RTCPU              int           // rt.cpu (-1: not pinned)
 	RTGCPercent        int           // rt.gc_percent
 	RTStackBytes       int           // rt.stack_bytes
 }
 
-// BufferPrefix returns the buffer prefix for a node namespace: every
-// process of one agent (one namespace) finds the same files.
-func BufferPrefix(param, namespace string) string {
+// BufferPrefix returns the buffer prefix for a DDS domain and a node
+// namespace: every process of one agent (one domain, one namespace) finds
+// the same files, and agents of different domains or namespaces on one
+// machine (two simulations, two robots) never share them.
+// DefaultBufferDir/fsmnodes_velma on domain 0 without a namespace, plus
+// _domain<N> on another domain and _<namespace> inside one.
+func BufferPrefix(param string, domain uint32, namespace string) string {
 	if param != "" {
 		return param
 	}
-	ns := strings.Trim(namespace, "/")
-	if ns == "" {
-		return DefaultBufferDir + "/fsmnodes_velma"
+	p := DefaultBufferDir + "/fsmnodes_velma"
+	if domain != 0 {
+		p += "_domain" + strconv.FormatUint(uint64(domain), 10)
 	}
-	return DefaultBufferDir + "/fsmnodes_velma_" + strings.ReplaceAll(ns, "/", "_")
+	if ns := strings.Trim(namespace, "/"); ns != "" {
+		p += "_" + strings.ReplaceAll(ns, "/", "_")
+	}
+	return p
 }
 
 // declareProc declares the process parameters (read-only) that the node
@@ -96,6 +104,7 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 		pp.RTPriority = int(param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
 			Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
+		pp.RTCPU = declareCPU(dl, why)
 		pp.RTGCPercent = int(param.Declare(dl, "rt.gc_percent", int64(400), param.ReadOnly("GOGC of the process", why), nil))
 		stack := param.Declare(dl, "rt.stack_bytes", int64(256<<10), param.ReadOnly("loop goroutine stack pre-faulted [bytes]", why), nil)
 		pp.RTStackBytes = int(max(0, min(stack, 8<<20)))
@@ -103,18 +112,27 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 	if err := dl.Err(); err != nil {
 		return pp, err
 	}
-	pp.Buffers = BufferPrefix(pp.Buffers, n.Namespace())
+	pp.Buffers = BufferPrefix(pp.Buffers, n.Context().DomainID(), n.Namespace())
 	return pp, nil
 }
 
+// declareCPU declares rt.cpu (read-only), the CPU the loop thread is
+// pinned to; -1 leaves it free.
+func declareCPU(dl *param.Declarer, why string) int {
+	return int(param.Declare(dl, "rt.cpu", int64(-1), param.Descriptor{
+		Description: "CPU the loop thread is pinned to; -1 leaves it free. velma.launch.xml pins the loops of ve_body, cs and velma_sim to one CPU, so that they wake each other without an inter-processor interrupt (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(-1, 1023)}, nil))
+}
+
 func (pp ProcParams) rtOptions() rt.Options {
-	return rt.Options{LockMemory: pp.RTLockMemory, Priority: pp.RTPriority, GCPercent: pp.RTGCPercent, StackBytes: pp.RTStackBytes, ReserveP: true}
+	return rt.Options{LockMemory: pp.RTLockMemory, Priority: pp.RTPriority, PinCPU: pp.RTCPU >= 0, CPU: pp.RTCPU,
+		GCPercent: pp.RTGCPercent, StackBytes: pp.RTStackBytes, ReserveP: true}
 }
 
 // logRT logs what the real-time measures achieved, clearly when one is not
 // available.
 func logRT(n *ros.Node, r rt.Result, o rt.Options) {
-	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) {
+	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) || (o.PinCPU && r.CPU < 0) {
 		n.Logger().Warnf("real-time measures incomplete: %v", r)
 		return
 	}

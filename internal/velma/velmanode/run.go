@@ -64,12 +64,13 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 	prio := param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
 		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil)
+	cpu := declareCPU(dl, why)
 	if err := dl.Err(); err != nil {
 		return err
 	}
-	o := rt.Options{Priority: int(prio), StackBytes: 256 << 10, ReserveP: true}
+	o := rt.Options{Priority: int(prio), PinCPU: cpu >= 0, CPU: cpu, StackBytes: 256 << 10, ReserveP: true}
 	n.Context().Go(func(ctx context.Context) error {
-		if o.Priority > 0 {
+		if o.Priority > 0 || o.PinCPU {
 			res := rt.Prepare(o)
 			logRT(n, res, o)
 		}

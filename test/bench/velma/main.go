@@ -9,6 +9,11 @@
 //	multi             three processes, normal scheduler
 //	multi+fifo        three processes, loop threads under SCHED_FIFO
 //	multi+rt          three processes, SCHED_FIFO + mlockall + stack + GC
+//	multi+pin         three processes, SCHED_FIFO, the loop threads pinned to one CPU
+//	                  (velma.launch.xml's settings)
+//
+// Each variant runs quiet and then beside -load busy-looping processes of
+// the normal scheduler (default: two per CPU; -load 0 skips the loaded runs).
 //
 // For each it prints the loop period p50/p99/p99.9/max and its error
 // against 2 ms, overruns, ve_body's misses, cs's answer latency (ve_body
@@ -17,7 +22,7 @@
 // never fails on timing. SCHED_FIFO and mlockall need root or the
 // capabilities; without them the +rt variants say so and run without.
 //
-// Usage: go run ./test/bench/velma [-seconds 60] [-only multi+rt,single]
+// Usage: go run ./test/bench/velma [-seconds 60] [-only multi+rt,single] [-load 4] [-cpu N]
 package main
 
 import (
@@ -38,6 +43,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 	"github.com/fsmnodes/fsmnodes/internal/velma/sim"
 	"github.com/fsmnodes/fsmnodes/internal/velma/subsys"
+	"golang.org/x/sys/unix"
 )
 
 const period = 2 * time.Millisecond
@@ -69,19 +75,45 @@ func main() {
 	}
 	secs := flag.Int("seconds", 60, "seconds per variant")
 	only := flag.String("only", "", "comma-separated variants to run (default all)")
+	load := flag.Int("load", 2*numCPU(), "busy-looping processes beside the loaded runs (0: quiet runs only)")
+	cpu := flag.Int("cpu", lastCPU(), "the CPU multi+pin pins the loop threads to")
 	flag.Parse()
-	variants := []struct {
-		name  string
-		multi bool
-		rt    string
-	}{{"single", false, ""}, {"single+rt", false, "full"}, {"multi", true, ""}, {"multi+fifo", true, "fifo"}, {"multi+rt", true, "full"}}
-	fmt.Printf("Velma core agent loop, %d s per variant, period %v, %d CPUs\n", *secs, period, numCPU())
-	fmt.Printf("%-11s %10s %9s %9s %9s %9s %9s %9s %8s %9s %8s  %-26s %s\n", "variant", "iterations", "p50", "p99", "p99.9", "max", "|p99-2ms|", "overruns", "cmd miss", "(at start)", "st miss", "cs answer p50/p99/p99.9/max", "CPU per process (s)")
-	for _, v := range variants {
-		if *only != "" && !strings.Contains(","+*only+",", ","+v.name+",") {
+	variants := []variant{{"single", false, ""}, {"single+rt", false, "full"}, {"multi", true, ""}, {"multi+fifo", true, "fifo"}, {"multi+rt", true, "full"}, {"multi+pin", true, "pin"}}
+	fmt.Printf("Velma core agent loop, %d s per variant, period %v, %d CPUs (multi+pin on CPU %d)\n", *secs, period, numCPU(), *cpu)
+	loads := []int{0}
+	if *load > 0 {
+		loads = append(loads, *load)
+	}
+	for _, l := range loads {
+		fmt.Println()
+		if l == 0 {
+			fmt.Println("quiet (nothing else started; the machine's own load is what it is)")
+		} else {
+			fmt.Printf("beside %d busy-looping processes of the normal scheduler\n", l)
+		}
+		stop, err := burn(l)
+		if err != nil {
+			fmt.Println("load:", err)
 			continue
 		}
-		res, err := runVariant(v.multi, v.rt, time.Duration(*secs)*time.Second)
+		runVariants(*secs, *only, *cpu, variants)
+		stop()
+	}
+}
+
+type variant = struct {
+	name  string
+	multi bool
+	rt    string
+}
+
+func runVariants(secs int, only string, cpu int, variants []variant) {
+	fmt.Printf("%-11s %10s %9s %9s %9s %9s %9s %9s %8s %9s %8s  %-26s %s\n", "variant", "iterations", "p50", "p99", "p99.9", "max", "|p99-2ms|", "overruns", "cmd miss", "(at start)", "st miss", "cs answer p50/p99/p99.9/max", "CPU per process (s)")
+	for _, v := range variants {
+		if only != "" && !strings.Contains(","+only+",", ","+v.name+",") {
+			continue
+		}
+		res, err := runVariant(v.multi, v.rt, cpu, time.Duration(secs)*time.Second)
 		if err != nil {
 			fmt.Printf("%-11s error: %v\n", v.name, err)
 			continue
@@ -91,6 +123,42 @@ func main() {
 }
 
 func numCPU() int { return runtime.NumCPU() }
+
+// lastCPU is the highest-numbered CPU this process may run on.
+func lastCPU() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0
+	}
+	last := 0
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			last = c
+		}
+	}
+	return last
+}
+
+// burn starts n processes that loop on the CPU until stop is called.
+func burn(n int) (stop func(), err error) {
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+	for i := 0; i < n; i++ {
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), "VELMA_BENCH_ROLE=burn")
+		if err := c.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		cmds = append(cmds, c)
+	}
+	return stop, nil
+}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/1e6) }
 
@@ -125,7 +193,7 @@ func printRow(name string, rs []result) {
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/1e3) }
 
 // runVariant starts the role processes and collects their results.
-func runVariant(multi bool, rtMode string, d time.Duration) ([]result, error) {
+func runVariant(multi bool, rtMode string, cpu int, d time.Duration) ([]result, error) {
 	dir, err := os.MkdirTemp("/dev/shm", "velma-bench-")
 	if err != nil {
 		dir, err = os.MkdirTemp("", "velma-bench-")
@@ -145,7 +213,7 @@ func runVariant(multi bool, rtMode string, d time.Duration) ([]result, error) {
 	var procs []*proc
 	for _, role := range roles {
 		p := &proc{cmd: exec.Command(os.Args[0])}
-		p.cmd.Env = append(os.Environ(), "VELMA_BENCH_ROLE="+role, "VELMA_BENCH_RT="+rtMode,
+		p.cmd.Env = append(os.Environ(), "VELMA_BENCH_ROLE="+role, "VELMA_BENCH_RT="+rtMode, fmt.Sprintf("VELMA_BENCH_CPU=%d", cpu),
 			"VELMA_BENCH_PREFIX="+filepath.Join(dir, "velma"), fmt.Sprintf("VELMA_BENCH_SECONDS=%g", d.Seconds()))
 		p.cmd.Stdout = &p.out
 		p.cmd.Stderr = os.Stderr
@@ -168,12 +236,14 @@ func runVariant(multi bool, rtMode string, d time.Duration) ([]result, error) {
 	return rs, firstErr
 }
 
-func rtOptions(mode string) rt.Options {
+func rtOptions(mode string, cpu int) rt.Options {
 	switch mode {
 	case "fifo":
 		return rt.Options{Priority: 20, ReserveP: true}
 	case "full":
 		return rt.Options{Priority: 20, LockMemory: true, GCPercent: 400, StackBytes: 256 << 10, ReserveP: true}
+	case "pin":
+		return rt.Options{Priority: 20, PinCPU: true, CPU: cpu, LockMemory: true, GCPercent: 400, StackBytes: 256 << 10, ReserveP: true}
 	}
 	return rt.Options{ReserveP: true}
 }
@@ -187,6 +257,15 @@ func cpuTime() time.Duration {
 // runRole runs one process of a variant for VELMA_BENCH_SECONDS and prints
 // its result as JSON.
 func runRole(role string) error {
+	if role == "burn" {
+		for x := uint64(0); ; x++ {
+			if x == ^uint64(0) {
+				return nil
+			}
+		}
+	}
+	var cpu int
+	fmt.Sscan(os.Getenv("VELMA_BENCH_CPU"), &cpu)
 	var secs float64
 	fmt.Sscan(os.Getenv("VELMA_BENCH_SECONDS"), &secs)
 	mode := os.Getenv("VELMA_BENCH_RT")
@@ -206,7 +285,7 @@ func runRole(role string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	res := result{Role: role}
-	o := rtOptions(mode)
+	o := rtOptions(mode, cpu)
 	done := make(chan error, 1)
 	go func() {
 		r := rt.Prepare(o)
