@@ -7,7 +7,10 @@
 package rt
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"strconv"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -23,6 +26,16 @@ type Options struct {
 	// Priority > 0 runs the calling (loop) thread under SCHED_FIFO at that
 	// priority (1…99); 0 leaves it under the normal scheduler.
 	Priority int
+	// RuntimePriority > 0 puts the process's other Go threads (every thread
+	// named as the process: the runtime's, not Cyclone's, which name
+	// themselves) under SCHED_FIFO at that priority, below Priority; threads
+	// they start later inherit it. A loop goroutine locked to its thread
+	// still depends on them: when it loses its P (a system call, a
+	// preemption), another thread of the runtime must hand the P back, and
+	// under the normal scheduler that thread waited behind every busy
+	// process on the machine, for milliseconds (docs/velma.md, "The Go
+	// runtime's threads").
+	RuntimePriority int
 	// PinCPU pins the calling (loop) thread to CPU; otherwise the thread
 	// may run on any CPU the process may use. Loops that wake each other every iteration (ve_body,
 	// cs and the simulated effectors) belong on one CPU: a wake-up of a
@@ -58,6 +71,8 @@ type Result struct {
 	FIFOErr      error
 	CPU          int // the CPU the thread is pinned to, -1 when not
 	CPUErr       error
+	RuntimeFIFO  int // other threads put under SCHED_FIFO at RuntimePriority
+	RuntimeErr   error
 	GCPercent    int // the previous setting when changed
 	StackBytes   int
 }
@@ -83,6 +98,12 @@ func (r Result) String() string {
 		s += "off (normal scheduler)"
 	}
 	switch {
+	case r.RuntimeFIFO > 0:
+		s += fmt.Sprintf("; runtime threads SCHED_FIFO: %d", r.RuntimeFIFO)
+	case r.RuntimeErr != nil:
+		s += "; runtime threads NOT under SCHED_FIFO (" + r.RuntimeErr.Error() + ")"
+	}
+	switch {
 	case r.CPU >= 0:
 		s += fmt.Sprintf("; pinned to CPU %d", r.CPU)
 	case r.CPUErr != nil:
@@ -103,6 +124,9 @@ func Prepare(o Options) Result {
 		} else {
 			r.MemoryLocked = true
 		}
+	}
+	if o.RuntimePriority > 0 {
+		r.RuntimeFIFO, r.RuntimeErr = runtimeFIFO(o.RuntimePriority)
 	}
 	if o.Priority > 0 {
 		if err := SetFIFO(o.Priority); err != nil {
@@ -145,6 +169,44 @@ func SetFIFO(priority int) error {
 		return fmt.Errorf("sched_setattr SCHED_FIFO %d: %w (needs CAP_SYS_NICE or RLIMIT_RTPRIO)", priority, err)
 	}
 	return nil
+}
+
+// runtimeFIFO puts every other thread of the process that carries the
+// process's name under SCHED_FIFO at priority, twice over the thread list
+// so a thread started during the first pass is caught by the second. It
+// returns how many threads it changed.
+func runtimeFIFO(priority int) (int, error) {
+	if priority < 1 || priority > 99 {
+		return 0, fmt.Errorf("SCHED_FIFO priority %d, want 1…99", priority)
+	}
+	name, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		return 0, fmt.Errorf("process name: %w", err)
+	}
+	self := unix.Gettid()
+	done := map[int]bool{self: true}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(priority)}
+	for pass := 0; pass < 2; pass++ {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return len(done) - 1, fmt.Errorf("thread list: %w", err)
+		}
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil || done[tid] {
+				continue
+			}
+			comm, err := os.ReadFile("/proc/self/task/" + t.Name() + "/comm")
+			if err != nil || !bytes.Equal(comm, name) {
+				continue // gone, or a thread of a C library that named itself
+			}
+			if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
+				return len(done) - 1, fmt.Errorf("sched_setattr SCHED_FIFO %d on thread %d: %w (needs CAP_SYS_NICE or RLIMIT_RTPRIO)", priority, tid, err)
+			}
+			done[tid] = true
+		}
+	}
+	return len(done) - 1, nil
 }
 
 // Pin restricts the calling OS thread to one CPU. Lock the goroutine to its

@@ -1,7 +1,9 @@
 package rt
 
 import (
+	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,5 +85,42 @@ func TestPin(t *testing.T) {
 	go func() { done <- res{r: Prepare(Options{})} }()
 	if got = <-done; got.r.CPU != -1 || got.r.CPUErr != nil {
 		t.Fatalf("zero options: %v", got.r)
+	}
+}
+
+// TestRuntimePriority: the process's other Go threads go under SCHED_FIFO
+// at the runtime priority, the calling thread at its own (as root; without
+// the capability both report why).
+func TestRuntimePriority(t *testing.T) {
+	done := make(chan Result)
+	go func() { done <- Prepare(Options{Priority: 3, RuntimePriority: 2}) }()
+	r := <-done
+	t.Logf("%v", r)
+	if r.RuntimeErr != nil {
+		if r.FIFO {
+			t.Fatalf("loop thread under SCHED_FIFO but the runtime's threads not: %v", r.RuntimeErr)
+		}
+		t.Skipf("no SCHED_FIFO here: %v", r.RuntimeErr)
+	}
+	if r.RuntimeFIFO == 0 {
+		t.Fatal("no runtime thread changed")
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := 0
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		a, err := unix.SchedGetAttr(tid, 0)
+		if err == nil && a.Policy == unix.SCHED_FIFO && a.Priority == 2 {
+			fifo++
+		}
+	}
+	if fifo == 0 {
+		t.Fatalf("no thread of the process at SCHED_FIFO 2 after %d were changed", r.RuntimeFIFO)
+	}
+	if _, err := runtimeFIFO(0); err == nil {
+		t.Fatal("priority 0 accepted")
 	}
 }

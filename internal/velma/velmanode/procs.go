@@ -49,6 +49,7 @@ type ProcParams struct {
 	RTLockMemory       bool          // rt.lock_memory
 	RTPriority         int           // rt.priority (0: normal scheduler)
 	RTCPU              int           // rt.cpu (-1: not pinned)
+	RTRuntimePriority  int           // rt.runtime_priority (0: normal scheduler)
 	RTGCPercent        int           // rt.gc_percent
 	RTStackBytes       int           // rt.stack_bytes
 }
@@ -105,6 +106,7 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 			Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
 		pp.RTCPU = declareCPU(dl, why)
+		pp.RTRuntimePriority = declareRuntimePriority(dl, why)
 		pp.RTGCPercent = int(param.Declare(dl, "rt.gc_percent", int64(400), param.ReadOnly("GOGC of the process", why), nil))
 		stack := param.Declare(dl, "rt.stack_bytes", int64(256<<10), param.ReadOnly("loop goroutine stack pre-faulted [bytes]", why), nil)
 		pp.RTStackBytes = int(max(0, min(stack, 8<<20)))
@@ -124,15 +126,31 @@ func declareCPU(dl *param.Declarer, why string) int {
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(-1, 1023)}, nil))
 }
 
+// declareRuntimePriority declares rt.runtime_priority (read-only).
+func declareRuntimePriority(dl *param.Declarer, why string) int {
+	return int(param.Declare(dl, "rt.runtime_priority", int64(1), param.Descriptor{
+		Description: "SCHED_FIFO priority of the process's other Go threads while rt.priority > 0 (kept below it); 0 leaves them under the normal scheduler. The loop thread needs them to get its processor back after a system call, and under the normal scheduler they waited behind every busy process (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 98)}, nil))
+}
+
+// runtimePriority is the priority of the runtime's other threads for a
+// loop at priority: none without SCHED_FIFO, and always below the loop.
+func runtimePriority(want, priority int) int {
+	if priority <= 1 || want <= 0 {
+		return 0
+	}
+	return min(want, priority-1)
+}
+
 func (pp ProcParams) rtOptions() rt.Options {
-	return rt.Options{LockMemory: pp.RTLockMemory, Priority: pp.RTPriority, PinCPU: pp.RTCPU >= 0, CPU: pp.RTCPU,
-		GCPercent: pp.RTGCPercent, StackBytes: pp.RTStackBytes, ReserveP: true}
+	return rt.Options{LockMemory: pp.RTLockMemory, Priority: pp.RTPriority, RuntimePriority: runtimePriority(pp.RTRuntimePriority, pp.RTPriority),
+		PinCPU: pp.RTCPU >= 0, CPU: pp.RTCPU, GCPercent: pp.RTGCPercent, StackBytes: pp.RTStackBytes, ReserveP: true}
 }
 
 // logRT logs what the real-time measures achieved, clearly when one is not
 // available.
 func logRT(n *ros.Node, r rt.Result, o rt.Options) {
-	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) || (o.PinCPU && r.CPU < 0) {
+	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) || (o.PinCPU && r.CPU < 0) || r.RuntimeErr != nil {
 		n.Logger().Warnf("real-time measures incomplete: %v", r)
 		return
 	}

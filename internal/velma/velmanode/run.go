@@ -65,10 +65,11 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil)
 	cpu := declareCPU(dl, why)
+	rtp := declareRuntimePriority(dl, why)
 	if err := dl.Err(); err != nil {
 		return err
 	}
-	o := rt.Options{Priority: int(prio), PinCPU: cpu >= 0, CPU: cpu, StackBytes: 256 << 10, ReserveP: true}
+	o := rt.Options{Priority: int(prio), RuntimePriority: runtimePriority(rtp, int(prio)), PinCPU: cpu >= 0, CPU: cpu, StackBytes: 256 << 10, ReserveP: true}
 	n.Context().Go(func(ctx context.Context) error {
 		if o.Priority > 0 || o.PinCPU {
 			res := rt.Prepare(o)

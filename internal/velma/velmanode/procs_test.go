@@ -22,3 +22,13 @@ func TestBufferPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestRuntimePriorityBelowLoop(t *testing.T) {
+	for _, c := range []struct{ want, loop, got int }{
+		{1, 20, 1}, {10, 20, 10}, {30, 20, 19}, {1, 0, 0}, {1, 1, 0}, {0, 20, 0}, {5, 2, 1},
+	} {
+		if g := runtimePriority(c.want, c.loop); g != c.got {
+			t.Errorf("runtimePriority(%d, %d) = %d, want %d", c.want, c.loop, g, c.got)
+		}
+	}
+}
