@@ -10,9 +10,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strconv"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
