@@ -36,8 +36,9 @@ type Options struct {
 	// process on the machine, for milliseconds (docs/velma.md, "The Go
 	// runtime's threads").
 	RuntimePriority int
-	// PinCPU pins the calling (loop) thread to CPU; otherwise the thread
-	// may run on any CPU the process may use. Loops that wake each other every iteration (ve_body,
+	// PinCPU pins the calling (loop) thread to CPU when it runs under
+	// SCHED_FIFO (Priority); otherwise the thread may run on any CPU the
+	// process may use. Loops that wake each other every iteration (ve_body,
 	// cs and the simulated effectors) belong on one CPU: a wake-up of a
 	// thread on another, idle CPU needs an inter-processor interrupt, and
 	// on a virtual machine whose host has descheduled that idle virtual CPU
@@ -135,7 +136,12 @@ func Prepare(o Options) Result {
 			r.FIFO = true
 		}
 	}
-	if o.PinCPU {
+	switch {
+	case o.PinCPU && !r.FIFO:
+		// Under the normal scheduler a pinned thread would wait on its CPU
+		// behind whatever runs there while another CPU idles.
+		r.CPUErr = fmt.Errorf("CPU %d not taken: the thread does not run under SCHED_FIFO", o.CPU)
+	case o.PinCPU:
 		if err := Pin(o.CPU); err != nil {
 			r.CPUErr = err
 		} else {

@@ -58,7 +58,7 @@ func TestPin(t *testing.T) {
 				last = c
 			}
 		}
-		r := Prepare(Options{PinCPU: true, CPU: last})
+		r := Prepare(Options{Priority: 1, PinCPU: true, CPU: last})
 		var after unix.CPUSet
 		err := unix.SchedGetaffinity(0, &after)
 		done <- res{r: r, err: err, allowed: after}
@@ -68,6 +68,12 @@ func TestPin(t *testing.T) {
 		t.Fatal(got.err)
 	}
 	t.Logf("%v", got.r)
+	if !got.r.FIFO {
+		if got.r.CPU != -1 || got.r.CPUErr == nil {
+			t.Fatalf("pinned without SCHED_FIFO: %v", got.r)
+		}
+		t.Skipf("no SCHED_FIFO here (%v): pinning is not tried", got.r.FIFOErr)
+	}
 	if got.r.CPUErr != nil || got.r.CPU < 0 {
 		t.Fatalf("not pinned: %v", got.r)
 	}
@@ -76,15 +82,19 @@ func TestPin(t *testing.T) {
 	}
 
 	// A CPU the process may not use is refused with the ones it may.
-	go func() { done <- res{r: Prepare(Options{PinCPU: true, CPU: 1 << 20})} }()
+	go func() { done <- res{r: Prepare(Options{Priority: 1, PinCPU: true, CPU: 1 << 20})} }()
 	got = <-done
 	if got.r.CPUErr == nil || got.r.CPU != -1 || !strings.Contains(got.r.CPUErr.Error(), "may run on (CPUs ") {
 		t.Fatalf("CPU 1<<20: %v", got.r)
 	}
-	// Without PinCPU nothing is pinned.
+	// Without PinCPU nothing is pinned; without SCHED_FIFO neither.
 	go func() { done <- res{r: Prepare(Options{})} }()
 	if got = <-done; got.r.CPU != -1 || got.r.CPUErr != nil {
 		t.Fatalf("zero options: %v", got.r)
+	}
+	go func() { done <- res{r: Prepare(Options{PinCPU: true, CPU: 0})} }()
+	if got = <-done; got.r.CPU != -1 || got.r.CPUErr == nil {
+		t.Fatalf("pinned under the normal scheduler: %v", got.r)
 	}
 }
 

@@ -505,6 +505,12 @@ func (r *dashboardRun) velmaMotors(t *testing.T) {
 	b.waitText("#velma-cs", "the page to show cs in safe", 30*time.Second, func(s string) bool { return s == "safe" })
 	b.run("enable motors", chromedp.Click("#velma-enable", chromedp.ByQuery))
 	b.waitText("#panel-velma .info", "enable to answer", 15*time.Second, func(s string) bool { return s != "" })
+	// Homing is refused until the enable has reached the effectors (through
+	// cs and ve_body, other processes): wait, as an operator would, for the
+	// motors table to show every motor enabled ('—' marks one that is not).
+	b.waitText("#panel-velma table.motors tbody", "the motors table to show them enabled", 30*time.Second, func(s string) bool {
+		return s != "" && !strings.Contains(s, "—")
+	})
 	b.run("home head pan", chromedp.Click("#velma-home-hp", chromedp.ByQuery))
 	b.run("home head tilt", chromedp.Click("#velma-home-ht", chromedp.ByQuery))
 	b.waitText("#velma-ready", "motors ready", 60*time.Second, func(s string) bool { return s == "motors ready" })

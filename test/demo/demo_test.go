@@ -44,7 +44,8 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo end-to-end test takes minutes")
 	}
-	testenv.LaunchDemo(t, domain, "foxglove_port:=0")
+	// The demo as `make run` starts it: Velma's four processes.
+	testenv.LaunchDemo(t, domain, append([]string{"foxglove_port:=0"}, testenv.DemoFourProcessArgs()...)...)
 	d := newDemo(t, domain)
 	t.Run("boot to Idle", d.bootToIdle)
 	t.Run("e-stop", d.eStop)
@@ -335,10 +336,16 @@ func (d *demo) velmaTrajectory(t *testing.T) {
 	var status testenv.Latest[velma_msgs_msg.Status]
 	must(ros.NewSubscription(d.n, "/velma/velma_core/status", ros.QoSDefault, func(m *velma_msgs_msg.Status) { status.Set(m, "") }))
 	testenv.WaitFor(t, 30*time.Second, "cs in safe", func() bool { s := cs.Get(); return s != nil && s.Data == "safe" })
+	// Homing is refused until the enable has reached the effectors through
+	// cs and ve_body (other processes, a few iterations later): each call is
+	// repeated until it succeeds.
 	for _, s := range []string{"motors/enable", "motors/hp/home", "motors/ht/home"} {
-		if r := d.trigger(t, "/velma/velma_core/"+s); !r.Success {
-			t.Fatalf("%s: %+v", s, r)
-		}
+		var last *std_srvs_srv.Trigger_Response
+		testenv.WaitFor(t, 30*time.Second, "Velma's "+s, func() bool {
+			last = d.trigger(t, "/velma/velma_core/"+s)
+			return last.Success
+		})
+		t.Logf("%s: %s", s, last.Message)
 	}
 	testenv.WaitFor(t, 60*time.Second, "Velma's motors ready (enabled and homed)", func() bool {
 		s := status.Get()

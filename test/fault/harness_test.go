@@ -195,7 +195,7 @@ func startDemo(t *testing.T, namespaces ...string) *demo {
 	}
 	d.bin = testenv.ExecutableDir(t, "nodes/...", "cmd/fsmnodes")
 	desc, err := launch.Load(filepath.Join(root, "launch", "demo.launch.xml"), launch.Options{
-		BinDir: d.bin, ShareDir: root, Args: [][2]string{{"foxglove_port", "0"}},
+		BinDir: d.bin, ShareDir: root, Args: launchArgs(append(testenv.DemoFourProcessArgs(), "foxglove_port:=0")),
 		LookupEnv: func(k string) (string, bool) { // $(env ROS_HOME) in the launch files
 			if k == "ROS_HOME" {
 				return d.home, true
@@ -279,4 +279,15 @@ func (d *demo) cli(t *testing.T, timeout time.Duration, args ...string) (string,
 			strings.Join(args, " "), timeout, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode(), time.Since(start)
+}
+
+// launchArgs turns name:=value arguments into launch.Options.Args.
+func launchArgs(args []string) [][2]string {
+	var out [][2]string
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, ":="); ok {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
 }

@@ -275,8 +275,8 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 		// diffbot in /diffbot, the hexapod in /hexapod, Velma in /velma,
 		// whose own loops must keep their rates while the bridge beside
 		// them serves a saturated link.
-		robot.Start(t, "demo", robotEnv, cli, "launch", filepath.Join(root, "launch/demo.launch.xml"),
-			"foxglove:=false", "flight_recorder:=false", "--bin-dir", bin, "--share-dir", root)
+		robot.Start(t, "demo", robotEnv, cli, append([]string{"launch", filepath.Join(root, "launch/demo.launch.xml"),
+			"foxglove:=false", "flight_recorder:=false", "--bin-dir", bin, "--share-dir", root}, testenv.DemoVelmaArgs()...)...)
 	} else {
 		// The diffbot as in the demo, in /diffbot.
 		launch := writeFile(t, dir, "diffbot.launch.xml", `<launch><group><push_ros_namespace namespace="diffbot"/>`+

@@ -39,7 +39,7 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	}
 	// Any free port for the bridge: the other distro's suite runs the demo
 	// at the same time.
-	launch := d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0")
+	launch := d.start("ros2 launch", env, append([]string{"ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0"}, testenv.DemoFourProcessArgs()...)...)
 
 	// The test's own Context waits for the graph and watches Velma.
 	c := d.context()
@@ -174,15 +174,17 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	// Velma: enable and home the motors with ros2 service call, then a
 	// head trajectory with ros2 action send_goal --feedback.
 	testenv.WaitFor(t, deadline, "Velma's cs in safe", func() bool { return csState.Load() == "safe" })
-	res = d.ros2(
-		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/enable", "std_srvs/srv/Trigger"}},
-		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/hp/home", "std_srvs/srv/Trigger"}},
-		ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/motors/ht/home", "std_srvs/srv/Trigger"}},
-	)
-	for _, r := range res {
-		if !r.ok() || !strings.Contains(r.Stdout, "success=True") {
-			t.Errorf("Velma motors: %v", r)
-		}
+	// The ROS interface refuses homing until the enable has reached the
+	// effectors through cs and ve_body (a few iterations, other processes),
+	// as a script calling both at once would see: each call is repeated
+	// until it succeeds.
+	for _, srv := range []string{"motors/enable", "motors/hp/home", "motors/ht/home"} {
+		var last ros2Result
+		testenv.WaitFor(t, deadline, "Velma's "+srv, func() bool {
+			last = d.ros2(ros2Cmd{Argv: []string{"service", "call", "/velma/velma_core/" + srv, "std_srvs/srv/Trigger"}})[0]
+			return last.ok() && strings.Contains(last.Stdout, "success=True")
+		})
+		t.Logf("Velma %s: %s", srv, strings.TrimSpace(last.Stdout))
 	}
 	testenv.WaitFor(t, deadline, "Velma's motors ready and ve_body transparent", func() bool {
 		return motorsReady.Load() && transparent.Load()

@@ -40,8 +40,8 @@ func TestFSMIntrospectionEcho(t *testing.T) {
 		ros2Cmd{Argv: []string{"service", "call", hex + "/start_stop", "std_srvs/srv/Trigger"}}.in(2),
 		ros2Cmd{Argv: []string{"service", "call", "/rsm/setOperationMode", "rsm_msgs/srv/SetOperationMode",
 			"{operation_mode: {emergency_stop: true, mode: 0}}"}}.in(3),
-		echo(hex+"/fsm/transition", 8).in(2),
-		echo(mux+"/fsm/transition", 8).in(3),
+		echo(hex+"/fsm/transition", 20).in(2), // ros2 starts in 1-2 s quiet, much later under make test
+		echo(mux+"/fsm/transition", 20).in(3),
 	)
 	for i, r := range res {
 		if i >= 5 { // stopped with Ctrl-C

@@ -432,7 +432,7 @@ func TestSecureDemo(t *testing.T) {
 	}
 	// The insecure demo first, for the figure.
 	start := time.Now()
-	launch := d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0")
+	launch := d.start("ros2 launch", env, append([]string{"ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0"}, testenv.DemoVelmaArgs()...)...)
 	c, stop := d.secureContext("", "")
 	waitGraph(t, c, "the demo's nodes", func() bool { return hasNodes(c, demoNodes...) })
 	insecure := time.Since(start)
@@ -440,7 +440,7 @@ func TestSecureDemo(t *testing.T) {
 	launch.stop()
 
 	start = time.Now()
-	launch = d.start("ros2 launch (security:=true)", env, "ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0", "security:=true")
+	launch = d.start("ros2 launch (security:=true)", env, append([]string{"ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0", "security:=true"}, testenv.DemoVelmaArgs()...)...)
 	ks := filepath.Join(d.dir, "ros_home", "fsmnodes_keystore", fmt.Sprintf("domain_%d", d.id))
 	testenv.WaitFor(t, deadline, "the demo's keystore", func() bool {
 		_, err := os.Stat(filepath.Join(ks, "enclaves", "operator", "permissions.p7s"))

@@ -26,7 +26,7 @@ func TestVelmaFourProcessesPublishTheirMachines(t *testing.T) {
 	} else {
 		t.Cleanup(func() { os.RemoveAll(bufs) })
 	}
-	d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "velma.launch.xml", "buffers:="+bufs+"/velma", "rt_priority:=0")
+	d.start("ros2 launch", env, "ros2", "launch", "fsmnodes", "velma.launch.xml", "buffers:="+bufs+"/velma", "timeout:=0.01")
 	c := d.context()
 	waitGraph(t, c, "the machines of ve_body and cs", func() bool {
 		names := map[string]bool{}

@@ -50,7 +50,7 @@ func TestVelmaFourProcessesLaunchedByROS2(t *testing.T) {
 		"/velma_core_cs/diag [diagnostic_msgs/msg/DiagnosticArray]", "/velma_core/status [velma_msgs/msg/Status]", "/joint_states [sensor_msgs/msg/JointState]")
 	mustContain(t, "ros2 node info /velma_core", res[2].Stdout, "/velma_core/status: velma_msgs/msg/Status",
 		"/velma_core/motors/enable: std_srvs/srv/Trigger", "/velma_core/spline_trajectory_action_joint: control_msgs/action/FollowJointTrajectory")
-	mustContain(t, "ros2 param get ve_body.command_timeout (the launch file's timeout)", res[3].Stdout, "Double value is: 0.01")
+	mustContain(t, "ros2 param get ve_body.command_timeout (the launch file's timeout, the original's 2 ms)", res[3].Stdout, "Double value is: 0.002")
 	mustContain(t, "ros2 param get cs.safe_stiffness (from params/velma.yaml)", res[4].Stdout, "Double value is: 5.0")
 	mustContain(t, "ros2 topic echo ve_body's diag (diagnostic_msgs)", res[5].Stdout, "status:", "level:", "values:", "key:")
 }

@@ -42,7 +42,7 @@ func TestBridge_OverDDS_Actions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("DDS test")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // 9 s quiet; 50 s was not enough under make test
 	defer cancel()
 	srvCtx := newCtx(t, domain)
 	n, err := srvCtx.NewNode(NodeName, "")

@@ -81,7 +81,7 @@ func TestFSM_FourProcesses_Launch(t *testing.T) {
 	} else {
 		t.Cleanup(func() { os.RemoveAll(bufs) })
 	}
-	testenv.Launch(t, domain, "launch/velma.launch.xml", "rt_priority:=0", "buffers:="+bufs+"/velma")
+	testenv.Launch(t, domain, "launch/velma.launch.xml", "timeout:=0.01", "buffers:="+bufs+"/velma")
 	cli := func(args ...string) string {
 		t.Helper()
 		out, errOut, ok := testenv.CLI(t, domain, args...)

@@ -96,8 +96,10 @@ func TestLifecycle_VelmaSim_Process(t *testing.T) {
 	} else {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 	}
+	// The loops under SCHED_FIFO as velma.launch.xml runs them: under the
+	// normal scheduler they starve beside make test's real-time demos.
 	args := []string{"--ros-args", "--params-file", "../../../params/velma.yaml", "-p", "buffers:=" + dir + "/velma",
-		"-p", "ve_body.command_timeout:=0.01", "-p", "ve_body.status_timeout:=0.01"}
+		"-p", "ve_body.command_timeout:=0.01", "-p", "ve_body.status_timeout:=0.01", "-p", "rt.priority:=20"}
 	env := testenv.Env(domain)
 	testenv.Start(t, "velma_sim", env, testenv.Executable(t, "nodes/velma_sim"), append(args, "-p", "autostart:=false")...)
 	testenv.Start(t, "velma_core_ve_body", env, testenv.Executable(t, "nodes/velma_core_ve_body"), args...)

@@ -150,7 +150,7 @@ func (pp ProcParams) rtOptions() rt.Options {
 // logRT logs what the real-time measures achieved, clearly when one is not
 // available.
 func logRT(n *ros.Node, r rt.Result, o rt.Options) {
-	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) || (o.PinCPU && r.CPU < 0) || r.RuntimeErr != nil {
+	if (o.LockMemory && !r.MemoryLocked) || (o.Priority > 0 && !r.FIFO) || (o.PinCPU && o.Priority > 0 && r.CPU < 0) || r.RuntimeErr != nil {
 		n.Logger().Warnf("real-time measures incomplete: %v", r)
 		return
 	}

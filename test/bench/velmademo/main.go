@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,7 +116,9 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *dur+3*time.Minute)
+	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSig()
+	ctx, cancel := context.WithTimeout(sig, *dur+3*time.Minute)
 	defer cancel()
 	w, err := watch(n)
 	if err != nil {
@@ -171,8 +174,13 @@ func run(args []string, out io.Writer) error {
 			}
 			failures[why]++
 			fmt.Fprintf(out, "  %6.1f s: motion %d ended %s (ve_body %s, cs %s)\n", time.Since(start).Seconds(), sent, why, w.body.Load(), w.cs.Load())
-			// the next goal needs cs out of safe again
-			_ = waitFor(ctx, 30*time.Second, func() bool { s, _ := w.cs.Load().(string); return s == "safe" || s == "idle" })
+			// the next goal needs ve_body back in transp (after > 500 safe
+			// iterations) and cs out of idle
+			_ = waitFor(ctx, 30*time.Second, func() bool {
+				b, _ := w.body.Load().(string)
+				c, _ := w.cs.Load().(string)
+				return b == "transp" && c != "idle" && c != ""
+			})
 		}
 		if sent%50 == 0 {
 			fmt.Fprintf(out, "  %6.1f s: %d motions, %d succeeded, ve_body left transp %d times\n", time.Since(start).Seconds(), sent, ok, logs.safe.Load()-safe0)
@@ -248,9 +256,15 @@ func ready(ctx context.Context, n *ros.Node, w *watched) error {
 		if err := c.WaitForService(ctx); err != nil {
 			return err
 		}
-		r, err := c.Call(ctx, &std_srvs_srv.Trigger_Request{})
+		// homing is refused until the enable has reached the effectors
+		// through cs and ve_body: repeat each call until it succeeds
+		var r *std_srvs_srv.Trigger_Response
+		err = waitFor(ctx, 30*time.Second, func() bool {
+			r, err = c.Call(ctx, &std_srvs_srv.Trigger_Request{})
+			return err == nil && r.Success
+		})
 		c.Close()
-		if err != nil || !r.Success {
+		if err != nil {
 			return fmt.Errorf("%s: %v %+v", s, err, r)
 		}
 	}
