@@ -1,6 +1,7 @@
 // Package rt holds the real-time measures a control loop process takes on
-// Linux: locking its memory, running its loop thread under SCHED_FIFO,
-// pinning it to a CPU, pre-faulting the loop goroutine's stack and tuning the garbage
+// Linux: locking its memory, running its loop thread under SCHED_FIFO and
+// the runtime's other threads just below it, pinning the loop thread to a
+// CPU, pre-faulting the loop goroutine's stack and tuning the garbage
 // collector. Each measure reports whether it took effect, so a node can
 // log clearly what it has and what it lacks (an unprivileged process
 // usually gets neither mlockall nor SCHED_FIFO).

@@ -183,9 +183,9 @@ func LaunchDemo(t testing.TB, domain uint32, args ...string) *Process {
 // Velma: `make test` runs a dozen demos at once on two CPUs, and the
 // default four processes, each waking 500 times a second under SCHED_FIFO,
 // cost several times the CPU of the one-process velma_bridge; a suite full
-// of them starved its other tests. These tests run velma_bridge; the tests
-// of the demo itself (test/demo, test/ros2's ros2 launch of the demo,
-// test/fault) run the default layout with DemoFourProcessArgs.
+// of them starved its other tests. These tests run velma_bridge; test/demo
+// runs the default layout with DemoFourProcessArgs (and velma.launch.xml's
+// four processes have tests of their own, under ros2 launch too).
 func DemoVelmaArgs() []string {
 	return []string{"velma_processes:=false"}
 }

@@ -195,7 +195,7 @@ func startDemo(t *testing.T, namespaces ...string) *demo {
 	}
 	d.bin = testenv.ExecutableDir(t, "nodes/...", "cmd/fsmnodes")
 	desc, err := launch.Load(filepath.Join(root, "launch", "demo.launch.xml"), launch.Options{
-		BinDir: d.bin, ShareDir: root, Args: launchArgs(append(testenv.DemoFourProcessArgs(), "foxglove_port:=0")),
+		BinDir: d.bin, ShareDir: root, Args: launchArgs(append(testenv.DemoVelmaArgs(), "foxglove_port:=0")),
 		LookupEnv: func(k string) (string, bool) { // $(env ROS_HOME) in the launch files
 			if k == "ROS_HOME" {
 				return d.home, true

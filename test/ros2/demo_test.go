@@ -39,7 +39,7 @@ func TestDemoLaunchedByROS2(t *testing.T) {
 	}
 	// Any free port for the bridge: the other distro's suite runs the demo
 	// at the same time.
-	launch := d.start("ros2 launch", env, append([]string{"ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0"}, testenv.DemoFourProcessArgs()...)...)
+	launch := d.start("ros2 launch", env, append([]string{"ros2", "launch", "fsmnodes", "demo.launch.xml", "foxglove_port:=0"}, testenv.DemoVelmaArgs()...)...)
 
 	// The test's own Context waits for the graph and watches Velma.
 	c := d.context()
