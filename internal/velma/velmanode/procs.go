@@ -106,7 +106,7 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 			Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
 		pp.RTCPU = declareCPU(dl, why)
-		pp.RTRuntimePriority = declareRuntimePriority(dl, why)
+		pp.RTRuntimePriority = declareRuntimePriority(dl, why, 1)
 		pp.RTGCPercent = int(param.Declare(dl, "rt.gc_percent", int64(400), param.ReadOnly("GOGC of the process", why), nil))
 		stack := param.Declare(dl, "rt.stack_bytes", int64(256<<10), param.ReadOnly("loop goroutine stack pre-faulted [bytes]", why), nil)
 		pp.RTStackBytes = int(max(0, min(stack, 8<<20)))
@@ -126,9 +126,12 @@ func declareCPU(dl *param.Declarer, why string) int {
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(-1, 1023)}, nil))
 }
 
-// declareRuntimePriority declares rt.runtime_priority (read-only).
-func declareRuntimePriority(dl *param.Declarer, why string) int {
-	return int(param.Declare(dl, "rt.runtime_priority", int64(1), param.Descriptor{
+// declareRuntimePriority declares rt.runtime_priority (read-only) with its
+// default: 1 in the loop processes, whose ROS side is light; 0 in
+// velma_bridge, whose runtime threads also serve every ROS request, which
+// must not run before the rest of the machine's work.
+func declareRuntimePriority(dl *param.Declarer, why string, def int64) int {
+	return int(param.Declare(dl, "rt.runtime_priority", def, param.Descriptor{
 		Description: "SCHED_FIFO priority of the process's other Go threads while rt.priority > 0 (kept below it); 0 leaves them under the normal scheduler. The loop thread needs them to get its processor back after a system call, and under the normal scheduler they waited behind every busy process (read-only: " + why + ")",
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 98)}, nil))
 }

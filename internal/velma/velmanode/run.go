@@ -65,7 +65,7 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
 		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil)
 	cpu := declareCPU(dl, why)
-	rtp := declareRuntimePriority(dl, why)
+	rtp := declareRuntimePriority(dl, why, 0)
 	if err := dl.Err(); err != nil {
 		return err
 	}
