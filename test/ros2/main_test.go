@@ -770,12 +770,18 @@ func (d *dom) cancelWithCtrlC(c *ros.Context, action, typ, goal string) {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	canceled := make(chan string, 10)
-	if _, err := ros.NewSubscription(n, action+"/_action/status", ros.QoSLatched.KeepLast(1),
+	canceled := make(chan string, 100)
+	// Every status message, not the latest: under load a later message
+	// (another goal's change, the canceled goal gone) replaced the one
+	// carrying CANCELED in a keep-last-1 queue before it was taken.
+	if _, err := ros.NewSubscription(n, action+"/_action/status", ros.QoSLatched.KeepLast(100),
 		func(m *action_msgs_msg.GoalStatusArray) {
 			for _, st := range m.StatusList {
 				if st.Status == action_msgs_msg.GoalStatus_STATUS_CANCELED {
-					canceled <- fmt.Sprintf("%x", st.GoalInfo.GoalId.Uuid)
+					select {
+					case canceled <- fmt.Sprintf("%x", st.GoalInfo.GoalId.Uuid):
+					default: // the test has what it needs, or has ended
+					}
 				}
 			}
 		}); err != nil {
