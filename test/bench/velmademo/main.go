@@ -63,9 +63,9 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	root, err := repoRoot()
+	root, err := testenv.ModuleRoot()
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: run from the repository", err)
 	}
 	bin := filepath.Join(root, "bin")
 	if _, err := os.Stat(filepath.Join(bin, "velma_core_cs")); err != nil {
@@ -390,22 +390,4 @@ func loadAvg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], " ")
-}
-
-// repoRoot finds the directory holding go.mod from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory: run from the repository")
-		}
-		dir = parent
-	}
 }
