@@ -102,9 +102,7 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 	}
 	if rtParams {
 		pp.RTLockMemory = param.Declare(dl, "rt.lock_memory", true, param.ReadOnly("mlockall the process", why), nil)
-		pp.RTPriority = int(param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
-			Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
-			ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
+		pp.RTPriority = declarePriority(dl, why)
 		pp.RTCPU = declareCPU(dl, why)
 		pp.RTRuntimePriority = declareRuntimePriority(dl, why, 1)
 		pp.RTGCPercent = int(param.Declare(dl, "rt.gc_percent", int64(400), param.ReadOnly("GOGC of the process", why), nil))
@@ -116,6 +114,14 @@ func declareProc(n *ros.Node, who string, rtParams bool) (ProcParams, error) {
 	}
 	pp.Buffers = BufferPrefix(pp.Buffers, n.Context().DomainID(), n.Namespace())
 	return pp, nil
+}
+
+// declarePriority declares rt.priority (read-only), the SCHED_FIFO
+// priority of the loop thread; 0 keeps the normal scheduler.
+func declarePriority(dl *param.Declarer, why string) int {
+	return int(param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
+		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
+		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil))
 }
 
 // declareCPU declares rt.cpu (read-only), the CPU the loop thread is

@@ -6,7 +6,6 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/fsm/fsmnode"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/ros/lifecycle"
-	"github.com/fsmnodes/fsmnodes/internal/ros/param"
 	"github.com/fsmnodes/fsmnodes/internal/rt"
 	"github.com/fsmnodes/fsmnodes/internal/velma"
 )
@@ -61,17 +60,17 @@ func Setup(_ context.Context, l *lifecycle.Node) error {
 	// loop for them.
 	const why = "the loop thread is prepared at start-up"
 	dl := ros.NewDeclarer(n)
-	prio := param.Declare(dl, "rt.priority", int64(0), param.Descriptor{
-		Description: "SCHED_FIFO priority of the loop thread, 1…99; 0 keeps the normal scheduler (read-only: " + why + ")",
-		ReadOnly:    true, ReadOnlyReason: why, IntegerRange: param.Ints(0, 99)}, nil)
+	prio := declarePriority(dl, why)
 	cpu := declareCPU(dl, why)
 	rtp := declareRuntimePriority(dl, why, 0)
 	if err := dl.Err(); err != nil {
 		return err
 	}
-	o := rt.Options{Priority: int(prio), RuntimePriority: runtimePriority(rtp, int(prio)), PinCPU: cpu >= 0, CPU: cpu, StackBytes: 256 << 10, ReserveP: true}
+	o := rt.Options{Priority: prio, RuntimePriority: runtimePriority(rtp, prio), PinCPU: cpu >= 0, CPU: cpu, StackBytes: 256 << 10, ReserveP: true}
 	n.Context().Go(func(ctx context.Context) error {
-		if o.Priority > 0 || o.PinCPU {
+		// rt pins only a SCHED_FIFO thread: without a priority there is
+		// nothing to prepare
+		if o.Priority > 0 {
 			res := rt.Prepare(o)
 			logRT(n, res, o)
 		}
