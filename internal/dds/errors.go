@@ -16,6 +16,11 @@ import (
 // Reader.
 var ErrClosed = errors.New("dds: closed")
 
+// ErrNoLoan is returned by the loan calls of a writer that cannot lend
+// samples: shared memory is off or unavailable for it, or its type is not
+// fixed-size.
+var ErrNoLoan = errors.New("loans need shared memory and a fixed-size type")
+
 // ErrEncapsulation matches (with errors.Is) the error of a Writer.Write
 // whose payload does not start with a valid XCDR1 encapsulation header.
 var ErrEncapsulation = errors.New("dds: bad encapsulation header")

@@ -38,6 +38,12 @@ func runChild(role string) error {
 	if _, err := fmt.Sscanf(role, "gatereader:%d", &domain); err == nil {
 		return runGateReader(uint32(domain))
 	}
+	if _, err := fmt.Sscanf(role, "shmsub:%d", &domain); err == nil {
+		return runShmSub(uint32(domain))
+	}
+	if _, err := fmt.Sscanf(role, "shmpub:%d", &domain); err == nil {
+		return runShmPub(uint32(domain))
+	}
 	if _, err := fmt.Sscanf(role, "echo:%d", &domain); err != nil {
 		return fmt.Errorf("bad role %q", role)
 	}
@@ -112,6 +118,46 @@ func startChild(t *testing.T, domain uint32) {
 // test ends.
 func startRole(t *testing.T, role string) *bufio.Reader {
 	t.Helper()
+	out := bufio.NewReader(spawnRole(t, role, func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }))
+	if strings.HasPrefix(role, "latched:") {
+		line, err := out.ReadString('\n')
+		if err != nil || line != "ready\n" {
+			t.Fatalf("helper %s: %q, %v", role, line, err)
+		}
+	}
+	return out
+}
+
+// startRoleLines starts a helper as startRole does and returns its output
+// lines (without the newline), read by a goroutine until the helper ends.
+func startRoleLines(t *testing.T, role string) <-chan string {
+	t.Helper()
+	ch := make(chan string, 64)
+	stop, done := make(chan struct{}), make(chan struct{})
+	out := spawnRole(t, role, func(io.Reader) { close(stop); <-done })
+	go func() {
+		defer close(done)
+		defer close(ch)
+		r := bufio.NewReader(out)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- strings.TrimSuffix(line, "\n"):
+			case <-stop: // the test is over: read on to the end
+			}
+		}
+	}()
+	return ch
+}
+
+// spawnRole starts the helper and returns its standard output. At the
+// test's end it closes the helper's stdin, calls drain with the output
+// and waits for the helper.
+func spawnRole(t *testing.T, role string, drain func(io.Reader)) io.Reader {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+role)
 	cmd.Stderr = os.Stderr
@@ -126,19 +172,12 @@ func startRole(t *testing.T, role string) *bufio.Reader {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	out := bufio.NewReader(stdout)
 	t.Cleanup(func() {
 		stdin.Close()
-		_, _ = io.Copy(io.Discard, out)
+		drain(stdout)
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("child: %v", err)
 		}
 	})
-	if strings.HasPrefix(role, "latched:") {
-		line, err := out.ReadString('\n')
-		if err != nil || line != "ready\n" {
-			t.Fatalf("helper %s: %q, %v", role, line, err)
-		}
-	}
-	return out
+	return stdout
 }

@@ -219,6 +219,8 @@ func (p *Participant) Close() error {
 	}
 	for w := range writers {
 		w.markClosed()
+		C.fsm_shm_free(w.shm) // before the participant deletes the writer
+		w.shm = nil
 	}
 	for r := range readers {
 		r.closed.Store(true)
@@ -367,8 +369,21 @@ func (rs *recvState) samplesOf(k C.int32_t) []Sample {
 // the raw-CDR keyless type typeName. Topics are cached per name: asking for
 // an existing name with another type name is an error.
 func (p *Participant) Topic(name, typeName string) (*Topic, error) {
+	return p.TopicWithLayout(name, typeName, nil)
+}
+
+// TopicWithLayout is Topic for a type that may be fixed-size: with a
+// non-nil layout (see Layout), the topic's writers can lend samples in
+// shared memory (Writer.Loan) and its readers read the samples that
+// peers on this host publish in the type's memory layout, as rclcpp does
+// for such types when shared memory is on. A topic created earlier under
+// the name keeps the layout it was created with.
+func (p *Participant) TopicWithLayout(name, typeName string, layout *Layout) (*Topic, error) {
 	if name == "" || typeName == "" {
 		return nil, fmt.Errorf("dds: Topic(%q, %q): empty topic or type name", name, typeName)
+	}
+	if err := layout.check(); err != nil {
+		return nil, fmt.Errorf("dds: topic %q: %w", name, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -386,11 +401,23 @@ func (p *Participant) Topic(name, typeName string) (*Topic, error) {
 	ctn := C.CString(typeName)
 	defer C.free(unsafe.Pointer(ctn))
 	var st *C.struct_ddsi_sertype
-	ent := C.fsm_create_topic(p.ent, cn, ctn, &st)
+	var runs *C.fsm_run
+	var nruns, size C.uint32_t
+	if layout != nil {
+		cr := make([]C.fsm_run, len(layout.Runs))
+		for i, r := range layout.Runs {
+			cr[i] = C.fsm_run{off: C.uint32_t(r.Offset), count: C.uint32_t(r.Count), size: C.uint32_t(r.Size)}
+		}
+		runs, nruns, size = &cr[0], C.uint32_t(len(cr)), C.uint32_t(layout.Size)
+	}
+	ent := C.fsm_create_topic(p.ent, cn, ctn, runs, nruns, size, &st)
 	if ent < 0 {
 		return nil, fmt.Errorf("dds: topic %q: %w", name, newError("dds_create_topic_sertype", C.dds_return_t(ent)))
 	}
-	t := &Topic{p: p, ent: ent, st: st, name: name, typeName: typeName}
+	t := &Topic{p: p, ent: ent, st: st, name: name, typeName: typeName, fixed: layout != nil}
+	if layout != nil {
+		t.loanSize = layout.Size
+	}
 	p.topics[name] = t
 	return t, nil
 }
@@ -402,6 +429,8 @@ type Topic struct {
 	ent            C.dds_entity_t
 	st             *C.struct_ddsi_sertype // owned by Cyclone via ent
 	name, typeName string
+	fixed          bool   // created with a layout
+	loanSize       uint32 // the layout's size
 }
 
 // Name returns the DDS topic name.

@@ -9,6 +9,14 @@
  * from_ser walks the received fragment chain and therefore uses Cyclone's
  * internal struct nn_rdata (dds/ddsi/q_radmin.h); that layout is specific to
  * Cyclone 0.10.x and is the reason this package is pinned to it.
+ *
+ * Shared memory (iceoryx, when the Cyclone configuration enables it and
+ * RouDi runs): a writer that has an iceoryx publisher puts every sample in
+ * a chunk as serialized CDR, as rmw_cyclonedds_cpp does for serialized
+ * messages; a sertype created with a layout (a fixed-size type, see
+ * fsm_run) also takes loaned samples in the type's C memory layout and
+ * turns chunks in that layout ("raw", what rclcpp publishes for such types)
+ * into CDR, without Go.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +27,9 @@
 #include "dds/ddsi/ddsi_sertype.h"
 #include "dds/ddsi/ddsi_serdata.h"
 #include "dds/ddsi/q_radmin.h"
+#include "dds/ddsc/dds_loan_api.h"
+#include "dds/ddsc/dds_data_allocator.h"
+#include "dds/ddsi/ddsi_shm_transport.h"
 
 #include "rawcdr.h"
 
@@ -36,7 +47,58 @@ struct fsm_serdata {
   unsigned char data[];    /* size bytes, zero-padded to a multiple of 4 */
 };
 
+/* The sertype: a plain keyless sertype, plus for fixed-size types the
+   layout of the type in memory as C (and rclcpp) lay it out: runs of
+   primitives in declaration order.  cdr_size is the size of the CDR body
+   of every sample of the type (0 when there is no layout). */
+struct fsm_sertype {
+  struct ddsi_sertype c;
+  uint32_t cdr_size;
+  uint32_t nruns;
+  fsm_run runs[];
+};
+
 static uint32_t align4 (uint32_t x) { return (x + 3u) & ~3u; }
+
+/* layout_cdr_size returns the CDR body size of the layout, or 0 if the
+   layout is invalid (a run outside raw_size, a primitive size other than
+   1, 2, 4 or 8, or overflow). */
+static uint32_t layout_cdr_size (const fsm_run *runs, uint32_t nruns, uint32_t raw_size)
+{
+  uint64_t o = 0;
+  for (uint32_t i = 0; i < nruns; i++)
+  {
+    const uint32_t a = runs[i].size;
+    if (a != 1 && a != 2 && a != 4 && a != 8)
+      return 0;
+    const uint64_t n = (uint64_t) a * runs[i].count;
+    if (runs[i].count == 0 || (uint64_t) runs[i].off + n > raw_size)
+      return 0;
+    o = (o + a - 1) / a * a + n;
+    if (o > UINT32_MAX - 16)
+      return 0;
+  }
+  return (uint32_t) o;
+}
+
+/* raw_to_cdr writes the CDR body (little endian, XCDR1 alignment counted
+   from the start of the body) of the sample at raw into out, which holds
+   t->cdr_size bytes. */
+static void raw_to_cdr (const struct fsm_sertype *t, const unsigned char *raw, unsigned char *out)
+{
+  uint32_t o = 0;
+  for (uint32_t i = 0; i < t->nruns; i++)
+  {
+    const uint32_t a = t->runs[i].size;
+    const uint32_t pad = (a - (o % a)) % a;
+    if (pad > 0)
+      memset (out + o, 0, pad);
+    o += pad;
+    const uint32_t n = a * t->runs[i].count;
+    memcpy (out + o, raw + t->runs[i].off, n);
+    o += n;
+  }
+}
 
 /* Large blocks are kept for reuse.  The package fixes glibc's mmap
    threshold at 256 KiB (heap.go), so every block of a large sample would
@@ -293,6 +355,46 @@ static void sd_get_keyhash (const struct ddsi_serdata *d, struct ddsi_keyhash *b
   memset (buf->value, 0, sizeof (buf->value));
 }
 
+/* A chunk received over shared memory (on iceoryx's listener thread) or a
+   loaned sample being written through dds_write (sub == NULL).  The caller
+   does not check for NULL, so a chunk that cannot be read becomes an empty
+   sample, which Go drops and counts as malformed.  A received chunk is
+   copied out and released at once: a queue of held chunks would hold
+   RouDi's memory pool and the subscriber's small budget of held chunks. */
+static struct ddsi_serdata *sd_from_iox (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, void *sub, void *buffer)
+{
+  const struct fsm_sertype *t = (const struct fsm_sertype *) type;
+  const iceoryx_header_t *h = iceoryx_header_from_chunk (buffer);
+  struct fsm_serdata *d = NULL;
+  if (kind == SDK_DATA && h->shm_data_state == IOX_CHUNK_CONTAINS_SERIALIZED_DATA)
+  {
+    if ((d = serdata_new (type, kind, h->data_size)) != NULL)
+      memcpy (d->data, buffer, h->data_size);
+  }
+  else if (kind == SDK_DATA && h->shm_data_state == IOX_CHUNK_CONTAINS_RAW_DATA &&
+           t->nruns > 0 && h->data_size >= t->c.iox_size)
+  {
+    if ((d = serdata_new (type, kind, 4 + t->cdr_size)) != NULL)
+    {
+      static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
+      memcpy (d->data, cdr_le, 4);
+      raw_to_cdr (t, buffer, d->data + 4);
+    }
+  }
+  if (d == NULL)
+    d = serdata_new (type, kind, 0);
+  if (sub != NULL)
+    free_iox_chunk ((iox_sub_t *) sub, &buffer);
+  else if (d != NULL)
+    d->c.iox_chunk = buffer;
+  return d ? &d->c : NULL;
+}
+
+static uint32_t sd_get_sample_size (const struct ddsi_serdata *d)
+{
+  return d->type->iox_size;
+}
+
 static const struct ddsi_serdata_ops fsm_serdata_ops = {
   .eqkey = sd_eqkey,
   .get_size = sd_get_size,
@@ -310,8 +412,8 @@ static const struct ddsi_serdata_ops fsm_serdata_ops = {
   .print = sd_print,
   .get_keyhash = sd_get_keyhash,
 #ifdef DDS_HAS_SHM
-  .get_sample_size = NULL,
-  .from_iox_buffer = NULL,
+  .get_sample_size = sd_get_sample_size,
+  .from_iox_buffer = sd_from_iox,
 #endif
 };
 
@@ -361,14 +463,16 @@ static void st_free_samples (const struct ddsi_sertype *tp, void **ptrs, size_t 
 
 static bool st_equal (const struct ddsi_sertype *a, const struct ddsi_sertype *b)
 {
-  (void) a; (void) b;
-  return true; /* same type name and ops: nothing else distinguishes them */
+  /* Same type name and ops; a layout (fixed-size type) distinguishes them. */
+  const struct fsm_sertype *x = (const struct fsm_sertype *) a, *y = (const struct fsm_sertype *) b;
+  return x->nruns == y->nruns && x->c.iox_size == y->c.iox_size &&
+         memcmp (x->runs, y->runs, x->nruns * sizeof (x->runs[0])) == 0;
 }
 
 static uint32_t st_hash (const struct ddsi_sertype *tp)
 {
-  (void) tp;
-  return 0;
+  const struct fsm_sertype *t = (const struct fsm_sertype *) tp;
+  return t->nruns * 16777619u ^ t->c.iox_size;
 }
 
 static size_t st_get_serialized_size (const struct ddsi_sertype *tp, const void *sample)
@@ -405,21 +509,37 @@ static const struct ddsi_sertype_ops fsm_sertype_ops = {
   .serialize_into = st_serialize_into,
 };
 
-struct ddsi_sertype *fsm_sertype_new (const char *type_name)
+struct ddsi_sertype *fsm_sertype_new (const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size)
 {
-  struct ddsi_sertype *st = calloc (1, sizeof (*st));
+  uint32_t cdr_size = 0;
+  if (nruns > 0 && (nruns > FSM_MAX_RUNS || (cdr_size = layout_cdr_size (runs, nruns, raw_size)) == 0))
+    return NULL;
+  struct fsm_sertype *st = calloc (1, sizeof (*st) + nruns * sizeof (runs[0]));
   if (st == NULL)
     return NULL;
-  ddsi_sertype_init_flags (st, type_name, &fsm_sertype_ops, &fsm_serdata_ops, DDSI_SERTYPE_FLAG_TOPICKIND_NO_KEY);
-  st->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
-  return st;
+  uint32_t flags = DDSI_SERTYPE_FLAG_TOPICKIND_NO_KEY;
+  if (nruns > 0)
+    flags |= DDSI_SERTYPE_FLAG_FIXED_SIZE;
+  ddsi_sertype_init_flags (&st->c, type_name, &fsm_sertype_ops, &fsm_serdata_ops, flags);
+  st->c.allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
+  st->c.iox_size = nruns > 0 ? raw_size : 0;
+  st->cdr_size = cdr_size;
+  st->nruns = nruns;
+  if (nruns > 0)
+    memcpy (st->runs, runs, nruns * sizeof (runs[0]));
+  return &st->c;
 }
 
-dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, struct ddsi_sertype **out)
+uint32_t fsm_sertype_cdr_size (const struct ddsi_sertype *st)
 {
-  struct ddsi_sertype *st = fsm_sertype_new (type_name);
+  return ((const struct fsm_sertype *) st)->cdr_size;
+}
+
+dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size, struct ddsi_sertype **out)
+{
+  struct ddsi_sertype *st = fsm_sertype_new (type_name, runs, nruns, raw_size);
   if (st == NULL)
-    return DDS_RETCODE_OUT_OF_RESOURCES;
+    return nruns > 0 ? DDS_RETCODE_BAD_PARAMETER : DDS_RETCODE_OUT_OF_RESOURCES;
   struct ddsi_sertype *used = st;
   dds_entity_t tp = dds_create_topic_sertype (pp, name, &used, NULL, NULL, NULL);
   if (tp < 0)
@@ -521,7 +641,7 @@ void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out)
 
 /* ---- write and take ---- */
 
-dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len)
+dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len, fsm_shm *shm)
 {
   struct fsm_serdata *d = serdata_new (st, SDK_DATA, len);
   if (d == NULL)
@@ -529,7 +649,83 @@ dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const vo
   memcpy (d->data, buf, len);
   d->c.statusinfo = 0;
   d->c.timestamp.v = dds_time ();
+  if (shm != NULL)
+  {
+    /* The writer has an iceoryx publisher: readers on this host that have
+       an iceoryx subscriber get the sample only from a chunk. */
+    void *chunk = dds_data_allocator_alloc (&shm->alloc, len);
+    if (chunk == NULL)
+    {
+      sd_free (&d->c);
+      return DDS_RETCODE_OUT_OF_RESOURCES;
+    }
+    memcpy (chunk, buf, len);
+    shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_SERIALIZED_DATA);
+    d->c.iox_chunk = chunk;
+  }
   return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
+}
+
+/* ---- shared memory ---- */
+
+fsm_shm *fsm_shm_new (dds_entity_t wr)
+{
+  if (!dds_is_shared_memory_available (wr))
+    return NULL;
+  fsm_shm *s = calloc (1, sizeof (*s));
+  if (s == NULL)
+    return NULL;
+  if (dds_data_allocator_init (wr, &s->alloc) != DDS_RETCODE_OK)
+  {
+    free (s);
+    return NULL;
+  }
+  return s;
+}
+
+/* fsm_shm_free finalizes the allocator (while the writer still exists) and
+   frees s. */
+void fsm_shm_free (fsm_shm *s)
+{
+  if (s == NULL)
+    return;
+  (void) dds_data_allocator_fini (&s->alloc);
+  free (s);
+}
+
+void *fsm_loan (fsm_shm *s, const struct ddsi_sertype *st)
+{
+  void *chunk = dds_data_allocator_alloc (&s->alloc, st->iox_size);
+  if (chunk != NULL)
+    shm_set_data_state (chunk, IOX_CHUNK_UNINITIALIZED);
+  return chunk;
+}
+
+void fsm_loan_return (fsm_shm *s, void *chunk)
+{
+  (void) dds_data_allocator_free (&s->alloc, chunk);
+}
+
+/* fsm_write_loaned publishes a loaned chunk holding a sample in the type's
+   layout: local iceoryx subscribers get the chunk itself, every other
+   reader the CDR made from it here.  The chunk is consumed in every case. */
+dds_return_t fsm_write_loaned (dds_entity_t wr, const struct ddsi_sertype *st, fsm_shm *s, void *chunk)
+{
+  const struct fsm_sertype *t = (const struct fsm_sertype *) st;
+  struct fsm_serdata *d = serdata_new (st, SDK_DATA, 4 + t->cdr_size);
+  if (d == NULL)
+  {
+    fsm_loan_return (s, chunk);
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  }
+  static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
+  memcpy (d->data, cdr_le, 4);
+  raw_to_cdr (t, chunk, d->data + 4);
+  d->c.statusinfo = 0;
+  d->c.timestamp.v = dds_time ();
+  shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_RAW_DATA);
+  d->c.iox_chunk = chunk;
+  return dds_writecdr (wr, &d->c);
 }
 
 /* ---- built-in topics ---- */

@@ -59,9 +59,22 @@ typedef struct fsm_recv {
   uint32_t need;            /* out: size of a queued sample that did not fit */
 } fsm_recv;
 
+/* One run of primitives of a fixed-size type's memory layout: count
+   elements of size bytes (1, 2, 4 or 8) at byte offset off of the sample
+   as C lays it out.  The runs are in declaration order; CDR aligns each
+   run to its element size. */
+typedef struct fsm_run {
+  uint32_t off;
+  uint32_t count;
+  uint32_t size;
+} fsm_run;
+#define FSM_MAX_RUNS 4096
+
 struct ddsi_sertype;
-struct ddsi_sertype *fsm_sertype_new (const char *type_name);
-dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, struct ddsi_sertype **out);
+/* nruns == 0: a type without layout (not fixed-size). */
+struct ddsi_sertype *fsm_sertype_new (const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size);
+uint32_t fsm_sertype_cdr_size (const struct ddsi_sertype *st);
+dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size, struct ddsi_sertype **out);
 
 dds_qos_t *fsm_qos_create (const fsm_qos *in, int for_reader);
 void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out);
@@ -69,7 +82,17 @@ void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out);
 dds_return_t fsm_register (dds_entity_t wr);
 /* Frees the large sample blocks kept for reuse (rawcdr.c). */
 void fsm_big_drain (void);
-dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len);
+/* Shared memory state of a writer that has an iceoryx publisher. */
+#include <dds/ddsc/dds_data_allocator.h>
+typedef struct fsm_shm {
+  dds_data_allocator_t alloc;
+} fsm_shm;
+fsm_shm *fsm_shm_new (dds_entity_t wr); /* NULL: no shared memory */
+void fsm_shm_free (fsm_shm *s);
+void *fsm_loan (fsm_shm *s, const struct ddsi_sertype *st);
+void fsm_loan_return (fsm_shm *s, void *chunk);
+dds_return_t fsm_write_loaned (dds_entity_t wr, const struct ddsi_sertype *st, fsm_shm *s, void *chunk);
+dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len, fsm_shm *shm);
 
 /* Receive hub (hub.c): per-participant queues filled by C listeners on
    Cyclone's threads and drained by the receive goroutine. */

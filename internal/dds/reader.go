@@ -2,6 +2,7 @@ package dds
 
 /*
 #include "rawcdr.h"
+#include <dds/ddsc/dds_loan_api.h>
 */
 import "C"
 
@@ -104,6 +105,10 @@ func (r *Reader) GUID() GUID { return r.guid }
 
 // Handle returns the reader's instance handle.
 func (r *Reader) Handle() InstanceHandle { return r.handle }
+
+// SharedMemory reports whether the reader has an iceoryx subscriber: it
+// gets the samples of writers on this host through shared memory.
+func (r *Reader) SharedMemory() bool { return bool(C.dds_is_shared_memory_available(r.ent)) }
 
 // MatchedWriters returns the writers currently matched with the reader.
 func (r *Reader) MatchedWriters() ([]Endpoint, error) {

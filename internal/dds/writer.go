@@ -22,6 +22,7 @@ type Writer struct {
 	guid   GUID
 	handle InstanceHandle
 	sw     *statusWatcher
+	shm    *C.fsm_shm // non-nil: the writer has an iceoryx publisher
 
 	mu     sync.RWMutex // Write holds it shared, Close exclusively
 	closed bool
@@ -64,7 +65,7 @@ func (p *Participant) NewWriter(t *Topic, q QoS) (_ *Writer, err error) {
 	if err := check("dds_register_instance", C.fsm_register(ent)); err != nil {
 		return nil, err
 	}
-	w := &Writer{p: p, t: t, ent: ent, sw: sw}
+	w := &Writer{p: p, t: t, ent: ent, sw: sw, shm: C.fsm_shm_new(ent)}
 	if w.guid, err = entityGUID(ent); err != nil {
 		return nil, err
 	}
@@ -110,9 +111,82 @@ func (w *Writer) write(payload []byte) error {
 	if w.closed {
 		return ErrClosed
 	}
-	rc := C.fsm_write(w.ent, w.t.st, unsafe.Pointer(&payload[0]), C.uint32_t(len(payload)))
+	rc := C.fsm_write(w.ent, w.t.st, unsafe.Pointer(&payload[0]), C.uint32_t(len(payload)), w.shm)
 	if rc < 0 {
 		return fmt.Errorf("dds: Write on %q: %w", w.t.name, newError("dds_writecdr", rc))
+	}
+	return nil
+}
+
+// SharedMemory reports whether the writer publishes through iceoryx shared
+// memory to readers on this host (Cyclone's configuration enables it,
+// RouDi runs, and the QoS allows it: keep last, volatile or transient
+// local, automatic liveliness, no deadline).
+func (w *Writer) SharedMemory() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.shm != nil
+}
+
+// CanLoan reports whether Loan can lend samples: the writer has shared
+// memory and its topic was created with a layout.
+func (w *Writer) CanLoan() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.canLoan()
+}
+
+func (w *Writer) canLoan() bool { return w.shm != nil && w.t.fixed }
+
+// Loan lends a sample of the topic's layout size in shared memory, for
+// WriteLoaned or ReturnLoan. Its contents are undefined. The memory is not
+// Go's: it may hold no Go pointers, and it must not be touched after it
+// went back to the writer (written or returned) or after Close.
+func (w *Writer) Loan() (unsafe.Pointer, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
+	if !w.canLoan() {
+		return nil, fmt.Errorf("dds: Loan on %q: %w", w.t.name, ErrNoLoan)
+	}
+	ch := C.fsm_loan(w.shm, w.t.st)
+	if ch == nil {
+		return nil, fmt.Errorf("dds: Loan on %q: no shared memory chunk of %d bytes is free (RouDi's memory pools)", w.t.name, w.t.loanSize)
+	}
+	return ch, nil
+}
+
+// ReturnLoan gives back a loan that will not be written.
+func (w *Writer) ReturnLoan(chunk unsafe.Pointer) error {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if w.shm == nil || chunk == nil {
+		return fmt.Errorf("dds: ReturnLoan on %q: %w", w.t.name, ErrNoLoan)
+	}
+	C.fsm_loan_return(w.shm, chunk)
+	return nil
+}
+
+// WriteLoaned publishes a loaned sample: readers on this host with shared
+// memory get the chunk itself; every other reader gets CDR that C code
+// makes from it with the topic's layout. The loan is consumed, also on
+// error.
+func (w *Writer) WriteLoaned(chunk unsafe.Pointer) error {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if !w.canLoan() || chunk == nil {
+		return fmt.Errorf("dds: WriteLoaned on %q: %w", w.t.name, ErrNoLoan)
+	}
+	if rc := C.fsm_write_loaned(w.ent, w.t.st, w.shm, chunk); rc < 0 {
+		return fmt.Errorf("dds: WriteLoaned on %q: %w", w.t.name, newError("dds_writecdr", rc))
 	}
 	return nil
 }
@@ -182,6 +256,8 @@ func (w *Writer) Close() error {
 	}
 	delete(w.p.writers, w)
 	w.p.mu.Unlock()
+	C.fsm_shm_free(w.shm) // before the writer goes: it holds the iceoryx publisher
+	w.shm = nil
 	// Not under p.mu: deleting a reliable writer may linger for unacked data.
 	rc := C.dds_delete(w.ent)
 	// Its listeners are done now; the status queue may go, unless the

@@ -98,7 +98,7 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...E
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher: %w", err)
 	}
-	t, err := n.ctx.part.Topic(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName)
+	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(ti))
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
@@ -191,6 +191,9 @@ func (p *publisher) Close() error {
 type Publisher[T any] struct {
 	p    *publisher
 	conv func(*T) rosidl.Message
+	loan *loanInfo[T] // nil: T's Go layout is not its C layout
+	// newMsg returns a new message set to its default values.
+	newMsg func() *T
 }
 
 // NewPublisher creates a publisher on topic (relative, absolute or "~/"
@@ -204,7 +207,16 @@ func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS, opts .
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }}, nil
+	ti := p.ti
+	newMsg := func() *T {
+		if ti.New != nil {
+			if m, ok := ti.New().(P); ok {
+				return (*T)(m)
+			}
+		}
+		return new(T)
+	}
+	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }, loan: newLoanInfo[T, P](ti), newMsg: newMsg}, nil
 }
 
 // Publish validates (bounded strings and sequences), serializes and sends
@@ -323,7 +335,7 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription: %w", err)
 	}
-	t, err := n.ctx.part.Topic(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName)
+	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(ti))
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
