@@ -83,4 +83,10 @@ func RouDi(t testing.TB) {
 	}
 	p := Start(t, "iox-roudi", os.Environ(), bin, "-c", cfg, "-l", "info")
 	p.WaitOutput(t, 30*time.Second, regexp.MustCompile(`RouDi is ready for clients`))
+	// Go programs exit without C++'s static destructors, so iceoryx's
+	// runtime never unregisters them: RouDi's monitoring notices a dead
+	// process after about a second and a half. A RouDi stopped before that
+	// tries to stop the dead process and aborts. This cleanup runs after
+	// those of the test's processes and before RouDi's.
+	t.Cleanup(func() { time.Sleep(3 * time.Second) })
 }
