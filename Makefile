@@ -16,7 +16,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # compiling every package twice.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma bench-velma-demo clean ros2-peer gazebo-peer gazebo-test
+.PHONY: all deps build run test vet lint fmt-check generate-check testbin unit ros2-suites fuzz-smoke colcon-check bench bench-foxglove bench-rclcpp bench-velma bench-velma-demo bench-shm clean ros2-peer gazebo-peer gazebo-test
 
 all: build
 
@@ -120,6 +120,11 @@ bench-velma-demo: build
 # throughput and round trips (1 KiB, 1 MiB), service calls/s, with ratios.
 bench-rclcpp:
 	$(GO) run ./test/bench/rclcpp
+
+# 1 MiB round trips between two of our processes with and without
+# Cyclone's shared memory (iceoryx; starts RouDi itself).
+bench-shm:
+	$(GO) run ./test/bench/shm
 
 # Builds ROS 2 Humble and Jazzy (rclcpp, rclpy, ros2 CLI) into
 # /opt/ros2-humble and /opt/ros2-jazzy from the shared/ros2 snapshots beside
