@@ -46,8 +46,9 @@ func goLayout(t reflect.Type) (*rosidl.MemoryLayout, bool) {
 		switch t.Kind() {
 		case reflect.Bool, reflect.Int8, reflect.Uint8, reflect.Int16, reflect.Uint16,
 			reflect.Int32, reflect.Uint32, reflect.Float32, reflect.Int64, reflect.Uint64, reflect.Float64:
-			runs = appendGoRun(runs, rosidl.MemoryRun{Offset: base, Count: 1, Size: uint32(t.Size())})
-			return len(runs) <= 4096
+			var ok bool
+			runs, ok = rosidl.AppendRun(runs, rosidl.MemoryRun{Offset: base, Count: 1, Size: uint32(t.Size())})
+			return ok
 		case reflect.Array:
 			for i := 0; i < t.Len(); i++ {
 				if !walk(t.Elem(), base+uint32(i)*uint32(t.Elem().Size())) {
@@ -76,30 +77,6 @@ func goLayout(t reflect.Type) (*rosidl.MemoryLayout, bool) {
 	return &rosidl.MemoryLayout{Size: uint32(t.Size()), Runs: runs}, true
 }
 
-func appendGoRun(runs []rosidl.MemoryRun, r rosidl.MemoryRun) []rosidl.MemoryRun {
-	if n := len(runs); n > 0 {
-		last := &runs[n-1]
-		if last.Size == r.Size && last.Offset+last.Count*last.Size == r.Offset {
-			last.Count += r.Count
-			return runs
-		}
-	}
-	return append(runs, r)
-}
-
-// sameLayout reports whether a and b are the same layout.
-func sameLayout(a, b *rosidl.MemoryLayout) bool {
-	if a.Size != b.Size || len(a.Runs) != len(b.Runs) {
-		return false
-	}
-	for i := range a.Runs {
-		if a.Runs[i] != b.Runs[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // loanInfo is what a Publisher[T] needs to lend messages: T's default
 // value, which a loan starts from, as rclcpp constructs a borrowed
 // message.
@@ -116,7 +93,7 @@ func newLoanInfo[T any, P rosidl.Ptr[T]](ti *rosidl.TypeInfo) *loanInfo[T] {
 		return nil
 	}
 	got, ok := goLayout(reflect.TypeFor[T]())
-	if !ok || !sameLayout(want, got) {
+	if !ok || !want.Equal(got) {
 		return nil
 	}
 	li := &loanInfo[T]{}

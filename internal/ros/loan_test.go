@@ -38,7 +38,7 @@ func TestGoLayoutIsCLayout(t *testing.T) {
 		}
 		fixed++
 		got, ok := goLayout(typ)
-		if !ok || !sameLayout(want, got) {
+		if !ok || !want.Equal(got) {
 			t.Errorf("%s: Go layout %+v (%v), C layout %+v", name, got, ok, want)
 		}
 	}

@@ -44,6 +44,19 @@ func (d *TypeDescription) FixedLayout() (*MemoryLayout, bool) {
 	return &MemoryLayout{Size: sub.size, Runs: sub.runs}, true
 }
 
+// Equal reports whether l and o are the same layout.
+func (l *MemoryLayout) Equal(o *MemoryLayout) bool {
+	if l.Size != o.Size || len(l.Runs) != len(o.Runs) {
+		return false
+	}
+	for i := range l.Runs {
+		if l.Runs[i] != o.Runs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // structLayoutOf is one struct's layout, its runs relative to its start.
 type structLayoutOf struct {
 	size, align uint32
@@ -52,9 +65,10 @@ type structLayoutOf struct {
 
 func alignUp(x, a uint32) uint32 { return (x + a - 1) / a * a }
 
-// appendRun appends r to runs, merging it into the last run when it
-// continues it with the same size; false when there would be too many.
-func appendRun(runs []MemoryRun, r MemoryRun) ([]MemoryRun, bool) {
+// AppendRun appends r to runs, merging it into the last run when it
+// continues it with the same size; false when there would be more than
+// 4096 runs.
+func AppendRun(runs []MemoryRun, r MemoryRun) ([]MemoryRun, bool) {
 	if n := len(runs); n > 0 {
 		last := &runs[n-1]
 		if last.Size == r.Size && last.Offset+last.Count*last.Size == r.Offset {
@@ -112,7 +126,7 @@ func structLayout(t *TypeDescription, refs map[string]*TypeDescription, depth in
 			for e := uint32(0); e < count; e++ {
 				for _, r := range sub.runs {
 					r.Offset += off + e*sub.size
-					if runs, ok = appendRun(runs, r); !ok {
+					if runs, ok = AppendRun(runs, r); !ok {
 						return structLayoutOf{}, false
 					}
 				}
@@ -129,7 +143,7 @@ func structLayout(t *TypeDescription, refs map[string]*TypeDescription, depth in
 		if uint64(off)+uint64(s)*uint64(count) > maxFixedSize {
 			return structLayoutOf{}, false
 		}
-		if runs, ok = appendRun(runs, MemoryRun{Offset: off, Count: count, Size: s}); !ok {
+		if runs, ok = AppendRun(runs, MemoryRun{Offset: off, Count: count, Size: s}); !ok {
 			return structLayoutOf{}, false
 		}
 		off += s * count
