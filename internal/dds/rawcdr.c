@@ -652,16 +652,19 @@ dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const vo
   if (shm != NULL)
   {
     /* The writer has an iceoryx publisher: readers on this host that have
-       an iceoryx subscriber get the sample only from a chunk. */
-    void *chunk = dds_data_allocator_alloc (&shm->alloc, len);
-    if (chunk == NULL)
+       an iceoryx subscriber get the sample only from a chunk.  When RouDi
+       has no free chunk, those readers miss it, but the write goes on for
+       every other reader.  iceoryx aborts the process when asked for a
+       chunk above its largest memory pool, which RouDi's configuration
+       sets and no client can query: samples above FSM_SHM_MAX_CHUNK (the
+       default configuration's largest pool, less the headers) never ask. */
+    void *chunk = len <= FSM_SHM_MAX_CHUNK ? dds_data_allocator_alloc (&shm->alloc, len) : NULL;
+    if (chunk != NULL)
     {
-      sd_free (&d->c);
-      return DDS_RETCODE_OUT_OF_RESOURCES;
+      memcpy (chunk, buf, len);
+      shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_SERIALIZED_DATA);
+      d->c.iox_chunk = chunk;
     }
-    memcpy (chunk, buf, len);
-    shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_SERIALIZED_DATA);
-    d->c.iox_chunk = chunk;
   }
   return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
 }

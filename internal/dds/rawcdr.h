@@ -88,6 +88,8 @@ typedef struct fsm_shm {
   dds_data_allocator_t alloc;
 } fsm_shm;
 fsm_shm *fsm_shm_new (dds_entity_t wr); /* NULL: no shared memory */
+/* The largest sample put in a chunk (see fsm_write). */
+#define FSM_SHM_MAX_CHUNK ((4u << 20) - 4096u)
 void fsm_shm_free (fsm_shm *s);
 void *fsm_loan (fsm_shm *s, const struct ddsi_sertype *st);
 void fsm_loan_return (fsm_shm *s, void *chunk);

@@ -136,7 +136,11 @@ func (w *Writer) CanLoan() bool {
 	return w.canLoan()
 }
 
-func (w *Writer) canLoan() bool { return w.shm != nil && w.t.fixed }
+// canLoan also keeps loans within the largest chunk asked for (see
+// fsm_write): iceoryx aborts the process for a chunk above its pools.
+func (w *Writer) canLoan() bool {
+	return w.shm != nil && w.t.fixed && w.t.loanSize <= C.FSM_SHM_MAX_CHUNK
+}
 
 // Loan lends a sample of the topic's layout size in shared memory, for
 // WriteLoaned or ReturnLoan. Its contents are undefined. The memory is not
