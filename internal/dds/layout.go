@@ -44,13 +44,3 @@ func (l *Layout) check() error {
 	}
 	return nil
 }
-
-// CDRSize returns the size of the CDR body of every sample of the layout.
-func (l *Layout) CDRSize() uint32 {
-	var o uint64
-	for _, r := range l.Runs {
-		a := uint64(r.Size)
-		o = (o+a-1)/a*a + a*uint64(r.Count)
-	}
-	return uint32(o)
-}

@@ -218,9 +218,8 @@ func (p *Participant) Close() error {
 		<-p.done
 	}
 	for w := range writers {
-		w.markClosed()
-		C.fsm_shm_free(w.shm) // before the participant deletes the writer
-		w.shm = nil
+		_, shm := w.markClosed()
+		C.fsm_shm_free(shm) // before the participant deletes the writer
 	}
 	for r := range readers {
 		r.closed.Store(true)
@@ -414,7 +413,7 @@ func (p *Participant) TopicWithLayout(name, typeName string, layout *Layout) (*T
 	if ent < 0 {
 		return nil, fmt.Errorf("dds: topic %q: %w", name, newError("dds_create_topic_sertype", C.dds_return_t(ent)))
 	}
-	t := &Topic{p: p, ent: ent, st: st, name: name, typeName: typeName, fixed: layout != nil}
+	t := &Topic{p: p, ent: ent, st: st, name: name, typeName: typeName}
 	if layout != nil {
 		t.loanSize = layout.Size
 	}
@@ -429,8 +428,7 @@ type Topic struct {
 	ent            C.dds_entity_t
 	st             *C.struct_ddsi_sertype // owned by Cyclone via ent
 	name, typeName string
-	fixed          bool   // created with a layout
-	loanSize       uint32 // the layout's size
+	loanSize       uint32 // the layout's size; 0: created without a layout
 }
 
 // Name returns the DDS topic name.

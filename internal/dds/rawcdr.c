@@ -355,6 +355,19 @@ static void sd_get_keyhash (const struct ddsi_serdata *d, struct ddsi_keyhash *b
   memset (buf->value, 0, sizeof (buf->value));
 }
 
+/* serdata_from_raw makes a little-endian CDR sample (header included) of
+   the sample at raw in the layout of t; NULL when out of memory. */
+static struct fsm_serdata *serdata_from_raw (const struct fsm_sertype *t, enum ddsi_serdata_kind kind, const unsigned char *raw)
+{
+  struct fsm_serdata *d = serdata_new (&t->c, kind, 4 + t->cdr_size);
+  if (d == NULL)
+    return NULL;
+  static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
+  memcpy (d->data, cdr_le, 4);
+  raw_to_cdr (t, raw, d->data + 4);
+  return d;
+}
+
 /* A chunk received over shared memory (on iceoryx's listener thread) or a
    loaned sample being written through dds_write (sub == NULL).  The caller
    does not check for NULL, so a chunk that cannot be read becomes an empty
@@ -374,12 +387,7 @@ static struct ddsi_serdata *sd_from_iox (const struct ddsi_sertype *type, enum d
   else if (kind == SDK_DATA && h->shm_data_state == IOX_CHUNK_CONTAINS_RAW_DATA &&
            t->nruns > 0 && h->data_size >= t->c.iox_size)
   {
-    if ((d = serdata_new (type, kind, 4 + t->cdr_size)) != NULL)
-    {
-      static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
-      memcpy (d->data, cdr_le, 4);
-      raw_to_cdr (t, buffer, d->data + 4);
-    }
+    d = serdata_from_raw (t, kind, buffer);
   }
   if (d == NULL)
     d = serdata_new (type, kind, 0);
@@ -528,11 +536,6 @@ struct ddsi_sertype *fsm_sertype_new (const char *type_name, const fsm_run *runs
   if (nruns > 0)
     memcpy (st->runs, runs, nruns * sizeof (runs[0]));
   return &st->c;
-}
-
-uint32_t fsm_sertype_cdr_size (const struct ddsi_sertype *st)
-{
-  return ((const struct fsm_sertype *) st)->cdr_size;
 }
 
 dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size, struct ddsi_sertype **out)
@@ -715,15 +718,12 @@ void fsm_loan_return (fsm_shm *s, void *chunk)
 dds_return_t fsm_write_loaned (dds_entity_t wr, const struct ddsi_sertype *st, fsm_shm *s, void *chunk)
 {
   const struct fsm_sertype *t = (const struct fsm_sertype *) st;
-  struct fsm_serdata *d = serdata_new (st, SDK_DATA, 4 + t->cdr_size);
+  struct fsm_serdata *d = serdata_from_raw (t, SDK_DATA, chunk);
   if (d == NULL)
   {
     fsm_loan_return (s, chunk);
     return DDS_RETCODE_OUT_OF_RESOURCES;
   }
-  static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
-  memcpy (d->data, cdr_le, 4);
-  raw_to_cdr (t, chunk, d->data + 4);
   d->c.statusinfo = 0;
   d->c.timestamp.v = dds_time ();
   shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_RAW_DATA);

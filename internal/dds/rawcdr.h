@@ -73,7 +73,6 @@ typedef struct fsm_run {
 struct ddsi_sertype;
 /* nruns == 0: a type without layout (not fixed-size). */
 struct ddsi_sertype *fsm_sertype_new (const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size);
-uint32_t fsm_sertype_cdr_size (const struct ddsi_sertype *st);
 dds_entity_t fsm_create_topic (dds_entity_t pp, const char *name, const char *type_name, const fsm_run *runs, uint32_t nruns, uint32_t raw_size, struct ddsi_sertype **out);
 
 dds_qos_t *fsm_qos_create (const fsm_qos *in, int for_reader);

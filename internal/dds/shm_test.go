@@ -41,9 +41,6 @@ func fixedRaw(seed byte) (raw, cdr []byte) {
 }
 
 func TestLayoutCheck(t *testing.T) {
-	if fixedLayout.CDRSize() != 20 {
-		t.Errorf("CDRSize = %d, want 20", fixedLayout.CDRSize())
-	}
 	bad := []*Layout{
 		{Size: 8},                               // no runs
 		{Size: 8, Runs: []Run{{0, 1, 3}}},       // size 3

@@ -139,7 +139,7 @@ func (w *Writer) CanLoan() bool {
 // canLoan also keeps loans within the largest chunk asked for (see
 // fsm_write): iceoryx aborts the process for a chunk above its pools.
 func (w *Writer) canLoan() bool {
-	return w.shm != nil && w.t.fixed && w.t.loanSize <= C.FSM_SHM_MAX_CHUNK
+	return w.shm != nil && w.t.loanSize != 0 && w.t.loanSize <= C.FSM_SHM_MAX_CHUNK
 }
 
 // Loan lends a sample of the topic's layout size in shared memory, for
@@ -250,9 +250,11 @@ func (w *Writer) MatchedReaders() ([]Endpoint, error) {
 
 // Close deletes the writer (without disposing its instance). Idempotent.
 func (w *Writer) Close() error {
-	if !w.markClosed() {
+	open, shm := w.markClosed()
+	if !open {
 		return nil
 	}
+	C.fsm_shm_free(shm) // before the writer goes: it holds the iceoryx publisher
 	w.p.mu.Lock()
 	if w.p.closed {
 		w.p.mu.Unlock()
@@ -260,8 +262,6 @@ func (w *Writer) Close() error {
 	}
 	delete(w.p.writers, w)
 	w.p.mu.Unlock()
-	C.fsm_shm_free(w.shm) // before the writer goes: it holds the iceoryx publisher
-	w.shm = nil
 	// Not under p.mu: deleting a reliable writer may linger for unacked data.
 	rc := C.dds_delete(w.ent)
 	// Its listeners are done now; the status queue may go, unless the
@@ -279,15 +279,17 @@ func (w *Writer) Close() error {
 }
 
 // markClosed marks the writer closed, waiting for writes in progress. It
-// reports whether the writer was open.
-func (w *Writer) markClosed() bool {
+// reports whether the writer was open and hands over its shared-memory
+// state, for the caller to free before the writer is deleted.
+func (w *Writer) markClosed() (open bool, shm *C.fsm_shm) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return false
+		return false, nil
 	}
 	w.closed = true
-	return true
+	shm, w.shm = w.shm, nil
+	return true, shm
 }
 
 // matched lists the endpoints matched with a writer (subs) or reader.
