@@ -22,11 +22,16 @@ import (
 // it in place and PublishLoaned hands the memory to the subscribers on
 // this host without serializing or copying it.
 
-// ddsLayout returns the DDS layout of ti's type, or nil when it is not
-// fixed-size.
-func ddsLayout(ti *rosidl.TypeInfo) *dds.Layout {
-	ml, ok := ti.Desc.FixedLayout()
-	if !ok {
+// fixedLayout returns the memory layout of ti's type, or nil when it is
+// not fixed-size.
+func fixedLayout(ti *rosidl.TypeInfo) *rosidl.MemoryLayout {
+	ml, _ := ti.Desc.FixedLayout()
+	return ml
+}
+
+// ddsLayout returns ml in internal/dds's terms (nil for nil).
+func ddsLayout(ml *rosidl.MemoryLayout) *dds.Layout {
+	if ml == nil {
 		return nil
 	}
 	l := &dds.Layout{Size: ml.Size, Runs: make([]dds.Run, len(ml.Runs))}
@@ -85,11 +90,10 @@ type loanInfo[T any] struct {
 }
 
 // newLoanInfo returns the loan information of T, or nil when T's Go
-// memory layout differs from the C layout its type description gives
-// (then a chunk in shared memory cannot be a *T).
-func newLoanInfo[T any, P rosidl.Ptr[T]](ti *rosidl.TypeInfo) *loanInfo[T] {
-	want, ok := ti.Desc.FixedLayout()
-	if !ok {
+// memory layout differs from want, the C layout of its type description
+// (then a chunk in shared memory cannot be a *T), or want is nil.
+func newLoanInfo[T any, P rosidl.Ptr[T]](ti *rosidl.TypeInfo, want *rosidl.MemoryLayout) *loanInfo[T] {
+	if want == nil {
 		return nil
 	}
 	got, ok := goLayout(reflect.TypeFor[T]())

@@ -46,12 +46,12 @@ func TestGoLayoutIsCLayout(t *testing.T) {
 		t.Errorf("only %d fixed-size message types", fixed)
 	}
 	t.Logf("%d fixed-size message types", fixed)
-	if newLoanInfo[geometry_msgs_msg.Twist](geometry_msgs_msg.Twist_TypeInfo) == nil ||
-		newLoanInfo[builtin_interfaces_msg.Time](builtin_interfaces_msg.Time_TypeInfo) == nil {
+	if newLoanInfo[geometry_msgs_msg.Twist](geometry_msgs_msg.Twist_TypeInfo, fixedLayout(geometry_msgs_msg.Twist_TypeInfo)) == nil ||
+		newLoanInfo[builtin_interfaces_msg.Time](builtin_interfaces_msg.Time_TypeInfo, fixedLayout(builtin_interfaces_msg.Time_TypeInfo)) == nil {
 		t.Error("Twist or Time cannot be lent")
 	}
-	if newLoanInfo[std_msgs_msg.String](std_msgs_msg.String_TypeInfo) != nil ||
-		newLoanInfo[geometry_msgs_msg.TwistStamped](geometry_msgs_msg.TwistStamped_TypeInfo) != nil {
+	if newLoanInfo[std_msgs_msg.String](std_msgs_msg.String_TypeInfo, fixedLayout(std_msgs_msg.String_TypeInfo)) != nil ||
+		newLoanInfo[geometry_msgs_msg.TwistStamped](geometry_msgs_msg.TwistStamped_TypeInfo, fixedLayout(geometry_msgs_msg.TwistStamped_TypeInfo)) != nil {
 		t.Error("String or TwistStamped (strings) can be lent")
 	}
 }

@@ -84,6 +84,7 @@ type publisher struct {
 	w      *dds.Writer
 	events *qosEvents // nil: not watched
 	bufs   sync.Pool
+	layout *rosidl.MemoryLayout // nil: not a fixed-size type
 }
 
 func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...EndpointOption) (*publisher, error) {
@@ -98,7 +99,8 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...E
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher: %w", err)
 	}
-	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(ti))
+	layout := fixedLayout(ti)
+	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(layout))
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
@@ -110,7 +112,7 @@ func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...E
 	if err != nil {
 		return nil, fmt.Errorf("ros: publisher on %s: %w", fqn, err)
 	}
-	p := &publisher{n: n, topic: fqn, ti: ti, w: w}
+	p := &publisher{n: n, topic: fqn, ti: ti, w: w, layout: layout}
 	if o.pubEvents != nil || !o.quietEvents {
 		if p.events, err = watchPublisherEvents(n, w, fqn, o.pubEvents, o.quietEvents); err != nil {
 			w.Close()
@@ -216,7 +218,7 @@ func NewPublisher[T any, P rosidl.Ptr[T]](n *Node, topic string, qos QoS, opts .
 		}
 		return new(T)
 	}
-	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }, loan: newLoanInfo[T, P](ti), newMsg: newMsg}, nil
+	return &Publisher[T]{p: p, conv: func(m *T) rosidl.Message { return P(m) }, loan: newLoanInfo[T, P](ti, p.layout), newMsg: newMsg}, nil
 }
 
 // Publish validates (bounded strings and sequences), serializes and sends
@@ -335,7 +337,7 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription: %w", err)
 	}
-	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(ti))
+	t, err := n.ctx.part.TopicWithLayout(ddsTopicName(topicPrefix, fqn, "", qos.AvoidROSNamespaceConventions), ti.DDSName, ddsLayout(fixedLayout(ti)))
 	if err != nil {
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
