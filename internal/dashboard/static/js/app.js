@@ -102,7 +102,14 @@ class App {
       this.robotsKey = key;
       const before = JSON.stringify(this.robots.get(this.ns) || null);
       this.robots = robots;
-      if (!this.ns && robots.size) this.select(robots.keys().next().value, this.view);
+      if (!this.ns && robots.size) {
+        // The first robot found becomes the namespace. Only the robot view
+        // is built from it: another open view keeps what the user picked
+        // in it (rebuilding the state machines view here, seconds after it
+        // opened, dropped the node picked and the transitions lit meanwhile).
+        if (this.view === 'robot') this.select(robots.keys().next().value, this.view);
+        else this.locate(robots.keys().next().value, this.view);
+      }
       this.fillSelect();
       // Rebuild the panels only when the selected robot changed.
       if (this.view === 'robot' && JSON.stringify(this.robots.get(this.ns) || null) !== before) this.render();
@@ -118,13 +125,18 @@ class App {
   }
 
   select(ns, view) {
+    this.locate(ns, view);
+    this.render();
+  }
+
+  /** Sets the namespace and view and the address's hash, without rebuilding. */
+  locate(ns, view) {
     this.ns = ns;
     this.view = view;
     const p = new URLSearchParams();
     if (ns) p.set('ns', ns);
     p.set('view', view);
     history.replaceState(null, '', `#${p}`);
-    this.render();
   }
 
   updateBadge() {
