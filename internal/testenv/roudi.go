@@ -1,9 +1,13 @@
 package testenv
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,7 +66,7 @@ const SharedMemoryConfig = `<CycloneDDS><Domain><SharedMemory><Enable>true</Enab
 // most 5 minutes). Without iox-roudi the test is skipped, except in CI.
 func RouDi(t testing.TB) {
 	t.Helper()
-	bin := Tool(t, "iox-roudi")
+	Tool(t, "iox-roudi")
 	lockPath := filepath.Join(os.TempDir(), "fsmnodes-roudi.lock")
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
@@ -77,16 +81,87 @@ func RouDi(t testing.TB) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Cleanup(func() { f.Close() })
-	cfg := filepath.Join(t.TempDir(), "roudi.toml")
-	if err := os.WriteFile(cfg, []byte(RouDiConfig), 0o644); err != nil {
+	stop, err := StartRouDi(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	p := Start(t, "iox-roudi", os.Environ(), bin, "-c", cfg, "-l", "info")
-	p.WaitOutput(t, 30*time.Second, regexp.MustCompile(`RouDi is ready for clients`))
-	// Go programs exit without C++'s static destructors, so iceoryx's
-	// runtime never unregisters them: RouDi's monitoring notices a dead
-	// process after about a second and a half. A RouDi stopped before that
-	// tries to stop the dead process and aborts. This cleanup runs after
-	// those of the test's processes and before RouDi's.
-	t.Cleanup(func() { time.Sleep(3 * time.Second) })
+	t.Cleanup(func() {
+		if out := stop(); t.Failed() {
+			t.Logf("iox-roudi output:\n%s", tail(out, logTail))
+		}
+	})
+}
+
+// StartRouDi starts iox-roudi with RouDiConfig (written into dir) and
+// waits until it is ready. stop ends it and returns its output. Go
+// programs exit without C++'s static destructors, so iceoryx's runtime
+// never unregisters them: RouDi's monitoring notices a dead process after
+// about a second and a half, and a RouDi stopped before that tries to
+// stop the dead process and aborts. stop therefore waits 3 s first; call
+// it after the processes that used shared memory have ended. RouDi also
+// stops every process still registered with it when it stops, so the
+// caller must never use shared memory itself: only its child processes.
+func StartRouDi(dir string) (stop func() string, err error) {
+	bin, err := exec.LookPath("iox-roudi")
+	if err != nil {
+		return nil, fmt.Errorf("iox-roudi is not installed (Debian package iceoryx): %w", err)
+	}
+	cfg := filepath.Join(dir, "roudi.toml")
+	if err := os.WriteFile(cfg, []byte(RouDiConfig), 0o644); err != nil {
+		return nil, err
+	}
+	var out lockedBuffer
+	cmd := exec.Command(bin, "-c", cfg, "-l", "info")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// If the caller dies without stopping it, RouDi gets SIGINT.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start iox-roudi: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop = func() string {
+		select {
+		case <-exited:
+		default:
+			time.Sleep(3 * time.Second)
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(StopTimeout):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-exited
+			}
+		}
+		return out.String()
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "RouDi is ready for clients"); {
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("iox-roudi exited before it was ready:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("iox-roudi not ready after 30 s:\n%s", stop())
+		}
+	}
+	return stop, nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writing process and a reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

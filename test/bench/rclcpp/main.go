@@ -125,6 +125,18 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(env.logDir)
+	// rosidl's type support finds the generated Blob libraries on the
+	// library path.
+	env.rclcpp = prependPath(env.rclcpp, "LD_LIBRARY_PATH", filepath.Dir(peer))
+	var shm roudi
+	if lineRE.MatchString("round trip 1 MiB shm") || lineRE.MatchString("round trip 1 MiB loan") {
+		stop, err := testenv.StartRouDi(env.logDir)
+		if err != nil {
+			shm.err = fmt.Errorf("no shared memory: %w", err)
+		} else {
+			defer stop()
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -167,7 +179,7 @@ func run(args []string, out io.Writer) error {
 		pairs = append(pairs, pair{ours, rclcpp}, pair{rclcpp, ours})
 	}
 	var metrics []metric
-	for _, m := range benchMetrics(*dur) {
+	for _, m := range benchMetrics(*dur, shm) {
 		if lineRE.MatchString(m.name) {
 			metrics = append(metrics, m)
 		}
@@ -190,6 +202,23 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
+// roudi says whether RouDi runs for the shared-memory lines.
+type roudi struct{ err error }
+
+// shmEnv turns shared memory on for both sides of the shared-memory lines.
+var shmEnv = "CYCLONEDDS_URI=" + testenv.SharedMemoryConfig
+
+// prependPath puts dir in front of the path-list variable key of env.
+func prependPath(env []string, key, dir string) []string {
+	v := dir
+	for _, kv := range env {
+		if old, ok := strings.CutPrefix(kv, key+"="); ok && old != "" {
+			v = dir + string(filepath.ListSeparator) + old
+		}
+	}
+	return append(env, key+"="+v)
+}
+
 // pair is a measured pair of processes. a: pub / ping / client; b: sub /
 // pong / server.
 type pair struct{ a, b impl }
@@ -209,7 +238,7 @@ type metric struct {
 	f      func(p pair) (float64, error)
 }
 
-func benchMetrics(dur time.Duration) []metric {
+func benchMetrics(dur time.Duration, shm roudi) []metric {
 	var ms []metric
 	for _, s := range sizes {
 		ms = append(ms, metric{"throughput " + s.name, "msg/s", true, func(p pair) (float64, error) {
@@ -218,7 +247,17 @@ func benchMetrics(dur time.Duration) []metric {
 	}
 	for _, s := range sizes {
 		ms = append(ms, metric{"round trip " + s.name, "us", false, func(p pair) (float64, error) {
-			return roundTrip(p.a, p.b, s.bytes, dur)
+			return roundTrip(p.a, p.b, "", s.bytes, dur)
+		}})
+	}
+	// The fixed-size 1 MiB type over shared memory, published (serialized
+	// or raw into a chunk) and loaned.
+	for _, m := range []struct{ name, prefix string }{{"round trip 1 MiB shm", "f"}, {"round trip 1 MiB loan", "l"}} {
+		ms = append(ms, metric{m.name, "us", false, func(p pair) (float64, error) {
+			if shm.err != nil {
+				return 0, shm.err
+			}
+			return roundTrip(p.a, p.b, m.prefix, 1<<20, dur, shmEnv)
 		}})
 	}
 	return append(ms, metric{"service calls", "calls/s", true, func(p pair) (float64, error) {
@@ -362,9 +401,9 @@ type impl struct {
 	args func(role string, bytes int, d time.Duration) []string
 }
 
-func (i impl) start(ctx context.Context, role string, bytes int, d time.Duration) (*benchproc.Proc, error) {
+func (i impl) start(ctx context.Context, role string, bytes int, d time.Duration, env ...string) (*benchproc.Proc, error) {
 	cmd := exec.CommandContext(ctx, i.path, i.args(role, bytes, d)...)
-	cmd.Env = i.env
+	cmd.Env = append(append([]string(nil), i.env...), env...)
 	cmd.Stderr = os.Stderr
 	p, err := benchproc.Start(cmd)
 	if err != nil {
@@ -414,16 +453,17 @@ func throughput(pub, sub impl, bytes int, dur time.Duration) (float64, error) {
 	return benchproc.Median(rates), nil
 }
 
-// roundTrip runs ping (a) and pong (b) and returns the median round trip
-// in microseconds.
-func roundTrip(ping, pong impl, bytes int, dur time.Duration) (float64, error) {
+// roundTrip runs ping (a) and pong (b), roles prefix+"ping" and
+// prefix+"pong" with env added, and returns the median round trip in
+// microseconds.
+func roundTrip(ping, pong impl, prefix string, bytes int, dur time.Duration, env ...string) (float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+60*time.Second)
 	defer cancel()
-	po, err := pong.start(ctx, "pong", bytes, dur+3*time.Second)
+	po, err := pong.start(ctx, prefix+"pong", bytes, dur+3*time.Second, env...)
 	if err != nil {
 		return 0, err
 	}
-	pi, err := ping.start(ctx, "ping", bytes, dur)
+	pi, err := ping.start(ctx, prefix+"ping", bytes, dur, env...)
 	if err != nil {
 		return 0, err
 	}
@@ -536,7 +576,7 @@ func buildPeer(r *testenv.ROS2, rebuild bool) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", r.Setup, r.Distro)
-	for _, f := range []string{"CMakeLists.txt", "peer.cpp"} {
+	for _, f := range []string{"CMakeLists.txt", "package.xml", "peer.cpp", "msg/Blob.msg"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return "", err
@@ -548,11 +588,11 @@ func buildPeer(r *testenv.ROS2, rebuild bool) (string, error) {
 	if _, err := os.Stat(exe); err == nil && !rebuild {
 		return exe, nil
 	}
-	fmt.Fprintf(os.Stderr, "building the rclcpp peer in %s (about half a minute)\n", dir)
+	fmt.Fprintf(os.Stderr, "building the rclcpp peer in %s (a few minutes: it generates fsmnodes_bench/msg/Blob)\n", dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	cmd := r.Command(fmt.Sprintf("cmake -S %q -B %q -DPython3_EXECUTABLE=/usr/bin/python3 && cmake --build %q -j%d",
+	cmd := r.Command(fmt.Sprintf("cmake -S %q -B %q -DPython3_EXECUTABLE=/usr/bin/python3 -DPYTHON_EXECUTABLE=/usr/bin/python3 && cmake --build %q -j%d",
 		src, dir, dir, runtime.NumCPU()))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the rclcpp peer: %w\n%s", err, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/ros"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
+	"github.com/fsmnodes/fsmnodes/test/bench/internal/blob"
 )
 
 // The Go roles mirror bench_peer's (peer/peer.cpp) with internal/ros: the
@@ -26,6 +27,9 @@ const (
 	pingTopic = "bench_ping"
 	pongTopic = "bench_pong"
 	service   = "bench_srv"
+	// The fixed-size 1 MiB pair (blob.Blob), measured over shared memory.
+	fixedPingTopic = "bench_fping"
+	fixedPongTopic = "bench_fpong"
 )
 
 // runRole runs one Go role until dur has passed (bytes: message size of
@@ -66,6 +70,10 @@ func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
 		return rolePong(ctx, n)
 	case "ping":
 		return rolePing(ctx, n, bytes, out)
+	case "fpong", "lpong":
+		return roleFixedPong(ctx, n, role == "lpong")
+	case "fping", "lping":
+		return roleFixedPing(ctx, n, role == "lping", out)
 	case "server":
 		return roleServer(ctx, n)
 	case "client":
@@ -173,17 +181,26 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 		return err
 	}
 	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, max(bytes, 8))}
+	return pingLoop(ctx, &seq, got, out, func(s uint64) error {
+		binary.LittleEndian.PutUint64(msg.Data, s)
+		return pub.Publish(msg)
+	})
+}
+
+// pingLoop sends pings with send(seq) until ctx is done, one in flight,
+// and prints the rtt line; got receives when the answer to seq arrives.
+func pingLoop(ctx context.Context, seq *atomic.Uint64, got chan struct{}, out io.Writer, send func(uint64) error) error {
 	var rtts []int64
 	var lost int
 	resend := time.NewTimer(resendAfter)
 	for ctx.Err() == nil {
-		binary.LittleEndian.PutUint64(msg.Data, seq.Add(1))
+		s := seq.Add(1)
 		select {
 		case <-got: // a late answer to an earlier ping
 		default:
 		}
 		t0 := time.Now()
-		if err := pub.Publish(msg); err != nil {
+		if err := send(s); err != nil {
 			return err
 		}
 		resend.Reset(resendAfter)
@@ -204,6 +221,47 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "rtt n %d median %d p90 %d p99 %d lost %d\n", len(rtts), p(50), p(90), p(99), lost)
 	return nil
+}
+
+func roleFixedPong(ctx context.Context, n *ros.Node, loan bool) error {
+	_, send, err := blob.NewSender(n, fixedPongTopic, loan)
+	if err != nil {
+		return err
+	}
+	if _, err := ros.NewSubscription(n, fixedPingTopic, ros.QoSDefault, func(m *blob.Blob) { _ = send(m, m.Seq) }); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func roleFixedPing(ctx context.Context, n *ros.Node, loan bool, out io.Writer) error {
+	pub, send, err := blob.NewSender(n, fixedPingTopic, loan)
+	if err != nil {
+		return err
+	}
+	var seq atomic.Uint64
+	got := make(chan struct{}, 1)
+	sub, err := ros.NewSubscription(n, fixedPongTopic, ros.QoSDefault, func(m *blob.Blob) {
+		if m.Seq != seq.Load() {
+			return
+		}
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := waitUntil(ctx, "the pong", func() bool {
+		k, _ := pub.SubscriptionCount()
+		m, _ := sub.PublisherCount()
+		return k > 0 && m > 0
+	}); err != nil {
+		return err
+	}
+	return pingLoop(ctx, &seq, got, out, func(s uint64) error { return send(nil, s) })
 }
 
 func roleServer(ctx context.Context, n *ros.Node) error {

@@ -9,7 +9,7 @@
 //     loan).
 //
 // The message is the benchmark's own fixed-size type fsmnodes_bench/msg/Blob
-// (uint64 seq, uint8[1048568] data: 1 MiB). A ping process sends one
+// (package test/bench/internal/blob). A ping process sends one
 // message at a time and a pong process sends it back; the figure is the
 // median (and 90th percentile) round trip over -n messages, for rounds of
 // the three modes interleaved. The benchmark starts RouDi (iox-roudi) and
@@ -28,61 +28,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/ros"
-	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
+	"github.com/fsmnodes/fsmnodes/test/bench/internal/blob"
 )
-
-// blobData makes Blob exactly 1 MiB.
-const blobData = 1<<20 - 8
-
-// Blob is fsmnodes_bench/msg/Blob.
-type Blob struct {
-	Seq  uint64
-	Data [blobData]uint8
-}
-
-var blobDesc = &rosidl.TypeDescription{
-	Name: "fsmnodes_bench/msg/Blob",
-	Fields: []rosidl.FieldDescription{
-		{Name: "seq", TypeID: 9},
-		{Name: "data", TypeID: 3 + 48, Capacity: blobData},
-	},
-	Encoding: rosidl.EncodingMsg,
-	Source:   fmt.Sprintf("uint64 seq\nuint8[%d] data\n", blobData),
-}
-
-var blobInfo = &rosidl.TypeInfo{
-	Name:       blobDesc.Name,
-	DDSName:    "fsmnodes_bench::msg::dds_::Blob_",
-	Hash:       blobDesc.TypeHash(),
-	Definition: blobDesc.Source,
-	New:        func() rosidl.Message { return new(Blob) },
-	Desc:       blobDesc,
-}
-
-// ROSType returns the type information.
-func (m *Blob) ROSType() *rosidl.TypeInfo { return blobInfo }
-
-// MarshalCDR appends the CDR body.
-func (m *Blob) MarshalCDR(e *cdr.Encoder) {
-	e.Uint64(m.Seq)
-	e.RawBytes(m.Data[:])
-}
-
-// UnmarshalCDR reads the CDR body.
-func (m *Blob) UnmarshalCDR(d *cdr.Decoder) error {
-	m.Seq = d.Uint64()
-	d.ReadRawBytes(m.Data[:])
-	return d.Err()
-}
 
 const (
 	roleEnv = "FSM_SHM_BENCH_ROLE"
@@ -121,8 +74,7 @@ var modes = []mode{
 }
 
 func run(n, rounds int) error {
-	roudi, err := exec.LookPath("iox-roudi")
-	if err != nil {
+	if _, err := exec.LookPath("iox-roudi"); err != nil {
 		fmt.Fprintln(os.Stderr, "shm: iox-roudi is not installed (Debian package iceoryx); nothing measured")
 		return nil
 	}
@@ -131,21 +83,11 @@ func run(n, rounds int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cfg := filepath.Join(dir, "roudi.toml")
-	if err := os.WriteFile(cfg, []byte(testenv.RouDiConfig), 0o644); err != nil {
+	stop, err := testenv.StartRouDi(dir)
+	if err != nil {
 		return err
 	}
-	rd := exec.Command(roudi, "-c", cfg, "-l", "warning")
-	rd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
-	if err := rd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		time.Sleep(3 * time.Second) // RouDi's monitoring reaps the children first
-		_ = rd.Process.Signal(os.Interrupt)
-		_ = rd.Wait()
-	}()
-	time.Sleep(time.Second)
+	defer stop()
 	domain, release, err := testenv.ReserveDomain()
 	if err != nil {
 		return err
@@ -248,30 +190,12 @@ func runRole(role string, loan bool) error {
 	if role == "ping" {
 		in, out = out, in
 	}
-	pub, err := ros.NewPublisher[Blob](node, out, ros.QoSDefault)
+	_, send, err := blob.NewSender(node, out, loan)
 	if err != nil {
 		return err
 	}
-	if loan && !pub.CanLoanMessages() {
-		return fmt.Errorf("loans asked for, but the publisher cannot loan messages (is RouDi running?)")
-	}
-	send := func(src *Blob, seq uint64) error {
-		if !loan {
-			src.Seq = seq
-			return pub.Publish(src)
-		}
-		l, err := pub.BorrowLoanedMessage()
-		if err != nil {
-			return err
-		}
-		if src != nil {
-			*l.Msg = *src // the pong's copy of what it got
-		}
-		l.Msg.Seq = seq
-		return pub.PublishLoaned(l)
-	}
 	got := make(chan uint64, 16)
-	_, err = ros.NewSubscription(node, in, ros.QoSDefault, func(m *Blob) {
+	_, err = ros.NewSubscription(node, in, ros.QoSDefault, func(m *blob.Blob) {
 		if role == "pong" {
 			if err := send(m, m.Seq); err != nil {
 				fmt.Fprintln(os.Stderr, "pong:", err)
@@ -295,10 +219,6 @@ func runRole(role string, loan bool) error {
 	if n <= 0 {
 		n = 200
 	}
-	var msg *Blob // loans start from a fresh chunk each time
-	if !loan {
-		msg = new(Blob)
-	}
 	// Warm up: send until the first echo comes back (both directions
 	// matched), then measure one message in flight at a time.
 	deadline := time.Now().Add(30 * time.Second)
@@ -306,7 +226,7 @@ func runRole(role string, loan bool) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no echo in 30 s")
 		}
-		if err := send(msg, 0); err != nil {
+		if err := send(nil, 0); err != nil {
 			return err
 		}
 		select {
@@ -322,7 +242,7 @@ func runRole(role string, loan bool) error {
 	rtts := make([]float64, 0, n)
 	for seq := uint64(1); len(rtts) < n; seq++ {
 		t0 := time.Now()
-		if err := send(msg, seq); err != nil {
+		if err := send(nil, seq); err != nil {
 			return err
 		}
 		timeout := time.After(2 * time.Second)

@@ -17,6 +17,12 @@
 //                                      number; a ping unanswered for a
 //                                      second is sent anew and counted);
 //                                      print "rtt n N median NS p90 NS p99 NS lost L"
+//   bench_peer fpong|lpong SECONDS     pong of fsmnodes_bench/msg/Blob (fixed
+//                                      size, 1 MiB) on /bench_fping and
+//                                      /bench_fpong; lpong answers with a
+//                                      loaned message (shared memory)
+//   bench_peer fping|lping SECONDS     ping of the same, the sequence number
+//                                      in seq; lping publishes loaned messages
 //   bench_peer server SECONDS          std_srvs/SetBool /bench_srv
 //   bench_peer client SECONDS          call /bench_srv back to back; print
 //                                      "calls N seconds S lost L" (a call
@@ -45,15 +51,17 @@
 #endif
 #include "std_msgs/msg/u_int8_multi_array.hpp"
 #include "std_srvs/srv/set_bool.hpp"
+#include "fsmnodes_bench/msg/blob.hpp"
 
 using Blob = std_msgs::msg::UInt8MultiArray;
+using Fixed = fsmnodes_bench::msg::Blob;
 using SetBool = std_srvs::srv::SetBool;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 void usage() {
-  std::fprintf(stderr, "usage: bench_peer [--events] sub|pub|pong|ping|server|client [BYTES] SECONDS\n");
+  std::fprintf(stderr, "usage: bench_peer [--events] sub|pub|pong|ping|fpong|fping|lpong|lping|server|client [BYTES] SECONDS\n");
   std::exit(2);
 }
 
@@ -80,6 +88,34 @@ int64_t pct(std::vector<int64_t> & v, int p) {
   }
   std::sort(v.begin(), v.end());
   return v[(v.size() - 1) * p / 100];
+}
+
+// pingLoop sends pings with send(seq) until the deadline, one in flight,
+// and prints the rtt line; got is set by the pong subscription when the
+// answer to seq arrives.
+template<typename Send>
+void pingLoop(rclcpp::Executor & exec, Clock::time_point deadline, uint64_t & seq, bool & got, Send send) {
+  std::vector<int64_t> rtts;
+  uint64_t lost = 0;
+  while (Clock::now() < deadline && rclcpp::ok()) {
+    got = false;
+    seq++;
+    const auto t0 = Clock::now();
+    const auto resend = t0 + std::chrono::seconds(1);
+    send(seq);
+    while (!got && Clock::now() < deadline && Clock::now() < resend && rclcpp::ok()) {
+      exec.spin_once(std::chrono::milliseconds(100));
+    }
+    if (got) {
+      rtts.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+    } else if (Clock::now() >= resend) {
+      lost++;
+    }
+  }
+  const size_t n = rtts.size();
+  const int64_t med = pct(rtts, 50), p90 = pct(rtts, 90), p99 = pct(rtts, 99);
+  std::printf("rtt n %zu median %lld p90 %lld p99 %lld lost %llu\n", n, static_cast<long long>(med),
+    static_cast<long long>(p90), static_cast<long long>(p99), static_cast<unsigned long long>(lost));
 }
 
 }  // namespace
@@ -170,28 +206,56 @@ int main(int argc, char ** argv) {
     }
     Blob msg;
     msg.data.resize(std::max(bytes, sizeof(seq)));
-    std::vector<int64_t> rtts;
-    uint64_t lost = 0;
-    while (Clock::now() < deadline && rclcpp::ok()) {
-      got = false;
-      seq++;
-      std::memcpy(msg.data.data(), &seq, sizeof(seq));
-      const auto t0 = Clock::now();
-      const auto resend = t0 + std::chrono::seconds(1);
+    pingLoop(exec, deadline, seq, got, [&](uint64_t s) {
+      std::memcpy(msg.data.data(), &s, sizeof(s));
       pub->publish(msg);
-      while (!got && Clock::now() < deadline && Clock::now() < resend && rclcpp::ok()) {
-        exec.spin_once(std::chrono::milliseconds(100));
-      }
-      if (got) {
-        rtts.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-      } else if (Clock::now() >= resend) {
-        lost++;
-      }
+    });
+  } else if (role == "fpong" || role == "lpong") {
+    const bool loan = role[0] == 'l';
+    auto pub = node->create_publisher<Fixed>("bench_fpong", qos);
+    if (loan && !pub->can_loan_messages()) {
+      std::fprintf(stderr, "%s: the publisher cannot loan messages (shared memory off?)\n", role.c_str());
+      return 1;
     }
-    const size_t n = rtts.size();
-    const int64_t med = pct(rtts, 50), p90 = pct(rtts, 90), p99 = pct(rtts, 99);
-    std::printf("rtt n %zu median %lld p90 %lld p99 %lld lost %llu\n", n, static_cast<long long>(med),
-      static_cast<long long>(p90), static_cast<long long>(p99), static_cast<unsigned long long>(lost));
+    auto sub = node->create_subscription<Fixed>("bench_fping", qos, [&pub, loan](Fixed::ConstSharedPtr m) {
+      if (loan) {
+        auto l = pub->borrow_loaned_message();
+        l.get() = *m;
+        pub->publish(std::move(l));
+      } else {
+        pub->publish(*m);
+      }
+    });
+    exec.spin_until_future_complete(std::promise<void>().get_future(), deadline - Clock::now());
+  } else if (role == "fping" || role == "lping") {
+    const bool loan = role[0] == 'l';
+    auto pub = node->create_publisher<Fixed>("bench_fping", qos);
+    if (loan && !pub->can_loan_messages()) {
+      std::fprintf(stderr, "%s: the publisher cannot loan messages (shared memory off?)\n", role.c_str());
+      return 1;
+    }
+    uint64_t seq = 0;
+    bool got = false;
+    auto sub = node->create_subscription<Fixed>("bench_fpong", qos, [&got, &seq](Fixed::ConstSharedPtr m) {
+      if (m->seq == seq) {
+        got = true;
+      }
+    });
+    if (!waitFor(exec, deadline, [&]() { return pub->get_subscription_count() > 0 && sub->get_publisher_count() > 0; })) {
+      std::fprintf(stderr, "%s: no pong\n", role.c_str());
+      return 1;
+    }
+    auto msg = std::make_unique<Fixed>();
+    pingLoop(exec, deadline, seq, got, [&](uint64_t s) {
+      if (loan) {
+        auto l = pub->borrow_loaned_message();
+        l.get().seq = s;
+        pub->publish(std::move(l));
+      } else {
+        msg->seq = s;
+        pub->publish(*msg);
+      }
+    });
   } else if (role == "server") {
     auto srv = node->create_service<SetBool>("bench_srv",
       [](const std::shared_ptr<SetBool::Request> req, std::shared_ptr<SetBool::Response> resp) {
