@@ -271,16 +271,51 @@ static struct ddsi_serdata *sd_from_keyhash (const struct ddsi_sertype *type, co
   return d ? &d->c : NULL;
 }
 
-static struct ddsi_serdata *sd_from_sample (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample)
+/* serdata_from_raw makes a little-endian CDR sample (header included) of
+   the sample at raw in the layout of t; NULL when out of memory. */
+static struct fsm_serdata *serdata_from_raw (const struct fsm_sertype *t, enum ddsi_serdata_kind kind, const unsigned char *raw)
 {
-  const struct fsm_sample *s = sample;
-  uint32_t n = (kind == SDK_DATA && s != NULL) ? s->size : 0;
-  struct fsm_serdata *d = serdata_new (type, kind, n);
+  struct fsm_serdata *d = serdata_new (&t->c, kind, 4 + t->cdr_size);
   if (d == NULL)
     return NULL;
-  if (n > 0)
-    memcpy (d->data, s->data, n);
-  return &d->c;
+  static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
+  memcpy (d->data, cdr_le, 4);
+  raw_to_cdr (t, raw, d->data + 4);
+  return d;
+}
+
+/* pin, armed by fsm_write_loaned around its dds_write, holds a reference
+   to the serdata dds_write makes for network readers: Cyclone 0.10 reads
+   that serdata's chunk after its last reference went when the network
+   write fails (dds_write_impl_iox), and the pin keeps it alive until
+   dds_write has returned. */
+static _Thread_local struct {
+  bool armed;
+  struct fsm_serdata *d;
+} pin;
+
+/* The application sample of a fixed-size type is its C struct (as for
+   Cyclone's own fixed-size types: dds_write copies it into a chunk, or
+   writes a loaned chunk holding it); of any other type an fsm_sample. */
+static struct ddsi_serdata *sd_from_sample (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample)
+{
+  const struct fsm_sertype *t = (const struct fsm_sertype *) type;
+  struct fsm_serdata *d;
+  if (kind == SDK_DATA && t->nruns > 0)
+    d = serdata_from_raw (t, kind, sample);
+  else
+  {
+    const struct fsm_sample *s = sample;
+    uint32_t n = (kind == SDK_DATA && s != NULL) ? s->size : 0;
+    if ((d = serdata_new (type, kind, n)) != NULL && n > 0)
+      memcpy (d->data, s->data, n);
+  }
+  if (d != NULL && pin.armed && pin.d == NULL)
+  {
+    (void) ddsi_serdata_ref (&d->c);
+    pin.d = d;
+  }
+  return d ? &d->c : NULL;
 }
 
 static void sd_to_ser (const struct ddsi_serdata *dcmn, size_t off, size_t sz, void *buf)
@@ -355,46 +390,57 @@ static void sd_get_keyhash (const struct ddsi_serdata *d, struct ddsi_keyhash *b
   memset (buf->value, 0, sizeof (buf->value));
 }
 
-/* serdata_from_raw makes a little-endian CDR sample (header included) of
-   the sample at raw in the layout of t; NULL when out of memory. */
-static struct fsm_serdata *serdata_from_raw (const struct fsm_sertype *t, enum ddsi_serdata_kind kind, const unsigned char *raw)
+/* chunk_payload_size is the room for the user payload in the chunk at
+   buffer: the chunk's size (the first field of iceoryx's chunk header,
+   which iceoryx keeps in place across versions) less the header and
+   padding before the payload. 0 when the header makes no sense. */
+static uint32_t chunk_payload_size (const void *buffer)
 {
-  struct fsm_serdata *d = serdata_new (&t->c, kind, 4 + t->cdr_size);
-  if (d == NULL)
-    return NULL;
-  static const unsigned char cdr_le[4] = { 0, 1, 0, 0 };
-  memcpy (d->data, cdr_le, 4);
-  raw_to_cdr (t, raw, d->data + 4);
-  return d;
+  const unsigned char *ch = (const unsigned char *) iox_chunk_header_from_user_payload_const (buffer);
+  const unsigned char *p = buffer;
+  uint32_t chunk_size;
+  memcpy (&chunk_size, ch, sizeof (chunk_size));
+  if (p <= ch || (size_t) (p - ch) >= chunk_size)
+    return 0;
+  return chunk_size - (uint32_t) (p - ch);
 }
 
-/* A chunk received over shared memory (on iceoryx's listener thread) or a
-   loaned sample being written through dds_write (sub == NULL).  The caller
-   does not check for NULL, so a chunk that cannot be read becomes an empty
-   sample, which Go drops and counts as malformed.  A received chunk is
-   copied out and released at once: a queue of held chunks would hold
-   RouDi's memory pool and the subscriber's small budget of held chunks. */
+/* sd_from_iox has two callers.
+   - iceoryx's listener thread, with a chunk received over shared memory
+     (sub != NULL).  The caller does not check for NULL, so a chunk that
+     cannot be read (a state or size that does not fit the type, or a
+     data_size beyond the chunk) becomes an empty sample, which Go drops
+     and counts as malformed.  The chunk is copied out and released at
+     once: a queue of held chunks would hold RouDi's memory pool and the
+     subscriber's small budget of held chunks.
+   - dds_write of a loaned chunk when every reader gets it over shared
+     memory (sub == NULL): the serdata only carries the chunk to
+     iceoryx, so no CDR is made. */
 static struct ddsi_serdata *sd_from_iox (const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, void *sub, void *buffer)
 {
   const struct fsm_sertype *t = (const struct fsm_sertype *) type;
-  const iceoryx_header_t *h = iceoryx_header_from_chunk (buffer);
   struct fsm_serdata *d = NULL;
-  if (kind == SDK_DATA && h->shm_data_state == IOX_CHUNK_CONTAINS_SERIALIZED_DATA)
+  if (sub == NULL)
+  {
+    if ((d = serdata_new (type, kind, 0)) != NULL)
+      d->c.iox_chunk = buffer;
+    return d ? &d->c : NULL;
+  }
+  const iceoryx_header_t *h = iceoryx_header_from_chunk (buffer);
+  const uint32_t room = chunk_payload_size (buffer);
+  if (kind == SDK_DATA && h->data_size <= room && h->shm_data_state == IOX_CHUNK_CONTAINS_SERIALIZED_DATA)
   {
     if ((d = serdata_new (type, kind, h->data_size)) != NULL)
       memcpy (d->data, buffer, h->data_size);
   }
-  else if (kind == SDK_DATA && h->shm_data_state == IOX_CHUNK_CONTAINS_RAW_DATA &&
+  else if (kind == SDK_DATA && h->data_size <= room && h->shm_data_state == IOX_CHUNK_CONTAINS_RAW_DATA &&
            t->nruns > 0 && h->data_size >= t->c.iox_size)
   {
     d = serdata_from_raw (t, kind, buffer);
   }
   if (d == NULL)
     d = serdata_new (type, kind, 0);
-  if (sub != NULL)
-    free_iox_chunk ((iox_sub_t *) sub, &buffer);
-  else if (d != NULL)
-    d->c.iox_chunk = buffer;
+  free_iox_chunk ((iox_sub_t *) sub, &buffer);
   return d ? &d->c : NULL;
 }
 
@@ -644,14 +690,13 @@ void fsm_qos_extract (const dds_qos_t *q, fsm_qos *out)
 
 /* ---- write and take ---- */
 
-dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len, fsm_shm *shm)
+/* write_serdata writes d (consuming its reference) with the writer's
+   timestamp; with shared memory it also puts the sample in a chunk. */
+static dds_return_t write_serdata (dds_entity_t wr, struct fsm_serdata *d, fsm_shm *shm)
 {
-  struct fsm_serdata *d = serdata_new (st, SDK_DATA, len);
-  if (d == NULL)
-    return DDS_RETCODE_OUT_OF_RESOURCES;
-  memcpy (d->data, buf, len);
   d->c.statusinfo = 0;
   d->c.timestamp.v = dds_time ();
+  void *chunk = NULL;
   if (shm != NULL)
   {
     /* The writer has an iceoryx publisher: readers on this host that have
@@ -661,15 +706,68 @@ dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const vo
        chunk above its largest memory pool, which RouDi's configuration
        sets and no client can query: samples above FSM_SHM_MAX_CHUNK (the
        default configuration's largest pool, less the headers) never ask. */
-    void *chunk = len <= FSM_SHM_MAX_CHUNK ? dds_data_allocator_alloc (&shm->alloc, len) : NULL;
+    chunk = d->size <= FSM_SHM_MAX_CHUNK ? dds_data_allocator_alloc (&shm->alloc, d->size) : NULL;
     if (chunk != NULL)
     {
-      memcpy (chunk, buf, len);
+      memcpy (chunk, d->data, d->size);
       shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_SERIALIZED_DATA);
       d->c.iox_chunk = chunk;
     }
   }
-  return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
+  if (chunk == NULL)
+    return dds_writecdr (wr, &d->c); /* consumes the reference, also on error */
+  /* Cyclone publishes the chunk (and clears iox_chunk) only after the
+     network write succeeded; on failure the chunk is still the writer's,
+     and goes back to the pool here. */
+  (void) ddsi_serdata_ref (&d->c);
+  dds_return_t rc = dds_writecdr (wr, &d->c);
+  if (d->c.iox_chunk != NULL)
+  {
+    (void) dds_data_allocator_free (&shm->alloc, d->c.iox_chunk);
+    d->c.iox_chunk = NULL;
+  }
+  ddsi_serdata_unref (&d->c);
+  return rc;
+}
+
+dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len, fsm_shm *shm)
+{
+  struct fsm_serdata *d = serdata_new (st, SDK_DATA, len);
+  if (d == NULL)
+    return DDS_RETCODE_OUT_OF_RESOURCES;
+  memcpy (d->data, buf, len);
+  return write_serdata (wr, d, shm);
+}
+
+fsm_buf fsm_buf_new (const struct ddsi_sertype *st, uint32_t cap)
+{
+  fsm_buf b = { NULL, NULL };
+  struct fsm_serdata *d = serdata_new (st, SDK_DATA, cap);
+  if (d != NULL)
+  {
+    b.sd = &d->c;
+    b.data = d->data;
+  }
+  return b;
+}
+
+void fsm_buf_free (struct ddsi_serdata *d)
+{
+  ddsi_serdata_unref (d);
+}
+
+dds_return_t fsm_write_buf (dds_entity_t wr, struct ddsi_serdata *dc, uint32_t len, fsm_shm *shm)
+{
+  struct fsm_serdata *d = (struct fsm_serdata *) dc;
+  if (len == 0 || len > d->size)
+  {
+    ddsi_serdata_unref (dc);
+    return DDS_RETCODE_BAD_PARAMETER;
+  }
+  uint32_t padded = align4 (len); /* <= d->cap: the buffer was made for d->size >= len */
+  memset (d->data + len, 0, padded - len);
+  d->size = len;
+  return write_serdata (wr, d, shm);
 }
 
 /* ---- shared memory ---- */
@@ -699,36 +797,39 @@ void fsm_shm_free (fsm_shm *s)
   free (s);
 }
 
-void *fsm_loan (fsm_shm *s, const struct ddsi_sertype *st)
+/* fsm_loan lends a chunk of the type's layout size, registered with the
+   writer as a loan (Cyclone keeps FSM_MAX_LOANS of them per writer), as
+   rmw_cyclonedds borrows loaned messages. NULL when there is none. */
+void *fsm_loan (dds_entity_t wr)
 {
-  void *chunk = dds_data_allocator_alloc (&s->alloc, st->iox_size);
-  if (chunk != NULL)
-    shm_set_data_state (chunk, IOX_CHUNK_UNINITIALIZED);
+  void *chunk = NULL;
+  if (dds_loan_sample (wr, &chunk) != DDS_RETCODE_OK)
+    return NULL;
   return chunk;
 }
 
-void fsm_loan_return (fsm_shm *s, void *chunk)
+dds_return_t fsm_loan_return (dds_entity_t wr, void *chunk)
 {
-  (void) dds_data_allocator_free (&s->alloc, chunk);
+  return dds_return_loan (wr, &chunk, 1);
 }
 
 /* fsm_write_loaned publishes a loaned chunk holding a sample in the type's
-   layout: local iceoryx subscribers get the chunk itself, every other
-   reader the CDR made from it here.  The chunk is consumed in every case. */
-dds_return_t fsm_write_loaned (dds_entity_t wr, const struct ddsi_sertype *st, fsm_shm *s, void *chunk)
+   layout with dds_write, as rmw_cyclonedds publishes loaned messages:
+   when every matched reader has shared memory, the chunk goes to them and
+   nothing is serialized; otherwise the other readers get CDR made from
+   the chunk (sd_from_sample).  The chunk is consumed in every case. */
+dds_return_t fsm_write_loaned (dds_entity_t wr, void *chunk)
 {
-  const struct fsm_sertype *t = (const struct fsm_sertype *) st;
-  struct fsm_serdata *d = serdata_from_raw (t, SDK_DATA, chunk);
-  if (d == NULL)
+  pin.armed = true;
+  pin.d = NULL;
+  dds_return_t rc = dds_write (wr, chunk);
+  pin.armed = false;
+  if (pin.d != NULL)
   {
-    fsm_loan_return (s, chunk);
-    return DDS_RETCODE_OUT_OF_RESOURCES;
+    ddsi_serdata_unref (&pin.d->c);
+    pin.d = NULL;
   }
-  d->c.statusinfo = 0;
-  d->c.timestamp.v = dds_time ();
-  shm_set_data_state (chunk, IOX_CHUNK_CONTAINS_RAW_DATA);
-  d->c.iox_chunk = chunk;
-  return dds_writecdr (wr, &d->c);
+  return rc;
 }
 
 /* ---- built-in topics ---- */

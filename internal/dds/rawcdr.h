@@ -57,7 +57,15 @@ typedef struct fsm_recv {
   uint64_t token;           /* out: the queue they came from */
   int32_t kind;             /* out: FSM_RQ_DATA or FSM_RQ_SIGNAL */
   uint32_t need;            /* out: size of a queued sample that did not fit */
+  /* out: a sample of at least FSM_LEND_MIN bytes is lent, not copied: it
+     is then the batch's only sample, its bytes are at lent_base, and the
+     serdata stays referenced until fsm_recv_release. */
+  struct ddsi_serdata *lent;
+  void *lent_base;
+  size_t lent_len;
 } fsm_recv;
+#define FSM_LEND_MIN (64u << 10)
+void fsm_recv_release (fsm_recv *st);
 
 /* One run of primitives of a fixed-size type's memory layout: count
    elements of size bytes (1, 2, 4 or 8) at byte offset off of the sample
@@ -90,10 +98,23 @@ fsm_shm *fsm_shm_new (dds_entity_t wr); /* NULL: no shared memory */
 /* The largest sample put in a chunk (see fsm_write). */
 #define FSM_SHM_MAX_CHUNK ((4u << 20) - 4096u)
 void fsm_shm_free (fsm_shm *s);
-void *fsm_loan (fsm_shm *s, const struct ddsi_sertype *st);
-void fsm_loan_return (fsm_shm *s, void *chunk);
-dds_return_t fsm_write_loaned (dds_entity_t wr, const struct ddsi_sertype *st, fsm_shm *s, void *chunk);
+/* Loans per writer Cyclone 0.10 keeps track of (MAX_PUB_LOANS, not in its
+   installed headers): a further loan would not be registered, and
+   writing it would leak its chunk. */
+#define FSM_MAX_LOANS 8
+void *fsm_loan (dds_entity_t wr);
+dds_return_t fsm_loan_return (dds_entity_t wr, void *chunk);
+dds_return_t fsm_write_loaned (dds_entity_t wr, void *chunk);
 dds_return_t fsm_write (dds_entity_t wr, const struct ddsi_sertype *st, const void *buf, uint32_t len, fsm_shm *shm);
+/* A serdata with room for cap bytes that Go serializes into (.data), then
+   writes with fsm_write_buf (the first len bytes; consumes it) or frees. */
+typedef struct fsm_buf {
+  struct ddsi_serdata *sd; /* NULL: out of memory */
+  void *data;
+} fsm_buf;
+fsm_buf fsm_buf_new (const struct ddsi_sertype *st, uint32_t cap);
+void fsm_buf_free (struct ddsi_serdata *d);
+dds_return_t fsm_write_buf (dds_entity_t wr, struct ddsi_serdata *d, uint32_t len, fsm_shm *shm);
 
 /* Receive hub (hub.c): per-participant queues filled by C listeners on
    Cyclone's threads and drained by the receive goroutine. */

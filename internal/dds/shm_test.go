@@ -78,6 +78,10 @@ func TestSharedMemory(t *testing.T) {
 	q := QoS{Reliability: Reliable, History: KeepLast, Depth: 16}
 	var cs []*collector
 	for _, tc := range shmTopics {
+		if tc.shmOnly {
+			cs = append(cs, nil)
+			continue
+		}
 		tp, err := p.TopicWithLayout(tc.name, tc.typ, tc.layout)
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +99,7 @@ func TestSharedMemory(t *testing.T) {
 	want := shmSamples()
 	got := map[string][]string{}
 	n := 0
-	for n < len(want[0])+len(want[1]) {
+	for n < len(want[0])+len(want[1])+len(want[2]) {
 		line := nextLine(t, sub, "shmsub")
 		f := strings.Fields(line)
 		if len(f) != 2 {
@@ -111,6 +115,9 @@ func TestSharedMemory(t *testing.T) {
 			}
 		}
 		c := cs[i]
+		if c == nil {
+			continue
+		}
 		if i == 0 {
 			want[i] = append(want[i], bigSample())
 		}
@@ -140,13 +147,17 @@ func nextLine(t *testing.T, ch <-chan string, who string) string {
 }
 
 // shmTopics are the topics of TestSharedMemory: a variable-size type and
-// the fixed-size type of fixedLayout.
+// the fixed-size type of fixedLayout, with a reader on shared memory and
+// one on the network each; and the fixed-size type with the reader on
+// shared memory alone, where a loan is written without CDR.
 var shmTopics = []struct {
 	name, typ string
 	layout    *Layout
+	shmOnly   bool
 }{
-	{"rt/shm_serialized", "test::Var_", nil},
-	{"rt/shm_loaned", "test::Fixed_", fixedLayout},
+	{"rt/shm_serialized", "test::Var_", nil, false},
+	{"rt/shm_loaned", "test::Fixed_", fixedLayout, false},
+	{"rt/shm_loaned_only", "test::Fixed_", fixedLayout, true},
 }
 
 // bigSample is a serialized sample of 5 MiB: no chunk of testenv's RouDi
@@ -154,12 +165,14 @@ var shmTopics = []struct {
 func bigSample() []byte { return append([]byte{0, 1, 0, 0}, payload(5<<20, 9)...) }
 
 // shmSamples returns the CDR the readers of shmTopics must get.
-func shmSamples() [2][][]byte {
-	var out [2][][]byte
+func shmSamples() [3][][]byte {
+	var out [3][][]byte
 	out[0] = [][]byte{append([]byte{0, 1, 0, 0}, payload(1000, 7)...)}
 	for seed := byte(1); seed <= 3; seed++ {
 		_, cdr := fixedRaw(seed)
 		out[1] = append(out[1], cdr)
+		_, cdr = fixedRaw(seed + 10)
+		out[2] = append(out[2], cdr)
 	}
 	return out
 }
@@ -201,6 +214,7 @@ func runShmSub(domain uint32) error {
 // runShmPub is the role "shmpub:<domain>": writers of shmTopics with
 // shared memory. Once each has two readers it writes shmSamples (the
 // fixed-size ones as loans) and prints "done"; problems before that.
+// MaxLoans loans can be out at once, and no more.
 func runShmPub(domain uint32) error {
 	p, err := NewParticipant(domain, shmConfig, []byte("enclave=/;"))
 	if err != nil {
@@ -225,9 +239,13 @@ func runShmPub(domain uint32) error {
 	if _, err := ws[0].Loan(); !errors.Is(err, ErrNoLoan) {
 		fmt.Printf("Loan on a variable-size type: %v, want ErrNoLoan\n", err)
 	}
-	for _, w := range ws {
+	for i, w := range ws {
+		readers := 2
+		if shmTopics[i].shmOnly {
+			readers = 1
+		}
 		deadline := time.Now().Add(20 * time.Second)
-		for m, _ := w.MatchedReaders(); len(m) < 2; m, _ = w.MatchedReaders() {
+		for m, _ := w.MatchedReaders(); len(m) < readers; m, _ = w.MatchedReaders() {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%s: %d readers matched after 20 s", w.Topic().Name(), len(m))
 			}
@@ -239,21 +257,37 @@ func runShmPub(domain uint32) error {
 		return err
 	}
 	for seed := byte(1); seed <= 3; seed++ {
+		for i, w := range ws[1:] {
+			chunk, err := w.Loan()
+			if err != nil {
+				return err
+			}
+			raw, _ := fixedRaw(seed + byte(10*i))
+			copy(unsafe.Slice((*byte)(chunk), len(raw)), raw)
+			if err := w.WriteLoaned(chunk); err != nil {
+				return err
+			}
+		}
+	}
+	var loans []unsafe.Pointer
+	for range MaxLoans {
 		chunk, err := ws[1].Loan()
 		if err != nil {
 			return err
 		}
-		raw, _ := fixedRaw(seed)
-		copy(unsafe.Slice((*byte)(chunk), len(raw)), raw)
-		if err := ws[1].WriteLoaned(chunk); err != nil {
-			return err
+		loans = append(loans, chunk)
+	}
+	if _, err := ws[1].Loan(); err == nil || !strings.Contains(err.Error(), "loans are out") {
+		fmt.Printf("loan %d: %v, want the limit's error\n", MaxLoans+1, err)
+	}
+	for _, chunk := range loans {
+		if err := ws[1].ReturnLoan(chunk); err != nil {
+			fmt.Printf("ReturnLoan: %v\n", err)
 		}
 	}
-	chunk, err := ws[1].Loan()
-	if err != nil {
-		return err
-	}
-	if err := ws[1].ReturnLoan(chunk); err != nil {
+	if chunk, err := ws[1].Loan(); err != nil {
+		fmt.Printf("Loan after returning them all: %v\n", err)
+	} else if err := ws[1].ReturnLoan(chunk); err != nil {
 		fmt.Printf("ReturnLoan: %v\n", err)
 	}
 	// Above RouDi's largest chunk: only the network reader gets it.

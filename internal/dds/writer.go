@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -22,7 +23,8 @@ type Writer struct {
 	guid   GUID
 	handle InstanceHandle
 	sw     *statusWatcher
-	shm    *C.fsm_shm // non-nil: the writer has an iceoryx publisher
+	shm    *C.fsm_shm   // non-nil: the writer has an iceoryx publisher
+	loans  atomic.Int32 // loans out (Loan, less WriteLoaned and ReturnLoan)
 
 	mu     sync.RWMutex // Write holds it shared, Close exclusively
 	closed bool
@@ -118,6 +120,70 @@ func (w *Writer) write(payload []byte) error {
 	return nil
 }
 
+// Buffer is C memory a Writer lends to serialize one sample into: Data
+// is empty, with the capacity asked for. WriteBuffer publishes what was
+// appended to Data without copying it again, which is worth a cgo call
+// for large samples. Data holds no Go pointers and must not be used
+// after WriteBuffer or FreeBuffer.
+type Buffer struct {
+	sd   *C.struct_ddsi_serdata
+	Data []byte
+}
+
+// NewBuffer lends a Buffer of the given capacity (at least 4).
+func (w *Writer) NewBuffer(capacity int) (Buffer, error) {
+	if capacity < 4 || capacity > math.MaxUint32-8 {
+		return Buffer{}, fmt.Errorf("dds: NewBuffer on %q: capacity %d is out of range", w.t.name, capacity)
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return Buffer{}, ErrClosed
+	}
+	b := C.fsm_buf_new(w.t.st, C.uint32_t(capacity))
+	if b.sd == nil {
+		return Buffer{}, fmt.Errorf("dds: NewBuffer on %q: out of memory", w.t.name)
+	}
+	return Buffer{sd: b.sd, Data: unsafe.Slice((*byte)(b.data), capacity)[:0]}, nil
+}
+
+// FreeBuffer gives back a Buffer that will not be written.
+func (w *Writer) FreeBuffer(b Buffer) {
+	if b.sd != nil {
+		C.fsm_buf_free(b.sd)
+	}
+}
+
+// WriteBuffer publishes payload, which Write would take, and consumes b.
+// When payload is b.Data's memory (serialized into b without outgrowing
+// it), the bytes go to Cyclone in place; otherwise payload is copied as
+// Write copies it.
+func (w *Writer) WriteBuffer(b Buffer, payload []byte) error {
+	if b.sd == nil {
+		return fmt.Errorf("dds: WriteBuffer on %q: no buffer", w.t.name)
+	}
+	inPlace := len(payload) > 0 && cap(b.Data) > 0 && len(payload) <= cap(b.Data) &&
+		unsafe.SliceData(payload) == unsafe.SliceData(b.Data[:1])
+	if !inPlace {
+		C.fsm_buf_free(b.sd)
+		return w.Write(payload)
+	}
+	if err := CheckEncapsulation(payload); err != nil {
+		C.fsm_buf_free(b.sd)
+		return fmt.Errorf("dds: Write on %q: %w", w.t.name, err)
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		C.fsm_buf_free(b.sd)
+		return ErrClosed
+	}
+	if rc := C.fsm_write_buf(w.ent, b.sd, C.uint32_t(len(payload)), w.shm); rc < 0 {
+		return fmt.Errorf("dds: Write on %q: %w", w.t.name, newError("dds_writecdr", rc))
+	}
+	return nil
+}
+
 // SharedMemory reports whether the writer publishes through iceoryx shared
 // memory to readers on this host (Cyclone's configuration enables it,
 // RouDi runs, and the QoS allows it: keep last, volatile or transient
@@ -142,10 +208,16 @@ func (w *Writer) canLoan() bool {
 	return w.shm != nil && w.t.loanSize != 0 && w.t.loanSize <= C.FSM_SHM_MAX_CHUNK
 }
 
+// MaxLoans is how many loans a writer can have out at once: the loans
+// Cyclone 0.10 keeps track of per writer (as for rclcpp's loaned
+// messages over rmw_cyclonedds).
+const MaxLoans = C.FSM_MAX_LOANS
+
 // Loan lends a sample of the topic's layout size in shared memory, for
-// WriteLoaned or ReturnLoan. Its contents are undefined. The memory is not
-// Go's: it may hold no Go pointers, and it must not be touched after it
-// went back to the writer (written or returned) or after Close.
+// WriteLoaned or ReturnLoan; at most MaxLoans at once. Its contents are
+// undefined. The memory is not Go's: it may hold no Go pointers, and it
+// must not be touched after it went back to the writer (written or
+// returned) or after Close.
 func (w *Writer) Loan() (unsafe.Pointer, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -155,8 +227,13 @@ func (w *Writer) Loan() (unsafe.Pointer, error) {
 	if !w.canLoan() {
 		return nil, fmt.Errorf("dds: Loan on %q: %w", w.t.name, ErrNoLoan)
 	}
-	ch := C.fsm_loan(w.shm, w.t.st)
+	if w.loans.Add(1) > MaxLoans {
+		w.loans.Add(-1)
+		return nil, fmt.Errorf("dds: Loan on %q: %d loans are out, the most a writer can have", w.t.name, MaxLoans)
+	}
+	ch := C.fsm_loan(w.ent)
 	if ch == nil {
+		w.loans.Add(-1)
 		return nil, fmt.Errorf("dds: Loan on %q: no shared memory chunk of %d bytes is free (RouDi's memory pools)", w.t.name, w.t.loanSize)
 	}
 	return ch, nil
@@ -172,14 +249,18 @@ func (w *Writer) ReturnLoan(chunk unsafe.Pointer) error {
 	if w.shm == nil || chunk == nil {
 		return fmt.Errorf("dds: ReturnLoan on %q: %w", w.t.name, ErrNoLoan)
 	}
-	C.fsm_loan_return(w.shm, chunk)
+	if rc := C.fsm_loan_return(w.ent, chunk); rc < 0 {
+		return fmt.Errorf("dds: ReturnLoan on %q: %w", w.t.name, newError("dds_return_loan", rc))
+	}
+	w.loans.Add(-1)
 	return nil
 }
 
-// WriteLoaned publishes a loaned sample: readers on this host with shared
-// memory get the chunk itself; every other reader gets CDR that C code
-// makes from it with the topic's layout. The loan is consumed, also on
-// error.
+// WriteLoaned publishes a loaned sample, as rmw_cyclonedds publishes a
+// loaned message: readers on this host with shared memory get the chunk
+// itself, and when they are all the writer has, nothing is serialized;
+// every other reader gets CDR that C code makes from the chunk with the
+// topic's layout. The loan is consumed, also on error.
 func (w *Writer) WriteLoaned(chunk unsafe.Pointer) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -189,8 +270,9 @@ func (w *Writer) WriteLoaned(chunk unsafe.Pointer) error {
 	if !w.canLoan() || chunk == nil {
 		return fmt.Errorf("dds: WriteLoaned on %q: %w", w.t.name, ErrNoLoan)
 	}
-	if rc := C.fsm_write_loaned(w.ent, w.t.st, w.shm, chunk); rc < 0 {
-		return fmt.Errorf("dds: WriteLoaned on %q: %w", w.t.name, newError("dds_writecdr", rc))
+	w.loans.Add(-1)
+	if rc := C.fsm_write_loaned(w.ent, chunk); rc < 0 {
+		return fmt.Errorf("dds: WriteLoaned on %q: %w", w.t.name, newError("dds_write", rc))
 	}
 	return nil
 }
