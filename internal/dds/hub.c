@@ -8,7 +8,10 @@
  * participant's hub.  The participant's receive goroutine blocks in
  * fsm_hub_next; it is woken (a futex) only when it is waiting,
  * i.e. when the hub goes from empty to non-empty, and each fsm_hub_next
- * call hands it one batch of one reader, copied into the Go buffer.
+ * call hands it one batch of one reader, copied into the Go buffer; a
+ * sample of FSM_LEND_MIN bytes or more is a batch of its own, lent to Go
+ * in place (its serdata's bytes) until fsm_recv_release, so that large
+ * samples are not copied once more before Go decodes them.
  *
  * Queue bound: a keep-last reader's queue keeps at least `keep` (the QoS
  * depth) samples and at most `limit` samples; beyond `keep` it also stays
@@ -796,14 +799,22 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
     pthread_mutex_unlock (&h->lock);
     return 0;
   }
-  /* Pop as many as fit into buf (each at a multiple of 4). */
+  /* Pop as many as fit into buf (each at a multiple of 4), or one large
+     sample to lend. */
   int32_t k = 0;
   uint32_t off = 0;
+  int lend = 0;
   while (k < FSM_BATCH && q->count > 0)
   {
     struct fsm_qent *e = &q->ring[q->head];
     uint32_t len = e->sd ? ddsi_serdata_size (e->sd) : 0;
-    if (len > cap - off)
+    if (len >= FSM_LEND_MIN)
+    {
+      if (k > 0)
+        break; /* first in the next batch */
+      lend = 1;
+    }
+    else if (len > cap - off)
     {
       if (k == 0)
         st->need = len;
@@ -824,6 +835,8 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
     q->count--;
     q->bytes -= len;
     k++;
+    if (lend)
+      break;
   }
   if (st->need == 0)
   {
@@ -836,10 +849,29 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
   {
     if (st->sd[i] == NULL)
       continue; /* oversize marker */
-    if (st->meta[i].len > 0)
+    if (lend)
+    {
+      /* to_ser_ref takes a reference of its own for the loan */
+      ddsrt_iovec_t ref;
+      st->lent = ddsi_serdata_to_ser_ref (st->sd[i], 0, st->meta[i].len, &ref);
+      st->lent_base = ref.iov_base;
+      st->lent_len = ref.iov_len;
+    }
+    else if (st->meta[i].len > 0)
       ddsi_serdata_to_ser (st->sd[i], 0, st->meta[i].len, buf + st->meta[i].off);
     ddsi_serdata_unref (st->sd[i]);
     st->sd[i] = NULL;
   }
   return k;
+}
+
+void fsm_recv_release (fsm_recv *st)
+{
+  if (st->lent == NULL)
+    return;
+  ddsrt_iovec_t ref = { .iov_base = st->lent_base, .iov_len = (ddsrt_iov_len_t) st->lent_len };
+  ddsi_serdata_to_ser_unref (st->lent, &ref);
+  st->lent = NULL;
+  st->lent_base = NULL;
+  st->lent_len = 0;
 }

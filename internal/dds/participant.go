@@ -18,13 +18,13 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/goid"
 )
 
-// Initial and maximum size of the receive goroutine's copy buffer. It grows
-// to hold the largest sample seen; a sample larger than maxRecvBuf is still
-// delivered (the buffer grows to it) but the buffer shrinks back afterwards.
-const (
-	initRecvBuf = 256 << 10
-	maxRecvBuf  = 4 << 20
-)
+// initRecvBuf is the size of the receive goroutine's copy buffer. Samples
+// of lendMin bytes and more are lent in place instead of copied (hub.c),
+// so it holds any batch; it would grow for a sample that did not fit.
+const initRecvBuf = 256 << 10
+
+// lendMin is the sample size from which the hub lends samples in place.
+const lendMin = C.FSM_LEND_MIN
 
 // maxRounds bounds how many batches one built-in reader may deliver per
 // wake-up, so that discovery bursts do not starve the data readers.
@@ -278,6 +278,9 @@ func (p *Participant) run(rs *recvState) {
 		if r != nil {
 			r.deliver(rs, k)
 		}
+		if rs.c.lent != nil {
+			C.fsm_recv_release(rs.c)
+		}
 		if p.yield.Swap(false) {
 			// A handler made a goroutine runnable (on this thread's run
 			// queue): let it run here, now, rather than block this
@@ -289,7 +292,6 @@ func (p *Participant) run(rs *recvState) {
 			rs.oversized = false
 			p.scheduleTrim()
 		}
-		rs.shrink()
 	}
 }
 
@@ -336,13 +338,6 @@ func (p *Participant) waitDelivery() {
 	p.deliverMu.Unlock()
 }
 
-// shrink releases an oversized buffer after a large sample was delivered.
-func (rs *recvState) shrink() {
-	if len(rs.buf) > maxRecvBuf {
-		rs.buf = make([]byte, initRecvBuf)
-	}
-}
-
 // samplesOf builds the Sample slice for the k samples of the last take.
 func (rs *recvState) samplesOf(k C.int32_t) []Sample {
 	s := rs.samples[:0]
@@ -353,9 +348,14 @@ func (rs *recvState) samplesOf(k C.int32_t) []Sample {
 			PublicationHandle: InstanceHandle(m.publication_handle),
 			Oversize:          uint32(m.oversize),
 		}
-		if m.oversize == 0 {
+		switch {
+		case rs.c.lent != nil:
+			// A large sample lent in place (C memory, until the
+			// receive goroutine releases it after the handler).
+			smp.Data = unsafe.Slice((*byte)(rs.c.lent_base), int(m.len))
+		case m.oversize == 0:
 			smp.Data = rs.buf[m.off : m.off+m.len : m.off+m.len]
-		} else {
+		default:
 			rs.oversized = true
 		}
 		s = append(s, smp)

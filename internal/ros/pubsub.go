@@ -85,7 +85,16 @@ type publisher struct {
 	events *qosEvents // nil: not watched
 	bufs   sync.Pool
 	layout *rosidl.MemoryLayout // nil: not a fixed-size type
+	// lastSize is the size of the last serialized message: from
+	// inPlaceMin on, the next is serialized into the writer's memory.
+	lastSize atomic.Int64
 }
+
+// inPlaceMin is the message size from which a publisher serializes into
+// memory the writer lends (dds.Writer.NewBuffer) instead of a Go buffer
+// that Cyclone then copies: above it, the copy costs more than the cgo
+// calls it takes.
+const inPlaceMin = 64 << 10
 
 func newPublisher(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, opts ...EndpointOption) (*publisher, error) {
 	if err := checkType(ti); err != nil {
@@ -134,16 +143,22 @@ func (p *publisher) publish(m rosidl.Message) error {
 			return fmt.Errorf("ros: publish on %s: %w", p.topic, err)
 		}
 	}
-	// The pool holds *[]byte, and the pointer taken is the one put back:
-	// putting &data of a local would allocate on every publish.
-	bp, _ := p.bufs.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
+	var err error
+	if n := p.lastSize.Load(); n >= inPlaceMin {
+		err = p.publishInPlace(m, int(n))
+	} else {
+		// The pool holds *[]byte, and the pointer taken is the one put
+		// back: putting &data of a local would allocate on every publish.
+		bp, _ := p.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		data := rosidl.Marshal(m, (*bp)[:0])
+		p.lastSize.Store(int64(len(data)))
+		err = p.w.Write(data)
+		*bp = data[:0]
+		p.bufs.Put(bp)
 	}
-	data := rosidl.Marshal(m, (*bp)[:0])
-	err := p.w.Write(data)
-	*bp = data[:0]
-	p.bufs.Put(bp)
 	if err != nil {
 		if errors.Is(err, dds.ErrClosed) {
 			return ErrClosed
@@ -151,6 +166,20 @@ func (p *publisher) publish(m rosidl.Message) error {
 		return fmt.Errorf("ros: publish on %s: %w", p.topic, err)
 	}
 	return nil
+}
+
+// publishInPlace serializes m into a buffer the writer lends, sized for
+// a message a little larger than the last one (n bytes). A message that
+// outgrows it is serialized on into Go memory and copied, as publish
+// does for small ones.
+func (p *publisher) publishInPlace(m rosidl.Message, n int) error {
+	b, err := p.w.NewBuffer(n + n/16 + 64)
+	if err != nil {
+		return err
+	}
+	data := rosidl.Marshal(m, b.Data)
+	p.lastSize.Store(int64(len(data)))
+	return p.w.WriteBuffer(b, data)
 }
 
 func (p *publisher) subscriptionCount() (int, error) {
