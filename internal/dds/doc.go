@@ -25,8 +25,9 @@
 // once. Handlers therefore never run
 // concurrently with each other for one participant and must not block for
 // long. Sample.Data points into a buffer owned by the receive goroutine
-// that is reused for the next batch: copy or decode it before the handler
-// returns.
+// that is reused for the next batch, or, for a sample of 64 KiB or more,
+// at Cyclone's own copy of it, released after the handler: copy or decode
+// it before the handler returns.
 //
 // A keep-last reader's queue holds at least Depth samples and at most 1024
 // times Depth (beyond Depth also at most 8 MiB of payload); when it

@@ -20,7 +20,8 @@ import (
 // sequences) a publisher can also lend the message itself in shared
 // memory, as rclcpp's borrow_loaned_message does: the application fills
 // it in place and PublishLoaned hands the memory to the subscribers on
-// this host without serializing or copying it.
+// this host without copying it; it is serialized only when a subscription
+// without shared memory (another host, say) needs CDR.
 
 // fixedLayout returns the memory layout of ti's type, or nil when it is
 // not fixed-size.
@@ -136,7 +137,9 @@ func (p *Publisher[T]) CanLoanMessages() bool { return p.loan != nil && p.p.w.Ca
 // publisher cannot loan messages (CanLoanMessages), the message is on the
 // Go heap and PublishLoaned publishes it as Publish does, as rclcpp falls
 // back to allocating. A loan in shared memory holds one of RouDi's chunks
-// until it is published or released.
+// until it is published or released; a publisher has at most dds.MaxLoans
+// of them out at once (Cyclone's limit per writer), and a further borrow
+// fails with an error.
 func (p *Publisher[T]) BorrowLoanedMessage() (*LoanedMessage[T], error) {
 	if !p.CanLoanMessages() {
 		return &LoanedMessage[T]{Msg: p.newMsg(), pub: p}, nil
