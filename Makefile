@@ -66,12 +66,10 @@ generate-check:
 # (separate processes run in parallel) take their executables from there
 # through internal/testenv instead of each linking its own.
 # The packages that run whole systems for a minute or more, mostly waiting
-# on real time, go first, longest first (in a fresh-clone CI run of
-# session 11: 167, 136, 98, 95, 75, 58, 47 s), so that they do not form a tail
-# at the end; go test then runs up to UNITP test binaries and compilations
-# at once.
+# on real time, go first, so that they do not form a tail at the end; go
+# test then runs up to UNITP test binaries and compilations at once.
 TESTBIN ?= $(CURDIR)/build/testbin
-SLOW_PKGS := ./test/dashboard ./test/multihost ./test/e2e ./internal/velma/velmanode ./test/demo ./test/fault ./test/sim
+SLOW_PKGS := ./test/fault ./test/demo
 UNITP ?= 3
 testbin:
 	@mkdir -p $(TESTBIN)
