@@ -1,7 +1,9 @@
 package ros
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/rosidl"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
@@ -64,5 +66,77 @@ func TestInboxSteadyFlowAllocatesNothing(t *testing.T) {
 		<-done
 	}); got != 0 {
 		t.Errorf("push and run allocate %v times per item, want 0", got)
+	}
+}
+
+// A subscription WithMessagePool decodes into messages it reuses: every
+// message arrives whole whatever the sizes before it, and a steady flow of
+// 1 MiB messages (published, lent to the receive path, decoded, handed to
+// the callback) allocates nothing, where a plain subscription allocates
+// each message.
+func TestMessagePool(t *testing.T) {
+	domain := testenv.Domain(t)
+	c := newTestContext(t, domain)
+	n := mustNode(t, c, "pool", "")
+	pub, err := NewPublisher[std_msgs_msg.UInt8MultiArray](n, "/pool", QoSDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		opts      []EndpointOption
+		maxAllocs float64
+	}{
+		{"pool", []EndpointOption{WithMessagePool()}, 0},
+		{"plain", nil, -1}, // allocates: only reported
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan int, 1)
+			var bad atomic.Int32
+			sub, err := NewSubscription(n, "/pool", QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) {
+				if len(m.Data) > 0 && (m.Data[0] != byte(len(m.Data)) || m.Data[len(m.Data)-1] != byte(len(m.Data)>>8)) {
+					bad.Add(1)
+				}
+				got <- len(m.Data)
+			}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			testenv.WaitFor(t, 10*time.Second, "the subscription to match", func() bool {
+				k, _ := pub.SubscriptionCount()
+				return k == 1
+			})
+			msgs := map[int]*std_msgs_msg.UInt8MultiArray{}
+			send := func(size int) int {
+				m := msgs[size]
+				if m == nil {
+					m = &std_msgs_msg.UInt8MultiArray{Data: make([]byte, size)}
+					if size > 0 {
+						m.Data[0], m.Data[size-1] = byte(size), byte(size>>8)
+					}
+					msgs[size] = m
+				}
+				if err := pub.Publish(m); err != nil {
+					t.Fatal(err)
+				}
+				return <-got
+			}
+			// Shrinking and growing: each message is whole.
+			for _, size := range []int{1 << 20, 10, 0, 300 << 10, 1<<20 + 7, 5} {
+				if n := send(size); n != size {
+					t.Fatalf("sent %d bytes, the callback got %d", size, n)
+				}
+			}
+			if b := bad.Load(); b != 0 {
+				t.Fatalf("%d messages arrived with other bytes", b)
+			}
+			send(1 << 20)
+			allocs := testing.AllocsPerRun(20, func() { send(1 << 20) })
+			t.Logf("%s: %.1f allocations per 1 MiB message published and received", tc.name, allocs)
+			if tc.maxAllocs >= 0 && allocs > tc.maxAllocs {
+				t.Errorf("%s: %.1f allocations per message, want at most %v", tc.name, allocs, tc.maxAllocs)
+			}
+		})
 	}
 }

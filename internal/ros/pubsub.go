@@ -34,6 +34,9 @@ type endpointOptions struct {
 	// pubFilter: a subscription takes only these publishers' messages
 	// (pubfilter.go).
 	pubFilter PublisherFilter
+	// messagePool: a subscription's callbacks get messages it reuses
+	// (WithMessagePool).
+	messagePool bool
 }
 
 // alsoUses registers d in the node's type cache for as long as the service
@@ -49,6 +52,16 @@ func WithQoS(q QoS) EndpointOption { return func(o *endpointOptions) { o.qos = &
 // WithIgnoreLocal makes a subscription ignore publishers of the same
 // Context (ignore_local_publications).
 func WithIgnoreLocal() EndpointOption { return func(o *endpointOptions) { o.ignoreLocal = true } }
+
+// WithMessagePool makes a subscription reuse its messages, as rclcpp's
+// MessagePoolMemoryStrategy does: the message a callback gets is lent for
+// the call only, and once the callback returns the subscription decodes a
+// later message into it, reusing its slices. A subscription to large
+// messages then allocates nothing per message, which spares the garbage
+// collector (see docs/client-library.md, "1 MiB over the network"). The
+// callback must not keep the message, or anything in it, after it
+// returns: copy what it needs.
+func WithMessagePool() EndpointOption { return func(o *endpointOptions) { o.messagePool = true } }
 
 func applyOptions(opts []EndpointOption) endpointOptions {
 	var o endpointOptions
@@ -375,6 +388,18 @@ func newSubscription(n *Node, topic string, ti *rosidl.TypeInfo, qos QoS, newMsg
 		return nil, fmt.Errorf("ros: subscription on %s: %w", fqn, err)
 	}
 	s := &Subscription{n: n, topic: fqn, ti: ti}
+	if o.messagePool {
+		// Messages go back to the pool after their callback; those
+		// dropped from a full inbox are left to the collector.
+		alloc := newMsg
+		pool := &sync.Pool{New: func() any { return alloc() }}
+		newMsg = func() rosidl.Message { return pool.Get().(rosidl.Message) }
+		call := cb
+		cb = func(m rosidl.Message) {
+			call(m)
+			pool.Put(m)
+		}
+	}
 	depth := 0
 	if qos.History != HistoryKeepAll {
 		depth = qos.effectiveDepth()

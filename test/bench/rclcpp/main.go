@@ -64,6 +64,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsmnodes/fsmnodes/internal/ros"
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	"github.com/fsmnodes/fsmnodes/test/bench/internal/benchproc"
 )
@@ -92,11 +93,16 @@ func run(args []string, out io.Writer) error {
 	only := fs.String("peers", "", "comma-separated columns to measure besides ours (rclcpp, rclcpp-events); default all")
 	role := fs.String("role", "", "internal: run a Go role (sub, pub, pong, ping, server, client)")
 	bytes := fs.Int("bytes", 1024, "internal: message size of a Go pub or ping role")
+	pool := fs.Bool("pool", false, "our subscriptions reuse their messages (ros.WithMessagePool)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *role != "" {
-		return runRole(*role, *bytes, *dur, out)
+		var opts []ros.EndpointOption
+		if *pool {
+			opts = append(opts, ros.WithMessagePool())
+		}
+		return runRole(*role, *bytes, *dur, opts, out)
 	}
 	lineRE, err := regexp.Compile(*lines)
 	if err != nil {
@@ -142,7 +148,11 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	ours := impl{name: "ours", path: self, env: env.ours, args: func(role string, bytes int, d time.Duration) []string {
-		return []string{"-role", role, "-bytes", strconv.Itoa(bytes), "-d", d.String()}
+		a := []string{"-role", role, "-bytes", strconv.Itoa(bytes), "-d", d.String()}
+		if *pool {
+			a = append(a, "-pool")
+		}
+		return a
 	}}
 	peerImpl := func(name string, pre ...string) impl {
 		return impl{name: name, path: peer, env: env.rclcpp, args: func(role string, bytes int, d time.Duration) []string {
@@ -170,6 +180,9 @@ func run(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "settings: ROS 2 %s (%s), rmw_cyclonedds_cpp, %s; default QoS; 2 processes on loopback; %v per run, %d rounds; %d CPUs; load average %s\n",
 		r.Distro, r.Setup, executors, *dur, *rounds, runtime.NumCPU(), loadAverage())
+	if *pool {
+		fmt.Fprintln(out, "settings: our subscriptions reuse their messages (ros.WithMessagePool)")
+	}
 
 	pairs := make([]pair, 0, len(impls)+2)
 	for _, i := range impls {

@@ -37,7 +37,7 @@ const (
 //
 // With $FSM_BENCH_CPUPROFILE set to a directory, the role writes its CPU
 // profile there as ROLE-BYTES-PID.pprof.
-func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
+func runRole(role string, bytes int, dur time.Duration, opts []ros.EndpointOption, out io.Writer) error {
 	if dir := os.Getenv("FSM_BENCH_CPUPROFILE"); dir != "" {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", role, bytes, os.Getpid())))
 		if err != nil {
@@ -63,17 +63,17 @@ func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
 	go func() { _ = rc.Spin(ctx) }()
 	switch role {
 	case "sub":
-		return roleSub(ctx, n, out)
+		return roleSub(ctx, n, opts, out)
 	case "pub":
 		return rolePub(ctx, n, bytes, out)
 	case "pong":
-		return rolePong(ctx, n)
+		return rolePong(ctx, n, opts)
 	case "ping":
-		return rolePing(ctx, n, bytes, out)
+		return rolePing(ctx, n, bytes, opts, out)
 	case "fpong", "lpong":
-		return roleFixedPong(ctx, n, role == "lpong")
+		return roleFixedPong(ctx, n, role == "lpong", opts)
 	case "fping", "lping":
-		return roleFixedPing(ctx, n, role == "lping", out)
+		return roleFixedPing(ctx, n, role == "lping", opts, out)
 	case "server":
 		return roleServer(ctx, n)
 	case "client":
@@ -82,9 +82,9 @@ func runRole(role string, bytes int, dur time.Duration, out io.Writer) error {
 	return fmt.Errorf("unknown role %q", role)
 }
 
-func roleSub(ctx context.Context, n *ros.Node, out io.Writer) error {
+func roleSub(ctx context.Context, n *ros.Node, opts []ros.EndpointOption, out io.Writer) error {
 	var count atomic.Uint64
-	if _, err := ros.NewSubscription(n, dataTopic, ros.QoSDefault, func(*std_msgs_msg.UInt8MultiArray) { count.Add(1) }); err != nil {
+	if _, err := ros.NewSubscription(n, dataTopic, ros.QoSDefault, func(*std_msgs_msg.UInt8MultiArray) { count.Add(1) }, opts...); err != nil {
 		return err
 	}
 	t := time.NewTicker(time.Second)
@@ -135,12 +135,12 @@ func rolePub(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error {
 	return nil
 }
 
-func rolePong(ctx context.Context, n *ros.Node) error {
+func rolePong(ctx context.Context, n *ros.Node, opts []ros.EndpointOption) error {
 	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, pongTopic, ros.QoSDefault)
 	if err != nil {
 		return err
 	}
-	if _, err := ros.NewSubscription(n, pingTopic, ros.QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) { _ = pub.Publish(m) }); err != nil {
+	if _, err := ros.NewSubscription(n, pingTopic, ros.QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) { _ = pub.Publish(m) }, opts...); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -152,7 +152,7 @@ func rolePong(ctx context.Context, n *ros.Node) error {
 // other side's answering writer has matched this side's reader).
 const resendAfter = time.Second
 
-func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error {
+func rolePing(ctx context.Context, n *ros.Node, bytes int, opts []ros.EndpointOption, out io.Writer) error {
 	pub, err := ros.NewPublisher[std_msgs_msg.UInt8MultiArray](n, pingTopic, ros.QoSDefault)
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, out io.Writer) error 
 		case got <- struct{}{}:
 		default:
 		}
-	})
+	}, opts...)
 	if err != nil {
 		return err
 	}
@@ -223,19 +223,19 @@ func pingLoop(ctx context.Context, seq *atomic.Uint64, got chan struct{}, out io
 	return nil
 }
 
-func roleFixedPong(ctx context.Context, n *ros.Node, loan bool) error {
+func roleFixedPong(ctx context.Context, n *ros.Node, loan bool, opts []ros.EndpointOption) error {
 	_, send, err := blob.NewSender(n, fixedPongTopic, loan)
 	if err != nil {
 		return err
 	}
-	if _, err := ros.NewSubscription(n, fixedPingTopic, ros.QoSDefault, func(m *blob.Blob) { _ = send(m, m.Seq) }); err != nil {
+	if _, err := ros.NewSubscription(n, fixedPingTopic, ros.QoSDefault, func(m *blob.Blob) { _ = send(m, m.Seq) }, opts...); err != nil {
 		return err
 	}
 	<-ctx.Done()
 	return nil
 }
 
-func roleFixedPing(ctx context.Context, n *ros.Node, loan bool, out io.Writer) error {
+func roleFixedPing(ctx context.Context, n *ros.Node, loan bool, opts []ros.EndpointOption, out io.Writer) error {
 	pub, send, err := blob.NewSender(n, fixedPingTopic, loan)
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func roleFixedPing(ctx context.Context, n *ros.Node, loan bool, out io.Writer) e
 		case got <- struct{}{}:
 		default:
 		}
-	})
+	}, opts...)
 	if err != nil {
 		return err
 	}
