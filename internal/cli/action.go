@@ -373,6 +373,15 @@ func (a *App) goalResult(ctx context.Context, s *session, fqn string, at *rosidl
 	if err != nil {
 		return err
 	}
+	// Feedback that arrived before the result may still wait in the
+	// node's callback queue: let it print first.
+	flushed := make(chan struct{})
+	if s.node.Post(func() { close(flushed) }) == nil {
+		select {
+		case <-flushed:
+		case <-ctx.Done():
+		}
+	}
 	st, _ := status.(int8)
 	out.printf("Result:\n    %s\n", text)
 	out.printf("Goal finished with status: %s\n", goalStatusName(st))
