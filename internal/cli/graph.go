@@ -65,25 +65,49 @@ func graphVerbs() map[string]verb {
 // graphSession parses the common flags of graph verbs, opens a session and
 // waits for discovery.
 func (a *App) graphSession(ctx context.Context, args []string, spec flagSpec, npos int, usage string) (*session, *parsed, error) {
+	s, p, _, err := a.graphSessionTimed(ctx, args, spec, npos, usage)
+	return s, p, err
+}
+
+// graphSessionTimed is graphSession that also returns a function waiting,
+// for what is left of the spin time, until cond holds (session.waitGraph).
+func (a *App) graphSessionTimed(ctx context.Context, args []string, spec flagSpec, npos int, usage string) (*session, *parsed, func(cond func() bool) bool, error) {
 	spec[spinTimeFlag] = true
 	spec["--no-daemon"] = false
 	p, err := parseFlags(args, spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(p.pos) != npos {
-		return nil, nil, usagef("usage: fsmnodes %s", usage)
+		return nil, nil, nil, usagef("usage: fsmnodes %s", usage)
 	}
 	st, err := spinTime(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s, err := a.open(ctx, "graph")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	start := time.Now()
 	s.settle(ctx, st)
-	return s, p, nil
+	wait := func(cond func() bool) bool { return s.waitGraph(ctx, start, st, cond) }
+	return s, p, wait, nil
+}
+
+// topicKnown reports whether fqn has a type in the graph and every
+// endpoint on it has its node's name (ros_discovery_info can come after
+// the endpoint itself).
+func topicKnown(s *session, fqn string) bool {
+	if len(typesOf(s.rc.TopicNamesAndTypes(), fqn)) == 0 {
+		return false
+	}
+	for _, e := range append(s.rc.PublishersInfo(fqn), s.rc.SubscriptionsInfo(fqn)...) {
+		if e.NodeName == ros.UnknownNodeName {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *App) nodeList(ctx context.Context, args []string) error {
@@ -314,7 +338,7 @@ func typesOf(list []ros.NameAndTypes, name string) []string {
 }
 
 func (a *App) topicType(ctx context.Context, args []string) error {
-	s, p, err := a.graphSession(ctx, args, flagSpec{}, 1, "topic type TOPIC")
+	s, p, wait, err := a.graphSessionTimed(ctx, args, flagSpec{}, 1, "topic type TOPIC")
 	if err != nil {
 		return err
 	}
@@ -323,6 +347,7 @@ func (a *App) topicType(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	wait(func() bool { return topicKnown(s, fqn) })
 	types := typesOf(s.rc.TopicNamesAndTypes(), fqn)
 	if len(types) == 0 {
 		return fmt.Errorf("unknown topic '%s'", fqn)
@@ -350,7 +375,7 @@ func (a *App) topicFind(ctx context.Context, args []string) error {
 }
 
 func (a *App) topicInfo(ctx context.Context, args []string) error {
-	s, p, err := a.graphSession(ctx, args, flagSpec{"-v": false, "--verbose": false}, 1, "topic info TOPIC [-v]")
+	s, p, wait, err := a.graphSessionTimed(ctx, args, flagSpec{"-v": false, "--verbose": false}, 1, "topic info TOPIC [-v]")
 	if err != nil {
 		return err
 	}
@@ -359,6 +384,7 @@ func (a *App) topicInfo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	wait(func() bool { return topicKnown(s, fqn) })
 	types := typesOf(s.rc.TopicNamesAndTypes(), fqn)
 	if len(types) == 0 {
 		return fmt.Errorf("unknown topic '%s'", fqn)

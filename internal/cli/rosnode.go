@@ -105,6 +105,34 @@ func (s *session) settle(ctx context.Context, max time.Duration) {
 	}
 }
 
+// waitGraph waits, after settle, until cond holds or max has passed since
+// the session was settled from (start): discovery on a loaded machine can
+// pause longer than settle's quiet period between a participant and its
+// endpoints, and a query about one name should not give up on it while
+// its spin time lasts. It returns cond's last value.
+func (s *session) waitGraph(ctx context.Context, start time.Time, max time.Duration, cond func() bool) bool {
+	for {
+		ch := s.rc.GraphChanged()
+		if cond() {
+			return true
+		}
+		rest := max - time.Since(start)
+		if rest <= 0 {
+			return false
+		}
+		t := time.NewTimer(rest)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cond()
+		case <-t.C:
+			return cond()
+		case <-ch:
+			t.Stop()
+		}
+	}
+}
+
 // spinTime reads --spin-time (seconds, default 2).
 func spinTime(p *parsed) (time.Duration, error) {
 	v := p.get("2", spinTimeFlag)

@@ -25,6 +25,11 @@ const (
 	nodeNotFoundFn = "node %q not found in the ROS graph"
 )
 
+// UnknownNodeName is the NodeName of an endpoint whose node is not known
+// (yet): its participant's ros_discovery_info has not named it, as rmw
+// reports it.
+const UnknownNodeName = unknownNode
+
 // NodeName identifies a node in the graph.
 type NodeName struct {
 	Name      string
