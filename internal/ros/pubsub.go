@@ -3,6 +3,7 @@ package ros
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -186,7 +187,7 @@ func (p *publisher) publish(m rosidl.Message) error {
 // outgrows it is serialized on into Go memory and copied, as publish
 // does for small ones.
 func (p *publisher) publishInPlace(m rosidl.Message, n int) error {
-	b, err := p.w.NewBuffer(n + n/16 + 64)
+	b, err := p.w.NewBuffer(min(n+n/16+64, math.MaxUint32-8))
 	if err != nil {
 		return err
 	}
