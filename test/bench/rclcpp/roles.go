@@ -162,28 +162,42 @@ func rolePing(ctx context.Context, n *ros.Node, bytes int, opts []ros.EndpointOp
 	var seq atomic.Uint64
 	got := make(chan struct{}, 1)
 	sub, err := ros.NewSubscription(n, pongTopic, ros.QoSDefault, func(m *std_msgs_msg.UInt8MultiArray) {
-		if len(m.Data) < 8 || binary.LittleEndian.Uint64(m.Data) != seq.Load() {
-			return
-		}
-		select {
-		case got <- struct{}{}:
-		default:
+		if len(m.Data) >= 8 {
+			answered(&seq, got, binary.LittleEndian.Uint64(m.Data))
 		}
 	}, opts...)
 	if err != nil {
 		return err
 	}
-	if err := waitUntil(ctx, "the pong", func() bool {
-		k, _ := pub.SubscriptionCount()
-		m, _ := sub.PublisherCount()
-		return k > 0 && m > 0
-	}); err != nil {
+	if err := waitPaired(ctx, pub, sub); err != nil {
 		return err
 	}
 	msg := &std_msgs_msg.UInt8MultiArray{Data: make([]byte, max(bytes, 8))}
 	return pingLoop(ctx, &seq, got, out, func(s uint64) error {
 		binary.LittleEndian.PutUint64(msg.Data, s)
 		return pub.Publish(msg)
+	})
+}
+
+// answered signals got when s answers the current ping (seq), without
+// blocking: pingLoop takes at most one answer per ping.
+func answered(seq *atomic.Uint64, got chan struct{}, s uint64) {
+	if s != seq.Load() {
+		return
+	}
+	select {
+	case got <- struct{}{}:
+	default:
+	}
+}
+
+// waitPaired waits until the ping publisher has the pong's subscription
+// and the ping's subscription has the pong's publisher.
+func waitPaired(ctx context.Context, pub interface{ SubscriptionCount() (int, error) }, sub *ros.Subscription) error {
+	return waitUntil(ctx, "the pong", func() bool {
+		k, _ := pub.SubscriptionCount()
+		m, _ := sub.PublisherCount()
+		return k > 0 && m > 0
 	})
 }
 
@@ -242,23 +256,11 @@ func roleFixedPing(ctx context.Context, n *ros.Node, loan bool, opts []ros.Endpo
 	}
 	var seq atomic.Uint64
 	got := make(chan struct{}, 1)
-	sub, err := ros.NewSubscription(n, fixedPongTopic, ros.QoSDefault, func(m *blob.Blob) {
-		if m.Seq != seq.Load() {
-			return
-		}
-		select {
-		case got <- struct{}{}:
-		default:
-		}
-	}, opts...)
+	sub, err := ros.NewSubscription(n, fixedPongTopic, ros.QoSDefault, func(m *blob.Blob) { answered(&seq, got, m.Seq) }, opts...)
 	if err != nil {
 		return err
 	}
-	if err := waitUntil(ctx, "the pong", func() bool {
-		k, _ := pub.SubscriptionCount()
-		m, _ := sub.PublisherCount()
-		return k > 0 && m > 0
-	}); err != nil {
+	if err := waitPaired(ctx, pub, sub); err != nil {
 		return err
 	}
 	return pingLoop(ctx, &seq, got, out, func(s uint64) error { return send(nil, s) })
