@@ -29,6 +29,13 @@
 // at Cyclone's own copy of it, released after the handler: copy or decode
 // it before the handler returns.
 //
+// A handler may ask for one function to run on the receive goroutine after
+// its delivery (Participant.RunAfterDelivery; internal/ros runs an idle
+// node's callback that way). Such a function may block: a C watchdog
+// thread (watch.c) sees one that runs through a whole 2 ms tick and hands
+// receiving over to a new goroutine, and the old one ends when the
+// function returns.
+//
 // A keep-last reader's queue holds at least Depth samples and at most 1024
 // times Depth (beyond Depth also at most 8 MiB of payload); when it
 // overflows, the oldest sample is dropped and counted (Reader.Dropped), so

@@ -48,7 +48,7 @@ type receiver interface {
 	deliver(rs *recvState, k C.int32_t)
 }
 
-// recvState is owned by the receive goroutine.
+// recvState is owned by one receive goroutine.
 type recvState struct {
 	c       *C.fsm_recv
 	disc    *C.fsm_dstate // allocated on first discovery delivery
@@ -56,6 +56,47 @@ type recvState struct {
 	samples []Sample
 	// oversized: the last batch had a sample dropped for its size
 	oversized bool
+
+	// delivering: a handler runs (RunAfterDelivery may be called);
+	// after: what it asked to run once the delivery is done.
+	delivering bool
+	after      func()
+	// afterState is afterIdle, afterRunning or afterHandedOff (it ran
+	// too long: another goroutine receives now).
+	afterState atomic.Int32
+}
+
+// States of recvState.afterState.
+const (
+	afterIdle = iota
+	afterRunning
+	afterHandedOff
+)
+
+// StallAfter is the receive watchdog's tick (watch.c): a function passed
+// to RunAfterDelivery that runs through a whole tick (StallAfter to twice
+// that) is left to finish on its own while another goroutine takes over
+// receiving, so that a slow or blocked callback holds up only itself.
+const StallAfter = C.FSM_WATCH_TICK_NS * time.Nanosecond
+
+// newRecvState allocates a receive goroutine's state.
+func (p *Participant) newRecvState() (*recvState, error) {
+	rs := &recvState{
+		c:       (*C.fsm_recv)(C.calloc(1, C.sizeof_fsm_recv)),
+		buf:     make([]byte, initRecvBuf),
+		samples: make([]Sample, 0, C.FSM_BATCH),
+	}
+	if rs.c == nil {
+		return nil, errors.New("dds: receive state: out of memory")
+	}
+	return rs, nil
+}
+
+// free releases a receive goroutine's state.
+func (rs *recvState) free() {
+	C.free(unsafe.Pointer(rs.c))
+	rs.c = nil
+	rs.freeDisc()
 }
 
 // Participant is a DDS domain participant with its receive goroutine. See
@@ -84,9 +125,13 @@ type Participant struct {
 	// handler to finish.
 	deliverMu sync.Mutex
 	closing   atomic.Bool
-	loopID    atomic.Uint64 // goroutine id of the receive goroutine
-	yield     atomic.Bool   // Yield was called: Gosched after this delivery
-	trimmedAt time.Time     // when the last heap trim scheduled runs (receive goroutine; heap.go)
+	loopID    atomic.Uint64             // goroutine id of the receive goroutine
+	cur       atomic.Pointer[recvState] // the receive goroutine's state
+	handOffs  atomic.Uint64             // see HandOffs
+	watch     *C.fsm_watch              // the receive watchdog (watch.c)
+	standby   chan struct{}             // closed when the standby goroutine ends
+	yield     atomic.Bool               // Yield was called: Gosched after this delivery
+	trimmedAt time.Time                 // when the last heap trim scheduled runs (receive goroutine; heap.go)
 	done      chan struct{}
 }
 
@@ -168,18 +213,21 @@ func NewParticipantWithProperties(domainID uint32, config string, userData []byt
 	if p.handle, err = entityHandle(p.ent); err != nil {
 		return nil, err
 	}
-	rs := &recvState{
-		c:       (*C.fsm_recv)(C.calloc(1, C.sizeof_fsm_recv)),
-		buf:     make([]byte, initRecvBuf),
-		samples: make([]Sample, 0, C.FSM_BATCH),
-	}
-	if rs.c == nil {
-		return nil, errors.New("dds: NewParticipant: out of memory")
+	rs, err := p.newRecvState()
+	if err != nil {
+		return nil, fmt.Errorf("dds: NewParticipant: %w", err)
 	}
 	if p.hub = C.fsm_hub_new(); p.hub == nil {
-		C.free(unsafe.Pointer(rs.c))
+		rs.free()
 		return nil, errors.New("dds: NewParticipant: out of memory")
 	}
+	if p.watch = C.fsm_watch_new(); p.watch == nil {
+		rs.free()
+		C.fsm_hub_free(p.hub)
+		return nil, errors.New("dds: NewParticipant: cannot start the receive watchdog")
+	}
+	p.standby = make(chan struct{})
+	go p.standbyLoop()
 	p.hubRefs.Store(2)
 	go p.run(rs)
 	return p, nil
@@ -213,6 +261,8 @@ func (p *Participant) Close() error {
 
 	p.closing.Store(true)
 	C.fsm_hub_close(p.hub)
+	C.fsm_watch_stop(p.watch)
+	<-p.standby
 	var err error
 	if goid.Current() != p.loopID.Load() {
 		<-p.done
@@ -243,29 +293,27 @@ func (p *Participant) Close() error {
 	return err
 }
 
-// releaseHub drops one of the two references to the C hub (Close's,
-// after the participant was deleted, and the receive goroutine's, when it
-// exits); the last one frees it.
+// releaseHub drops one of the two references to the C hub and the
+// watchdog's memory (Close's, after the participant was deleted, and the
+// last receive goroutine's, when it exits); the last one frees them.
 func (p *Participant) releaseHub() {
 	if p.hubRefs.Add(-1) == 0 {
 		C.fsm_hub_free(p.hub)
+		C.fsm_watch_free(p.watch)
 	}
 }
 
 // run is the receive goroutine: it blocks in fsm_hub_next and delivers
-// one batch per call.
+// one batch per call. It returns when the participant closes, or after a
+// function it ran for RunAfterDelivery stalled and another receive
+// goroutine took over (handOff).
 func (p *Participant) run(rs *recvState) {
 	p.loopID.Store(goid.Current())
-	defer close(p.done)
-	defer p.releaseHub()
-	defer func() {
-		C.free(unsafe.Pointer(rs.c))
-		rs.freeDisc()
-	}()
+	p.cur.Store(rs)
 	for !p.closing.Load() {
 		k := C.fsm_hub_next(p.hub, rs.c, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)))
 		if k < 0 {
-			return // closing
+			break // closing
 		}
 		if k == 0 && rs.c.need > 0 {
 			n := int(rs.c.need)
@@ -276,10 +324,23 @@ func (p *Participant) run(rs *recvState) {
 		r := p.recvs[uint64(rs.c.token)]
 		p.mu.Unlock()
 		if r != nil {
+			rs.delivering = true
 			r.deliver(rs, k)
+			rs.delivering = false
 		}
 		if rs.c.lent != nil {
 			C.fsm_recv_release(rs.c)
+		}
+		if f := rs.after; f != nil {
+			rs.after = nil
+			if !p.runAfter(rs, f) {
+				rs.free() // handed off: another goroutine receives now
+				return
+			}
+			// f may have made a goroutine runnable (a callback that
+			// signals one): let it run here rather than leave it to a
+			// woken thread to steal, as after Yield.
+			p.yield.Store(true)
 		}
 		if p.yield.Swap(false) {
 			// A handler made a goroutine runnable (on this thread's run
@@ -293,7 +354,102 @@ func (p *Participant) run(rs *recvState) {
 			p.scheduleTrim()
 		}
 	}
+	rs.free()
+	p.releaseHub()
+	close(p.done)
 }
+
+// RunAfterDelivery asks the receive goroutine to call f once the handler
+// that calls it has returned, outside the lock that Close paths wait on,
+// before it waits for more samples. It is the way to run work on the
+// receive goroutine without waking another goroutine for it (internal/ros
+// runs a node's callback there when the node is idle). It may be called
+// only from a handler (a Reader's), at most once per delivery; it reports
+// false if it was not (another call came first), and then f will not run.
+//
+// If f runs longer than StallAfter, another goroutine takes over
+// receiving (HandOffs counts it), and the one running f ends when f
+// returns: a slow or blocked f delays nothing but itself.
+func (p *Participant) RunAfterDelivery(f func()) bool {
+	rs := p.cur.Load()
+	if rs == nil || !rs.delivering || rs.after != nil {
+		return false
+	}
+	rs.after = f
+	return true
+}
+
+// runAfter runs f under the watchdog; it reports false if f ran so long
+// that another goroutine took over receiving.
+func (p *Participant) runAfter(rs *recvState, f func()) bool {
+	w := p.watch
+	rs.afterState.Store(afterRunning)
+	atomic.AddUint64((*uint64)(unsafe.Pointer(&w.runs)), 1)
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&w.running)), 1)
+	if atomic.LoadInt32((*int32)(unsafe.Pointer(&w.parked))) != 0 {
+		C.fsm_watch_kick(w)
+	}
+	f()
+	if !rs.afterState.CompareAndSwap(afterRunning, afterIdle) {
+		return false
+	}
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&w.running)), 0)
+	return true
+}
+
+// standbyLoop is the standby goroutine: woken by the watchdog thread when
+// a function passed to RunAfterDelivery stalls, it hands receiving over.
+func (p *Participant) standbyLoop() {
+	defer close(p.standby)
+	for C.fsm_watch_wait(p.watch) == 0 {
+		p.handOff(p.cur.Load())
+	}
+}
+
+// handOff starts another receive goroutine while rs's runs an after
+// function that stalled, unless the function has just returned or the
+// participant closes.
+func (p *Participant) handOff(rs *recvState) {
+	if p.closing.Load() {
+		return
+	}
+	next, err := p.newRecvState()
+	if err != nil {
+		return // no memory: the running goroutine stays the receiver
+	}
+	if !rs.afterState.CompareAndSwap(afterRunning, afterHandedOff) {
+		next.free()
+		return
+	}
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&p.watch.running)), 0)
+	p.handOffs.Add(1)
+	p.loopID.Store(0)
+	p.cur.Store(next)
+	go p.run(next)
+}
+
+// HandOffNow hands receiving over to a new goroutine at once when called
+// from a function that RunAfterDelivery runs (and that is about to wait
+// for something a later delivery brings, such as a service reply),
+// instead of after the watchdog's tick. Anywhere else it does nothing and
+// costs one atomic load, or, on the receive goroutine outside such a
+// function, a goroutine id lookup.
+func (p *Participant) HandOffNow() {
+	rs := p.cur.Load()
+	if rs == nil || rs.afterState.Load() != afterRunning || goid.Current() != p.loopID.Load() {
+		return
+	}
+	p.handOff(rs)
+}
+
+// HandOffs returns how many times a function passed to RunAfterDelivery
+// ran so long, or waited (HandOffNow), so that another goroutine took over
+// receiving.
+func (p *Participant) HandOffs() uint64 { return p.handOffs.Load() }
+
+// ReceiveGoroutine returns the id of the goroutine that receives now (see
+// internal/goid); a function passed to RunAfterDelivery runs on it.
+func (p *Participant) ReceiveGoroutine() uint64 { return p.loopID.Load() }
 
 // register allocates a hub queue for r (under p.mu; nil after Close).
 func (p *Participant) register(r receiver, kind C.int32_t, keep, limit, maxSample uint32) (uint64, *C.fsm_rq, error) {

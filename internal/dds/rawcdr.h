@@ -128,6 +128,28 @@ fsm_hub *fsm_hub_new (void);
    their number (0 with st->need set if the first does not fit); for a
    signal queue returns 0 with st->kind FSM_RQ_SIGNAL. */
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap);
+
+/* The receive watchdog (watch.c).  Go updates runs and running around
+   every function it runs on the receive goroutine after a delivery
+   (Participant.RunAfterDelivery), with atomic operations on this C
+   memory; a C thread checks them every FSM_WATCH_TICK_NS and, when one
+   run spans a whole tick, wakes the standby goroutine (fsm_watch_wait),
+   which hands receiving over to a new goroutine. */
+#define FSM_WATCH_TICK_NS 2000000 /* 2 ms */
+#define FSM_WATCH_IDLE 50         /* idle ticks before the thread parks */
+typedef struct fsm_watch {
+  uint64_t runs;     /* Go: +1 when a run starts */
+  int32_t running;   /* Go: 1 while a run goes on */
+  int32_t parked;    /* C: 1 while the thread waits for a run (Go: fsm_watch_kick) */
+  int32_t stalled;   /* C: 1 once a stall is seen, until Go handled it */
+  int32_t closing;
+  uint64_t stalls;   /* stalls seen */
+} fsm_watch;
+fsm_watch *fsm_watch_new (void);
+void fsm_watch_kick (fsm_watch *w);
+int32_t fsm_watch_wait (fsm_watch *w);
+void fsm_watch_stop (fsm_watch *w);
+void fsm_watch_free (fsm_watch *w);
 void fsm_hub_close (fsm_hub *h);
 /* Frees the hub and every queue; only once no listener can run and the
    receive goroutine is gone. */

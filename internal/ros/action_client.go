@@ -148,6 +148,7 @@ func (c *ActionClient[G, R, F]) WaitForServer(ctx context.Context) error {
 		if c.ServerIsReady() {
 			return nil
 		}
+		c.n.ctx.beforeWait()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -230,6 +231,7 @@ func (g *ClientGoal[G, R, F]) WaitForStatus(ctx context.Context, cond func(actio
 		if cond(st) {
 			return st, nil
 		}
+		g.c.n.ctx.beforeWait()
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -176,6 +176,7 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 		return nil, fmt.Errorf("ros: call %s: %w", c.name, err)
 	}
 	c.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_SENT, seq, c.id, req)
+	c.n.ctx.beforeWait()
 	select {
 	case m := <-ch:
 		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
@@ -228,6 +229,7 @@ func (c *client) waitForService(ctx context.Context) error {
 		if c.serviceIsReady() {
 			return nil
 		}
+		c.n.ctx.beforeWait()
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -71,6 +71,13 @@ type ContextOptions struct {
 	// the robot's action servers notice a cut-off client within that
 	// (action.ClientWatch) instead of 10 s; see docs/multihost.md.
 	LeaseDuration time.Duration
+	// (optional) NodeGoroutinesOnly runs every callback on its node's
+	// callback goroutine. By default a message or request that finds its
+	// node idle is handled at once on the receive goroutine, which saves
+	// waking the node's goroutine (about a quarter of a round trip); a
+	// callback that runs longer than dds.StallAfter then hands receiving
+	// over to another goroutine, so it holds up nothing but its own node.
+	NodeGoroutinesOnly bool
 
 	// dialectWait, when set (tests in this package only), replaces both
 	// waits of awaitDialect, so that a test of the start-up choice does not
@@ -113,6 +120,7 @@ type Context struct {
 	spinning bool
 
 	keepOnPanic bool
+	noInline    bool       // ContextOptions.NodeGoroutinesOnly
 	panicked    chan error // the first callback panic, for Spin
 	life        lifecycle  // Go loops and OnShutdown hooks
 
@@ -155,6 +163,7 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		infoReady: make(chan struct{}),
 
 		keepOnPanic: opts.KeepRunningOnPanic,
+		noInline:    opts.NodeGoroutinesOnly,
 		panicked:    make(chan error, 1),
 	}
 	logWarnings := c.setUpLogging(getenv, opts.LogOutput)
@@ -541,3 +550,10 @@ func (c *Context) removeNode(n *Node) {
 func (c *Context) nextCSID() csid {
 	return newCSID(c.part.GUID(), c.csidCounter.Add(1))
 }
+
+// beforeWait is called by the library's blocking calls (Client.Call,
+// WaitForService, WaitForGraph, the action client's waits) before they
+// wait: in a callback that runs on the receive goroutine, it lets another
+// goroutine receive meanwhile, since what the call waits for comes through
+// the receive goroutine (dds.Participant.HandOffNow).
+func (c *Context) beforeWait() { c.part.HandOffNow() }

@@ -8,10 +8,14 @@
 // Closing a parent closes its children.
 //
 // Concurrency: every Node has one callback goroutine. Subscription, timer
-// and service callbacks of a node run on it one at a time, so behaviour code
-// needs no locks. Client.Call may be used from inside such a callback: the
-// responses are delivered on the Context's receive goroutine, not on the
-// node's. Publish, Call and the graph queries are safe for concurrent use.
+// and service callbacks of a node run one at a time and in order, so
+// behaviour code needs no locks. A message or request that finds its node
+// idle is handled at once on the Context's receive goroutine, which saves a
+// goroutine wake-up; a callback that blocks there is left to finish while
+// another goroutine takes over receiving (ContextOptions.NodeGoroutinesOnly
+// turns this off). Client.Call may be used from inside a callback: the
+// responses are delivered on the receive goroutine. Publish, Call and the
+// graph queries are safe for concurrent use.
 //
 // Time: every Node has a ROS clock (Node.Clock) that reads the system clock,
 // or /clock while the node's use_sim_time parameter is true. Node.NewTimer

@@ -500,6 +500,7 @@ func (c *Context) WaitForGraph(ctx context.Context, cond func() bool) error {
 		if cond() {
 			return nil
 		}
+		c.beforeWait()
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -33,7 +33,8 @@ type inbox[T any] struct {
 	lim    inboxLimits
 	onDrop func(refused bool)
 
-	run func() // runOne, made once (a method value allocates)
+	run    func() // runOne, made once (a method value allocates)
+	inline func() // runInline, likewise
 
 	mu sync.Mutex
 	// items[head:] wait, with their payload sizes (maxBytes accounting);
@@ -51,6 +52,7 @@ type inbox[T any] struct {
 func newInbox[T any](n *Node, lim inboxLimits, handle func(T)) *inbox[T] {
 	q := &inbox[T]{n: n, lim: lim, handle: handle}
 	q.run = q.runOne
+	q.inline = q.runInline
 	return q
 }
 
@@ -130,6 +132,9 @@ func (q *inbox[T]) popLocked() T {
 }
 
 func (q *inbox[T]) post() {
+	if q.tryInline() {
+		return
+	}
 	if q.n.Post(q.run) != nil {
 		q.mu.Lock()
 		q.scheduled = false
@@ -155,6 +160,73 @@ func (q *inbox[T]) runOne() {
 	if more {
 		q.post()
 	}
+	q.handle(v)
+}
+
+// inlineMax bounds how many items one inline run handles before it
+// leaves the rest to the node's callback goroutine, so that a flood on one
+// entity does not keep the node's other entities waiting.
+const inlineMax = 64
+
+// tryInline arranges for the receive goroutine to run the inbox's items
+// once the current delivery is done (dds.Participant.RunAfterDelivery),
+// when the node is idle: nothing in its task queue and no callback
+// running. It holds the node's exec lock from here until runInline is
+// done, so no other callback of the node runs meanwhile and items pushed
+// in between wait for runInline (the inbox is scheduled). It reports false
+// when the item must go to the callback goroutine instead.
+func (q *inbox[T]) tryInline() bool {
+	n := q.n
+	if n.ctx == nil || n.ctx.noInline || !n.exec.TryLock() {
+		return false
+	}
+	if n.idle() && n.ctx.part.RunAfterDelivery(q.inline) {
+		return true
+	}
+	n.exec.Unlock()
+	return false
+}
+
+// runInline handles the waiting items on the receive goroutine (see
+// tryInline), at most inlineMax of them; more are left to the callback
+// goroutine.
+func (q *inbox[T]) runInline() {
+	n := q.n
+	n.execG.Store(n.ctx.part.ReceiveGoroutine())
+	more := false
+	for i := 0; ; i++ {
+		q.mu.Lock()
+		if q.closed || q.len() == 0 {
+			q.scheduled = false
+			q.mu.Unlock()
+			break
+		}
+		if i == inlineMax {
+			more = true
+			q.mu.Unlock()
+			break
+		}
+		v := q.popLocked()
+		q.mu.Unlock()
+		q.handleRecovering(v)
+	}
+	n.execG.Store(0)
+	n.exec.Unlock()
+	if more && n.Post(q.run) != nil {
+		q.mu.Lock()
+		q.scheduled = false
+		q.mu.Unlock()
+	}
+}
+
+// handleRecovering handles v as runTask runs a task: a panic is logged,
+// counted and reported.
+func (q *inbox[T]) handleRecovering(v T) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.n.recordPanic("callback", r)
+		}
+	}()
 	q.handle(v)
 }
 

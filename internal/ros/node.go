@@ -53,8 +53,13 @@ type Node struct {
 	entities []entity
 	tasks    []func() // tasks[taskHead:] wait to run
 	taskHead int
-	started  bool
-	closed   bool
+	// exec is held by whoever runs one of the node's callbacks: the
+	// callback goroutine, or the receive goroutine running one at once
+	// (inbox.tryInline); execG is the latter's goroutine id meanwhile.
+	exec    sync.Mutex
+	execG   atomic.Uint64
+	started bool
+	closed  bool
 	// announced is set once the extensions are up; before that, entity
 	// changes do not republish the graph info and the node is not listed.
 	announced bool
@@ -217,9 +222,14 @@ func (n *Node) start() {
 	}
 }
 
-// OnCallbackGoroutine reports whether the caller runs on this node's
-// callback goroutine.
-func (n *Node) OnCallbackGoroutine() bool { return n.loopG.Load() == goid.Current() }
+// OnCallbackGoroutine reports whether the caller runs one of this node's
+// callbacks: on the node's callback goroutine, or on the receive goroutine
+// that runs a callback of an idle node at once (see
+// ContextOptions.NodeGoroutinesOnly).
+func (n *Node) OnCallbackGoroutine() bool {
+	g := goid.Current()
+	return n.loopG.Load() == g || n.execG.Load() == g
+}
 
 // loop is the node's callback goroutine.
 func (n *Node) loop() {
@@ -228,13 +238,16 @@ func (n *Node) loop() {
 	for {
 		<-n.wake
 		for {
+			n.exec.Lock()
 			n.mu.Lock()
 			if n.closed {
 				n.mu.Unlock()
+				n.exec.Unlock()
 				return
 			}
 			if !n.started || n.taskHead == len(n.tasks) {
 				n.mu.Unlock()
+				n.exec.Unlock()
 				break
 			}
 			f := n.tasks[n.taskHead]
@@ -247,8 +260,17 @@ func (n *Node) loop() {
 			}
 			n.mu.Unlock()
 			n.runTask(f)
+			n.exec.Unlock()
 		}
 	}
+}
+
+// idle reports whether the node has started and nothing waits in its
+// task queue.
+func (n *Node) idle() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.started && !n.closed && n.taskHead == len(n.tasks)
 }
 
 // runTask runs one callback. A panic is logged with its stack and counted;

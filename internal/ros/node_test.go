@@ -47,7 +47,16 @@ func testEnv(k string) string {
 // command line; it is closed at the end of the test.
 func newTestContext(t testing.TB, domain uint32, args ...string) *Context {
 	t.Helper()
-	c, err := NewContext(ContextOptions{Args: args, DomainID: &domain, Getenv: testEnv, NoSignals: true, LogOutput: testenv.LogWriter{T: t}})
+	return startTestContext(t, ContextOptions{Args: args, DomainID: &domain})
+}
+
+// startTestContext creates a spinning Context with opts, the test's
+// environment (testEnv), no signal handler and the log to the test; it is
+// closed at the end of the test.
+func startTestContext(t testing.TB, opts ContextOptions) *Context {
+	t.Helper()
+	opts.Getenv, opts.NoSignals, opts.LogOutput = testEnv, true, testenv.LogWriter{T: t}
+	c, err := NewContext(opts)
 	if err != nil {
 		t.Fatalf("NewContext: %v", err)
 	}

@@ -94,6 +94,7 @@ func run(args []string, out io.Writer) error {
 	role := fs.String("role", "", "internal: run a Go role (sub, pub, pong, ping, server, client)")
 	bytes := fs.Int("bytes", 1024, "internal: message size of a Go pub or ping role")
 	pool := fs.Bool("pool", false, "our subscriptions reuse their messages (ros.WithMessagePool)")
+	nodeGoroutines := fs.Bool("node-goroutines", false, "run all our callbacks on their node's goroutine (ros.ContextOptions.NodeGoroutinesOnly), as before session 13")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			opts = append(opts, ros.WithMessagePool())
 		}
-		return runRole(*role, *bytes, *dur, opts, out)
+		return runRole(*role, *bytes, *dur, *nodeGoroutines, opts, out)
 	}
 	lineRE, err := regexp.Compile(*lines)
 	if err != nil {
@@ -152,6 +153,9 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			a = append(a, "-pool")
 		}
+		if *nodeGoroutines {
+			a = append(a, "-node-goroutines")
+		}
 		return a
 	}}
 	peerImpl := func(name string, pre ...string) impl {
@@ -182,6 +186,9 @@ func run(args []string, out io.Writer) error {
 		r.Distro, r.Setup, executors, *dur, *rounds, runtime.NumCPU(), loadAverage())
 	if *pool {
 		fmt.Fprintln(out, "settings: our subscriptions reuse their messages (ros.WithMessagePool)")
+	}
+	if *nodeGoroutines {
+		fmt.Fprintln(out, "settings: our callbacks all run on their node's goroutine (ros.ContextOptions.NodeGoroutinesOnly)")
 	}
 
 	pairs := make([]pair, 0, len(impls)+2)
