@@ -11,7 +11,7 @@ import (
 // BenchmarkWrite measures the write path (one cgo call, one serdata
 // allocation, dds_writecdr) for 1 KiB samples with no matched reader.
 func BenchmarkWrite(b *testing.B) {
-	p := newTestParticipant(b, 53)
+	p := newTestParticipant(b, testenv.Domain(b))
 	tp, err := p.Topic("rt/bench_write", "bench::W_")
 	if err != nil {
 		b.Fatal(err)
@@ -39,8 +39,9 @@ func BenchmarkWrite(b *testing.B) {
 func BenchmarkWriteTake(b *testing.B) {
 	for _, size := range []int{64, 1024, 64 << 10} {
 		b.Run(byteSize(size), func(b *testing.B) {
-			a := newTestParticipant(b, 54)
-			c := newTestParticipant(b, 54)
+			domain := testenv.Domain(b)
+			a := newTestParticipant(b, domain)
+			c := newTestParticipant(b, domain)
 			ta, _ := a.Topic("rt/bench_take", "bench::T_")
 			tc, _ := c.Topic("rt/bench_take", "bench::T_")
 			var got atomic.Int64
@@ -73,8 +74,9 @@ func BenchmarkWriteTake(b *testing.B) {
 // BenchmarkRoundTrip measures a ping-pong round trip between two
 // participants of this process (handler to handler).
 func BenchmarkRoundTrip(b *testing.B) {
-	a := newTestParticipant(b, 55)
-	c := newTestParticipant(b, 55)
+	domain := testenv.Domain(b)
+	a := newTestParticipant(b, domain)
+	c := newTestParticipant(b, domain)
 	pingA, _ := a.Topic("rt/bench_ping", "bench::P_")
 	pongA, _ := a.Topic("rt/bench_pong", "bench::P_")
 	pingC, _ := c.Topic("rt/bench_ping", "bench::P_")

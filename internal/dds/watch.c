@@ -124,6 +124,10 @@ void fsm_watch_stop (fsm_watch *w)
 {
   struct fsm_watch_thread *t = (struct fsm_watch_thread *) w;
   st32 (&w->closing, 1);
+  /* Change the futex words too: a thread between its check of closing
+     and its FUTEX_WAIT then finds the value changed and does not sleep. */
+  st32 (&w->parked, 0);
+  st32 (&w->stalled, 1);
   fwake (&w->parked);
   fwake (&w->stalled);
   pthread_join (t->tid, NULL);
