@@ -91,8 +91,10 @@ func TestRunAfterDelivery(t *testing.T) {
 	if e := next("sample 2 while sample 1 blocks"); e.sample != 2 || !e.receiveGoro {
 		t.Errorf("sample 2: %+v, want it on the new receive goroutine", e)
 	}
-	if n := p.HandOffs(); n != 1 {
-		t.Errorf("HandOffs = %d, want 1", n)
+	// At least the blocked one: on a loaded machine a function that is
+	// descheduled across a whole watchdog tick is handed off too.
+	if n := p.HandOffs(); n < 1 {
+		t.Errorf("HandOffs = %d, want at least 1", n)
 	}
 	close(release)
 	// A batch of several samples asks twice in one delivery: only the
@@ -149,7 +151,7 @@ func TestCloseWhileAfterFunctionBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	testenv.WaitFor(t, 10*time.Second, "hand-off", func() bool { return p.HandOffs() == 1 })
+	testenv.WaitFor(t, 10*time.Second, "hand-off", func() bool { return p.HandOffs() >= 1 })
 	closed := make(chan error)
 	go func() { closed <- p.Close() }()
 	select {
