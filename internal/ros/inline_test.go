@@ -3,6 +3,7 @@ package ros
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,17 +40,32 @@ func TestCallbackGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitGraph(t, c, "the subscription", func() bool { k, _ := pub.SubscriptionCount(); return k == 1 })
-			if err := pub.Publish(&std_msgs_msg.Int32{Data: 1}); err != nil {
-				t.Fatal(err)
+			// A message finds the node idle unless another of its
+			// callbacks runs (start-up work on a loaded machine): send
+			// until one has run on the receive goroutine, or 20.
+			inline := 0
+			for i := 0; i < 20 && (only || inline == 0); i++ {
+				if err := pub.Publish(&std_msgs_msg.Int32{Data: int32(i)}); err != nil {
+					t.Fatal(err)
+				}
+				var w where
+				select {
+				case w = <-got:
+				case <-time.After(failAfter):
+					t.Fatal("no message")
+				}
+				if !w.onCallback || w.receive == w.node {
+					t.Fatalf("callback ran with %+v", w)
+				}
+				if w.receive {
+					inline++
+				}
 			}
-			var w where
-			select {
-			case w = <-got:
-			case <-time.After(failAfter):
-				t.Fatal("no message")
+			if only && inline > 0 {
+				t.Errorf("%d callbacks ran on the receive goroutine with NodeGoroutinesOnly", inline)
 			}
-			if w.receive == only || w.node != only || !w.onCallback {
-				t.Errorf("callback ran with %+v (NodeGoroutinesOnly %v)", w, only)
+			if !only && inline == 0 {
+				t.Error("no callback of the idle node ran on the receive goroutine")
 			}
 		})
 	}
@@ -80,8 +96,10 @@ func TestBlockingCallbackHoldsUpOnlyItsNode(t *testing.T) {
 	var mu sync.Mutex
 	var order []int32
 	var callErr error
+	var firstInline atomic.Bool
 	if _, err := NewSubscription(a, "/to_a", QoS{History: HistoryKeepAll, Reliability: ReliabilityReliable}, func(m *std_msgs_msg.Int32) {
 		if m.Data == 0 {
+			firstInline.Store(goid.Current() == c.part.ReceiveGoroutine())
 			// Blocks on what only other deliveries bring: a response
 			// and a message of node b.
 			ctx, cancel := context.WithTimeout(context.Background(), failAfter)
@@ -144,8 +162,13 @@ func TestBlockingCallbackHoldsUpOnlyItsNode(t *testing.T) {
 			t.Fatalf("node a's messages out of order: %v", order)
 		}
 	}
-	if c.part.HandOffs() == 0 {
-		t.Error("no hand-off while a callback blocked")
+	switch {
+	case !firstInline.Load():
+		// The node was busy when the first message came (start-up work
+		// on a loaded machine): it ran on the node's goroutine.
+		t.Log("the blocking callback did not run on the receive goroutine")
+	case c.part.HandOffs() == 0:
+		t.Error("no hand-off while a callback blocked on the receive goroutine")
 	}
 }
 
