@@ -53,14 +53,7 @@ func TestRunAfterDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.NewWriter(tp, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
-		m, err := w.MatchedReaders()
-		return err == nil && len(m) == 1
-	})
+	w := newMatchedWriter(t, p, tp, q)
 	next := func(what string) event {
 		t.Helper()
 		select {
@@ -139,14 +132,7 @@ func TestCloseWhileAfterFunctionBlocks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.NewWriter(tp, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
-		m, err := w.MatchedReaders()
-		return err == nil && len(m) == 1
-	})
+	w := newMatchedWriter(t, p, tp, q)
 	if err := w.Write(payload(8, 0)); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 )
 
 // loopbackConfig keeps test traffic on 127.0.0.1 with unicast discovery
@@ -92,3 +95,18 @@ func payload(n int, seed byte) []byte {
 }
 
 func topicName(t testing.TB) string { return fmt.Sprintf("rt/test_%s", t.Name()) }
+
+// newMatchedWriter creates a writer on t with q and waits until it has
+// matched one reader.
+func newMatchedWriter(tb testing.TB, p *Participant, t *Topic, q QoS) *Writer {
+	tb.Helper()
+	w, err := p.NewWriter(t, q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	testenv.WaitFor(tb, 10*time.Second, "match", func() bool {
+		m, err := w.MatchedReaders()
+		return err == nil && len(m) == 1
+	})
+	return w
+}
