@@ -32,7 +32,7 @@
 // A handler may ask for one function to run on the receive goroutine after
 // its delivery (Participant.RunAfterDelivery; internal/ros runs an idle
 // node's callback that way). Such a function may block: a C watchdog
-// thread (watch.c) sees one that runs through a whole 2 ms tick and hands
+// thread (watch.c) sees one that runs through a whole 10 ms tick and hands
 // receiving over to a new goroutine, and the old one ends when the
 // function returns.
 //

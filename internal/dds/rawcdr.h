@@ -135,8 +135,8 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
    memory; a C thread checks them every FSM_WATCH_TICK_NS and, when one
    run spans a whole tick, wakes the standby goroutine (fsm_watch_wait),
    which hands receiving over to a new goroutine. */
-#define FSM_WATCH_TICK_NS 2000000 /* 2 ms */
-#define FSM_WATCH_IDLE 50         /* idle ticks before the thread parks */
+#define FSM_WATCH_TICK_NS 10000000 /* 10 ms */
+#define FSM_WATCH_IDLE 10          /* idle ticks before the thread parks */
 typedef struct fsm_watch {
   uint64_t runs;     /* Go: +1 when a run starts */
   int32_t running;   /* Go: 1 while a run goes on */
