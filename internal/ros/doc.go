@@ -9,11 +9,11 @@
 //
 // Concurrency: every Node has one callback goroutine. Subscription, timer
 // and service callbacks of a node run one at a time and in order, so
-// behaviour code needs no locks. A message or request that finds its node
-// idle is handled at once on the Context's receive goroutine, which saves a
-// goroutine wake-up; a callback that blocks there is left to finish while
-// another goroutine takes over receiving (ContextOptions.NodeGoroutinesOnly
-// turns this off). Client.Call may be used from inside a callback: the
+// behaviour code needs no locks. With ContextOptions.InlineCallbacks, a
+// message or request that finds its node idle is handled at once on the
+// Context's receive goroutine, which saves a goroutine wake-up; a callback
+// that blocks there is left to finish while another goroutine takes over
+// receiving. Client.Call may be used from inside a callback: the
 // responses are delivered on the receive goroutine. Publish, Call and the
 // graph queries are safe for concurrent use.
 //

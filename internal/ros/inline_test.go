@@ -13,18 +13,19 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// newOptionsContext starts a test Context with NodeGoroutinesOnly as asked.
+// newOptionsContext starts a test Context with InlineCallbacks unless
+// nodeGoroutinesOnly.
 func newOptionsContext(t *testing.T, domain uint32, nodeGoroutinesOnly bool) *Context {
 	t.Helper()
-	return startTestContext(t, ContextOptions{DomainID: &domain, NodeGoroutinesOnly: nodeGoroutinesOnly})
+	return startTestContext(t, ContextOptions{DomainID: &domain, InlineCallbacks: !nodeGoroutinesOnly})
 }
 
 // TestCallbackGoroutines: a message for an idle node is handled on the
-// receive goroutine, unless ContextOptions.NodeGoroutinesOnly; either way
+// receive goroutine with ContextOptions.InlineCallbacks; either way
 // the callback counts as on the node's callback goroutine.
 func TestCallbackGoroutines(t *testing.T) {
 	for _, only := range []bool{false, true} {
-		t.Run(map[bool]string{false: "default", true: "NodeGoroutinesOnly"}[only], func(t *testing.T) {
+		t.Run(map[bool]string{false: "InlineCallbacks", true: "default"}[only], func(t *testing.T) {
 			c := newOptionsContext(t, testenv.Domain(t), only)
 			n := mustNode(t, c, "where", "")
 			type where struct{ receive, node, onCallback bool }
@@ -62,7 +63,7 @@ func TestCallbackGoroutines(t *testing.T) {
 				}
 			}
 			if only && inline > 0 {
-				t.Errorf("%d callbacks ran on the receive goroutine with NodeGoroutinesOnly", inline)
+				t.Errorf("%d callbacks ran on the receive goroutine without InlineCallbacks", inline)
 			}
 			if !only && inline == 0 {
 				t.Error("no callback of the idle node ran on the receive goroutine")

@@ -13,6 +13,7 @@ import (
 	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	geometry_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/geometry_msgs/msg"
 	rsm_msgs_action "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/action"
+	rsm_msgs_srv "github.com/fsmnodes/fsmnodes/msgs/rsm_msgs/srv"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 	tf2_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/tf2_msgs/msg"
@@ -83,13 +84,16 @@ func TestExamplePlugin_Process(t *testing.T) {
 	}
 	explore, _ := ros.NewClient(n, "/rsm/startStopExploration", std_srvs_srv.SetBool)
 	stateSrv, _ := ros.NewClient(n, "/rsm/stateInfo", std_srvs_srv.Trigger)
+	// The plugin asks service_provider for its goal: a start before that
+	// node is up sends the state machine back to Idle at once.
+	navGoal, _ := ros.NewClient(n, "/rsm/getNavigationGoal", rsm_msgs_srv.GetNavigationGoal)
 	pluginCli, err := ros.NewActionClient(
 		n, "/goal_list", rsm_msgs_action.RunState)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = rc.Spin(ctx) }()
-	for _, c := range []interface{ WaitForService(context.Context) error }{explore, stateSrv} {
+	for _, c := range []interface{ WaitForService(context.Context) error }{explore, stateSrv, navGoal} {
 		cctx, cc := context.WithTimeout(ctx, waitLimit)
 		if err := c.WaitForService(cctx); err != nil {
 			cc()

@@ -94,7 +94,7 @@ func run(args []string, out io.Writer) error {
 	role := fs.String("role", "", "internal: run a Go role (sub, pub, pong, ping, server, client)")
 	bytes := fs.Int("bytes", 1024, "internal: message size of a Go pub or ping role")
 	pool := fs.Bool("pool", false, "our subscriptions reuse their messages (ros.WithMessagePool)")
-	nodeGoroutines := fs.Bool("node-goroutines", false, "run all our callbacks on their node's goroutine (ros.ContextOptions.NodeGoroutinesOnly), as before session 13")
+	inline := fs.Bool("inline", false, "our idle nodes' callbacks run on the receive goroutine (ros.ContextOptions.InlineCallbacks)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			opts = append(opts, ros.WithMessagePool())
 		}
-		return runRole(*role, *bytes, *dur, *nodeGoroutines, opts, out)
+		return runRole(*role, *bytes, *dur, *inline, opts, out)
 	}
 	lineRE, err := regexp.Compile(*lines)
 	if err != nil {
@@ -153,8 +153,8 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			a = append(a, "-pool")
 		}
-		if *nodeGoroutines {
-			a = append(a, "-node-goroutines")
+		if *inline {
+			a = append(a, "-inline")
 		}
 		return a
 	}}
@@ -187,8 +187,8 @@ func run(args []string, out io.Writer) error {
 	if *pool {
 		fmt.Fprintln(out, "settings: our subscriptions reuse their messages (ros.WithMessagePool)")
 	}
-	if *nodeGoroutines {
-		fmt.Fprintln(out, "settings: our callbacks all run on their node's goroutine (ros.ContextOptions.NodeGoroutinesOnly)")
+	if *inline {
+		fmt.Fprintln(out, "settings: our idle nodes' callbacks run on the receive goroutine (ros.ContextOptions.InlineCallbacks)")
 	}
 
 	pairs := make([]pair, 0, len(impls)+2)
