@@ -28,14 +28,7 @@ func TestPubSub_TwoParticipantsOneProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := a.NewWriter(ta, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
-		m, err := w.MatchedReaders()
-		return err == nil && len(m) == 1
-	})
+	w := newMatchedWriter(t, a, ta, q)
 	sizes := []int{10, 64 << 10, 1 << 20}
 	for i, n := range sizes {
 		if err := w.Write(payload(n, byte(i))); err != nil {
@@ -242,14 +235,7 @@ func TestPubSub_LargeSamplesReuseBlocks(t *testing.T) {
 	if _, err := b.NewReader(tb, q, c.handle); err != nil {
 		t.Fatal(err)
 	}
-	w, err := a.NewWriter(ta, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, 10*time.Second, "match", func() bool {
-		m, err := w.MatchedReaders()
-		return err == nil && len(m) == 1
-	})
+	w := newMatchedWriter(t, a, ta, q)
 	sizes := []int{1<<20 + 3, 1<<20 + 1, 1 << 20, 600001, 1<<20 + 2, 200 << 10, 131070, 1<<20 + 3}
 	for i, n := range sizes {
 		p := payload(n, byte(i))
