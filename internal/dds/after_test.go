@@ -1,6 +1,9 @@
 package dds
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 // while it still blocks.
 func TestRunAfterDelivery(t *testing.T) {
 	domain := testenv.Domain(t)
+	threads := watchThreads(t)
 	p := newTestParticipant(t, domain)
 	tp, err := p.Topic("rt/after", "std_msgs::msg::dds_::String_")
 	if err != nil {
@@ -23,6 +27,9 @@ func TestRunAfterDelivery(t *testing.T) {
 	}
 	if p.RunAfterDelivery(func() {}) {
 		t.Error("RunAfterDelivery outside a handler accepted")
+	}
+	if n := watchThreads(t); n != threads {
+		t.Errorf("%d watchdog threads before any after function, want %d: the watchdog starts on the first RunAfterDelivery", n, threads)
 	}
 	type event struct {
 		sample      byte
@@ -69,6 +76,9 @@ func TestRunAfterDelivery(t *testing.T) {
 	}
 	if e := next("sample 0"); e.sample != 0 || e.inHandler || !e.receiveGoro {
 		t.Errorf("sample 0: %+v, want it after the handler on the receive goroutine", e)
+	}
+	if n := watchThreads(t); n != threads+1 {
+		t.Errorf("%d watchdog threads after the first after function, want %d", n, threads+1)
 	}
 	if err := w.Write(payload(8, 1)); err != nil {
 		t.Fatal(err)
@@ -150,4 +160,20 @@ func TestCloseWhileAfterFunctionBlocks(t *testing.T) {
 	}
 	close(release)
 	<-finished
+}
+
+// watchThreads counts the process's threads named fsm_watch (watch.c).
+func watchThreads(t *testing.T) int {
+	t.Helper()
+	comms, err := filepath.Glob("/proc/self/task/*/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range comms {
+		if b, err := os.ReadFile(c); err == nil && strings.TrimSpace(string(b)) == "fsm_watch" {
+			n++
+		}
+	}
+	return n
 }

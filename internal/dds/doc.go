@@ -34,7 +34,8 @@
 // node's callback that way). Such a function may block: a C watchdog
 // thread (watch.c) sees one that runs through a whole 10 ms tick and hands
 // receiving over to a new goroutine, and the old one ends when the
-// function returns.
+// function returns. The watchdog starts with a participant's first
+// RunAfterDelivery call.
 //
 // A keep-last reader's queue holds at least Depth samples and at most 1024
 // times Depth (beyond Depth also at most 8 MiB of payload); when it

@@ -129,7 +129,10 @@ type Participant struct {
 	cur       atomic.Pointer[recvState] // the receive goroutine's state
 	handOffs  atomic.Uint64             // see HandOffs
 	watch     *C.fsm_watch              // the receive watchdog (watch.c)
-	standby   chan struct{}             // closed when the standby goroutine ends
+	watchOn   atomic.Bool               // its thread and the standby goroutine run (startWatch)
+	watchMu   sync.Mutex                // protects the two fields below
+	watchEnd  bool                      // Close stopped the watchdog: it never starts again
+	standby   chan struct{}             // closed when the standby goroutine ends; nil before startWatch
 	yield     atomic.Bool               // Yield was called: Gosched after this delivery
 	trimmedAt time.Time                 // when the last heap trim scheduled runs (receive goroutine; heap.go)
 	done      chan struct{}
@@ -224,10 +227,8 @@ func NewParticipantWithProperties(domainID uint32, config string, userData []byt
 	if p.watch = C.fsm_watch_new(); p.watch == nil {
 		rs.free()
 		C.fsm_hub_free(p.hub)
-		return nil, errors.New("dds: NewParticipant: cannot start the receive watchdog")
+		return nil, errors.New("dds: NewParticipant: out of memory")
 	}
-	p.standby = make(chan struct{})
-	go p.standbyLoop()
 	p.hubRefs.Store(2)
 	go p.run(rs)
 	return p, nil
@@ -261,8 +262,14 @@ func (p *Participant) Close() error {
 
 	p.closing.Store(true)
 	C.fsm_hub_close(p.hub)
+	p.watchMu.Lock()
+	p.watchEnd = true
 	C.fsm_watch_stop(p.watch)
-	<-p.standby
+	standby := p.standby
+	p.watchMu.Unlock()
+	if standby != nil {
+		<-standby
+	}
 	var err error
 	if goid.Current() != p.loopID.Load() {
 		<-p.done
@@ -365,7 +372,8 @@ func (p *Participant) run(rs *recvState) {
 // receive goroutine without waking another goroutine for it (internal/ros
 // runs a node's callback there when the node is idle). It may be called
 // only from a handler (a Reader's), at most once per delivery; it reports
-// false if it was not (another call came first), and then f will not run.
+// false if it was not (another call came first), or if the watchdog below
+// could not start, and then f will not run.
 //
 // If f runs longer than StallAfter, another goroutine takes over
 // receiving (HandOffs counts it), and the one running f ends when f
@@ -375,7 +383,29 @@ func (p *Participant) RunAfterDelivery(f func()) bool {
 	if rs == nil || !rs.delivering || rs.after != nil {
 		return false
 	}
+	if !p.watchOn.Load() && !p.startWatch() {
+		return false
+	}
 	rs.after = f
+	return true
+}
+
+// startWatch starts the watchdog thread and the standby goroutine on the
+// first RunAfterDelivery, so that a participant that never runs anything
+// after a delivery has neither. It reports false if they cannot run (the
+// participant is closing, or no thread could be created).
+func (p *Participant) startWatch() bool {
+	p.watchMu.Lock()
+	defer p.watchMu.Unlock()
+	if p.watchOn.Load() {
+		return true
+	}
+	if p.watchEnd || C.fsm_watch_start(p.watch) != 0 {
+		return false
+	}
+	p.standby = make(chan struct{})
+	go p.standbyLoop(p.standby)
+	p.watchOn.Store(true)
 	return true
 }
 
@@ -399,8 +429,8 @@ func (p *Participant) runAfter(rs *recvState, f func()) bool {
 
 // standbyLoop is the standby goroutine: woken by the watchdog thread when
 // a function passed to RunAfterDelivery stalls, it hands receiving over.
-func (p *Participant) standbyLoop() {
-	defer close(p.standby)
+func (p *Participant) standbyLoop(done chan struct{}) {
+	defer close(done)
 	for C.fsm_watch_wait(p.watch) == 0 {
 		p.handOff(p.cur.Load())
 	}

@@ -145,7 +145,11 @@ typedef struct fsm_watch {
   int32_t closing;
   uint64_t stalls;   /* stalls seen */
 } fsm_watch;
+/* fsm_watch_new allocates; fsm_watch_start (not thread-safe: Go calls
+   it under a lock) starts the thread the first time and returns -1 if it
+   cannot; fsm_watch_stop stops it if it runs. */
 fsm_watch *fsm_watch_new (void);
+int32_t fsm_watch_start (fsm_watch *w);
 void fsm_watch_kick (fsm_watch *w);
 int32_t fsm_watch_wait (fsm_watch *w);
 void fsm_watch_stop (fsm_watch *w);

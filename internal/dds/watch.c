@@ -28,6 +28,7 @@
 struct fsm_watch_thread {
   fsm_watch w; /* first: the handle Go holds */
   pthread_t tid;
+  int started; /* the thread runs (fsm_watch_start) */
 };
 
 static int32_t ld32 (int32_t *p) { return __atomic_load_n (p, __ATOMIC_SEQ_CST); }
@@ -95,13 +96,18 @@ fsm_watch *fsm_watch_new (void)
   struct fsm_watch_thread *t = calloc (1, sizeof (*t));
   if (t == NULL)
     return NULL;
-  t->w.parked = 0;
-  if (pthread_create (&t->tid, NULL, watch_main, &t->w) != 0)
-  {
-    free (t);
-    return NULL;
-  }
   return &t->w;
+}
+
+int32_t fsm_watch_start (fsm_watch *w)
+{
+  struct fsm_watch_thread *t = (struct fsm_watch_thread *) w;
+  if (t->started)
+    return 0;
+  if (pthread_create (&t->tid, NULL, watch_main, &t->w) != 0)
+    return -1;
+  t->started = 1;
+  return 0;
 }
 
 void fsm_watch_kick (fsm_watch *w)
@@ -130,7 +136,9 @@ void fsm_watch_stop (fsm_watch *w)
   st32 (&w->stalled, 1);
   fwake (&w->parked);
   fwake (&w->stalled);
-  pthread_join (t->tid, NULL);
+  if (t->started)
+    pthread_join (t->tid, NULL);
+  t->started = 0;
 }
 
 void fsm_watch_free (fsm_watch *w)
