@@ -14,14 +14,16 @@
 // Every Participant runs one receive goroutine. Each reader has a
 // data-available listener written in C that runs on Cyclone's receive
 // thread, takes the samples at once and queues them in the participant's
-// C receive hub; the goroutine sleeps on the hub (a futex, woken only when
-// the hub goes from empty to non-empty), copies up to 64 samples of one
+// C receive hub; the goroutine waits on the hub, woken only when the hub
+// goes from empty to non-empty (while samples come within a millisecond of
+// each other it waits in C on a futex, otherwise it parks in Go's network
+// poller on an eventfd, leaving its P free), copies up to 64 samples of one
 // reader per cgo call into its reusable buffer and invokes reader handlers,
 // the discovery handler and the match handler (WatchMatches; readers and
 // writers have C matched-status listeners) one at a time. When a handler
 // has called Participant.Yield (it woke a goroutine, such as a node's
 // callback goroutine), the receive goroutine yields to the Go scheduler
-// before it blocks in C again, so that goroutine runs on this thread at
+// before it waits again, so that goroutine runs on this thread at
 // once. Handlers therefore never run
 // concurrently with each other for one participant and must not block for
 // long. Sample.Data points into a buffer owned by the receive goroutine

@@ -5,10 +5,15 @@
  * receive thread, or a local writer's thread), takes the samples at once
  * with dds_takecdr and appends the serdata references (plus source
  * timestamp and publication handle) to the reader's queue in the
- * participant's hub.  The participant's receive goroutine blocks in
- * fsm_hub_next; it is woken (a futex) only when it is waiting,
- * i.e. when the hub goes from empty to non-empty, and each fsm_hub_next
- * call hands it one batch of one reader, copied into the Go buffer; a
+ * participant's hub.  The participant's receive goroutine calls
+ * fsm_hub_next, which never blocks: with nothing ready it marks the hub
+ * waiting and returns FSM_HUB_WAIT, and the goroutine parks in Go's
+ * network poller on the hub's eventfd (fsm_hub_fd).  A listener writes
+ * the eventfd only when the hub is waiting, i.e. when it goes from empty
+ * to non-empty.  (A goroutine blocked in a C call keeps its P; Go's
+ * sysmon takes such a P back after 10 ms and then polls every 20 us for
+ * a millisecond, which cost an idle node more CPU than all its work.)
+ * Each fsm_hub_next call hands the goroutine one batch of one reader, copied into the Go buffer; a
  * sample of FSM_LEND_MIN bytes or more is a batch of its own, lent to Go
  * in place (its serdata's bytes) until fsm_recv_release, so that large
  * samples are not copied once more before Go decodes them.
@@ -57,8 +62,9 @@
 #include <pthread.h>
 #include <time.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <unistd.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
@@ -95,8 +101,12 @@ struct fsm_rq {
 
 struct fsm_hub {
   pthread_mutex_t lock;
-  atomic_int wakeword;     /* futex the receive goroutine sleeps on */
-  int32_t waiting, closing;
+  atomic_int wakeword;     /* futex the receive thread waits on in C (HUB_FUTEX) */
+  int efd;                 /* eventfd the receive goroutine waits on in Go (HUB_PARKED) */
+  int32_t waiting;         /* HUB_RUNNING, HUB_FUTEX or HUB_PARKED */
+  int32_t hot;             /* the last wait ended within FSM_HUB_SPIN_NS: wait in C first */
+  int64_t parked_at;       /* CLOCK_MONOTONIC ns of the last FSM_HUB_WAIT; 0: not parked */
+  int32_t closing;
   struct fsm_rq *ready_head, *ready_tail;
   struct fsm_rq *all;
   struct fsm_rq *match_q;  /* signalled by the match listeners; NULL: none */
@@ -138,7 +148,13 @@ fsm_hub *fsm_hub_new (void)
     free (h);
     return NULL;
   }
-  atomic_init (&h->wakeword, 0);
+  if ((h->efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+  {
+    pthread_cond_destroy (&h->gate_cond);
+    pthread_mutex_destroy (&h->lock);
+    free (h);
+    return NULL;
+  }
   return h;
 }
 
@@ -191,26 +207,56 @@ static void ready_remove (fsm_hub *h, fsm_rq *q)
   q->next_ready = NULL;
 }
 
-/* The receive goroutine sleeps on a bare futex rather than a condition
-   variable: the waker signals after releasing the hub lock, so the woken
-   thread never blocks on the lock, and a wake costs one FUTEX_WAKE.
-   Measured on the 2-core VM, a thread ping-pong (two wakes) took 5.8 us
-   with a futex, 7.4 us with an eventfd, 7.7 us with a pipe and 10-13 us
-   with a condition variable. */
-static void futex_wake (atomic_int *w)
+/* How the receive goroutine waits (fsm_hub.waiting).  While traffic is
+   hot (the last wait ended within FSM_HUB_SPIN_NS: a round trip, a
+   service call, a stream of 1 kHz or more) it first waits up to that
+   long in C on a bare futex (HUB_FUTEX): a futex wake is the cheapest
+   there is (a thread ping-pong of two wakes took 5.8 us on the 2-core
+   VM, against 7.4 us with an eventfd, 7.7 us with a pipe and 10-13 us
+   with a condition variable), and the thread keeps its P.  Otherwise,
+   or when nothing came, fsm_hub_next returns FSM_HUB_WAIT and the
+   goroutine parks in Go's network poller on the eventfd (HUB_PARKED),
+   leaving its P free.  Why not always wait in C: a goroutine in a C call
+   keeps its P in a system call; after 10 ms sysmon takes it back, and
+   each time sysmon wakes from its deep sleep for a system call or takes
+   a P back it polls every 20 us for a millisecond.  With the goroutine
+   blocked in C between samples, that polling cost an idle node more CPU
+   than all its work.  Why not always park: Go's poller wakes a parked
+   goroutine through more threads, +20 % on a 1 KiB round trip.  The
+   waker signals after releasing the hub lock, so the woken side never
+   blocks on it. */
+enum { HUB_RUNNING = 0, HUB_FUTEX = 1, HUB_PARKED = 2 };
+
+static int64_t now_ns (void)
 {
-  atomic_store (w, 1);
-  syscall (SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void hub_wake (fsm_hub *h, int how)
+{
+  if (how == HUB_FUTEX)
+  {
+    atomic_store (&h->wakeword, 1);
+    syscall (SYS_futex, &h->wakeword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    return;
+  }
+  uint64_t one = 1;
+  /* Fails only if the counter would overflow, i.e. never: each write
+     answers one FSM_HUB_WAIT, and Go reads the counter before it calls
+     fsm_hub_next again. */
+  ssize_t rc = write (h->efd, &one, sizeof (one));
+  (void) rc;
 }
 
 /* Marks the goroutine for waking (hub lock held); the caller calls
-   futex_wake after unlocking if this returns 1. */
+   hub_wake (h, how) after unlocking if this returns how (non-zero). */
 static int wake_needed (fsm_hub *h)
 {
-  if (!h->waiting)
-    return 0;
-  h->waiting = 0;
-  return 1;
+  int how = h->waiting;
+  h->waiting = HUB_RUNNING;
+  return how;
 }
 
 static void discard_oldest (fsm_rq *q)
@@ -332,7 +378,7 @@ static void on_data_available (dds_entity_t rd, void *arg)
     }
     pthread_mutex_unlock (&h->lock);
     if (w)
-      futex_wake (&h->wakeword);
+      hub_wake (h, w);
     if (n < FSM_BATCH)
       return;
   }
@@ -389,7 +435,7 @@ static void on_signal (dds_entity_t rd, void *arg)
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
   if (seq == 0)
     return;
   struct timespec until;
@@ -458,7 +504,7 @@ void fsm_rq_signal (fsm_rq *q)
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
 }
 
 fsm_rq *fsm_rq_new (fsm_hub *h, uint64_t token, int32_t kind, uint32_t keep, uint32_t limit, uint64_t max_bytes, uint32_t max_sample)
@@ -544,7 +590,7 @@ static void match_signal (fsm_hub *h)
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
 }
 
 static void on_subscription_matched (dds_entity_t rd, const dds_subscription_matched_status_t st, void *arg)
@@ -586,7 +632,7 @@ static void status_update (fsm_rq *q, uint32_t bit, void (*add) (fsm_status *st,
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
 }
 
 static void add_requested_incompatible (fsm_status *st, const void *v)
@@ -684,7 +730,7 @@ void fsm_rq_watch_status (fsm_rq *q)
   }
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
 }
 
 void fsm_rq_take_status (fsm_rq *q, fsm_status *out)
@@ -745,7 +791,7 @@ void fsm_hub_close (fsm_hub *h)
   pthread_cond_broadcast (&h->gate_cond);
   pthread_mutex_unlock (&h->lock);
   if (w)
-    futex_wake (&h->wakeword);
+    hub_wake (h, w);
 }
 
 void fsm_hub_free (fsm_hub *h)
@@ -756,7 +802,13 @@ void fsm_hub_free (fsm_hub *h)
   pthread_mutex_unlock (&h->lock);
   pthread_cond_destroy (&h->gate_cond);
   pthread_mutex_destroy (&h->lock);
+  close (h->efd);
   free (h);
+}
+
+int32_t fsm_hub_fd (fsm_hub *h)
+{
+  return h->efd;
 }
 
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap)
@@ -775,16 +827,39 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
     sched_yield ();
     pthread_mutex_lock (&h->lock);
   }
-  while (h->ready_head == NULL && !h->closing)
+  if (h->parked_at != 0)
   {
-    h->waiting = 1;
+    /* Back from the poller: a short park means the traffic is hot
+       again (a round trip, a fast stream). */
+    h->hot = now_ns () - h->parked_at < FSM_HUB_SPIN_NS;
+    h->parked_at = 0;
+  }
+  if (h->ready_head == NULL && !h->closing && h->hot)
+  {
+    h->waiting = HUB_FUTEX;
     atomic_store (&h->wakeword, 0);
     pthread_mutex_unlock (&h->lock);
+    int64_t until = now_ns () + FSM_HUB_SPIN_NS;
     while (atomic_load (&h->wakeword) == 0)
-      syscall (SYS_futex, &h->wakeword, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    {
+      int64_t left = until - now_ns ();
+      if (left <= 0)
+        break;
+      struct timespec ts = { .tv_sec = left / 1000000000, .tv_nsec = left % 1000000000 };
+      syscall (SYS_futex, &h->wakeword, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    }
     pthread_mutex_lock (&h->lock);
+    if (h->ready_head == NULL && !h->closing)
+      h->hot = 0; /* nothing came; a waker that saw HUB_FUTEX has not run (it queues first) */
   }
-  h->waiting = 0;
+  if (h->ready_head == NULL && !h->closing)
+  {
+    h->waiting = HUB_PARKED;
+    h->parked_at = now_ns ();
+    pthread_mutex_unlock (&h->lock);
+    return FSM_HUB_WAIT;
+  }
+  h->waiting = HUB_RUNNING;
   if (h->closing)
   {
     pthread_mutex_unlock (&h->lock);

@@ -9,9 +9,11 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -64,6 +66,8 @@ type recvState struct {
 	// afterState is afterIdle, afterRunning or afterHandedOff (it ran
 	// too long: another goroutine receives now).
 	afterState atomic.Int32
+	// woken receives the hub's eventfd counter.
+	woken [8]byte
 }
 
 // States of recvState.afterState.
@@ -105,6 +109,7 @@ type Participant struct {
 	domainID uint32
 	ent      C.dds_entity_t
 	hub      *C.fsm_hub
+	wake     *os.File     // the hub's eventfd (a dup), read in Go's network poller
 	hubRefs  atomic.Int32 // Close and the receive goroutine; the last frees the hub
 	guid     GUID
 	handle   InstanceHandle
@@ -222,10 +227,16 @@ func NewParticipantWithProperties(domainID uint32, config string, userData []byt
 	}
 	if p.hub = C.fsm_hub_new(); p.hub == nil {
 		rs.free()
-		return nil, errors.New("dds: NewParticipant: out of memory")
+		return nil, errors.New("dds: NewParticipant: cannot create the receive hub (out of memory or file descriptors)")
+	}
+	if p.wake, err = hubWakeFile(p.hub); err != nil {
+		rs.free()
+		C.fsm_hub_free(p.hub)
+		return nil, fmt.Errorf("dds: NewParticipant: %w", err)
 	}
 	if p.watch = C.fsm_watch_new(); p.watch == nil {
 		rs.free()
+		p.wake.Close()
 		C.fsm_hub_free(p.hub)
 		return nil, errors.New("dds: NewParticipant: out of memory")
 	}
@@ -305,13 +316,27 @@ func (p *Participant) Close() error {
 // last receive goroutine's, when it exits); the last one frees them.
 func (p *Participant) releaseHub() {
 	if p.hubRefs.Add(-1) == 0 {
+		p.wake.Close()
 		C.fsm_hub_free(p.hub)
 		C.fsm_watch_free(p.watch)
 	}
 }
 
-// run is the receive goroutine: it blocks in fsm_hub_next and delivers
-// one batch per call. It returns when the participant closes, or after a
+// hubWakeFile returns a pollable file on a duplicate of the hub's eventfd
+// (the hub closes its own).
+func hubWakeFile(h *C.fsm_hub) (*os.File, error) {
+	fd, err := syscall.Dup(int(C.fsm_hub_fd(h)))
+	if err != nil {
+		return nil, fmt.Errorf("dup the receive hub's eventfd: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	// The descriptor is non-blocking (EFD_NONBLOCK is shared with the
+	// duplicate), so os.NewFile registers it with the network poller.
+	return os.NewFile(uintptr(fd), "dds-hub-eventfd"), nil
+}
+
+// run is the receive goroutine: it takes one batch per fsm_hub_next call
+// and delivers it, and parks on the hub's eventfd when nothing is ready. It returns when the participant closes, or after a
 // function it ran for RunAfterDelivery stalled and another receive
 // goroutine took over (handOff).
 func (p *Participant) run(rs *recvState) {
@@ -319,6 +344,15 @@ func (p *Participant) run(rs *recvState) {
 	p.cur.Store(rs)
 	for !p.closing.Load() {
 		k := C.fsm_hub_next(p.hub, rs.c, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)))
+		if k == C.FSM_HUB_WAIT {
+			// Park in the network poller until a listener writes the
+			// eventfd: unlike a goroutine blocked in C, a parked one
+			// leaves its P free and lets sysmon sleep (hub.c).
+			if _, err := p.wake.Read(rs.woken[:]); err != nil {
+				break // the file closed: only after the participant did
+			}
+			continue
+		}
 		if k < 0 {
 			break // closing
 		}

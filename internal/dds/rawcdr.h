@@ -123,11 +123,18 @@ dds_return_t fsm_write_buf (dds_entity_t wr, struct ddsi_serdata *d, uint32_t le
 typedef struct fsm_hub fsm_hub;
 typedef struct fsm_rq fsm_rq;
 fsm_hub *fsm_hub_new (void);
-/* Blocks until a queue is ready or the hub closes (returns -1). For a
-   data queue, copies up to FSM_BATCH samples into buf[0..cap) and returns
-   their number (0 with st->need set if the first does not fit); for a
-   signal queue returns 0 with st->kind FSM_RQ_SIGNAL. */
+/* Waits at most FSM_HUB_SPIN_NS: returns FSM_HUB_WAIT if no queue got
+   ready (the hub is then marked parked, and the next sample writes the
+   eventfd fsm_hub_fd, which Go reads before it calls again) and -1 once
+   the hub closes. For a data queue, copies up to FSM_BATCH samples into
+   buf[0..cap) and returns their number (0 with st->need set if the first
+   does not fit); for a signal queue returns 0 with st->kind
+   FSM_RQ_SIGNAL. */
+#define FSM_HUB_WAIT (-2)
+#define FSM_HUB_SPIN_NS 1000000 /* 1 ms: see hub.c */
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap);
+/* The hub's eventfd (non-blocking); fsm_hub_free closes it. */
+int32_t fsm_hub_fd (fsm_hub *h);
 
 /* The receive watchdog (watch.c).  Go updates runs and running around
    every function it runs on the receive goroutine after a delivery

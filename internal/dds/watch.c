@@ -47,7 +47,6 @@ static void fwake (int32_t *p)
 static void *watch_main (void *arg)
 {
   fsm_watch *w = arg;
-  (void) pthread_setname_np (pthread_self (), "fsm_watch");
   uint64_t seen = 0;
   int idle = 0;
   while (!ld32 (&w->closing))
@@ -106,6 +105,9 @@ int32_t fsm_watch_start (fsm_watch *w)
     return 0;
   if (pthread_create (&t->tid, NULL, watch_main, &t->w) != 0)
     return -1;
+  /* Named here rather than by the thread, so that the name is there
+     when this returns. */
+  (void) pthread_setname_np (t->tid, "fsm_watch");
   t->started = 1;
   return 0;
 }
