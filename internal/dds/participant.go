@@ -336,9 +336,10 @@ func hubWakeFile(h *C.fsm_hub) (*os.File, error) {
 }
 
 // run is the receive goroutine: it takes one batch per fsm_hub_next call
-// and delivers it, and parks on the hub's eventfd when nothing is ready. It returns when the participant closes, or after a
-// function it ran for RunAfterDelivery stalled and another receive
-// goroutine took over (handOff).
+// and delivers it, and parks on the hub's eventfd when nothing is ready.
+// It returns when the participant closes, or after a function it ran for
+// RunAfterDelivery stalled and another receive goroutine took over
+// (handOff).
 func (p *Participant) run(rs *recvState) {
 	p.loopID.Store(goid.Current())
 	p.cur.Store(rs)
