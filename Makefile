@@ -37,17 +37,19 @@ run: deps build
 	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
-# The quick checks first; then the tests, the fuzz smoke and the colcon
-# build side by side (the tests mostly wait on real time, which leaves a
-# core for the fuzzer's one worker); then test/ros2 against each real ROS 2
-# distro, one after the other. Last, the count of checks test/ros2 ran
-# against each distro. (Until session 14 the two test/ros2 suites ran beside
-# the other tests: the load average reached 80-160 on the two cores, and
-# ros2 daemon start-ups, RouDi, Velma's 500 Hz loops and the CLI's spin
-# times all timed out, in the official CI of stop 35 and in local runs.)
+# The quick checks first; then the tests, two packages at a time; then the
+# fuzz smoke and the colcon build side by side; then test/ros2 against each
+# real ROS 2 distro, one after the other. Last, the count of checks test/ros2
+# ran against each distro. (Until session 14 all of these ran side by side,
+# and the tests three packages at a time: with Velma's 500 Hz processes,
+# Chromium and the ROS 2 CLI all busy, the load average reached 80-160 on
+# the two cores, and ros2 daemon start-ups, RouDi, Velma's loops and
+# Chromium's start-up timed out, in the official CI of stop 35 and in
+# fresh-clone runs.)
 test: vet lint fmt-check generate-check
 	@rm -f $(ROS2_SUMMARIES)
-	$(MAKE) --no-print-directory -j3 unit fuzz-smoke colcon-check FUZZPARALLEL=1
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory -j2 fuzz-smoke colcon-check FUZZPARALLEL=1
 	$(MAKE) --no-print-directory -j1 ros2-suites
 	@cat $(ROS2_SUMMARIES) 2>/dev/null || true
 
@@ -74,7 +76,7 @@ generate-check:
 # test then runs up to UNITP test binaries and compilations at once.
 TESTBIN ?= $(CURDIR)/build/testbin
 SLOW_PKGS := ./test/fault ./test/demo
-UNITP ?= 3
+UNITP ?= 2
 testbin:
 	@mkdir -p $(TESTBIN)
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
