@@ -282,11 +282,17 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 		"-a", "--snapshot-duration", "4", "--snapshot-holdoff", "1", "-o", snaps)
 
 	testenv.WaitFor(t, wait, "the mux to match the teleop publisher", func() bool { n, _ := teleop.SubscriptionCount(); return n >= 2 })
-	drive := func(d time.Duration) {
-		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	// drive publishes teleop commands every 100 ms until stop is ready.
+	drive := func(stop <-chan time.Time) {
+		for {
 			if err := teleop.Publish(&geometry_msgs_msg.Twist{Linear: geometry_msgs_msg.Vector3{X: 0.2}}); err != nil {
 				t.Error(err)
 				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}
@@ -298,13 +304,25 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 		}
 	}
 	// The session: drive, let go (the idle timer stops), drive again and
-	// press the e-stop while driving, release it.
-	drive(1500 * time.Millisecond)
+	// press the e-stop while driving, release it. The second drive lasts
+	// until the e-stop call has returned: on a loaded machine the CLI's
+	// call took seconds, and a drive of fixed length had ended before the
+	// e-stop, leaving the snapshot of the seconds before it without a
+	// teleop command (fresh-clone run 39).
+	drive(time.After(1500 * time.Millisecond))
 	time.Sleep(1500 * time.Millisecond)
-	go drive(2 * time.Second)
+	stopDriving := make(chan time.Time)
+	drove := make(chan struct{})
+	go func() {
+		defer close(drove)
+		drive(stopDriving)
+	}()
+	endDrive := sync.OnceFunc(func() { close(stopDriving); <-drove })
+	defer endDrive() // also when setMode fails the test
 	time.Sleep(time.Second)
 	estopAt := time.Now()
 	setMode(true)
+	endDrive()
 	time.Sleep(1500 * time.Millisecond)
 	setMode(false)
 	time.Sleep(1500 * time.Millisecond)
