@@ -28,7 +28,14 @@ func Env(domain uint32) []string {
 // whether it exited 0.
 func CLI(t testing.TB, domain uint32, args ...string) (stdout, stderr string, ok bool) {
 	t.Helper()
-	r := runCLI(t, Executable(t, "cmd/fsmnodes"), domain, args)
+	return CLIWithin(t, domain, CLITimeout, args...)
+}
+
+// CLIWithin is CLI with its own bound instead of CLITimeout, for a command
+// that takes as long as its input does (bag play of a recorded session).
+func CLIWithin(t testing.TB, domain uint32, timeout time.Duration, args ...string) (stdout, stderr string, ok bool) {
+	t.Helper()
+	r := runCLI(t, Executable(t, "cmd/fsmnodes"), domain, timeout, args)
 	return r.Stdout, r.Stderr, r.OK
 }
 
@@ -51,16 +58,17 @@ func CLIAll(t testing.TB, domain uint32, runs ...[]string) []CLIResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = runCLI(t, bin, domain, args)
+			out[i] = runCLI(t, bin, domain, CLITimeout, args)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-// runCLI runs bin with args (any goroutine: it only logs).
-func runCLI(t testing.TB, bin string, domain uint32, args []string) CLIResult {
-	ctx, cancel := context.WithTimeout(context.Background(), CLITimeout)
+// runCLI runs bin with args, for at most timeout (any goroutine: it only
+// logs).
+func runCLI(t testing.TB, bin string, domain uint32, timeout time.Duration, args []string) CLIResult {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = Env(domain)

@@ -309,6 +309,7 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	// call took seconds, and a drive of fixed length had ended before the
 	// e-stop, leaving the snapshot of the seconds before it without a
 	// teleop command (fresh-clone run 39).
+	sessionStart := time.Now()
 	drive(time.After(1500 * time.Millisecond))
 	time.Sleep(1500 * time.Millisecond)
 	stopDriving := make(chan time.Time)
@@ -411,7 +412,9 @@ func TestTeleopEStopSession_FlightRecorderAndReplay(t *testing.T) {
 	if _, err := ros.NewSubscription(fresh, "/rsmNode/fsm/transition", ros.QoSLatched.KeepLast(100), func(m *fsm_msgs_msg.Transition) { replayEdges.add(edge(m)) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, e, ok := testenv.CLI(t, replayDomain, "bag", "play", dir, "--topics", "/rsm/operationMode", "--node-name", "/robotControlMuxNode", "--delay", "1.5"); !ok {
+	// The play takes as long as the session did, which on a loaded machine
+	// was 37 s (slow CLI calls): more than CLITimeout.
+	if _, e, ok := testenv.CLIWithin(t, replayDomain, time.Since(sessionStart)+testenv.CLITimeout, "bag", "play", dir, "--topics", "/rsm/operationMode", "--node-name", "/robotControlMuxNode", "--delay", "1.5"); !ok {
 		t.Fatalf("bag play: %s", e)
 	}
 	testenv.WaitFor(t, wait, "the replayed transitions", func() bool { return len(dedup(replayStates.all())) >= len(recorded) })
