@@ -6,15 +6,14 @@
  * with dds_takecdr and appends the serdata references (plus source
  * timestamp and publication handle) to the reader's queue in the
  * participant's hub.  The participant's receive goroutine calls
- * fsm_hub_next, which never blocks: with nothing ready it marks the hub
- * waiting and returns FSM_HUB_WAIT, and the goroutine parks in Go's
- * network poller on the hub's eventfd (fsm_hub_fd).  A listener writes
- * the eventfd only when the hub is waiting, i.e. when it goes from empty
- * to non-empty.  (A goroutine blocked in a C call keeps its P; Go's
- * sysmon takes such a P back after 10 ms and then polls every 20 us for
- * a millisecond, which cost an idle node more CPU than all its work.)
- * Each fsm_hub_next call hands the goroutine one batch of one reader, copied into the Go buffer; a
- * sample of FSM_LEND_MIN bytes or more is a batch of its own, lent to Go
+ * fsm_hub_next, which blocks for at most FSM_HUB_SPIN_NS: with nothing
+ * ready it waits that long on a futex while traffic is hot, then marks
+ * the hub parked and returns FSM_HUB_WAIT, and the goroutine parks in
+ * Go's network poller on the hub's eventfd (fsm_hub_fd); see "How the
+ * receive goroutine waits" below.  A listener wakes it only when it
+ * waits, i.e. when the hub goes from empty to non-empty.  Each
+ * fsm_hub_next call hands the goroutine one batch of one reader, copied
+ * into the Go buffer; a sample of FSM_LEND_MIN bytes or more is a batch of its own, lent to Go
  * in place (its serdata's bytes) until fsm_recv_release, so that large
  * samples are not copied once more before Go decodes them.
  *

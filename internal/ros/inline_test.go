@@ -13,20 +13,19 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// newOptionsContext starts a test Context with InlineCallbacks unless
-// nodeGoroutinesOnly.
-func newOptionsContext(t *testing.T, domain uint32, nodeGoroutinesOnly bool) *Context {
+// newInlineContext starts a test Context with InlineCallbacks as asked.
+func newInlineContext(t *testing.T, domain uint32, inlineCallbacks bool) *Context {
 	t.Helper()
-	return startTestContext(t, ContextOptions{DomainID: &domain, InlineCallbacks: !nodeGoroutinesOnly})
+	return startTestContext(t, ContextOptions{DomainID: &domain, InlineCallbacks: inlineCallbacks})
 }
 
 // TestCallbackGoroutines: a message for an idle node is handled on the
 // receive goroutine with ContextOptions.InlineCallbacks; either way
 // the callback counts as on the node's callback goroutine.
 func TestCallbackGoroutines(t *testing.T) {
-	for _, only := range []bool{false, true} {
-		t.Run(map[bool]string{false: "InlineCallbacks", true: "default"}[only], func(t *testing.T) {
-			c := newOptionsContext(t, testenv.Domain(t), only)
+	for _, inlineOn := range []bool{true, false} {
+		t.Run(map[bool]string{true: "InlineCallbacks", false: "default"}[inlineOn], func(t *testing.T) {
+			c := newInlineContext(t, testenv.Domain(t), inlineOn)
 			n := mustNode(t, c, "where", "")
 			type where struct{ receive, node, onCallback bool }
 			got := make(chan where, 1)
@@ -45,7 +44,7 @@ func TestCallbackGoroutines(t *testing.T) {
 			// callbacks runs (start-up work on a loaded machine): send
 			// until one has run on the receive goroutine, or 20.
 			inline := 0
-			for i := 0; i < 20 && (only || inline == 0); i++ {
+			for i := 0; i < 20 && (!inlineOn || inline == 0); i++ {
 				if err := pub.Publish(&std_msgs_msg.Int32{Data: int32(i)}); err != nil {
 					t.Fatal(err)
 				}
@@ -62,10 +61,10 @@ func TestCallbackGoroutines(t *testing.T) {
 					inline++
 				}
 			}
-			if only && inline > 0 {
+			if !inlineOn && inline > 0 {
 				t.Errorf("%d callbacks ran on the receive goroutine without InlineCallbacks", inline)
 			}
-			if !only && inline == 0 {
+			if inlineOn && inline == 0 {
 				t.Error("no callback of the idle node ran on the receive goroutine")
 			}
 		})
@@ -77,7 +76,7 @@ func TestCallbackGoroutines(t *testing.T) {
 // for a message that node B receives), the other nodes go on receiving;
 // the blocked node's later messages wait and arrive in order.
 func TestBlockingCallbackHoldsUpOnlyItsNode(t *testing.T) {
-	c := newOptionsContext(t, testenv.Domain(t), false)
+	c := newInlineContext(t, testenv.Domain(t), true)
 	a := mustNode(t, c, "a", "")
 	b := mustNode(t, c, "b", "")
 	srv := mustNode(t, c, "server", "")
@@ -176,7 +175,7 @@ func TestBlockingCallbackHoldsUpOnlyItsNode(t *testing.T) {
 // TestCloseNodeFromInlineCallback: a callback run on the receive goroutine
 // may close its own node.
 func TestCloseNodeFromInlineCallback(t *testing.T) {
-	c := newOptionsContext(t, testenv.Domain(t), false)
+	c := newInlineContext(t, testenv.Domain(t), true)
 	n := mustNode(t, c, "closer", "")
 	closed := make(chan error, 1)
 	if _, err := NewSubscription(n, "close", QoSDefault, func(*std_msgs_msg.Int32) { closed <- n.Close() }); err != nil {
