@@ -78,7 +78,8 @@ type ContextOptions struct {
 	// longer than dds.StallAfter then hands receiving over to another
 	// goroutine, so it holds up nothing but its own node. Off by default:
 	// the Velma process tests failed with it under make test's full load
-	// (session 13), and that is not explained yet.
+	// (session 13); they fail without it at that load too (session 14), so
+	// it waits for a make test that passes with it on.
 	InlineCallbacks bool
 
 	// dialectWait, when set (tests in this package only), replaces both
