@@ -72,10 +72,13 @@ generate-check:
 # (separate processes run in parallel) take their executables from there
 # through internal/testenv instead of each linking its own.
 # The packages that run whole systems for a minute or more, mostly waiting
-# on real time, go first, so that they do not form a tail at the end; go
-# test then runs up to UNITP test binaries and compilations at once.
+# on real time, go first, the longest first, so that they do not form a tail
+# at the end; go test then runs up to UNITP test binaries and compilations
+# at once. Their tests take testenv.Heavy slots (FSMNODES_TEST_HEAVY, by
+# default one per CPU): at most that many whole systems run at once across
+# all packages, whatever UNITP and -parallel allow.
 TESTBIN ?= $(CURDIR)/build/testbin
-SLOW_PKGS := ./test/fault ./test/demo
+SLOW_PKGS := ./test/multihost ./test/demo ./test/bag ./test/sim ./test/dashboard ./internal/velma/velmanode ./test/fault
 UNITP ?= 2
 testbin:
 	@mkdir -p $(TESTBIN)

@@ -157,6 +157,7 @@ func (p *Process) WaitOutput(t testing.TB, timeout time.Duration, re *regexp.Reg
 // FILE is a path relative to the module root (or absolute).
 func Launch(t testing.TB, domain uint32, file string, args ...string) *Process {
 	t.Helper()
+	Heavy(t)
 	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

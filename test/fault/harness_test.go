@@ -185,6 +185,7 @@ type demo struct {
 // names, are started (e.g. "/diffbot", "/foxglove_bridge").
 func startDemo(t *testing.T, namespaces ...string) *demo {
 	t.Helper()
+	testenv.Heavy(t)
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,8 @@ func bodyGoal(q [velma.BodyDOF]float64, dq float64, dur time.Duration) *control_
 // succeeds; cancelling and losing the client stop the motion.
 func TestBridge_OverDDS_Actions(t *testing.T) {
 	domain := testenv.Domain(t)
-	t.Parallel() // own ROS_DOMAIN_ID
+	t.Parallel()     // own ROS_DOMAIN_ID
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	if testing.Short() {
 		t.Skip("DDS test")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/ros"
+	"github.com/fsmnodes/fsmnodes/internal/testenv"
 	sensor_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/sensor_msgs/msg"
 	std_msgs_msg "github.com/fsmnodes/fsmnodes/msgs/std_msgs/msg"
 )
@@ -59,7 +60,8 @@ func TestFourProcesses_CSKilledSeenOnTopics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	t.Parallel() // a domain of its own
+	t.Parallel()     // a domain of its own
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var bodyState latest[string]

@@ -67,6 +67,7 @@ const maxGrowthMiB = 8
 // instead of 18.
 func TestProcesses_BridgeDropsHostileGoal(t *testing.T) {
 	t.Parallel()
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}

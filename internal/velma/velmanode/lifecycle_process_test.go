@@ -36,7 +36,8 @@ func TestLifecycle_BridgeEffectors_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
-	t.Parallel() // a domain of its own
+	t.Parallel()     // a domain of its own
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	domain := testenv.Domain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -86,7 +87,8 @@ func TestLifecycle_VelmaSim_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	t.Parallel() // a domain of its own
+	t.Parallel()     // a domain of its own
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	domain := testenv.Domain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -318,7 +318,8 @@ func TestFourProcesses_Faults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	t.Parallel() // a domain of its own
+	t.Parallel()     // a domain of its own
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	r := newMPRig(t, ctx, nil)

@@ -18,7 +18,8 @@ func TestLiveParams_Velma_Process(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
-	t.Parallel() // a domain of its own
+	t.Parallel()     // a domain of its own
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	domain := testenv.Domain(t)
 	bin := testenv.Executable(t, "nodes/velma_bridge")
 	testenv.Start(t, "velma_bridge", testenv.Env(domain), bin, "--ros-args", "--params-file", "../../../params/velma.yaml")

@@ -110,7 +110,8 @@ func helperMain(mode string) error {
 // Multi-process test (a domain of its own): the velma_bridge executable, the
 // test as observer/service caller, and goal senders in separate processes.
 func TestProcesses_BridgeGoalSenderKilledMidMotion(t *testing.T) {
-	t.Parallel() // own ROS_DOMAIN_ID
+	t.Parallel()     // own ROS_DOMAIN_ID
+	testenv.Heavy(t) // Velma's 500 Hz loops in processes of their own
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}

@@ -31,6 +31,7 @@ func TestProcesses_BridgeLoopUnderServiceStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process DDS test")
 	}
+	testenv.Heavy(t)
 	// One after the other: each storm loads the machine.
 	for _, prio := range []string{"0", "20"} {
 		t.Run("rt.priority "+prio, func(t *testing.T) { storm(t, prio) })
