@@ -79,7 +79,7 @@ generate-check:
 # all packages, whatever UNITP and -parallel allow.
 TESTBIN ?= $(CURDIR)/build/testbin
 SLOW_PKGS := ./test/multihost ./test/demo ./test/bag ./test/sim ./test/dashboard ./internal/velma/velmanode ./test/fault
-UNITP ?= 2
+UNITP ?= 4
 testbin:
 	@mkdir -p $(TESTBIN)
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver

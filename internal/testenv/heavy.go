@@ -44,54 +44,63 @@ var heavyHolders = struct {
 
 // Heavy reserves a slot for a test that runs a whole system (see above),
 // waiting for one as long as it takes, and releases it when t ends. Call it
-// before the test starts its processes; Launch and LaunchDemo call it. A
-// test (or its parent test) that holds a slot already keeps using it.
+// after t.Parallel and before the test starts its processes (a paused
+// parallel test holding a slot could keep the serial tests it waits for
+// from getting one); Launch and LaunchDemo call it. A test (or its parent
+// test) that holds slots already keeps using them.
 func Heavy(t testing.TB) {
+	t.Helper()
+	heavy(t, 1)
+}
+
+// HeavyN is Heavy for a test that loads the machine as much as n whole
+// systems do (several robots and a browser under load): it waits for n
+// slots at once, or all of them when n is more. While it waits, Heavy
+// calls elsewhere wait behind it, so that it is not starved by tests that
+// take one slot each.
+func HeavyN(t testing.TB, n int) {
+	t.Helper()
+	heavy(t, n)
+}
+
+func heavy(t testing.TB, n int) {
 	t.Helper()
 	name := t.Name()
 	heavyHolders.Lock()
-	for n := name; ; {
-		if heavyHolders.names[n] {
+	for p := name; ; {
+		if heavyHolders.names[p] {
 			heavyHolders.Unlock()
 			return
 		}
-		i := strings.LastIndexByte(n, '/')
+		i := strings.LastIndexByte(p, '/')
 		if i < 0 {
 			break
 		}
-		n = n[:i]
+		p = p[:i]
 	}
 	heavyHolders.Unlock()
 
+	slots := heavySlots()
+	n = min(max(n, 1), slots)
 	start := time.Now()
-	logged := false
-	for {
-		release, err := tryHeavySlot()
-		if err != nil {
-			t.Fatalf("testenv.Heavy: %v", err)
-		}
-		if release != nil {
-			if waited := time.Since(start); waited > time.Second {
-				t.Logf("testenv.Heavy: waited %v for a slot (FSMNODES_TEST_HEAVY=%d)", waited.Round(time.Millisecond), heavySlots())
-			}
-			heavyHolders.Lock()
-			heavyHolders.names[name] = true
-			heavyHolders.Unlock()
-			t.Cleanup(func() {
-				heavyHolders.Lock()
-				delete(heavyHolders.names, name)
-				heavyHolders.Unlock()
-				release()
-			})
-			return
-		}
-		if !logged && time.Since(start) > heavyWait {
-			t.Logf("testenv.Heavy: all %d slots for whole-system tests are taken; waiting", heavySlots())
-			logged = true
-		}
-		// Jittered, so that waiters in several processes do not poll in step.
-		time.Sleep(100*time.Millisecond + rand.N(150*time.Millisecond))
+	release, err := acquireHeavy(n, slots, func() {
+		t.Logf("testenv.Heavy: %d of %d slots for whole-system tests wanted, all taken; waiting", n, slots)
+	})
+	if err != nil {
+		t.Fatalf("testenv.Heavy: %v", err)
 	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Logf("testenv.Heavy: waited %v for %d of %d slots", waited.Round(time.Millisecond), n, slots)
+	}
+	heavyHolders.Lock()
+	heavyHolders.names[name] = true
+	heavyHolders.Unlock()
+	t.Cleanup(func() {
+		heavyHolders.Lock()
+		delete(heavyHolders.names, name)
+		heavyHolders.Unlock()
+		release()
+	})
 }
 
 // heavySlots is the number of slots: FSMNODES_TEST_HEAVY, or the number of
@@ -105,26 +114,94 @@ func heavySlots() int {
 	return max(runtime.NumCPU(), 2)
 }
 
-// tryHeavySlot takes a free slot, or returns a nil release function when
-// all are taken.
-func tryHeavySlot() (release func(), err error) {
+// acquireHeavy takes n of the slots, waiting as long as it takes, and
+// calls waiting once if that is more than heavyWait. A taker of several
+// slots holds the whole lock's exclusive flock while it collects them,
+// keeping what it gets; a taker of one takes a slot only while nobody
+// holds that lock. Nobody waits for the whole lock while holding slots, so
+// the takers of single slots finish and the collector gets its n.
+func acquireHeavy(n, slots int, waiting func()) (release func(), err error) {
 	dir := filepath.Join(os.TempDir(), "fsmnodes-heavy-tests")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("slot directory: %w", err)
 	}
-	n := heavySlots()
-	first := os.Getpid() % n
-	for k := range n {
-		i := (first + k) % n
+	whole, err := os.OpenFile(filepath.Join(dir, "whole.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("whole lock file: %w", err)
+	}
+	defer whole.Close()
+	var held []*os.File
+	releaseAll := func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}
+	if n > 1 {
+		if err := flock(whole, syscall.LOCK_EX); err != nil {
+			return nil, fmt.Errorf("whole lock: %w", err)
+		}
+	}
+	start := time.Now()
+	logged := false
+	for {
+		free := true
+		if n == 1 {
+			// Behind a collector of several slots: it goes first.
+			if flock(whole, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+				free = false
+			} else {
+				_ = flock(whole, syscall.LOCK_UN)
+			}
+		}
+		if free {
+			got, err := tryHeavySlots(dir, slots, n-len(held))
+			if err != nil {
+				releaseAll()
+				return nil, err
+			}
+			held = append(held, got...)
+			if len(held) == n {
+				return releaseAll, nil // closing whole (deferred) lets the others on
+			}
+		}
+		if !logged && time.Since(start) > heavyWait {
+			waiting()
+			logged = true
+		}
+		// Jittered, so that waiters in several processes do not poll in step.
+		time.Sleep(100*time.Millisecond + rand.N(150*time.Millisecond))
+	}
+}
+
+// flock is flock(2) on f, retried when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// tryHeavySlots takes up to want free slots without waiting and returns
+// their open lock files (closing one frees its slot).
+func tryHeavySlots(dir string, slots, want int) ([]*os.File, error) {
+	var got []*os.File
+	first := os.Getpid() % slots
+	for k := 0; k < slots && len(got) < want; k++ {
+		i := (first + k) % slots
 		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.lock", i)), os.O_CREATE|os.O_RDWR, 0o666)
 		if err != nil {
+			for _, g := range got {
+				g.Close()
+			}
 			return nil, fmt.Errorf("slot %d lock file: %w", i, err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 			f.Close()
 			continue
 		}
-		return func() { f.Close() }, nil
+		got = append(got, f)
 	}
-	return nil, nil
+	return got, nil
 }

@@ -43,6 +43,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// The demo as make run starts it, foxglove_bridge included (on a free
 	// port instead of 8765, so parallel runs do not collide).
 	port := freePort(t)
+	testenv.HeavyN(t, 2) // the demo and a browser
 	testenv.LaunchDemo(t, domain, fmt.Sprintf("foxglove_port:=%d", port))
 	// A second bridge that also offers hidden topics and services (the
 	// actions' …/_action/send_goal, through which the Velma panel sends

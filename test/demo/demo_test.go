@@ -44,7 +44,9 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo end-to-end test takes minutes")
 	}
-	// The demo as `make run` starts it: Velma's four processes.
+	// The demo as `make run` starts it: Velma's four processes, whose 2 ms
+	// loops want the machine to themselves (two heavy slots).
+	testenv.HeavyN(t, 2)
 	testenv.LaunchDemo(t, domain, append([]string{"foxglove_port:=0"}, testenv.DemoFourProcessArgs()...)...)
 	d := newDemo(t, domain)
 	t.Run("boot to Idle", d.bootToIdle)

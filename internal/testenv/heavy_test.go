@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHeavySlots takes the slots of a private temporary directory: two
+// single takers fill two slots and a third waits; a taker of two waits for
+// both; a single taker waits while a collector of several slots holds the
+// whole lock.
+func TestHeavySlots(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const slots = 2
+	never := func() {}
+	a, err := acquireHeavy(1, slots, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := acquireHeavy(1, slots, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func(n int) <-chan func() {
+		c := make(chan func(), 1)
+		go func() {
+			r, err := acquireHeavy(n, slots, never)
+			if err != nil {
+				t.Error(err)
+				r = func() {}
+			}
+			c <- r
+		}()
+		return c
+	}
+	// A third single taker waits while both slots are held.
+	third := got(1)
+	select {
+	case r := <-third:
+		r()
+		t.Fatal("a third slot was handed out with two of two held")
+	case <-time.After(time.Second):
+	}
+	a()
+	r3 := <-third // the freed slot
+	// A taker of two waits for both.
+	both := got(2)
+	b()
+	select {
+	case r := <-both:
+		r()
+		t.Fatal("two slots were handed out with one of two held")
+	case <-time.After(time.Second):
+	}
+	r3()
+	(<-both)()
+
+	// A single taker waits behind a collector of several slots (here the
+	// test, holding the whole lock as a collector does) although both
+	// slots are free.
+	whole, err := os.OpenFile(filepath.Join(os.TempDir(), "fsmnodes-heavy-tests", "whole.lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := flock(whole, syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	single := got(1)
+	select {
+	case r := <-single:
+		r()
+		t.Fatal("a single taker went before a collector of several slots")
+	case <-time.After(time.Second):
+	}
+	whole.Close()
+	(<-single)()
+}
