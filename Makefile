@@ -37,15 +37,17 @@ run: deps build
 	@echo "fsmnodes demo: open http://127.0.0.1:8765/ for the dashboard, or connect Foxglove/Lichtblick to ws://127.0.0.1:8765"
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
-# The quick checks first; then the tests, two packages at a time; then the
-# fuzz smoke and the colcon build side by side; then test/ros2 against each
-# real ROS 2 distro, one after the other. Last, the count of checks test/ros2
-# ran against each distro. (Until session 14 all of these ran side by side,
-# and the tests three packages at a time: with Velma's 500 Hz processes,
-# Chromium and the ROS 2 CLI all busy, the load average reached 80-160 on
-# the two cores, and ros2 daemon start-ups, RouDi, Velma's loops and
-# Chromium's start-up timed out, in the official CI of stop 35 and in
-# fresh-clone runs.)
+# The quick checks first; then the tests, four packages at a time, with at
+# most one whole system (a demo, Velma's processes, a browser, network-
+# namespace hosts) per CPU at once (testenv.Heavy); then the fuzz smoke and
+# the colcon build side by side; then test/ros2 against each real ROS 2
+# distro, one after the other. Last, the count of checks test/ros2 ran
+# against each distro. (Until session 14 all of these ran side by side: the
+# load average reached 80-160 on the two cores, and daemon start-ups, RouDi,
+# Velma's loops and Chromium's start-up timed out. In session 14 they ran
+# one after the other, the tests two packages at a time but each package
+# several systems at once: the load still reached 50-80, and the official
+# CI of stop 35 lost a test to a browser 20 s behind its WebSocket.)
 test: vet lint fmt-check generate-check
 	@rm -f $(ROS2_SUMMARIES)
 	$(MAKE) --no-print-directory unit

@@ -15,8 +15,8 @@ import (
 )
 
 // Heavy tests are the ones that run a whole system: a demo or a robot's
-// launch file, Velma's 500 Hz processes, a browser, hosts in network
-// namespaces. `make test` runs test packages side by side and each package
+// launch file, Velma's 500 Hz processes, a browser, a robot system on
+// network-namespace hosts. `make test` runs test packages side by side and each package
 // runs several tests at once; with nothing to bound them, a dozen systems
 // shared the CI machine's two cores at once, its load average reached
 // 50-160, and tests failed for want of CPU (a browser 20 s behind its

@@ -235,6 +235,7 @@ func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 		// 35 and a local run saw the page 8-20 s behind).
 		testenv.HeavyN(t, 2)
 	}
+	testenv.Heavy(t) // a robot system, the bridge and a browser
 	nw := NewNet(t, "robot", "operator")
 	robot, op := nw.Host("robot"), nw.Host("operator")
 	where := "bridge on the robot"

@@ -118,6 +118,7 @@ type robotSystem struct {
 
 func startRobotSystem(t *testing.T, robotVars, operatorVars []string) *robotSystem {
 	t.Helper()
+	testenv.Heavy(t) // the diffbot's RSM system on the robot
 	s := &robotSystem{net: NewNet(t, "robot", "operator")}
 	s.robot, s.op = s.net.Host("robot"), s.net.Host("operator")
 	domain := testenv.Domain(t)

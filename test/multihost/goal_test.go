@@ -36,6 +36,7 @@ func TestRemoteGoalLinkDrop(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			testenv.Heavy(t) // Velma's loop on the robot
 			net := NewNet(t, "robot", "operator")
 			robot, op := net.Host("robot"), net.Host("operator")
 			domain := testenv.Domain(t)

@@ -104,7 +104,6 @@ type Host struct {
 func NewNet(t *testing.T, hosts ...string) *Net {
 	t.Helper()
 	needNetns(t)
-	testenv.Heavy(t)
 	n := &Net{t: t, prefix: fmt.Sprintf("%s%d-%d-", nsPrefix, os.Getpid(), netSeq.Add(1)), hosts: map[string]*Host{}}
 	n.sw = n.prefix + "switch"
 	t.Cleanup(n.remove) // registered first: runs last, after the processes stopped
