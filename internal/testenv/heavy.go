@@ -16,15 +16,15 @@ import (
 
 // Heavy tests are the ones that run a whole system: a demo or a robot's
 // launch file, Velma's 500 Hz processes, a browser, a robot system on
-// network-namespace hosts. `make test` runs test packages side by side and each package
-// runs several tests at once; with nothing to bound them, a dozen systems
-// shared the CI machine's two cores at once, its load average reached
-// 50-160, and tests failed for want of CPU (a browser 20 s behind its
-// WebSocket, Velma's loops late, daemons not started in time). Heavy makes a
-// test wait for one of a fixed number of machine-wide slots before it
-// starts its system, so that at most that many systems run at once, in this
-// process or any other test binary on the machine, while light tests go on
-// beside them.
+// network-namespace hosts. `make test` runs test packages side by side and
+// each package runs several tests at once; with nothing to bound them, a
+// dozen systems shared the CI machine's two cores at once, its load average
+// reached 50-160, and tests failed for want of CPU (a browser 20 s behind
+// its WebSocket, Velma's loops late, daemons not started in time). Heavy
+// makes a test wait for one of a fixed number of machine-wide slots before
+// it starts its system, so that at most that many systems run at once, in
+// this process or any other test binary on the machine, while light tests
+// go on beside them.
 //
 // The number of slots is FSMNODES_TEST_HEAVY, by default the number of CPUs
 // (at least 2). A slot is an exclusive flock(2) on a file under the

@@ -247,7 +247,7 @@ func (n *Net) run(name string, args ...string) {
 func (n *Net) remove() {
 	for _, ns := range append(n.nsNames(), n.sw) {
 		if pids := nsPids(ns); len(pids) > 0 {
-			n.t.Errorf("processes %v still ran in namespace %s at the end of the test; killed", pids, ns)
+			n.t.Errorf("processes %v still ran in namespace %s at the end of the test; killed", describePids(pids), ns)
 			killAll(pids)
 		}
 		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
@@ -274,6 +274,25 @@ func nsPids(ns string) []int {
 		}
 	}
 	return pids
+}
+
+// describePids names each process for a report: its pid, parent and
+// command line.
+func describePids(pids []int) []string {
+	var out []string
+	for _, p := range pids {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		ppid := "?"
+		// stat: pid (comm) state ppid ...; comm may hold spaces.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 {
+				ppid = f[1]
+			}
+		}
+		out = append(out, fmt.Sprintf("%d (parent %s): %q", p, ppid, strings.TrimRight(strings.ReplaceAll(string(cmd), "\x00", " "), " ")))
+	}
+	return out
 }
 
 func killAll(pids []int) {

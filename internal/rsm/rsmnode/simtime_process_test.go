@@ -158,9 +158,11 @@ func testRSMSimTime(t *testing.T, factor float64) {
 	// Teleoperation: send until the mux is in TELEOPERATION, then stop;
 	// the mux falls back to STOPPED after idle of sim time.
 	var lastSent time.Time
+	teleAt := 0 // index of the TELEOPERATION sample that ended the wait
 	waitSim("TELEOPERATION", func() bool {
 		ms := modes.get()
 		if len(ms) > 0 && ms[len(ms)-1].v == rsm_msgs_msg.OperationMode_TELEOPERATION {
+			teleAt = len(ms) - 1
 			return true
 		}
 		lastSent = clock.Now()
@@ -170,10 +172,14 @@ func testRSMSimTime(t *testing.T, factor float64) {
 		time.Sleep(20 * time.Millisecond)
 		return false
 	})
+	// STOPPED after that TELEOPERATION sample: a STOPPED the mux sent
+	// before it had the command may arrive after lastSent on a busy
+	// machine (a run took it for the idle timer's, 0.06 s after the
+	// command).
 	var stopped time.Time
 	waitSim("STOPPED after the idle timer", func() bool {
-		for _, m := range modes.get() {
-			if m.at.After(lastSent) && m.v == rsm_msgs_msg.OperationMode_STOPPED {
+		for _, m := range modes.get()[teleAt+1:] {
+			if m.v == rsm_msgs_msg.OperationMode_STOPPED {
 				stopped = m.at
 				return true
 			}
