@@ -231,8 +231,8 @@ func TestDashboardSlowLink(t *testing.T) {
 func dashboardSlowLink(t *testing.T, bridgeOnRobot bool) {
 	if bridgeOnRobot && os.Getenv("MULTIHOST_DASHBOARD_RANGE") == "" {
 		// Three robots, the bridge and a browser at a saturated link: as
-		// much as two whole systems (with one slot, the official CI of stop
-		// 35 and a local run saw the page 8-20 s behind).
+		// much as two whole systems (with one slot, a run of make test saw
+		// the page's odometry 8.6 s old and its Velma goal unanswered).
 		testenv.HeavyN(t, 2)
 	}
 	testenv.Heavy(t) // a robot system, the bridge and a browser
