@@ -84,7 +84,7 @@ func heavy(t testing.TB, n int) {
 	n = min(max(n, 1), slots)
 	start := time.Now()
 	release, err := acquireHeavy(n, slots, func() {
-		t.Logf("testenv.Heavy: %d of %d slots for whole-system tests wanted, all taken; waiting", n, slots)
+		t.Logf("testenv.Heavy: waiting for %d of the %d slots for whole-system tests (taken, or a test that wants several goes first)", n, slots)
 	})
 	if err != nil {
 		t.Fatalf("testenv.Heavy: %v", err)

@@ -36,25 +36,26 @@ func TestHeavySlots(t *testing.T) {
 		}()
 		return c
 	}
+	// stillWaits fails the test if the taker behind c gets its slots
+	// within a second.
+	stillWaits := func(c <-chan func(), what string) {
+		t.Helper()
+		select {
+		case r := <-c:
+			r()
+			t.Fatal(what)
+		case <-time.After(time.Second):
+		}
+	}
 	// A third single taker waits while both slots are held.
 	third := got(1)
-	select {
-	case r := <-third:
-		r()
-		t.Fatal("a third slot was handed out with two of two held")
-	case <-time.After(time.Second):
-	}
+	stillWaits(third, "a third slot was handed out with two of two held")
 	a()
 	r3 := <-third // the freed slot
 	// A taker of two waits for both.
 	both := got(2)
 	b()
-	select {
-	case r := <-both:
-		r()
-		t.Fatal("two slots were handed out with one of two held")
-	case <-time.After(time.Second):
-	}
+	stillWaits(both, "two slots were handed out with one of two held")
 	r3()
 	(<-both)()
 
@@ -69,12 +70,7 @@ func TestHeavySlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	single := got(1)
-	select {
-	case r := <-single:
-		r()
-		t.Fatal("a single taker went before a collector of several slots")
-	case <-time.After(time.Second):
-	}
+	stillWaits(single, "a single taker went before a collector of several slots")
 	whole.Close()
 	(<-single)()
 }
