@@ -67,15 +67,41 @@ func ReserveDomain() (uint32, func(), error) {
 // tryReserve takes the lock of domain id in dir. It returns a nil release
 // function when another holder has it.
 func tryReserve(dir string, id uint32) (release func(), err error) {
-	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.lock", id)), os.O_CREATE|os.O_RDWR, 0o666)
+	f, err := tryLock(filepath.Join(dir, fmt.Sprintf("%d.lock", id)))
 	if err != nil {
-		return nil, fmt.Errorf("domain %d lock file: %w", id, err)
+		return nil, fmt.Errorf("domain %d: %w", id, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+	if f == nil {
 		return nil, nil
 	}
 	return func() { f.Close() }, nil
+}
+
+// tryLock takes an exclusive flock(2) on the file at path, created if need
+// be, without waiting. It returns the open file, whose closing (or the
+// process's end) releases the lock, or nil when another holder has it:
+// the machine-wide reservations of this package (domains, Heavy's slots)
+// are such files.
+func tryLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, nil
+	}
+	return f, nil
+}
+
+// flock is flock(2) on f, retried when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 func lockDir() string { return filepath.Join(os.TempDir(), "fsmnodes-dds-domains") }

@@ -173,16 +173,6 @@ func acquireHeavy(n, slots int, waiting func()) (release func(), err error) {
 	}
 }
 
-// flock is flock(2) on f, retried when a signal interrupts it.
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
 // tryHeavySlots takes up to want free slots without waiting and returns
 // their open lock files (closing one frees its slot).
 func tryHeavySlots(dir string, slots, want int) ([]*os.File, error) {
@@ -190,18 +180,16 @@ func tryHeavySlots(dir string, slots, want int) ([]*os.File, error) {
 	first := os.Getpid() % slots
 	for k := 0; k < slots && len(got) < want; k++ {
 		i := (first + k) % slots
-		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.lock", i)), os.O_CREATE|os.O_RDWR, 0o666)
+		f, err := tryLock(filepath.Join(dir, fmt.Sprintf("%d.lock", i)))
 		if err != nil {
 			for _, g := range got {
 				g.Close()
 			}
-			return nil, fmt.Errorf("slot %d lock file: %w", i, err)
+			return nil, fmt.Errorf("slot %d: %w", i, err)
 		}
-		if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close()
-			continue
+		if f != nil {
+			got = append(got, f)
 		}
-		got = append(got, f)
 	}
 	return got, nil
 }
