@@ -38,10 +38,10 @@ run: deps build
 	FSMNODES_BIN=$(CURDIR)/$(BIN) FSMNODES_SHARE=$(CURDIR) $(BIN)/fsmnodes launch $(LAUNCH)
 
 # The quick checks first; then the tests, four packages at a time, with at
-# most one whole system (a demo, Velma's processes, a browser, network-
-# namespace hosts) per CPU at once (testenv.Heavy); then the fuzz smoke and
-# the colcon build side by side; then test/ros2 against each real ROS 2
-# distro, one after the other. Last, the count of checks test/ros2 ran
+# most one whole system (a demo, Velma's processes, a browser, a robot
+# system on network-namespace hosts) per CPU at once (testenv.Heavy); then
+# the fuzz smoke and the colcon build side by side; then test/ros2 against
+# each real ROS 2 distro, one after the other. Last, the count of checks test/ros2 ran
 # against each distro. (Until session 14 all of these ran side by side: the
 # load average reached 80-160 on the two cores, and daemon start-ups, RouDi,
 # Velma's loops and Chromium's start-up timed out. In session 14 they ran
