@@ -94,9 +94,14 @@ testbin:
 	@mkdir -p $(TESTBIN)
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
 
+# Each test that held slots writes a line to HEAVY_LOG (slot-seconds, held,
+# waited, slots, package, test); unit prints the sum and the largest.
+HEAVY_LOG := $(CURDIR)/build/heavy-slots.log
 unit: testbin
-	FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m -p $(UNITP) $(SLOW_PKGS) \
-	  $$($(GO) list ./... | sed 's#^github.com/fsmnodes/fsmnodes#.#' | grep -vxF -e ./test/ros2 $(foreach p,$(SLOW_PKGS),-e $(p)))
+	@rm -f $(HEAVY_LOG)
+	@FSMNODES_HEAVY_LOG=$(HEAVY_LOG) FSMNODES_TEST_BIN=$(TESTBIN) $(GO) test -count=1 -timeout 15m -p $(UNITP) $(SLOW_PKGS) \
+	  $$($(GO) list ./... | sed 's#^github.com/fsmnodes/fsmnodes#.#' | grep -vxF -e ./test/ros2 $(foreach p,$(SLOW_PKGS),-e $(p))); \
+	rc=$$?; scripts/heavy-slots.sh $(HEAVY_LOG); exit $$rc
 
 # test/ros2 once per real ROS 2 distro (/opt/ros2-<distro>, `make ros2-peer`),
 # the runs side by side; each writes its count of checks to build/ros2-<distro>.summary.

@@ -95,12 +95,42 @@ func heavy(t testing.TB, n int) {
 	heavyHolders.Lock()
 	heavyHolders.names[name] = true
 	heavyHolders.Unlock()
+	got := time.Now()
 	t.Cleanup(func() {
 		heavyHolders.Lock()
 		delete(heavyHolders.names, name)
 		heavyHolders.Unlock()
 		release()
+		if err := logHeavy(os.Getenv("FSMNODES_HEAVY_LOG"), name, n, got.Sub(start), time.Since(got)); err != nil {
+			t.Logf("testenv.Heavy: %v", err)
+		}
 	})
+}
+
+// logHeavy appends one line for a test that held slots to the ledger at
+// path (FSMNODES_HEAVY_LOG; nothing when empty): the slot-seconds it held,
+// seconds held, seconds waited, slots, the test binary's package and the
+// test's name. `make unit` keeps it in build/heavy-slots.log and prints the
+// largest holders, which is where make test's time goes.
+func logHeavy(path, name string, n int, waited, held time.Duration) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
+	if err != nil {
+		return fmt.Errorf("slot ledger: %w", err)
+	}
+	pkg, _ := os.Getwd() // a test binary runs in its package's directory
+	// One write(2) of a short line with O_APPEND: lines of concurrent
+	// test binaries do not interleave.
+	_, err = fmt.Fprintf(f, "%7.1f %6.1f %6.1f %d %s %s\n", float64(n)*held.Seconds(), held.Seconds(), waited.Seconds(), n, filepath.Base(pkg), name)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("slot ledger: %w", err)
+	}
+	return nil
 }
 
 // heavySlots is the number of slots: FSMNODES_TEST_HEAVY, or the number of

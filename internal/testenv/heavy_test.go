@@ -3,6 +3,7 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,4 +74,29 @@ func TestHeavySlots(t *testing.T) {
 	stillWaits(single, "a single taker went before a collector of several slots")
 	whole.Close()
 	(<-single)()
+}
+
+// TestHeavyLedger: a test that held slots leaves one line in the ledger of
+// FSMNODES_HEAVY_LOG when it ends, with its slots and name; its subtest,
+// which runs in its parent's slots, leaves none.
+func TestHeavyLedger(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ledger := filepath.Join(t.TempDir(), "heavy.log")
+	t.Setenv("FSMNODES_HEAVY_LOG", ledger)
+	t.Run("system", func(t *testing.T) {
+		HeavyN(t, 2)
+		t.Run("part", func(t *testing.T) { Heavy(t) })
+	})
+	b, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("ledger has %d lines, want 1:\n%s", len(lines), b)
+	}
+	f := strings.Fields(lines[0])
+	if len(f) != 6 || f[3] != "2" || f[4] != "testenv" || f[5] != "TestHeavyLedger/system" {
+		t.Errorf("ledger line %q: want slot-seconds, held, waited, 2 slots, package testenv, TestHeavyLedger/system", lines[0])
+	}
 }
