@@ -71,16 +71,16 @@ type ContextOptions struct {
 	// the robot's action servers notice a cut-off client within that
 	// (action.ClientWatch) instead of 10 s; see docs/multihost.md.
 	LeaseDuration time.Duration
-	// (optional) InlineCallbacks lets the receive goroutine handle a
+	// (optional) NodeGoroutineCallbacks runs every callback on its node's
+	// callback goroutine. By default the receive goroutine handles a
 	// message or request that finds its node idle at once, instead of
-	// waking the node's callback goroutine: a sixth to a quarter less
+	// waking the node's goroutine for it: a sixth to a quarter less
 	// round-trip time (docs/client-library.md). A callback that runs
-	// longer than dds.StallAfter then hands receiving over to another
-	// goroutine, so it holds up nothing but its own node. Off by default:
-	// the Velma process tests failed with it under make test's full load
-	// (session 13); they fail without it at that load too (session 14), so
-	// it waits for a make test that passes with it on.
-	InlineCallbacks bool
+	// longer than dds.StallAfter there hands receiving over to another
+	// goroutine, so it holds up nothing but its own node. The environment
+	// variable FSMNODES_INLINE_CALLBACKS=0 sets this option too, for a node
+	// one cannot rebuild.
+	NodeGoroutineCallbacks bool
 
 	// dialectWait, when set (tests in this package only), replaces both
 	// waits of awaitDialect, so that a test of the start-up choice does not
@@ -123,7 +123,7 @@ type Context struct {
 	spinning bool
 
 	keepOnPanic bool
-	noInline    bool       // not ContextOptions.InlineCallbacks
+	noInline    bool       // ContextOptions.NodeGoroutineCallbacks or FSMNODES_INLINE_CALLBACKS=0
 	panicked    chan error // the first callback panic, for Spin
 	life        lifecycle  // Go loops and OnShutdown hooks
 
@@ -132,6 +132,16 @@ type Context struct {
 	stopSignals  func()
 	closeOnce    sync.Once
 	closeErr     error
+}
+
+// inlineOff reports whether the value of FSMNODES_INLINE_CALLBACKS turns
+// inline callbacks off: 0, false, no or off, in any case.
+func inlineOff(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
 }
 
 // NewContext creates a Context: it parses opts.Args, reads ROS_DOMAIN_ID,
@@ -166,7 +176,7 @@ func NewContext(opts ContextOptions) (_ *Context, err error) {
 		infoReady: make(chan struct{}),
 
 		keepOnPanic: opts.KeepRunningOnPanic,
-		noInline:    !opts.InlineCallbacks,
+		noInline:    opts.NodeGoroutineCallbacks || inlineOff(getenv("FSMNODES_INLINE_CALLBACKS")),
 		panicked:    make(chan error, 1),
 	}
 	logWarnings := c.setUpLogging(getenv, opts.LogOutput)

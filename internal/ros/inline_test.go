@@ -2,6 +2,7 @@ package ros
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,18 +14,19 @@ import (
 	std_srvs_srv "github.com/fsmnodes/fsmnodes/msgs/std_srvs/srv"
 )
 
-// newInlineContext starts a test Context with InlineCallbacks as asked.
+// newInlineContext starts a test Context with inline callbacks on (the
+// default) or off (ContextOptions.NodeGoroutineCallbacks).
 func newInlineContext(t *testing.T, domain uint32, inlineCallbacks bool) *Context {
 	t.Helper()
-	return startTestContext(t, ContextOptions{DomainID: &domain, InlineCallbacks: inlineCallbacks})
+	return startTestContext(t, ContextOptions{DomainID: &domain, NodeGoroutineCallbacks: !inlineCallbacks})
 }
 
 // TestCallbackGoroutines: a message for an idle node is handled on the
-// receive goroutine with ContextOptions.InlineCallbacks; either way
+// receive goroutine unless ContextOptions.NodeGoroutineCallbacks; either way
 // the callback counts as on the node's callback goroutine.
 func TestCallbackGoroutines(t *testing.T) {
 	for _, inlineOn := range []bool{true, false} {
-		t.Run(map[bool]string{true: "InlineCallbacks", false: "default"}[inlineOn], func(t *testing.T) {
+		t.Run(map[bool]string{true: "default", false: "NodeGoroutineCallbacks"}[inlineOn], func(t *testing.T) {
 			c := newInlineContext(t, testenv.Domain(t), inlineOn)
 			n := mustNode(t, c, "where", "")
 			type where struct{ receive, node, onCallback bool }
@@ -62,7 +64,7 @@ func TestCallbackGoroutines(t *testing.T) {
 				}
 			}
 			if !inlineOn && inline > 0 {
-				t.Errorf("%d callbacks ran on the receive goroutine without InlineCallbacks", inline)
+				t.Errorf("%d callbacks ran on the receive goroutine with NodeGoroutineCallbacks", inline)
 			}
 			if inlineOn && inline == 0 {
 				t.Error("no callback of the idle node ran on the receive goroutine")
@@ -197,5 +199,37 @@ func TestCloseNodeFromInlineCallback(t *testing.T) {
 		}
 	case <-time.After(failAfter):
 		t.Fatal("the callback did not close its node")
+	}
+}
+
+// TestInlineCallbacksEnv: FSMNODES_INLINE_CALLBACKS=0 (false, no, off)
+// turns inline callbacks off as ContextOptions.NodeGoroutineCallbacks does;
+// unset or anything else leaves them on.
+func TestInlineCallbacksEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env, opt string
+		off      bool
+	}{
+		{"", "", false}, {"1", "", false}, {"yes", "", false}, {"on", "", false},
+		{"0", "", true}, {"false", "", true}, {" Off ", "", true}, {"NO", "", true},
+		{"", "option", true}, {"1", "option", true},
+	} {
+		domain := testenv.Domain(t)
+		c, err := NewContext(ContextOptions{
+			DomainID: &domain, NoSignals: true, NodeGoroutineCallbacks: tc.opt != "",
+			Getenv: func(k string) string {
+				if k == "FSMNODES_INLINE_CALLBACKS" {
+					return tc.env
+				}
+				return os.Getenv(k)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.noInline != tc.off {
+			t.Errorf("FSMNODES_INLINE_CALLBACKS=%q, option %q: inline off %v, want %v", tc.env, tc.opt, c.noInline, tc.off)
+		}
+		c.Close()
 	}
 }

@@ -225,7 +225,7 @@ func (n *Node) start() {
 // OnCallbackGoroutine reports whether the caller runs one of this node's
 // callbacks: on the node's callback goroutine, or on the receive goroutine
 // that runs a callback of an idle node at once (see
-// ContextOptions.InlineCallbacks).
+// ContextOptions.NodeGoroutineCallbacks).
 func (n *Node) OnCallbackGoroutine() bool {
 	g := goid.Current()
 	return n.loopG.Load() == g || n.execG.Load() == g

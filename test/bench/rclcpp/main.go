@@ -94,7 +94,7 @@ func run(args []string, out io.Writer) error {
 	role := fs.String("role", "", "internal: run a Go role (sub, pub, pong, ping, server, client)")
 	bytes := fs.Int("bytes", 1024, "internal: message size of a Go pub or ping role")
 	pool := fs.Bool("pool", false, "our subscriptions reuse their messages (ros.WithMessagePool)")
-	inline := fs.Bool("inline", false, "our idle nodes' callbacks run on the receive goroutine (ros.ContextOptions.InlineCallbacks)")
+	nodeG := fs.Bool("node-goroutines", false, "our callbacks all run on their nodes' goroutines (ros.ContextOptions.NodeGoroutineCallbacks), not on the receive goroutine when the node is idle")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			opts = append(opts, ros.WithMessagePool())
 		}
-		return runRole(*role, *bytes, *dur, *inline, opts, out)
+		return runRole(*role, *bytes, *dur, *nodeG, opts, out)
 	}
 	lineRE, err := regexp.Compile(*lines)
 	if err != nil {
@@ -153,8 +153,8 @@ func run(args []string, out io.Writer) error {
 		if *pool {
 			a = append(a, "-pool")
 		}
-		if *inline {
-			a = append(a, "-inline")
+		if *nodeG {
+			a = append(a, "-node-goroutines")
 		}
 		return a
 	}}
@@ -187,8 +187,8 @@ func run(args []string, out io.Writer) error {
 	if *pool {
 		fmt.Fprintln(out, "settings: our subscriptions reuse their messages (ros.WithMessagePool)")
 	}
-	if *inline {
-		fmt.Fprintln(out, "settings: our idle nodes' callbacks run on the receive goroutine (ros.ContextOptions.InlineCallbacks)")
+	if *nodeG {
+		fmt.Fprintln(out, "settings: our callbacks all run on their nodes' goroutines (ros.ContextOptions.NodeGoroutineCallbacks)")
 	}
 
 	pairs := make([]pair, 0, len(impls)+2)

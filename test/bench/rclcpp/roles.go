@@ -37,7 +37,7 @@ const (
 //
 // With $FSM_BENCH_CPUPROFILE set to a directory, the role writes its CPU
 // profile there as ROLE-BYTES-PID.pprof.
-func runRole(role string, bytes int, dur time.Duration, inline bool, opts []ros.EndpointOption, out io.Writer) error {
+func runRole(role string, bytes int, dur time.Duration, nodeGoroutines bool, opts []ros.EndpointOption, out io.Writer) error {
 	if dir := os.Getenv("FSM_BENCH_CPUPROFILE"); dir != "" {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", role, bytes, os.Getpid())))
 		if err != nil {
@@ -49,7 +49,7 @@ func runRole(role string, bytes int, dur time.Duration, inline bool, opts []ros.
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: os.Stderr, InlineCallbacks: inline})
+	rc, err := ros.NewContext(ros.ContextOptions{NoSignals: true, LogOutput: os.Stderr, NodeGoroutineCallbacks: nodeGoroutines})
 	if err != nil {
 		return err
 	}
