@@ -59,6 +59,34 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
+// browserStartLimit bounds Chromium's start-up, until it prints its
+// DevTools address. chromedp's default (20 s) was too short under make
+// test's load: a browser that starts slowly is not what these tests test.
+const browserStartLimit = 90 * time.Second
+
+// chromiumOptions are the allocator options of every browser these tests
+// start: headless, without the background services of a desktop browser,
+// a fresh profile, a window of w×h, and the extra options of the test.
+func chromiumOptions(t *testing.T, chrome string, w, h int, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
+	return append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), // containers often have a tiny /dev/shm
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(w, h),
+		chromedp.WSURLReadTimeout(browserStartLimit),
+	}, extra...)
+}
+
 // screenshotDir is where the panel screenshots go: DASHBOARD_SCREENSHOTS if
 // set, else go test's -outputdir, else a fixed directory under the system
 // temporary directory. It is kept after the test and logged.

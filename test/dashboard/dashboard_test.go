@@ -127,23 +127,7 @@ func (r *dashboardRun) observe(t *testing.T, domain uint32) {
 // nothing from the network, on pages from base. Errors on the browser's
 // console fail the test at its end.
 func startDashboardBrowser(t *testing.T, chrome, base string) *browser {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), // containers often have a tiny /dev/shm
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1440, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, chrome, 1440, 1000)...)
 	t.Cleanup(cancelAlloc)
 	var logMu sync.Mutex
 	var consoleErrors []string

@@ -74,14 +74,7 @@ func TestFSMPanelInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, chrome, 1440, 1000)...)
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancelBrowser()

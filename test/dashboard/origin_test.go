@@ -78,15 +78,12 @@ func TestForeignOriginRefusedInChromium(t *testing.T) {
 		waitListening(t, p)
 	}
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, chrome, 1280, 800,
 		// DNS rebinding: the attacker's name resolves to the bridge's address.
 		chromedp.Flag("host-resolver-rules", "MAP rebind.example 127.0.0.1"),
 		// The open bridge's self-signed certificate (the operator accepts
 		// it once, after comparing the printed fingerprint).
-		chromedp.Flag("ignore-certificate-errors", true))
+		chromedp.Flag("ignore-certificate-errors", true))...)
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
 	defer cancelBrowser()

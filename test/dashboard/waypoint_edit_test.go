@@ -103,11 +103,7 @@ func TestDashboardWaypointEditing(t *testing.T) {
 		t.Fatalf("the demo holds %d waypoints after adding two to a fresh waypoints file, want 2", len(w))
 	}
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, chrome, 1440, 1000)...)
 	defer cancelAlloc()
 	// chromedp's errors about CDP events it cannot decode are noise here.
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
