@@ -12,9 +12,8 @@
 // behaviour code needs no locks. A message or request that finds its node
 // idle is handled at once on the Context's receive goroutine, which saves a
 // goroutine wake-up (ContextOptions.NodeGoroutineCallbacks turns that off);
-// a callback
-// that blocks there is left to finish while another goroutine takes over
-// receiving. Client.Call may be used from inside a callback: the
+// a callback that blocks there is left to finish while another goroutine
+// takes over receiving. Client.Call may be used from inside a callback: the
 // responses are delivered on the receive goroutine. Publish, Call and the
 // graph queries are safe for concurrent use.
 //
