@@ -357,10 +357,6 @@ func (p *Participant) run(rs *recvState) {
 	p.cur.Store(rs)
 	scheduled := time.Now()
 	for !p.closing.Load() {
-		if now := time.Now(); now.Sub(scheduled) >= reschedEvery {
-			runtime.Gosched()
-			scheduled = now
-		}
 		k := C.fsm_hub_next(p.hub, rs.c, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)))
 		if k == C.FSM_HUB_WAIT {
 			// Park in the network poller until a listener writes the
@@ -404,12 +400,13 @@ func (p *Participant) run(rs *recvState) {
 			// handler, a pong). Yielding after every f cost 10 % of
 			// service calls and 5 µs of a 1 KiB round trip.
 		}
-		if p.yield.Swap(false) {
-			// A handler made a goroutine runnable (on this thread's run
-			// queue): let it run here, now, rather than block this
-			// thread in C and leave it to another thread to be woken
-			// and steal it (see Yield).
+		// Yield when a handler made a goroutine runnable (on this
+		// thread's run queue), to let it run here, now, rather than block
+		// this thread in C and leave it to another thread to be woken and
+		// steal it (see Yield); and at least every reschedEvery.
+		if now := time.Now(); p.yield.Swap(false) || now.Sub(scheduled) >= reschedEvery {
 			runtime.Gosched()
+			scheduled = now
 		}
 		if rs.oversized {
 			rs.oversized = false
