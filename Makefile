@@ -95,7 +95,8 @@ testbin:
 	$(GO) build -o $(TESTBIN)/ ./cmd/... ./nodes/... ./test/... ./test/e2e/testdata/cliserver
 
 # Each test that held slots writes a line to HEAVY_LOG (slot-seconds, held,
-# waited, slots, package, test); unit prints the sum and the largest.
+# waited, slots, the machine's slots, package, test); unit prints the sum
+# and the largest.
 HEAVY_LOG := $(CURDIR)/build/heavy-slots.log
 unit: testbin
 	@rm -f $(HEAVY_LOG)

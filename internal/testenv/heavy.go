@@ -101,7 +101,7 @@ func heavy(t testing.TB, n int) {
 		delete(heavyHolders.names, name)
 		heavyHolders.Unlock()
 		release()
-		if err := logHeavy(os.Getenv("FSMNODES_HEAVY_LOG"), name, n, got.Sub(start), time.Since(got)); err != nil {
+		if err := logHeavy(os.Getenv("FSMNODES_HEAVY_LOG"), name, n, slots, got.Sub(start), time.Since(got)); err != nil {
 			t.Logf("testenv.Heavy: %v", err)
 		}
 	})
@@ -109,10 +109,10 @@ func heavy(t testing.TB, n int) {
 
 // logHeavy appends one line for a test that held slots to the ledger at
 // path (FSMNODES_HEAVY_LOG; nothing when empty): the slot-seconds it held,
-// seconds held, seconds waited, slots, the test binary's package and the
-// test's name. `make unit` keeps it in build/heavy-slots.log and prints the
+// seconds held, seconds waited, its slots, the machine's slots, the test
+// binary's package and the test's name. `make unit` keeps it in build/heavy-slots.log and prints the
 // largest holders, which is where make test's time goes.
-func logHeavy(path, name string, n int, waited, held time.Duration) error {
+func logHeavy(path, name string, n, slots int, waited, held time.Duration) error {
 	if path == "" {
 		return nil
 	}
@@ -123,7 +123,7 @@ func logHeavy(path, name string, n int, waited, held time.Duration) error {
 	pkg, _ := os.Getwd() // a test binary runs in its package's directory
 	// One write(2) of a short line with O_APPEND: lines of concurrent
 	// test binaries do not interleave.
-	_, err = fmt.Fprintf(f, "%7.1f %6.1f %6.1f %d %s %s\n", float64(n)*held.Seconds(), held.Seconds(), waited.Seconds(), n, filepath.Base(pkg), name)
+	_, err = fmt.Fprintf(f, "%7.1f %6.1f %6.1f %d %d %s %s\n", float64(n)*held.Seconds(), held.Seconds(), waited.Seconds(), n, slots, filepath.Base(pkg), name)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

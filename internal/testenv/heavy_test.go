@@ -77,10 +77,12 @@ func TestHeavySlots(t *testing.T) {
 }
 
 // TestHeavyLedger: a test that held slots leaves one line in the ledger of
-// FSMNODES_HEAVY_LOG when it ends, with its slots and name; its subtest,
+// FSMNODES_HEAVY_LOG when it ends, with its slots, the machine's and its
+// name; its subtest,
 // which runs in its parent's slots, leaves none.
 func TestHeavyLedger(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("FSMNODES_TEST_HEAVY", "3")
 	ledger := filepath.Join(t.TempDir(), "heavy.log")
 	t.Setenv("FSMNODES_HEAVY_LOG", ledger)
 	t.Run("system", func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestHeavyLedger(t *testing.T) {
 		t.Fatalf("ledger has %d lines, want 1:\n%s", len(lines), b)
 	}
 	f := strings.Fields(lines[0])
-	if len(f) != 6 || f[3] != "2" || f[4] != "testenv" || f[5] != "TestHeavyLedger/system" {
-		t.Errorf("ledger line %q: want slot-seconds, held, waited, 2 slots, package testenv, TestHeavyLedger/system", lines[0])
+	if len(f) != 7 || f[3] != "2" || f[4] != "3" || f[5] != "testenv" || f[6] != "TestHeavyLedger/system" {
+		t.Errorf("ledger line %q: want slot-seconds, held, waited, 2 slots of 3, package testenv, TestHeavyLedger/system", lines[0])
 	}
 }
