@@ -94,6 +94,9 @@ struct fsm_rq {
   fsm_status st;           /* a status queue's statuses (see status_update) */
   int32_t watched;         /* a status queue whose statuses Go wants */
   int32_t ready;           /* on the hub's ready list */
+  int32_t direct;          /* a goroutine waits for this queue in fsm_rq_take_wait */
+  int32_t kicked;          /* fsm_rq_wake_direct: end the wait in progress, or the next */
+  atomic_int dword;        /* the futex it waits on (1: woken) */
   struct fsm_rq *next_ready;
   struct fsm_rq *prev, *next; /* all queues of the hub */
 };
@@ -370,12 +373,28 @@ static void on_data_available (dds_entity_t rd, void *arg)
       else
         ddsi_serdata_unref (sd[i]);
     }
+    int32_t dw = 0;
     if (queued && q->count > 0)
     {
-      ready_push (h, q);
-      w = wake_needed (h);
+      if (q->direct)
+      {
+        /* A goroutine waits for this queue (fsm_rq_take_wait): wake it,
+           not the receive goroutine. */
+        q->direct = 0;
+        dw = 1;
+      }
+      else
+      {
+        ready_push (h, q);
+        w = wake_needed (h);
+      }
     }
     pthread_mutex_unlock (&h->lock);
+    if (dw)
+    {
+      atomic_store (&q->dword, 1);
+      syscall (SYS_futex, &q->dword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
     if (w)
       hub_wake (h, w);
     if (n < FSM_BATCH)
@@ -810,6 +829,93 @@ int32_t fsm_hub_fd (fsm_hub *h)
   return h->efd;
 }
 
+/* take_batch pops as many samples of q as fit into buf (each at a
+   multiple of 4), or one large sample to lend, with the hub lock held, and
+   copies them out after releasing it; it returns their number (0 with
+   st->need set if the first does not fit).  from_ready: q is the head of
+   the ready list (fsm_hub_next), which then moves to its tail if samples
+   remain; otherwise (fsm_rq_take_wait) q leaves the ready list once it is
+   empty, and joins it, waking the receive goroutine, if not. */
+static int32_t take_batch (fsm_hub *h, fsm_rq *q, fsm_recv *st, unsigned char *buf, uint32_t cap, int from_ready)
+{
+  int32_t k = 0, w = 0;
+  uint32_t off = 0;
+  int lend = 0;
+  while (k < FSM_BATCH && q->count > 0)
+  {
+    struct fsm_qent *e = &q->ring[q->head];
+    uint32_t len = e->sd ? ddsi_serdata_size (e->sd) : 0;
+    if (len >= FSM_LEND_MIN)
+    {
+      if (k > 0)
+        break; /* first in the next batch */
+      lend = 1;
+    }
+    else if (len > cap - off)
+    {
+      if (k == 0)
+        st->need = len;
+      break;
+    }
+    st->sd[k] = e->sd;
+    fsm_meta *m = &st->meta[k];
+    m->off = off;
+    m->len = len;
+    m->oversize = e->oversize;
+    m->source_timestamp = e->source_timestamp;
+    m->publication_handle = e->publication_handle;
+    off += align4 (len);
+    if (off > cap)
+      off = cap;
+    e->sd = NULL;
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
+    q->bytes -= len;
+    k++;
+    if (lend)
+      break;
+  }
+  if (from_ready)
+  {
+    if (st->need == 0)
+    {
+      (void) ready_pop (h);
+      if (q->count > 0)
+        ready_push (h, q); /* round robin between readers */
+    }
+  }
+  else if (q->count == 0)
+    ready_remove (h, q);
+  else
+  {
+    /* What the caller leaves is the receive goroutine's (the listener
+       woke the caller instead of queuing q on the ready list). */
+    ready_push (h, q);
+    w = wake_needed (h);
+  }
+  pthread_mutex_unlock (&h->lock);
+  if (w)
+    hub_wake (h, w);
+  for (int32_t i = 0; i < k; i++)
+  {
+    if (st->sd[i] == NULL)
+      continue; /* oversize marker */
+    if (lend)
+    {
+      /* to_ser_ref takes a reference of its own for the loan */
+      ddsrt_iovec_t ref;
+      st->lent = ddsi_serdata_to_ser_ref (st->sd[i], 0, st->meta[i].len, &ref);
+      st->lent_base = ref.iov_base;
+      st->lent_len = ref.iov_len;
+    }
+    else if (st->meta[i].len > 0)
+      ddsi_serdata_to_ser (st->sd[i], 0, st->meta[i].len, buf + st->meta[i].off);
+    ddsi_serdata_unref (st->sd[i]);
+    st->sd[i] = NULL;
+  }
+  return k;
+}
+
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap)
 {
   st->need = 0;
@@ -873,70 +979,56 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
     pthread_mutex_unlock (&h->lock);
     return 0;
   }
-  /* Pop as many as fit into buf (each at a multiple of 4), or one large
-     sample to lend. */
-  int32_t k = 0;
-  uint32_t off = 0;
-  int lend = 0;
-  while (k < FSM_BATCH && q->count > 0)
+  return take_batch (h, q, st, buf, cap, 1);
+}
+
+int32_t fsm_rq_take_wait (fsm_rq *q, fsm_recv *st, unsigned char *buf, uint32_t cap, int64_t wait_ns)
+{
+  fsm_hub *h = q->hub;
+  st->need = 0;
+  st->token = q->token;
+  st->kind = q->kind;
+  pthread_mutex_lock (&h->lock);
+  int64_t until = now_ns () + wait_ns;
+  while (q->count == 0 && !h->closing && !q->kicked)
   {
-    struct fsm_qent *e = &q->ring[q->head];
-    uint32_t len = e->sd ? ddsi_serdata_size (e->sd) : 0;
-    if (len >= FSM_LEND_MIN)
-    {
-      if (k > 0)
-        break; /* first in the next batch */
-      lend = 1;
-    }
-    else if (len > cap - off)
-    {
-      if (k == 0)
-        st->need = len;
+    int64_t left = until - now_ns ();
+    if (left <= 0)
       break;
-    }
-    st->sd[k] = e->sd;
-    fsm_meta *m = &st->meta[k];
-    m->off = off;
-    m->len = len;
-    m->oversize = e->oversize;
-    m->source_timestamp = e->source_timestamp;
-    m->publication_handle = e->publication_handle;
-    off += align4 (len);
-    if (off > cap)
-      off = cap;
-    e->sd = NULL;
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->count--;
-    q->bytes -= len;
-    k++;
-    if (lend)
-      break;
+    q->direct = 1;
+    atomic_store (&q->dword, 0);
+    pthread_mutex_unlock (&h->lock);
+    struct timespec ts = { .tv_sec = left / 1000000000, .tv_nsec = left % 1000000000 };
+    syscall (SYS_futex, &q->dword, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    pthread_mutex_lock (&h->lock);
   }
-  if (st->need == 0)
+  q->direct = 0;
+  q->kicked = 0;
+  if (q->count == 0 || h->closing)
   {
-    (void) ready_pop (h);
-    if (q->count > 0)
-      ready_push (h, q); /* round robin between readers */
+    pthread_mutex_unlock (&h->lock);
+    return FSM_HUB_WAIT;
+  }
+  return take_batch (h, q, st, buf, cap, 0);
+}
+
+void fsm_rq_wake_direct (fsm_rq *q)
+{
+  fsm_hub *h = q->hub;
+  int32_t dw = 0;
+  pthread_mutex_lock (&h->lock);
+  q->kicked = 1; /* also ends the next wait if none is in progress */
+  if (q->direct)
+  {
+    q->direct = 0;
+    dw = 1;
   }
   pthread_mutex_unlock (&h->lock);
-  for (int32_t i = 0; i < k; i++)
+  if (dw)
   {
-    if (st->sd[i] == NULL)
-      continue; /* oversize marker */
-    if (lend)
-    {
-      /* to_ser_ref takes a reference of its own for the loan */
-      ddsrt_iovec_t ref;
-      st->lent = ddsi_serdata_to_ser_ref (st->sd[i], 0, st->meta[i].len, &ref);
-      st->lent_base = ref.iov_base;
-      st->lent_len = ref.iov_len;
-    }
-    else if (st->meta[i].len > 0)
-      ddsi_serdata_to_ser (st->sd[i], 0, st->meta[i].len, buf + st->meta[i].off);
-    ddsi_serdata_unref (st->sd[i]);
-    st->sd[i] = NULL;
+    atomic_store (&q->dword, 1);
+    syscall (SYS_futex, &q->dword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   }
-  return k;
 }
 
 void fsm_recv_release (fsm_recv *st)

@@ -95,11 +95,12 @@ const reschedEvery = 2 * time.Millisecond
 // receiving, so that a slow or blocked callback holds up only itself.
 const StallAfter = C.FSM_WATCH_TICK_NS * time.Nanosecond
 
-// newRecvState allocates a receive goroutine's state.
-func (p *Participant) newRecvState() (*recvState, error) {
+// newRecvState allocates a receive goroutine's state (or TakeWait's) with
+// a copy buffer of bufSize bytes.
+func newRecvState(bufSize int) (*recvState, error) {
 	rs := &recvState{
 		c:       (*C.fsm_recv)(C.calloc(1, C.sizeof_fsm_recv)),
-		buf:     make([]byte, initRecvBuf),
+		buf:     make([]byte, bufSize),
 		samples: make([]Sample, 0, C.FSM_BATCH),
 	}
 	if rs.c == nil {
@@ -233,7 +234,7 @@ func NewParticipantWithProperties(domainID uint32, config string, userData []byt
 	if p.handle, err = entityHandle(p.ent); err != nil {
 		return nil, err
 	}
-	rs, err := p.newRecvState()
+	rs, err := newRecvState(initRecvBuf)
 	if err != nil {
 		return nil, fmt.Errorf("dds: NewParticipant: %w", err)
 	}
@@ -303,6 +304,7 @@ func (p *Participant) Close() error {
 	}
 	for r := range readers {
 		r.closed.Store(true)
+		r.endDirect()
 	}
 	// Deleting the participant deletes its readers, which waits for their
 	// listeners to return and removes them: only then may the hub go.
@@ -495,7 +497,7 @@ func (p *Participant) handOff(rs *recvState) {
 	if p.closing.Load() {
 		return
 	}
-	next, err := p.newRecvState()
+	next, err := newRecvState(initRecvBuf)
 	if err != nil {
 		return // no memory: the running goroutine stays the receiver
 	}

@@ -133,6 +133,14 @@ fsm_hub *fsm_hub_new (void);
 #define FSM_HUB_WAIT (-2)
 #define FSM_HUB_SPIN_NS 1000000 /* 1 ms: see hub.c */
 int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap);
+/* Waits at most wait_ns on the calling thread for samples of the data
+   queue q, and takes them as fsm_hub_next does (the receive goroutine is
+   not woken for samples that arrive meanwhile); returns FSM_HUB_WAIT if
+   none came or the hub closes. One caller per queue at a time. */
+int32_t fsm_rq_take_wait (fsm_rq *q, fsm_recv *st, unsigned char *buf, uint32_t cap, int64_t wait_ns);
+/* Ends the fsm_rq_take_wait of q in progress, or if none is, the next
+   one (it returns FSM_HUB_WAIT at once if nothing is queued). */
+void fsm_rq_wake_direct (fsm_rq *q);
 /* The hub's eventfd (non-blocking); fsm_hub_free closes it. */
 int32_t fsm_hub_fd (fsm_hub *h);
 

@@ -9,7 +9,10 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 )
 
 // Reader is a DDS data reader of raw CDR samples whose handler runs on the
@@ -25,6 +28,12 @@ type Reader struct {
 	handle InstanceHandle
 	h      func([]Sample)
 	closed atomic.Bool
+
+	// directMu is held by the goroutine in TakeWait (one at a time);
+	// Close takes it once closed is set, so the queue outlives the wait.
+	directMu sync.Mutex
+	direct   *recvState  // TakeWait's buffers, made on its first call
+	inDirect atomic.Bool // TakeWait runs the handler
 
 	dropped   uint64 // queue drops, saved when the queue is freed (under p.mu)
 	oversized uint64 // size-limit drops, saved likewise
@@ -168,6 +177,7 @@ func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	r.endDirect()
 	r.p.mu.Lock()
 	var err error
 	delete(r.p.recvs, r.tok)
@@ -197,4 +207,84 @@ func (r *Reader) deliver(rs *recvState, k C.int32_t) {
 		return
 	}
 	r.h(rs.samplesOf(k))
+}
+
+// directRecvBuf is the initial size of TakeWait's copy buffer (a service
+// reply); it grows to the first sample that does not fit.
+const directRecvBuf = 16 << 10
+
+// TakeWait waits on the calling goroutine, up to d, for samples of r and
+// runs r's handler on them there, instead of on the receive goroutine: the
+// thread that the sample's listener wakes is then the caller's own, with no
+// hand-over between goroutines (internal/ros: a service client waiting for
+// its reply, as rclcpp's spin_until_future_complete does on the caller's
+// thread). The thread stays blocked in C for the wait, so d should be
+// short (a round trip). Samples that arrive while no TakeWait waits go to
+// the receive goroutine as usual, and the two may run r's handler at the
+// same time. TakeWait returns how many samples it handed over: 0 when none
+// came within d, when another goroutine is in TakeWait on r, or when r or
+// its participant is closed.
+func (r *Reader) TakeWait(d time.Duration) int {
+	if !r.directMu.TryLock() {
+		return 0
+	}
+	defer r.directMu.Unlock()
+	if r.closed.Load() || r.p.closing.Load() {
+		return 0
+	}
+	rs := r.direct
+	if rs == nil {
+		var err error
+		if rs, err = newRecvState(directRecvBuf); err != nil {
+			return 0
+		}
+		r.direct = rs
+	}
+	for {
+		k := C.fsm_rq_take_wait(r.q, rs.c, (*C.uchar)(unsafe.Pointer(&rs.buf[0])), C.uint32_t(len(rs.buf)), C.int64_t(d))
+		if k == 0 && rs.c.need > 0 {
+			n := int(rs.c.need)
+			rs.buf = make([]byte, n+n/4)
+			continue
+		}
+		if k <= 0 {
+			return 0
+		}
+		r.inDirect.Store(true)
+		r.h(rs.samplesOf(k))
+		r.inDirect.Store(false)
+		if rs.c.lent != nil {
+			C.fsm_recv_release(rs.c)
+		}
+		rs.oversized = false // the receive goroutine's heap trim is not needed for a marker
+		return int(k)
+	}
+}
+
+// WakeTakeWait ends the TakeWait on r in progress, or if none is, the next
+// one, which then returns 0 at once unless samples are queued. The handler
+// calls it when it ran on the receive goroutine and handed over what a
+// goroutine in (or about to be in) TakeWait waits for. Called while
+// TakeWait runs the handler, it does nothing: the goroutine in TakeWait
+// looks for what it waits for when the handler returns.
+func (r *Reader) WakeTakeWait() {
+	if r.inDirect.Load() {
+		return
+	}
+	r.p.mu.Lock()
+	if r.q != nil {
+		C.fsm_rq_wake_direct(r.q)
+	}
+	r.p.mu.Unlock()
+}
+
+// endDirect waits for a TakeWait in progress and frees its buffers; r is
+// closed (closed set), so no TakeWait starts again.
+func (r *Reader) endDirect() {
+	r.directMu.Lock()
+	defer r.directMu.Unlock()
+	if r.direct != nil {
+		r.direct.free()
+		r.direct = nil
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsmnodes/fsmnodes/internal/cdr"
 	"github.com/fsmnodes/fsmnodes/internal/dds"
@@ -33,10 +34,33 @@ type client struct {
 	done       chan struct{}
 	closeOnce  sync.Once
 	mu         sync.Mutex
-	pending    map[int64]chan rosidl.Message
+	pending    map[int64]pendingCall
 	closedFlag bool
 	intro      *introspection
+	// lastRTT is the last call's round trip in ns: a call waits for its
+	// reply on its own goroutine first (directWait) while replies come
+	// that fast.
+	lastRTT    atomic.Int64
+	directWait time.Duration // directWait; tests change it
+	direct     atomic.Uint64 // calls answered within waitDirect (tests)
 }
+
+// pendingCall is a Call waiting for its reply: on ch (buffered, one reply),
+// or, while direct is set, in dds.Reader.TakeWait on its own goroutine.
+type pendingCall struct {
+	ch     chan rosidl.Message
+	direct bool
+}
+
+// directWait is how long a Call waits for its reply on its own goroutine
+// (dds.Reader.TakeWait) before it leaves the reply to the receive
+// goroutine, when the previous reply came within that time. The thread
+// that Cyclone's listener wakes is then the caller's, as with rclcpp's
+// spin_until_future_complete, instead of the receive goroutine's, which
+// would wake a second thread for the caller: one thread wake-up less per
+// call. A slower service is left to the receive goroutine, since the wait
+// holds an OS thread and a P in C.
+const directWait = time.Millisecond
 
 func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func() rosidl.Message, opts []EndpointOption) (_ *client, err error) {
 	if err := serviceTypes(reqT, respT); err != nil {
@@ -62,10 +86,11 @@ func newClient(n *Node, name string, reqT, respT *rosidl.TypeInfo, newResp func(
 	part := n.ctx.part
 	c := &client{
 		n: n, name: fqn, id: n.ctx.nextCSID(), reqT: reqT, respT: respT, also: o.also, newResp: newResp,
-		reqTopic: ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions),
-		repTopic: ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions),
-		done:     make(chan struct{}),
-		pending:  map[int64]chan rosidl.Message{},
+		reqTopic:   ddsTopicName(requestPrefix, fqn, requestSuffix, qos.AvoidROSNamespaceConventions),
+		repTopic:   ddsTopicName(replyPrefix, fqn, replySuffix, qos.AvoidROSNamespaceConventions),
+		done:       make(chan struct{}),
+		pending:    map[int64]pendingCall{},
+		directWait: directWait,
 	}
 	reqTopic, err := part.Topic(c.reqTopic, reqT.DDSName)
 	if err != nil {
@@ -133,10 +158,10 @@ func (c *client) onReplies(batch []dds.Sample) {
 			continue // a reply to another client of this service
 		}
 		c.mu.Lock()
-		ch := c.pending[seq]
+		pc, ok := c.pending[seq]
 		delete(c.pending, seq)
 		c.mu.Unlock()
-		if ch == nil {
+		if !ok {
 			continue // late reply of an abandoned call
 		}
 		m := c.newResp()
@@ -144,9 +169,62 @@ func (c *client) onReplies(batch []dds.Sample) {
 			c.badReply()
 			continue
 		}
-		ch <- m              // buffered, one reply per call
-		c.n.ctx.part.Yield() // the caller runs next (see dds.Participant.Yield)
+		pc.ch <- m // buffered, one reply per call
+		if pc.direct {
+			// The caller waits in TakeWait, or is about to: if this
+			// is the receive goroutine, end that wait.
+			c.repReader.WakeTakeWait()
+		} else {
+			c.n.ctx.part.Yield() // the caller runs next (see dds.Participant.Yield)
+		}
 	}
+}
+
+// waitDirect waits up to c.directWait for the reply of call seq on the
+// calling goroutine (see directWait); it returns nil if the reply did not
+// come, and the call then waits on ch.
+func (c *client) waitDirect(seq int64, ch chan rosidl.Message, sent time.Time) rosidl.Message {
+	if c.lastRTT.Load() > int64(c.directWait) {
+		return nil
+	}
+	c.mu.Lock()
+	pc, ok := c.pending[seq]
+	if ok {
+		pc.direct = true
+		c.pending[seq] = pc
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	var m rosidl.Message
+	for {
+		select {
+		case m = <-ch:
+			return m
+		default:
+		}
+		left := c.directWait - time.Since(sent)
+		if left <= 0 || c.repReader.TakeWait(left) == 0 {
+			// Nothing came in time, the receive goroutine handed the
+			// reply over (WakeTakeWait), or another call is in TakeWait,
+			// or the client closed.
+			break
+		}
+		// TakeWait handed samples over, replies of other calls perhaps.
+	}
+	c.mu.Lock()
+	if pc, ok := c.pending[seq]; ok {
+		pc.direct = false
+		c.pending[seq] = pc
+	}
+	c.mu.Unlock()
+	// A reply handed over before direct was cleared is in ch.
+	select {
+	case m = <-ch:
+	default:
+	}
+	return m
 }
 
 func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, error) {
@@ -162,7 +240,7 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	c.pending[seq] = ch
+	c.pending[seq] = pendingCall{ch: ch}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -175,10 +253,18 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 		}
 		return nil, fmt.Errorf("ros: call %s: %w", c.name, err)
 	}
+	sent := time.Now()
 	c.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_SENT, seq, c.id, req)
 	c.n.ctx.beforeWait()
+	if m := c.waitDirect(seq, ch, sent); m != nil {
+		c.lastRTT.Store(int64(time.Since(sent)))
+		c.direct.Add(1)
+		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
+		return m, nil
+	}
 	select {
 	case m := <-ch:
+		c.lastRTT.Store(int64(time.Since(sent)))
 		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
 		return m, nil
 	case <-ctx.Done():
