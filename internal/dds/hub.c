@@ -835,7 +835,8 @@ int32_t fsm_hub_fd (fsm_hub *h)
    st->need set if the first does not fit).  from_ready: q is the head of
    the ready list (fsm_hub_next), which then moves to its tail if samples
    remain; otherwise (fsm_rq_take_wait) q leaves the ready list once it is
-   empty, and joins it, waking the receive goroutine, if not. */
+   empty, and joins it, waking the receive goroutine, if not (unless the
+   first sample did not fit: the caller then takes again). */
 static int32_t take_batch (fsm_hub *h, fsm_rq *q, fsm_recv *st, unsigned char *buf, uint32_t cap, int from_ready)
 {
   int32_t k = 0, w = 0;
@@ -886,10 +887,11 @@ static int32_t take_batch (fsm_hub *h, fsm_rq *q, fsm_recv *st, unsigned char *b
   }
   else if (q->count == 0)
     ready_remove (h, q);
-  else
+  else if (st->need == 0)
   {
     /* What the caller leaves is the receive goroutine's (the listener
-       woke the caller instead of queuing q on the ready list). */
+       woke the caller instead of queuing q on the ready list).  With
+       st->need set the caller takes again at once, with a larger buffer. */
     ready_push (h, q);
     w = wake_needed (h);
   }

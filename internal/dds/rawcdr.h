@@ -136,7 +136,8 @@ int32_t fsm_hub_next (fsm_hub *h, fsm_recv *st, unsigned char *buf, uint32_t cap
 /* Waits at most wait_ns on the calling thread for samples of the data
    queue q, and takes them as fsm_hub_next does (the receive goroutine is
    not woken for samples that arrive meanwhile); returns FSM_HUB_WAIT if
-   none came or the hub closes. One caller per queue at a time. */
+   none came or the hub closes. One caller per queue at a time; a caller
+   that gets 0 with st->need set must call again with that much room. */
 int32_t fsm_rq_take_wait (fsm_rq *q, fsm_recv *st, unsigned char *buf, uint32_t cap, int64_t wait_ns);
 /* Ends the fsm_rq_take_wait of q in progress, or if none is, the next
    one (it returns FSM_HUB_WAIT at once if nothing is queued). */
