@@ -40,9 +40,9 @@ type client struct {
 	// lastRTT is the last call's round trip in ns: a call waits for its
 	// reply on its own goroutine first (directWait) while replies come
 	// that fast.
-	lastRTT    atomic.Int64
-	directWait time.Duration // directWait; tests change it
-	direct     atomic.Uint64 // calls answered within waitDirect (tests)
+	lastRTT       atomic.Int64
+	directWait    time.Duration // directWait; tests change it
+	directAnswers atomic.Uint64 // calls answered within waitDirect (tests)
 }
 
 // pendingCall is a Call waiting for its reply: on ch (buffered, one reply),
@@ -258,7 +258,7 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 	c.n.ctx.beforeWait()
 	if m := c.waitDirect(seq, ch, sent); m != nil {
 		c.lastRTT.Store(int64(time.Since(sent)))
-		c.direct.Add(1)
+		c.directAnswers.Add(1)
 		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
 		return m, nil
 	}

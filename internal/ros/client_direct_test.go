@@ -56,29 +56,29 @@ func TestCallWaitsOnItsOwnGoroutine(t *testing.T) {
 	for i := range n {
 		call(i)
 	}
-	if d := c.direct.Load(); d < n/2 {
+	if d := c.directAnswers.Load(); d < n/2 {
 		t.Errorf("%d of %d calls to a fast service were answered on their own goroutine, want most", d, n)
 	}
 
 	// Slow answers: after the first, no call waits on its own goroutine.
 	delay.Store(int64(3 * c.directWait))
 	call(0)
-	before := c.direct.Load()
+	before := c.directAnswers.Load()
 	for i := range 5 {
 		call(i)
 	}
-	if d := c.direct.Load() - before; d != 0 {
+	if d := c.directAnswers.Load() - before; d != 0 {
 		t.Errorf("%d of 5 calls to a slow service waited on their own goroutine", d)
 	}
 
 	// Fast again: the first call measures it, the next ones wait directly.
 	delay.Store(0)
 	call(0)
-	before = c.direct.Load()
+	before = c.directAnswers.Load()
 	for i := range n {
 		call(i)
 	}
-	if d := c.direct.Load() - before; d < n/2 {
+	if d := c.directAnswers.Load() - before; d < n/2 {
 		t.Errorf("fast again: %d of %d calls answered on their own goroutine, want most", d, n)
 	}
 
