@@ -223,7 +223,8 @@ const directRecvBuf = 16 << 10
 // the receive goroutine as usual, and the two may run r's handler at the
 // same time. TakeWait returns how many samples it handed over: 0 when none
 // came within d, when another goroutine is in TakeWait on r, or when r or
-// its participant is closed.
+// its participant is closed. Close waits for a TakeWait in progress, so the
+// handler must not close r or its participant when TakeWait runs it.
 func (r *Reader) TakeWait(d time.Duration) int {
 	if !r.directMu.TryLock() {
 		return 0
