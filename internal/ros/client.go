@@ -187,15 +187,8 @@ func (c *client) waitDirect(seq int64, ch chan rosidl.Message, sent time.Time) r
 	if c.lastRTT.Load() > int64(c.directWait) {
 		return nil
 	}
-	c.mu.Lock()
-	pc, ok := c.pending[seq]
-	if ok {
-		pc.direct = true
-		c.pending[seq] = pc
-	}
-	c.mu.Unlock()
-	if !ok {
-		return nil
+	if !c.setDirect(seq, true) {
+		return nil // answered already: the reply is in ch
 	}
 	var m rosidl.Message
 	for {
@@ -213,18 +206,26 @@ func (c *client) waitDirect(seq int64, ch chan rosidl.Message, sent time.Time) r
 		}
 		// TakeWait handed samples over, replies of other calls perhaps.
 	}
-	c.mu.Lock()
-	if pc, ok := c.pending[seq]; ok {
-		pc.direct = false
-		c.pending[seq] = pc
-	}
-	c.mu.Unlock()
+	c.setDirect(seq, false)
 	// A reply handed over before direct was cleared is in ch.
 	select {
 	case m = <-ch:
 	default:
 	}
 	return m
+}
+
+// setDirect sets pendingCall.direct of call seq; it reports false if the
+// call is no longer pending (its reply was handed over).
+func (c *client) setDirect(seq int64, direct bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pc, ok := c.pending[seq]
+	if ok {
+		pc.direct = direct
+		c.pending[seq] = pc
+	}
+	return ok
 }
 
 func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, error) {
@@ -256,24 +257,23 @@ func (c *client) call(ctx context.Context, req rosidl.Message) (rosidl.Message, 
 	sent := time.Now()
 	c.intro.publish(service_msgs_msg.ServiceEventInfo_REQUEST_SENT, seq, c.id, req)
 	c.n.ctx.beforeWait()
-	if m := c.waitDirect(seq, ch, sent); m != nil {
-		c.lastRTT.Store(int64(time.Since(sent)))
+	m := c.waitDirect(seq, ch, sent)
+	if m != nil {
 		c.directAnswers.Add(1)
-		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
-		return m, nil
+	} else {
+		select {
+		case m = <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ros: call %s: %w", c.name, ctx.Err())
+		case <-c.done:
+			return nil, ErrClosed
+		case <-c.n.runCtx.Done(): // the node is closing; do not hold up Close
+			return nil, ErrClosed
+		}
 	}
-	select {
-	case m := <-ch:
-		c.lastRTT.Store(int64(time.Since(sent)))
-		c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
-		return m, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("ros: call %s: %w", c.name, ctx.Err())
-	case <-c.done:
-		return nil, ErrClosed
-	case <-c.n.runCtx.Done(): // the node is closing; do not hold up Close
-		return nil, ErrClosed
-	}
+	c.lastRTT.Store(int64(time.Since(sent)))
+	c.intro.publish(service_msgs_msg.ServiceEventInfo_RESPONSE_RECEIVED, seq, c.id, m)
+	return m, nil
 }
 
 // serviceIsReady implements rmw_cyclonedds' rmw_service_server_is_available.
