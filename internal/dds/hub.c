@@ -349,6 +349,14 @@ static void discard_all (fsm_rq *q)
     discard_oldest (q);
 }
 
+/* Wakes the goroutine waiting for q in fsm_rq_take_wait (after the hub
+   lock is released, as hub_wake). */
+static void direct_wake (fsm_rq *q)
+{
+  atomic_store (&q->dword, 1);
+  syscall (SYS_futex, &q->dword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* Listener of data readers: take everything now, queue it, wake Go. */
 static void on_data_available (dds_entity_t rd, void *arg)
 {
@@ -391,10 +399,7 @@ static void on_data_available (dds_entity_t rd, void *arg)
     }
     pthread_mutex_unlock (&h->lock);
     if (dw)
-    {
-      atomic_store (&q->dword, 1);
-      syscall (SYS_futex, &q->dword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
+      direct_wake (q);
     if (w)
       hub_wake (h, w);
     if (n < FSM_BATCH)
@@ -1027,10 +1032,7 @@ void fsm_rq_wake_direct (fsm_rq *q)
   }
   pthread_mutex_unlock (&h->lock);
   if (dw)
-  {
-    atomic_store (&q->dword, 1);
-    syscall (SYS_futex, &q->dword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-  }
+    direct_wake (q);
 }
 
 void fsm_recv_release (fsm_recv *st)
