@@ -110,8 +110,9 @@ func heavy(t testing.TB, n int) {
 // logHeavy appends one line for a test that held slots to the ledger at
 // path (FSMNODES_HEAVY_LOG; nothing when empty): the slot-seconds it held,
 // seconds held, seconds waited, its slots, the machine's slots, the test
-// binary's package and the test's name. `make unit` keeps it in build/heavy-slots.log and prints the
-// largest holders, which is where make test's time goes.
+// binary's package and the test's name. `make unit` keeps it in
+// build/heavy-slots.log and prints the largest holders, which is where make
+// test's time goes.
 func logHeavy(path, name string, n, slots int, waited, held time.Duration) error {
 	if path == "" {
 		return nil

@@ -78,8 +78,7 @@ func TestHeavySlots(t *testing.T) {
 
 // TestHeavyLedger: a test that held slots leaves one line in the ledger of
 // FSMNODES_HEAVY_LOG when it ends, with its slots, the machine's and its
-// name; its subtest,
-// which runs in its parent's slots, leaves none.
+// name; its subtest, which runs in its parent's slots, leaves none.
 func TestHeavyLedger(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	t.Setenv("FSMNODES_TEST_HEAVY", "3")
